@@ -1,0 +1,53 @@
+# Entry points for developers and CI: `make setup`, `make test`, `make run`.
+# Every target works on a fresh clone: `setup` installs what the project needs (idempotently).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := test
+
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+STAMP := $(VENV)/.tinytc-installed
+APT_PACKAGES := spirv-tools spirv-headers ocl-icd-opencl-dev opencl-headers
+SPIRV_GRAMMAR := /usr/include/spirv/unified1/spirv.core.grammar.json
+CL_HEADER := /usr/include/CL/cl.h
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+export PIP_NO_INPUT := 1
+
+.PHONY: setup apt test run
+
+setup: apt $(STAMP)
+	@command -v spirv-val >/dev/null || { echo "error: spirv-val not found after setup" >&2; exit 1; }
+	@command -v spirv-as >/dev/null || { echo "error: spirv-as not found after setup" >&2; exit 1; }
+	@test -f $(SPIRV_GRAMMAR) || { echo "error: $(SPIRV_GRAMMAR) missing after setup" >&2; exit 1; }
+
+# System packages: skipped when the tools and headers are already there.
+apt:
+	@if command -v spirv-val >/dev/null && command -v spirv-as >/dev/null \
+	    && test -f $(SPIRV_GRAMMAR) && test -f $(CL_HEADER); then \
+	  echo "apt: spirv-tools, spirv-headers and OpenCL headers already present"; \
+	else \
+	  echo "apt: installing $(APT_PACKAGES)"; \
+	  $(SUDO) apt-get update; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y --no-install-recommends $(APT_PACKAGES); \
+	fi
+
+$(VPY):
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+	  || { echo "error: $(PYTHON) is older than Python 3.11" >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstalls only when pyproject.toml changes (or the venv is new).
+$(STAMP): pyproject.toml | $(VPY)
+	$(VPY) -m pip install -e '.[test,opencl]'
+	touch $@
+
+test: setup
+	$(VPY) -m pytest -q
+
+run: setup
+	$(VENV)/bin/tinytc-opt -p check-ir examples/ir/gemm.ir

@@ -1,0 +1,1 @@
+"""Command-line tools: tinytc-opt (and later the tinytc offline compiler)."""

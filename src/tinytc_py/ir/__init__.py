@@ -1,0 +1,1 @@
+"""The tensor-language IR: context, types, attributes, values, instructions, regions, functions."""

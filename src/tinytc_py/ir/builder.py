@@ -1,0 +1,297 @@
+"""Python builder: an explicit insertion point, one method per instruction (named after the
+mnemonic, `_` appended to Python keywords), regions as context managers.
+
+    b = IRBuilder(ctx)
+    with b.function("axpy", [ctx.f32, vec, vec]) as f:
+        alpha, x, y = f.params
+        with b.foreach([c0], [n]) as (i,):
+            ...
+    prog = b.prog
+
+Instructions verify themselves when created, and the builder checks placement, visibility of the
+operands and region yields exactly where the parser does, so no invalid program can be built.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Status
+from .attrs import DictionaryAttr
+from .context import CompilerContext
+from .inst import Inst
+from .instructions import INSTRUCTIONS
+from .region import Func, Prog, Region
+from .types import DYNAMIC, NumberType, Type, element_type
+from .values import Value
+from .verify import check_placement, check_region_end, finish_func
+
+
+class RegionScope:
+    """Context manager that moves the insertion point into a region and checks the region's
+    yields on exit. `__enter__` returns the region parameters (one value, a tuple, or None)."""
+
+    def __init__(self, builder: IRBuilder, region: Region, inst: Inst | None = None) -> None:
+        self.builder = builder
+        self.region = region
+        self.inst = inst
+        self._saved: Region | None = None
+
+    @property
+    def results(self) -> list[Value]:
+        return self.inst.results if self.inst is not None else []
+
+    def __enter__(self) -> Any:
+        self._saved = self.builder.region
+        self.builder.region = self.region
+        params = self.region.params
+        if not params:
+            return None
+        return params[0] if len(params) == 1 else tuple(params)
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.builder.region = self._saved
+        if exc_type is None:
+            check_region_end(self.region)
+
+
+class IfScope:
+    """`with b.if_(cond) as (then, otherwise):` — each branch is a RegionScope."""
+
+    def __init__(self, builder: IRBuilder, inst: Inst) -> None:
+        self.inst = inst
+        self.then = RegionScope(builder, inst.regions[0], inst)
+        self.otherwise = RegionScope(builder, inst.regions[1], inst)
+
+    @property
+    def results(self) -> list[Value]:
+        return self.inst.results
+
+    def __enter__(self) -> tuple[RegionScope, RegionScope]:
+        return self.then, self.otherwise
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            check_region_end(self.inst.regions[0])
+            check_region_end(self.inst.regions[1])
+
+
+class FunctionScope:
+    def __init__(self, builder: IRBuilder, func: Func) -> None:
+        self.builder = builder
+        self.func = func
+        self.body = RegionScope(builder, func.body)
+
+    @property
+    def params(self) -> list[Value]:
+        return self.func.params
+
+    def __enter__(self) -> FunctionScope:
+        self.body.__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.body.__exit__(exc_type, exc, tb)
+        if exc_type is None:
+            finish_func(self.func)
+            self.builder.prog.add_function(self.func)
+
+
+class IRBuilder:
+    def __init__(self, ctx: CompilerContext | None = None, region: Region | None = None) -> None:
+        self.ctx = ctx or CompilerContext()
+        self.prog = Prog(self.ctx)
+        self.region = region
+
+    # ---- functions and insertion --------------------------------------------------------------
+
+    def function(
+        self,
+        name: str,
+        param_types: list[Type],
+        param_names: list[str] | None = None,
+        attrs: DictionaryAttr | dict | None = None,
+        param_attrs: list[DictionaryAttr | dict | None] | None = None,
+        loc: Location = UNKNOWN_LOCATION,
+    ) -> FunctionScope:
+        func = Func(name, list(param_types), loc, self._dict(attrs))
+        for value, pname in zip(func.params, param_names or ()):
+            value.name = pname
+        if param_attrs is not None:
+            func.param_attrs = [self._dict(a) for a in param_attrs]
+        return FunctionScope(self, func)
+
+    def _dict(self, attrs: DictionaryAttr | dict | None) -> DictionaryAttr | None:
+        if attrs is None or isinstance(attrs, DictionaryAttr):
+            return attrs
+        return self.ctx.dictionary_attr({k: self.attr(v) for k, v in attrs.items()})
+
+    def attr(self, value: Any):
+        """Python value → attribute (bool, int, str, list and dict convert recursively)."""
+        if isinstance(value, bool):
+            return self.ctx.boolean_attr(value)
+        if isinstance(value, int):
+            return self.ctx.integer_attr(value)
+        if isinstance(value, str):
+            return self.ctx.string_attr(value)
+        if isinstance(value, (list, tuple)):
+            return self.ctx.array_attr([self.attr(v) for v in value])
+        if isinstance(value, dict):
+            return self._dict(value)
+        return value
+
+    def insert(self, inst: Inst, name: str | list[str] | None = None) -> Inst:
+        """Checks placement and operand visibility, then appends at the insertion point."""
+        region = self.region
+        if region is None:
+            inst.drop_uses()
+            raise CompilationError(inst.loc, Status.invalid_arguments, "no insertion point set")
+        try:
+            check_placement(inst, region)
+            for v in inst.operands:
+                if not _visible(v, region):
+                    raise inst.error(
+                        Status.compilation_error, f"value {v} is not visible at this point", v
+                    )
+        except CompilationError:
+            inst.drop_uses()
+            raise
+        region.append(inst)
+        names = [name] if isinstance(name, str) else (name or [])
+        for value, n in zip(inst.results, names):
+            value.name = n
+        return inst
+
+    def create(self, mnemonic: str, operands: dict, props: dict | None = None,
+               ty: Type | list[Type] | None = None, name: str | list[str] | None = None,
+               loc: Location = UNKNOWN_LOCATION, attrs: DictionaryAttr | dict | None = None) -> Inst:
+        cls = INSTRUCTIONS[mnemonic]
+        return self.insert(cls(operands, props, ty, loc, self._dict(attrs)), name)
+
+    # ---- instructions with hand-written signatures --------------------------------------------
+
+    def constant(self, value: Any, ty: Type, name: str | None = None,
+                 loc: Location = UNKNOWN_LOCATION) -> Value:
+        if isinstance(value, complex):
+            value = (value.real, value.imag)
+        scalar = element_type(ty)
+        if isinstance(scalar, NumberType) and scalar.is_float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if isinstance(scalar, NumberType) and scalar.is_complex and isinstance(value, (int, float)):
+            value = (float(value), 0.0)
+        return self.create("constant", {}, {"value": value}, ty, name, loc).result
+
+    def subview(self, operand: Value, offsets: list[int | Value], sizes: list[int | Value],
+                ty: Type, name: str | None = None, loc: Location = UNKNOWN_LOCATION) -> Value:
+        """`sizes[i] == 0` selects a single index (the mode is dropped), as in the text syntax."""
+        so, do = _split(offsets)
+        ss, ds = _split(sizes)
+        props = {"static_offsets": so, "static_sizes": ss}
+        ops = {"operand": operand, "offsets": do, "sizes": ds}
+        return self.create("subview", ops, props, ty, name, loc).result
+
+    def expand(self, operand: Value, mode: int, shape: list[int | Value], ty: Type,
+               name: str | None = None, loc: Location = UNKNOWN_LOCATION) -> Value:
+        static, dynamic = _split(shape)
+        props = {"expanded_mode": mode, "static_expand_shape": static}
+        return self.create("expand", {"operand": operand, "expand_shape": dynamic}, props, ty,
+                           name, loc).result
+
+    def for_(self, lb: Value, ub: Value, step: Value | None = None, init: list[Value] = (),
+             types: list[Type] | None = None, name: str | list[str] | None = None,
+             attrs: DictionaryAttr | dict | None = None,
+             loc: Location = UNKNOWN_LOCATION) -> RegionScope:
+        """Loop over [lb, ub); loop-carried values start at `init` (types default to theirs)."""
+        types = list(types) if types is not None else [v.type for v in init]
+        ops = {"from": lb, "to": ub, "step": step, "iter_init": list(init)}
+        inst = self.create("for", ops, None, types, name, loc, attrs)
+        return RegionScope(self, inst.regions[0], inst)
+
+    def if_(self, condition: Value, types: list[Type] = (), name: str | list[str] | None = None,
+            loc: Location = UNKNOWN_LOCATION) -> IfScope:
+        inst = self.create("if", {"condition": condition}, None, list(types), name, loc)
+        return IfScope(self, inst)
+
+    def foreach(self, lbs: list[Value], ubs: list[Value],
+                loc: Location = UNKNOWN_LOCATION) -> RegionScope:
+        inst = self.create("foreach", {"from": list(lbs), "to": list(ubs)}, None, None, None, loc)
+        return RegionScope(self, inst.regions[0], inst)
+
+    def foreach_tile(self, lbs: list[Value], ubs: list[Value], tile_shape: list[int],
+                     loc: Location = UNKNOWN_LOCATION) -> RegionScope:
+        ops = {"from": list(lbs), "to": list(ubs)}
+        inst = self.create("foreach_tile", ops, {"tile_shape": tuple(tile_shape)}, None, None, loc)
+        return RegionScope(self, inst.regions[0], inst)
+
+    def parallel(self, loc: Location = UNKNOWN_LOCATION) -> RegionScope:
+        inst = self.create("parallel", {}, None, None, None, loc)
+        return RegionScope(self, inst.regions[0], inst)
+
+    def cooperative_matrix_apply(self, a: Value, ty: Type | None = None, name: str | None = None,
+                                 loc: Location = UNKNOWN_LOCATION) -> RegionScope:
+        inst = self.create("cooperative_matrix_apply", {"a": a}, None, ty or a.type, name, loc)
+        return RegionScope(self, inst.regions[0], inst)
+
+    def yield_(self, *values: Value, loc: Location = UNKNOWN_LOCATION) -> None:
+        self.create("yield", {"yielded_vals": list(values)}, None, None, None, loc)
+
+
+def _split(entries: list[int | Value]) -> tuple[tuple[int, ...], list[Value]]:
+    static, dynamic = [], []
+    for e in entries:
+        if isinstance(e, Value):
+            static.append(DYNAMIC)
+            dynamic.append(e)
+        else:
+            static.append(int(e))
+    return tuple(static), dynamic
+
+
+def _visible(value: Value, region: Region) -> bool:
+    home = value.defining_inst.parent if value.defining_inst is not None else value.region
+    r: Region | None = region
+    while r is not None:
+        if r is home:
+            return True
+        r = r.parent_region
+    return False
+
+
+def _make_method(mnemonic: str) -> Callable[..., Any]:
+    """A builder method from the table row: operands positionally (variadic ones as lists), then
+    the result type `ty`, then properties as keywords."""
+    cls = INSTRUCTIONS[mnemonic]
+    spec = cls.spec
+    keys = [o.rstrip("?*") for o in spec.operands]
+    has_result = spec.result == "result"
+
+    def method(self: IRBuilder, *args: Any, ty: Type | None = None, name: str | None = None,
+               loc: Location = UNKNOWN_LOCATION, attrs: Any = None, **props: Any) -> Any:
+        if len(args) > len(keys) + has_result:
+            raise CompilationError(loc, Status.invalid_arguments, f"{mnemonic}: too many arguments")
+        operands = dict(zip(keys, args))
+        if has_result and len(args) == len(keys) + 1:
+            ty = args[-1]
+        for key in keys:
+            if key in props:
+                operands[key] = props.pop(key)
+        if has_result and ty is None:
+            try:
+                ty = cls.infer_result_type(operands)
+            except (KeyError, AttributeError):
+                ty = None
+            if ty is None:
+                raise CompilationError(loc, Status.invalid_arguments, f"{mnemonic}: result type `ty` required")
+        inst = self.create(mnemonic, operands, props, ty if has_result else None, name, loc, attrs)
+        return inst.result if has_result else inst
+
+    method.__name__ = spec.python_name
+    method.__doc__ = f"Creates `{mnemonic}` (operands: {', '.join(spec.operands) or 'none'}; " \
+                     f"properties: {', '.join(p.name for p in spec.props) or 'none'})."
+    return method
+
+
+for _mnemonic, _cls in INSTRUCTIONS.items():
+    _attr = _cls.spec.python_name
+    if not hasattr(IRBuilder, _attr):
+        setattr(IRBuilder, _attr, _make_method(_mnemonic))

@@ -1,0 +1,95 @@
+"""Small type predicates shared by the instruction families' verifiers; each raises the located
+error with the status code the C API uses for that violation."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import Status
+from .types import BooleanType, CoopmatrixType, GroupType, MemrefType, NumberType, ScalarKind, Type
+from .values import Value
+
+if TYPE_CHECKING:
+    from .inst import Inst
+
+
+def memref(inst: Inst, v: Value, what: str = "operand") -> MemrefType:
+    if not isinstance(v.type, MemrefType):
+        raise inst.error(Status.ir_expected_memref, f"{what} must have memref type", v)
+    return v.type
+
+
+def memref_or_group(inst: Inst, v: Value) -> MemrefType | GroupType:
+    if not isinstance(v.type, (MemrefType, GroupType)):
+        raise inst.error(Status.ir_expected_memref_or_group, "operand must be a memref or group", v)
+    return v.type
+
+
+def number(inst: Inst, v: Value, what: str = "operand") -> NumberType:
+    if not isinstance(v.type, NumberType):
+        raise inst.error(Status.ir_expected_number, f"{what} must have number type", v)
+    return v.type
+
+
+def coopmatrix(inst: Inst, v: Value, what: str = "operand") -> CoopmatrixType:
+    if not isinstance(v.type, CoopmatrixType):
+        raise inst.error(Status.ir_expected_coopmatrix, f"{what} must have coopmatrix type", v)
+    return v.type
+
+
+def boolean(inst: Inst, v: Value, what: str = "condition") -> None:
+    if not isinstance(v.type, BooleanType):
+        raise inst.error(Status.ir_expected_boolean, f"{what} must have boolean type", v)
+
+
+def integer(inst: Inst, v: Value, what: str = "operand") -> NumberType:
+    ty = v.type
+    if not (isinstance(ty, NumberType) and ty.is_integer):
+        raise inst.error(Status.ir_expected_int, f"{what} must have integer type", v)
+    return ty
+
+
+def index(inst: Inst, v: Value, what: str = "index") -> None:
+    ty = v.type
+    if not (isinstance(ty, NumberType) and ty.kind is ScalarKind.index):
+        raise inst.error(Status.ir_expected_index, f"{what} must have index type", v)
+
+
+def i32(inst: Inst, v: Value, what: str = "operand") -> None:
+    ty = v.type
+    if not (isinstance(ty, NumberType) and ty.kind is ScalarKind.i32):
+        raise inst.error(Status.ir_expected_i32, f"{what} must have i32 type", v)
+
+
+def promotable(inst: Inst, a: NumberType, b: NumberType, *values: Value) -> None:
+    if not a.promotable_to(b):
+        raise inst.error(Status.ir_forbidden_promotion, f"cannot promote {a} to {b}", *values)
+
+
+def same_type(inst: Inst, a: Type, b: Type, status: Status, detail: str, *values: Value) -> None:
+    if a is not b:
+        raise inst.error(status, f"{detail} ({a} vs {b})", *values)
+
+
+def memref_order(inst: Inst, v: Value, orders: tuple[int, ...], status: Status) -> MemrefType:
+    mt = memref(inst, v)
+    if mt.order not in orders:
+        allowed = " or ".join(str(o) for o in orders)
+        raise inst.error(status, f"memref must have order {allowed}", v)
+    return mt
+
+
+def index_list(inst: Inst, tensor: Value, indices: list[Value]) -> MemrefType | GroupType:
+    """Checks that the index count matches the memref order (1 for a group) and that every index
+    has index type."""
+    ty = memref_or_group(inst, tensor)
+    expected = ty.order if isinstance(ty, MemrefType) else 1
+    if len(indices) != expected:
+        raise inst.error(
+            Status.ir_invalid_number_of_indices,
+            f"expected {expected} indices, got {len(indices)}",
+            tensor,
+        )
+    for i in indices:
+        index(inst, i)
+    return ty

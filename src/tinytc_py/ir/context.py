@@ -1,0 +1,209 @@
+"""The compiler context: owns interned types and attributes, the registered sources, the error
+reporter, and the optimization settings. One context can serve many programs.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..errors import (
+    UNKNOWN_LOCATION,
+    CompilationError,
+    Location,
+    Status,
+    format_error,
+)
+from .attrs import (
+    ArrayAttr,
+    Attr,
+    BooleanAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    StringAttr,
+    is_printable_string,
+)
+from .enums import AddressSpace, MatrixUse, OptFlag
+from .types import (
+    DYNAMIC,
+    BooleanType,
+    CoopmatrixType,
+    GroupType,
+    MemrefType,
+    NumberType,
+    ScalarKind,
+    Type,
+    VoidType,
+    canonical_stride,
+)
+
+ErrorReporter = Callable[[str, Location], None]
+
+
+class CompilerContext:
+    """Interns types/attributes through dicts keyed by their defining parts."""
+
+    def __init__(self) -> None:
+        self._interned: dict[tuple, Type | Attr] = {}
+        self._sources: list[tuple[str, list[str]]] = []
+        self.reporter: ErrorReporter | None = None
+        self.opt_level = 2
+        self._opt_flags: dict[OptFlag, int] = {}
+        self.void = self._intern(("void",), lambda: VoidType(self))
+        self.bool = self._intern(("bool",), lambda: BooleanType(self))
+        self.numbers = {k: NumberType(self, k) for k in ScalarKind}
+        for kind, ty in self.numbers.items():
+            setattr(self, kind.name, ty)
+
+    # Typed aliases for the attributes set in __init__ (for readers and type checkers).
+    i8: NumberType
+    i16: NumberType
+    i32: NumberType
+    i64: NumberType
+    index: NumberType
+    bf16: NumberType
+    f16: NumberType
+    f32: NumberType
+    f64: NumberType
+    c32: NumberType
+    c64: NumberType
+
+    def _intern(self, key: tuple, make: Callable[[], Type | Attr]):
+        obj = self._interned.get(key)
+        if obj is None:
+            obj = make()
+            self._interned[key] = obj
+        return obj
+
+    # ---- sources and errors -------------------------------------------------------------------
+
+    def add_source(self, name: str, text: str) -> int:
+        """Registers a source for diagnostics; ids start at 1 (0 means unknown)."""
+        self._sources.append((name, text.splitlines()))
+        return len(self._sources)
+
+    def source(self, source_id: int) -> tuple[str, list[str]]:
+        if 1 <= source_id <= len(self._sources):
+            return self._sources[source_id - 1]
+        return ("", [])
+
+    def format(self, err: CompilationError) -> str:
+        return format_error(self, err)
+
+    def report(self, err: CompilationError) -> CompilationError:
+        """Renders the message once, hands it to the reporter, and returns the error to raise."""
+        if err.rendered is None:
+            err.rendered = self.format(err)
+            if self.reporter is not None:
+                self.reporter(err.rendered, err.loc)
+        return err
+
+    # ---- optimization settings ----------------------------------------------------------------
+
+    def set_optimization_flag(self, flag: OptFlag, state: int) -> None:
+        """state < 0 restores the default of the optimization level."""
+        if state < 0:
+            self._opt_flags.pop(flag, None)
+        else:
+            self._opt_flags[flag] = 1 if state else 0
+
+    def optimization_flag(self, flag: OptFlag) -> bool:
+        if flag in self._opt_flags:
+            return bool(self._opt_flags[flag])
+        return self.opt_level >= 2
+
+    # ---- types --------------------------------------------------------------------------------
+
+    def number(self, kind: ScalarKind) -> NumberType:
+        return self.numbers[kind]
+
+    def memref(
+        self,
+        element: Type,
+        shape: tuple[int, ...] | list[int],
+        stride: tuple[int, ...] | list[int] | None = None,
+        addrspace: AddressSpace = AddressSpace.global_,
+        loc: Location = UNKNOWN_LOCATION,
+    ) -> MemrefType:
+        if not isinstance(element, NumberType):
+            raise CompilationError(loc, Status.ir_expected_number, "memref element must be a number type")
+        shape = tuple(shape)
+        for s in shape:
+            if s < 0 and s != DYNAMIC:
+                raise CompilationError(loc, Status.ir_invalid_shape, f"invalid mode size {s}")
+        if stride is None or len(stride) == 0 and len(shape) == 0:
+            stride = canonical_stride(shape)
+        stride = tuple(stride)
+        if len(stride) != len(shape):
+            raise CompilationError(
+                loc, Status.ir_shape_stride_mismatch, "shape and stride must have the same length"
+            )
+        for s in stride:
+            if s < 0 and s != DYNAMIC:
+                raise CompilationError(loc, Status.ir_invalid_stride, f"invalid stride {s}")
+        key = ("memref", element, shape, stride, addrspace)
+        return self._intern(key, lambda: MemrefType(self, element, shape, stride, addrspace))
+
+    def group(
+        self, memref: Type, size: int, offset: int = 0, loc: Location = UNKNOWN_LOCATION
+    ) -> GroupType:
+        if not isinstance(memref, MemrefType):
+            raise CompilationError(loc, Status.ir_expected_memref, "group element must be a memref")
+        if size < 0 and size != DYNAMIC:
+            raise CompilationError(loc, Status.ir_invalid_shape, f"invalid group size {size}")
+        if offset < 0 and offset != DYNAMIC:
+            raise CompilationError(loc, Status.ir_invalid_offset, f"invalid group offset {offset}")
+        key = ("group", memref, size, offset)
+        return self._intern(key, lambda: GroupType(self, memref, size, offset))
+
+    def coopmatrix(
+        self, component: Type, rows: int, cols: int, use: MatrixUse, loc: Location = UNKNOWN_LOCATION
+    ) -> CoopmatrixType:
+        if not isinstance(component, NumberType):
+            raise CompilationError(
+                loc, Status.ir_expected_number, "coopmatrix component must be a number type"
+            )
+        if rows <= 0 or cols <= 0 or rows == DYNAMIC or cols == DYNAMIC:
+            raise CompilationError(
+                loc, Status.ir_invalid_shape, f"invalid coopmatrix shape {rows}x{cols}"
+            )
+        key = ("coopmatrix", component, rows, cols, use)
+        return self._intern(key, lambda: CoopmatrixType(self, component, rows, cols, use))
+
+    # ---- attributes ---------------------------------------------------------------------------
+
+    def boolean_attr(self, value: bool) -> BooleanAttr:
+        value = bool(value)
+        return self._intern(("battr", value), lambda: BooleanAttr(self, value))
+
+    def integer_attr(self, value: int) -> IntegerAttr:
+        return self._intern(("iattr", value), lambda: IntegerAttr(self, value))
+
+    def string_attr(self, value: str, loc: Location = UNKNOWN_LOCATION) -> StringAttr:
+        if not is_printable_string(value):
+            raise CompilationError(
+                loc, Status.ir_expected_string_attribute, "strings hold printable ASCII except '\"'"
+            )
+        return self._intern(("sattr", value), lambda: StringAttr(self, value))
+
+    def array_attr(self, values: tuple[Attr, ...] | list[Attr]) -> ArrayAttr:
+        values = tuple(values)
+        return self._intern(("aattr", values), lambda: ArrayAttr(self, values))
+
+    def dictionary_attr(
+        self,
+        items: dict[str, Attr] | list[tuple[StringAttr | str, Attr]],
+        loc: Location = UNKNOWN_LOCATION,
+    ) -> DictionaryAttr:
+        pairs = items.items() if isinstance(items, dict) else items
+        named: list[tuple[StringAttr, Attr]] = []
+        for key, value in pairs:
+            name = key if isinstance(key, StringAttr) else self.string_attr(key, loc)
+            named.append((name, value))
+        named.sort(key=lambda kv: kv[0].value)
+        for (a, _), (b, _) in zip(named, named[1:]):
+            if a is b:
+                raise CompilationError(
+                    loc, Status.ir_duplicate_key_in_dictionary, f"duplicate key {a.value}"
+                )
+        frozen = tuple(named)
+        return self._intern(("dattr", frozen), lambda: DictionaryAttr(self, frozen))

@@ -1,0 +1,68 @@
+"""Enumerations of instruction modifiers; numeric values equal the C API's enums (capi.md §2)."""
+
+from __future__ import annotations
+
+from enum import IntEnum, IntFlag
+
+
+class Comp3(IntEnum):
+    x = 0
+    y = 1
+    z = 2
+
+
+class ReduceMode(IntEnum):
+    row = 0
+    column = 1
+
+
+class Transpose(IntEnum):
+    n = 0
+    t = 1
+
+
+class AddressSpace(IntFlag):
+    """Bit values so that barrier fence flags can combine them."""
+
+    global_ = 1
+    local = 2
+
+    @property
+    def text(self) -> str:
+        return "global" if self is AddressSpace.global_ else "local"
+
+
+class CheckedFlag(IntEnum):
+    none = 0
+    rows = 1
+    cols = 2
+    both = 3
+
+
+class MemoryScope(IntEnum):
+    cross_device = 0
+    device = 1
+    work_group = 2
+    subgroup = 3
+
+
+class MemorySemantics(IntEnum):
+    relaxed = 0
+    acquire = 2
+    release = 4
+    acquire_release = 8
+    sequentially_consistent = 16
+
+
+class MatrixUse(IntEnum):
+    a = 0
+    b = 1
+    acc = 2
+
+    @property
+    def text(self) -> str:
+        return "matrix_" + self.name
+
+
+class OptFlag(IntEnum):
+    unsafe_fp_math = 0

@@ -1,0 +1,194 @@
+"""Instruction base class and the declarative instruction spec that drives parser, printer,
+builder and (later) the C API creators.
+
+An `InstSpec` row says, once per instruction: its mnemonic, its properties (modifiers and integer
+parameters, in C API order), its operands (single, optional `?` or variadic `*`, in C API order),
+whether it returns one value or a list, its regions, where it may appear (collective / spmd /
+mixed), its memory effects, and its text format. The classes in instructions.py supply the
+verification that the language reference's "Restrictions" demand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Status
+from .types import Type
+from .values import Use, Value
+
+if TYPE_CHECKING:
+    from .attrs import DictionaryAttr
+    from .region import Region
+
+
+class Exec(IntEnum):
+    """Where an instruction may appear (the language's collective / SPMD / mixed classes)."""
+
+    mixed = 0
+    collective = 1
+    spmd = 2
+
+
+@dataclass(frozen=True)
+class Prop:
+    """A property: `kind` is "flag" (a `.name` modifier), an IntEnum class (a `.case` modifier),
+    "int" / "ints" (integer constants in the operand list), or "fence" (barrier address spaces).
+    `default` is the value when the modifier is absent."""
+
+    name: str
+    kind: Any
+    default: Any = None
+
+
+@dataclass(frozen=True)
+class InstSpec:
+    mnemonic: str
+    props: tuple[Prop, ...] = ()
+    operands: tuple[str, ...] = ()  # "name", "name?" (optional) or "name*" (variadic)
+    result: str = ""  # "" (none), "result" (one value), "results*" (list: if / for)
+    regions: tuple[str, ...] = ()  # region names; their kind comes from the class
+    exec: Exec = Exec.mixed
+    fmt: str | None = None  # None: hand-written text syntax (see text/custom.py)
+    side_effects: bool = False
+    reads: tuple[str, ...] = ()  # operand names read from memory
+    writes: tuple[str, ...] = ()  # operand names written to memory
+    builder_name: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def python_name(self) -> str:
+        return self.builder_name or self.mnemonic
+
+
+class Inst:
+    """An instruction: operands (with use lists), results, regions, properties and attributes.
+
+    Subclasses are created from `InstSpec` rows (see instructions.py); verification lives in the
+    family base classes' `verify` and runs in `__init__`, so no invalid instruction exists.
+    """
+
+    __slots__ = ("uses", "_segments", "results", "regions", "props", "attrs", "loc", "parent")
+
+    spec: ClassVar[InstSpec]
+    region_kinds: ClassVar[tuple[Exec, ...]] = ()
+    variadic: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(
+        self,
+        operands: dict[str, Value | list[Value] | None],
+        props: dict[str, Any] | None = None,
+        result_types: list[Type] | Type | None = None,
+        loc: Location = UNKNOWN_LOCATION,
+        attrs: DictionaryAttr | None = None,
+    ) -> None:
+        self.loc = loc
+        self.parent: Region | None = None
+        self.attrs = attrs
+        self.props: dict[str, Any] = {}
+        given = props or {}
+        for p in self.spec.props:
+            self.props[p.name] = given.get(p.name, p.default)
+        self.uses: list[Use] = []
+        self._segments: dict[str, tuple[int, int]] = {}
+        for opname in self.spec.operands:
+            key = opname.rstrip("?*")
+            value = operands.get(key)
+            start = len(self.uses)
+            if opname.endswith("*"):
+                for v in value or ():
+                    self._add_use(v)
+            elif value is not None:
+                self._add_use(value)
+            elif not opname.endswith("?"):
+                raise CompilationError(loc, Status.invalid_arguments, f"missing operand '{key}'")
+            self._segments[key] = (start, len(self.uses))
+        self.results: list[Value] = []
+        if result_types is not None:
+            types = result_types if isinstance(result_types, list) else [result_types]
+            for ty in types:
+                v = Value(ty, "", loc)
+                v.defining_inst = self
+                self.results.append(v)
+        from .region import Region
+
+        self.regions: list[Region] = [Region(kind, self) for kind in self.region_kinds]
+        try:
+            self.verify()
+        except CompilationError:
+            self.drop_uses()
+            raise
+        for region, types in zip(self.regions, self.region_param_types()):
+            region.set_params(types)
+
+    def _add_use(self, value: Value) -> None:
+        if not isinstance(value, Value):
+            raise CompilationError(self.loc, Status.invalid_arguments, f"expected a value, got {value!r}")
+        self.uses.append(Use(self, len(self.uses), value))
+
+    # ---- access -------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.spec.mnemonic
+
+    @property
+    def operands(self) -> list[Value]:
+        return [u.value for u in self.uses]
+
+    def operand(self, key: str) -> Value | None:
+        start, stop = self._segments[key]
+        return self.uses[start].value if stop > start else None
+
+    def operand_list(self, key: str) -> list[Value]:
+        start, stop = self._segments[key]
+        return [u.value for u in self.uses[start:stop]]
+
+    @property
+    def result(self) -> Value:
+        return self.results[0]
+
+    def __getattr__(self, key: str) -> Any:
+        # Named access to operands and properties, e.g. gemm.A or gemm.atomic.
+        segments = object.__getattribute__(self, "_segments")
+        if key in segments:
+            start, stop = segments[key]
+            if key in self.variadic:
+                return [u.value for u in self.uses[start:stop]]
+            return self.uses[start].value if stop > start else None
+        props = object.__getattribute__(self, "props")
+        if key in props:
+            return props[key]
+        raise AttributeError(key)
+
+    @property
+    def exec_kind(self) -> Exec:
+        return self.spec.exec
+
+    def drop_uses(self) -> None:
+        for use in self.uses:
+            use.drop()
+        self.uses = []
+        for region in getattr(self, "regions", ()):
+            for inst in region.insts:
+                inst.drop_uses()
+
+    def error(self, status: Status, detail: str = "", *values: Value) -> CompilationError:
+        """An error located at this instruction, pointing at the involved values."""
+        return CompilationError(self.loc, status, detail, values)
+
+    def verify(self) -> None:
+        """Checks the instruction's own restrictions; overridden by the families."""
+
+    @classmethod
+    def infer_result_type(cls, operands: dict[str, Any]) -> Type | None:
+        """The result type that follows from the operands, for the builder (None: ask the user)."""
+        return None
+
+    def region_param_types(self) -> list[list[Type]]:
+        """Parameter types of each region (loop variables, loop-carried values, ...)."""
+        return [[] for _ in self.regions]
+
+    def __repr__(self) -> str:
+        return f"<inst {self.name} at {self.loc}>"

@@ -1,0 +1,129 @@
+"""Regions (ordered instruction lists with parameters), functions and programs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Status
+from .inst import Exec
+from .types import CoopmatrixType, Type
+from .values import Value
+
+if TYPE_CHECKING:
+    from .attrs import DictionaryAttr
+    from .context import CompilerContext
+    from .inst import Inst
+
+
+class Region:
+    """`kind` is collective, spmd or mixed; a mixed region takes the kind of its enclosing one."""
+
+    __slots__ = ("kind", "owner", "params", "insts", "loc")
+
+    def __init__(self, kind: Exec, owner: Inst | Func | None = None) -> None:
+        self.kind = kind
+        self.owner = owner
+        self.params: list[Value] = []
+        self.insts: list[Inst] = []
+        self.loc = UNKNOWN_LOCATION
+
+    def add_param(self, ty: Type, name: str = "", loc: Location = UNKNOWN_LOCATION) -> Value:
+        v = Value(ty, name, loc)
+        v.region = self
+        self.params.append(v)
+        return v
+
+    def set_params(self, types: list[Type]) -> None:
+        self.params = []
+        for ty in types:
+            self.add_param(ty)
+
+    @property
+    def parent_region(self) -> Region | None:
+        owner = self.owner
+        if owner is None or isinstance(owner, Func):
+            return None
+        return owner.parent
+
+    def effective_kind(self) -> Exec:
+        """Collective or spmd: mixed regions inherit from the closest non-mixed ancestor."""
+        region: Region | None = self
+        while region is not None:
+            if region.kind is not Exec.mixed:
+                return region.kind
+            region = region.parent_region
+        return Exec.collective
+
+    def append(self, inst: Inst) -> Inst:
+        inst.parent = self
+        self.insts.append(inst)
+        return inst
+
+    def insert(self, index: int, inst: Inst) -> Inst:
+        inst.parent = self
+        self.insts.insert(index, inst)
+        return inst
+
+    def erase(self, inst: Inst) -> None:
+        """Removes an instruction whose results are unused."""
+        for res in inst.results:
+            if res.has_uses():
+                raise CompilationError(
+                    inst.loc, Status.ir_value_still_has_uses, "value still has uses", [res]
+                )
+        inst.drop_uses()
+        self.insts.remove(inst)
+        inst.parent = None
+
+    def walk(self):
+        """Every instruction in this region and its subregions, pre-order."""
+        for inst in self.insts:
+            yield inst
+            for region in inst.regions:
+                yield from region.walk()
+
+
+class Func:
+    """A kernel: name, parameters (the body's parameters) with attributes, body region."""
+
+    def __init__(
+        self,
+        name: str,
+        param_types: list[Type],
+        loc: Location = UNKNOWN_LOCATION,
+        attrs: DictionaryAttr | None = None,
+    ) -> None:
+        self.name = name
+        self.loc = loc
+        self.attrs = attrs
+        self.body = Region(Exec.collective, self)
+        self.param_attrs: list[DictionaryAttr | None] = []
+        for ty in param_types:
+            if isinstance(ty, CoopmatrixType):
+                raise CompilationError(
+                    loc, Status.ir_coopmatrix_unsupported, "arguments must not have coopmatrix type"
+                )
+            self.body.add_param(ty)
+            self.param_attrs.append(None)
+
+    @property
+    def params(self) -> list[Value]:
+        return self.body.params
+
+
+class Prog:
+    """A program: functions sharing one compiler context."""
+
+    def __init__(self, ctx: CompilerContext, loc: Location = UNKNOWN_LOCATION) -> None:
+        self.ctx = ctx
+        self.loc = loc
+        self.funcs: list[Func] = []
+
+    def add_function(self, func: Func) -> Func:
+        self.funcs.append(func)
+        return func
+
+    def __str__(self) -> str:
+        from ..text.printer import print_prog
+
+        return print_prog(self)

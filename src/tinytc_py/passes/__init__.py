@@ -1,0 +1,1 @@
+"""Function passes; each lives in its own module and is registered by name in registry.py."""

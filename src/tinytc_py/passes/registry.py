@@ -1,0 +1,33 @@
+"""The one table of function passes by name (serves tinytc-opt -p and the C API's pass list)."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from ..errors import Status, TinytcError
+from ..ir.region import Prog
+from .base import FunctionPass
+from .check_ir import CheckIr
+from .dump_ir import DumpIr
+
+PASSES: dict[str, type[FunctionPass]] = {cls.name: cls for cls in (CheckIr, DumpIr)}
+
+
+def get_pass(name: str) -> FunctionPass:
+    cls = PASSES.get(name)
+    if cls is None:
+        raise TinytcError(Status.unknown_pass_name, f"unknown pass name '{name}'")
+    return cls()
+
+
+def run_function_pass(name: str, prog: Prog, out: TextIO | None = None) -> None:
+    """Runs a pass on every function of the program; errors go through the context's reporter."""
+    from ..errors import CompilationError
+
+    p = get_pass(name)
+    try:
+        for func in prog.funcs:
+            p.run(func, prog.ctx, out or sys.stdout)
+    except CompilationError as err:
+        raise prog.ctx.report(err) from None

@@ -1,0 +1,125 @@
+"""Lexing for the tensor language: a cursor over the source that matches tokens on demand.
+
+The grammar is context dependent in small ways (`f32x4x?` inside `memref<...>` is a type followed
+by a shape, `2x%n` in expand, `.t.rows_checked` modifiers), so the parser asks for the token kind
+it expects next instead of consuming a fixed token stream. All patterns are compiled once.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+
+from ..errors import CompilationError, Location, Position, Status
+
+WS = re.compile(r"(?:[ \t\r\n]+|;[^\n]*)*")
+LOCAL = re.compile(r"%([A-Za-z][A-Za-z0-9_]*|[0-9]+)")
+GLOBAL = re.compile(r"@([A-Za-z][A-Za-z0-9_]*|[0-9]+)")
+DEFVAR = re.compile(r"\$([A-Za-z][A-Za-z0-9_]*|[0-9]+)")
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MNEMONIC = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+INTEGER = re.compile(r"[+-]?[0-9]+(?![0-9.eEx])")
+_DEC_FLOAT = r"[+-]?(?:(?:[0-9]*\.[0-9]+|[0-9]+\.)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+)"
+_HEX_FLOAT = (
+    r"[+-]?0[xX](?:(?:[0-9a-fA-F]*\.[0-9a-fA-F]+|[0-9a-fA-F]+\.?)(?:[pP][+-]?[0-9]+)"
+    r"|(?:[0-9a-fA-F]*\.[0-9a-fA-F]+|[0-9a-fA-F]+\.))"
+)
+FLOAT = re.compile(rf"(?:{_HEX_FLOAT}|{_DEC_FLOAT}|[+-]?(?:inf|nan)\b)")
+STRING = re.compile(r'"([\x20\x21\x23-\x7e]*)"')
+SHAPE_INT = re.compile(r"[0-9]+")
+
+INT_MIN = -(2**63) + 1
+INT_MAX = 2**63 - 1
+
+
+def parse_integer_text(text: str) -> int | None:
+    """The value of an integer constant, or None when outside -2^63+1 .. 2^63-1."""
+    value = int(text)
+    return value if INT_MIN <= value <= INT_MAX else None
+
+
+def parse_float_text(text: str) -> float | None:
+    """The value of a floating constant (decimal, C hex float, inf, nan), or None when a finite
+    literal overflows double precision."""
+    body = text.lstrip("+-")
+    neg = text.startswith("-")
+    if body in ("inf", "nan"):
+        value = math.inf if body == "inf" else math.nan
+    elif body[:2] in ("0x", "0X"):
+        if "p" not in body and "P" not in body:
+            body += "p0"
+        try:
+            value = float.fromhex(body)
+        except OverflowError:
+            return None
+    else:
+        value = float(body)
+        if math.isinf(value):
+            return None
+    return -value if neg else value
+
+
+class Cursor:
+    """Position in a source text with helpers to skip blanks/comments and match patterns."""
+
+    __slots__ = ("text", "pos", "source_id", "_line_starts")
+
+    def __init__(self, text: str, source_id: int = 0) -> None:
+        self.text = text
+        self.pos = 0
+        self.source_id = source_id
+        self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def position(self, offset: int) -> Position:
+        line = bisect.bisect_right(self._line_starts, offset)
+        return Position(self.source_id, line, offset - self._line_starts[line - 1] + 1)
+
+    def loc(self, begin: int, end: int | None = None) -> Location:
+        return Location(self.position(begin), self.position(self.pos if end is None else end))
+
+    def skip(self) -> int:
+        """Skips white space and comments; returns the new offset."""
+        self.pos = WS.match(self.text, self.pos).end()
+        return self.pos
+
+    def at_end(self) -> bool:
+        return self.skip() >= len(self.text)
+
+    def peek(self, literal: str) -> bool:
+        self.skip()
+        return self.text.startswith(literal, self.pos)
+
+    def accept(self, literal: str) -> bool:
+        """Consumes `literal` if it comes next. Keywords must not run into an identifier char."""
+        self.skip()
+        if not self.text.startswith(literal, self.pos):
+            return False
+        end = self.pos + len(literal)
+        if literal[-1].isalnum() and end < len(self.text):
+            c = self.text[end]
+            if c.isalnum() or c == "_":
+                return False
+        self.pos = end
+        return True
+
+    def expect(self, literal: str, what: str | None = None) -> None:
+        if not self.accept(literal):
+            raise self.error(f"expected {what or repr(literal)}")
+
+    def match(self, pattern: re.Pattern[str]) -> re.Match[str] | None:
+        self.skip()
+        m = pattern.match(self.text, self.pos)
+        if m:
+            self.pos = m.end()
+        return m
+
+    def error(self, message: str, begin: int | None = None) -> CompilationError:
+        """A parse error at the current token (or from `begin` to the current offset)."""
+        self.skip()
+        if begin is None:
+            m = re.compile(r"[^\s]+").match(self.text, self.pos)
+            end = m.end() if m else self.pos + 1
+            end = min(end, self.pos + 40)
+            return CompilationError(self.loc(self.pos, end), Status.parse_error, message)
+        return CompilationError(self.loc(begin), Status.parse_error, message)

@@ -1,0 +1,745 @@
+"""Recursive-descent parser of the tensor language with the preprocessor built in.
+
+Regular instructions are parsed from their format string in the instruction table; the region
+instructions and the few irregular ones (constant, subview, expand) have hand-written rules
+below. Every instruction is created through its class, so the parser verifies exactly as the
+builder does.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..errors import CompilationError, Location, Status
+from ..ir.attrs import Attr, DictionaryAttr
+from ..ir.context import CompilerContext
+from ..ir.enums import AddressSpace, MatrixUse
+from ..ir.inst import Inst
+from ..ir.instructions import INSTRUCTIONS
+from ..ir.region import Func, Prog, Region
+from ..ir.types import DYNAMIC, NumberType, ScalarKind, Type
+from ..ir.values import Value
+from ..ir.verify import check_placement, check_region_end, finish_func
+from . import lexer as lx
+from .preprocessor import Definitions, evaluate_rpn
+from .syntax import modifier_table
+
+SCALAR = re.compile(r"(?:i16|i32|i64|i8|index|bf16|f16|f32|f64|c32|c64)")
+_SCALAR_KINDS = {k.text: k for k in ScalarKind}
+_RPN_OPS = re.compile(r"\^|-(?![0-9])|\+(?![0-9])|\*|/|%|min\b|max\b")
+_USES = {"matrix_a": MatrixUse.a, "matrix_b": MatrixUse.b, "matrix_acc": MatrixUse.acc}
+
+
+class Parser:
+    def __init__(self, ctx: CompilerContext, text: str, name: str = "") -> None:
+        self.ctx = ctx
+        self.c = lx.Cursor(text, ctx.add_source(name, text))
+        self.defs = Definitions()
+        self.scopes: list[dict[str, Value]] = []
+
+    # ---- program and functions ----------------------------------------------------------------
+
+    def parse_prog(self) -> Prog:
+        prog = Prog(self.ctx, self.c.loc(0, 0))
+        names: set[str] = set()
+        while not self.c.at_end():
+            if self.c.peek("$"):
+                self.parse_def_assign()
+                continue
+            begin = self.c.pos
+            func = self.parse_func()
+            if func.name in names:
+                raise CompilationError(
+                    self.c.loc(begin), Status.parse_error, f"function @{func.name} is already defined"
+                )
+            names.add(func.name)
+            prog.add_function(func)
+        return prog
+
+    def parse_func(self) -> Func:
+        c = self.c
+        begin = c.skip()
+        c.expect("func", "'func'")
+        m = c.match(lx.GLOBAL)
+        if not m:
+            raise c.error("expected function name (@name)")
+        c.expect("(")
+        params: list[tuple[str, Type, Location, DictionaryAttr | None]] = []
+        if not c.accept(")"):
+            while True:
+                pbegin = c.skip()
+                pm = c.match(lx.LOCAL)
+                if not pm:
+                    raise c.error("expected parameter (%name)")
+                c.expect(":")
+                ty = self.parse_type()
+                ploc = c.loc(pbegin)
+                pattrs = self.parse_dictionary() if c.peek("{") and self._dict_follows() else None
+                params.append((pm.group(1), ty, ploc, pattrs))
+                if c.accept(")"):
+                    break
+                c.expect(",", "',' or ')'")
+        attrs = None
+        if c.accept("attributes"):
+            attrs = self.parse_dictionary()
+        func = Func(m.group(1), [p[1] for p in params], c.loc(begin), attrs)
+        for value, (pname, _, ploc, pattrs) in zip(func.params, params):
+            value.name = "" if pname.isdigit() else pname
+            value.loc = ploc
+        func.param_attrs = [p[3] for p in params]
+        self.scopes.append({})
+        for value, (pname, *_rest) in zip(func.params, params):
+            self.define_value(pname, value)
+        self.parse_region(func.body)
+        self.scopes.pop()
+        finish_func(func)
+        return func
+
+    def _dict_follows(self) -> bool:
+        """After a parameter type, '{' opens its attribute dictionary (not the body)."""
+        return re.compile(r"\{\s*(?:[A-Za-z_]+|\"[^\"]*\")\s*=").match(self.c.text, self.c.pos) is not None
+
+    # ---- regions and values -------------------------------------------------------------------
+
+    def parse_region(self, region: Region, names: list[tuple[str, Location]] = ()) -> None:
+        c = self.c
+        begin = c.skip()
+        c.expect("{", "'{'")
+        self.scopes.append({})
+        self.defs.push()
+        for value, (name, loc) in zip(region.params, names):
+            value.name = "" if name.isdigit() else name
+            value.loc = loc
+            self.define_value(name, value)
+        while not c.accept("}"):
+            if c.at_end():
+                raise c.error("expected '}'")
+            if c.peek("$"):
+                self.parse_def_assign()
+                continue
+            inst = self.parse_inst()
+            check_placement(inst, region)
+            region.append(inst)
+        region.loc = c.loc(begin)
+        self.defs.pop()
+        self.scopes.pop()
+        check_region_end(region)
+
+    def define_value(self, name: str, value: Value) -> None:
+        for scope in self.scopes:
+            if name in scope:
+                raise CompilationError(
+                    value.loc, Status.parse_error, f"identifier %{name} is already defined", [scope[name]]
+                )
+        self.scopes[-1][name] = value
+
+    def parse_value(self) -> Value:
+        c = self.c
+        begin = c.skip()
+        m = c.match(lx.LOCAL)
+        if not m:
+            raise c.error("expected local identifier (%name)")
+        name = m.group(1)
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        raise CompilationError(c.loc(begin), Status.parse_error, f"undefined identifier %{name}")
+
+    def parse_value_list(self, close: str) -> list[Value]:
+        """Comma-separated values up to (not including) `close`; may be empty."""
+        values: list[Value] = []
+        if self.c.peek(close):
+            return values
+        values.append(self.parse_value())
+        while self.c.accept(","):
+            values.append(self.parse_value())
+        return values
+
+    def parse_name_list(self) -> list[tuple[str, Location]]:
+        """'(' %a, %b ')' of names that a region instruction defines."""
+        c = self.c
+        c.expect("(")
+        names = [self.parse_new_name()]
+        while c.accept(","):
+            names.append(self.parse_new_name())
+        c.expect(")")
+        return names
+
+    def parse_new_name(self) -> tuple[str, Location]:
+        begin = self.c.skip()
+        m = self.c.match(lx.LOCAL)
+        if not m:
+            raise self.c.error("expected local identifier (%name)")
+        return m.group(1), self.c.loc(begin)
+
+    # ---- preprocessor ---------------------------------------------------------------------------
+
+    def parse_def_assign(self) -> None:
+        c = self.c
+        begin = c.skip()
+        m = c.match(lx.DEFVAR)
+        c.expect("=")
+        value = self.parse_def_rhs()
+        self.defs.define(m.group(1), value, c.loc(begin))
+
+    def parse_def_rhs(self) -> Any:
+        c = self.c
+        if c.accept("!calc"):
+            return self.parse_calc()
+        if c.peek("$"):
+            return self.lookup_def()
+        if c.accept("true"):
+            return True
+        if c.accept("false"):
+            return False
+        if c.peek("[") or c.peek("{") or c.peek('"'):
+            return self.parse_attr()
+        number = self.parse_optional_number()
+        if number is not None:
+            return number
+        return self.parse_type()
+
+    def parse_calc(self) -> int:
+        c = self.c
+        begin = c.pos
+        c.expect("(")
+        items: list[tuple[str | int, Location]] = []
+        while not c.accept(")"):
+            ibegin = c.skip()
+            if c.at_end():
+                raise c.error("expected ')'")
+            op = c.match(_RPN_OPS)
+            if op:
+                items.append((op.group(0), c.loc(ibegin)))
+            else:
+                items.append((self.parse_integer(), c.loc(ibegin)))
+        return evaluate_rpn(items, c.loc(begin))
+
+    def lookup_def(self) -> Any:
+        c = self.c
+        begin = c.skip()
+        m = c.match(lx.DEFVAR)
+        return self.defs.lookup(m.group(1), c.loc(begin))
+
+    # ---- constants ----------------------------------------------------------------------------
+
+    def parse_optional_number(self) -> int | float | None:
+        c = self.c
+        begin = c.skip()
+        m = c.match(lx.INTEGER)
+        if m:
+            value = lx.parse_integer_text(m.group(0))
+            if value is None:
+                raise CompilationError(c.loc(begin), Status.parse_error, "integer constant out of range")
+            return value
+        m = c.match(lx.FLOAT)
+        if m:
+            fvalue = lx.parse_float_text(m.group(0))
+            if fvalue is None:
+                raise CompilationError(
+                    c.loc(begin), Status.parse_error, "floating constant out of range"
+                )
+            return fvalue
+        return None
+
+    def parse_integer(self) -> int:
+        c = self.c
+        begin = c.skip()
+        if c.peek("$"):
+            value = self.lookup_def()
+        else:
+            value = self.parse_optional_number()
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise CompilationError(c.loc(begin), Status.parse_error, "expected integer constant")
+        return value
+
+    def parse_constant_value(self) -> Any:
+        """bool, int, float, (re, im) or a $variable holding one of those."""
+        c = self.c
+        begin = c.skip()
+        if c.peek("$"):
+            value = self.lookup_def()
+        elif c.accept("true"):
+            value = True
+        elif c.accept("false"):
+            value = False
+        elif c.accept("["):
+            re_part = self.parse_float_component()
+            c.expect(",")
+            im_part = self.parse_float_component()
+            c.expect("]")
+            value = (re_part, im_part)
+        else:
+            value = self.parse_optional_number()
+        if value is None or isinstance(value, (Type, Attr)):
+            raise CompilationError(c.loc(begin), Status.parse_error, "expected constant")
+        return value
+
+    def parse_float_component(self) -> float:
+        c = self.c
+        begin = c.skip()
+        value = self.lookup_def() if c.peek("$") else self.parse_optional_number()
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise CompilationError(c.loc(begin), Status.parse_error, "expected floating constant")
+        return float(value)
+
+    # ---- types --------------------------------------------------------------------------------
+
+    def parse_type(self) -> Type:
+        c = self.c
+        begin = c.skip()
+        if c.peek("$"):
+            value = self.lookup_def()
+            if not isinstance(value, Type):
+                raise CompilationError(c.loc(begin), Status.parse_error, "expected a type")
+            return value
+        m = c.match(lx.WORD)
+        if not m:
+            raise c.error("expected type")
+        word = m.group(0)
+        if word in _SCALAR_KINDS:
+            return self.ctx.number(_SCALAR_KINDS[word])
+        if word == "bool":
+            return self.ctx.bool
+        if word == "void":
+            return self.ctx.void
+        c.pos = m.start()
+        if c.accept("memref"):
+            return self.parse_memref_body(begin)
+        if c.accept("group"):
+            return self.parse_group_body(begin)
+        if c.accept("coopmatrix"):
+            return self.parse_coopmatrix_body(begin)
+        raise CompilationError(c.loc(begin, m.end()), Status.parse_error, f"unknown type '{word}'")
+
+    def parse_scalar_in_type(self) -> NumberType:
+        c = self.c
+        begin = c.skip()
+        if c.peek("$"):
+            value = self.lookup_def()
+        else:
+            m = c.match(SCALAR)
+            value = self.ctx.number(_SCALAR_KINDS[m.group(0)]) if m else None
+        if not isinstance(value, NumberType):
+            raise CompilationError(c.loc(begin), Status.parse_error, "expected number type")
+        return value
+
+    def parse_extent(self) -> int:
+        c = self.c
+        if c.accept("?"):
+            return DYNAMIC
+        begin = c.skip()
+        if c.peek("$"):
+            return self.parse_integer()
+        m = c.match(lx.SHAPE_INT)
+        if not m:
+            raise c.error("expected integer constant or '?'")
+        value = lx.parse_integer_text(m.group(0))
+        if value is None:
+            raise CompilationError(c.loc(begin), Status.parse_error, "integer constant out of range")
+        return value
+
+    def accept_x(self) -> bool:
+        """The 'x' separator of shapes; it may touch the next number (`4x8`)."""
+        c = self.c
+        c.skip()
+        if c.text.startswith("x", c.pos):
+            c.pos += 1
+            return True
+        return False
+
+    def parse_shape(self) -> list[int]:
+        shape = []
+        while self.accept_x():
+            shape.append(self.parse_extent())
+        return shape
+
+    def parse_memref_body(self, begin: int) -> Type:
+        c = self.c
+        c.expect("<")
+        element = self.parse_scalar_in_type()
+        shape = self.parse_shape()
+        stride = None
+        addrspace = AddressSpace.global_
+        while c.accept(","):
+            if c.accept("strided"):
+                c.expect("<")
+                stride = []
+                if not c.peek(">"):
+                    stride.append(self.parse_extent())
+                    while c.accept(","):
+                        stride.append(self.parse_extent())
+                c.expect(">")
+            elif c.accept("local"):
+                addrspace = AddressSpace.local
+            elif c.accept("global"):
+                addrspace = AddressSpace.global_
+            else:
+                raise c.error("expected 'strided', 'local' or 'global'")
+        c.expect(">")
+        if stride is not None and len(stride) != len(shape):
+            raise CompilationError(
+                c.loc(begin), Status.ir_shape_stride_mismatch, "shape and stride must have the same length"
+            )
+        return self.ctx.memref(element, shape, stride, addrspace, c.loc(begin))
+
+    def parse_group_body(self, begin: int) -> Type:
+        c = self.c
+        c.expect("<")
+        memref = self.parse_type()
+        if not self.accept_x():
+            raise c.error("expected 'x' and the group size")
+        size = self.parse_extent()
+        offset = 0
+        if c.accept(","):
+            c.expect("offset")
+            c.expect(":")
+            offset = self.parse_extent()
+        c.expect(">")
+        return self.ctx.group(memref, size, offset, c.loc(begin))
+
+    def parse_coopmatrix_body(self, begin: int) -> Type:
+        c = self.c
+        c.expect("<")
+        component = self.parse_scalar_in_type()
+        shape = self.parse_shape()
+        if len(shape) != 2:
+            raise CompilationError(c.loc(begin), Status.parse_error, "coopmatrix needs rows x cols")
+        c.expect(",")
+        m = c.match(lx.WORD)
+        if not m or m.group(0) not in _USES:
+            raise c.error("expected matrix_a, matrix_b or matrix_acc")
+        c.expect(">")
+        return self.ctx.coopmatrix(component, shape[0], shape[1], _USES[m.group(0)], c.loc(begin))
+
+    # ---- attributes ---------------------------------------------------------------------------
+
+    def parse_attr(self) -> Attr:
+        c = self.c
+        begin = c.skip()
+        if c.peek("$"):
+            value = self.lookup_def()
+            if isinstance(value, bool):
+                return self.ctx.boolean_attr(value)
+            if isinstance(value, int):
+                return self.ctx.integer_attr(value)
+            if not isinstance(value, Attr):
+                raise CompilationError(c.loc(begin), Status.parse_error, "expected attribute")
+            return value
+        if c.peek("{"):
+            return self.parse_dictionary()
+        if c.accept("["):
+            items = []
+            if not c.accept("]"):
+                items.append(self.parse_attr())
+                while c.accept(","):
+                    items.append(self.parse_attr())
+                c.expect("]")
+            return self.ctx.array_attr(items)
+        if c.accept("true"):
+            return self.ctx.boolean_attr(True)
+        if c.accept("false"):
+            return self.ctx.boolean_attr(False)
+        m = c.match(lx.STRING)
+        if m:
+            return self.ctx.string_attr(m.group(1))
+        m = c.match(lx.INTEGER)
+        if m:
+            value = lx.parse_integer_text(m.group(0))
+            if value is None:
+                raise CompilationError(c.loc(begin), Status.parse_error, "integer constant out of range")
+            return self.ctx.integer_attr(value)
+        raise c.error("expected attribute")
+
+    def parse_dictionary(self) -> DictionaryAttr:
+        c = self.c
+        begin = c.skip()
+        c.expect("{")
+        items: list[tuple[str, Attr]] = []
+        if not c.accept("}"):
+            while True:
+                m = c.match(lx.STRING) or c.match(lx.WORD)
+                if not m:
+                    raise c.error("expected attribute name")
+                name = m.group(1) if m.re is lx.STRING else m.group(0)
+                c.expect("=")
+                items.append((name, self.parse_attr()))
+                if c.accept("}"):
+                    break
+                c.expect(",", "',' or '}'")
+        return self.ctx.dictionary_attr(items, c.loc(begin))
+
+    # ---- instructions -------------------------------------------------------------------------
+
+    def parse_inst(self) -> Inst:
+        c = self.c
+        begin = c.skip()
+        names: list[tuple[str, Location]] = []
+        if c.peek("%"):
+            names.append(self.parse_new_name())
+            while c.accept(","):
+                names.append(self.parse_new_name())
+            c.expect("=")
+        mbegin = c.skip()
+        m = c.match(lx.MNEMONIC)
+        if not m:
+            raise c.error("expected instruction")
+        base, *mods = m.group(0).split(".")
+        cls = INSTRUCTIONS.get(base)
+        if cls is None:
+            raise CompilationError(c.loc(mbegin), Status.parse_error, f"unknown instruction '{base}'")
+        props = self.parse_modifiers(cls, mods, mbegin)
+        rule = _CUSTOM.get(base)
+        inst = rule(self, cls, props, begin) if rule else self.parse_formatted(cls, props, begin)
+        if len(names) != len(inst.results):
+            inst.drop_uses()
+            raise CompilationError(
+                c.loc(begin, m.end()),
+                Status.parse_error,
+                f"'{base}' returns {len(inst.results)} value(s), but {len(names)} name(s) are given",
+            )
+        for value, (name, _loc) in zip(inst.results, names):
+            value.name = "" if name.isdigit() else name
+            self.define_value(name, value)
+        return inst
+
+    def parse_modifiers(self, cls: type[Inst], mods: list[str], begin: int) -> dict[str, Any]:
+        props: dict[str, Any] = {}
+        i = 0
+        spec_props = [p for p in cls.spec.props if modifier_table(p)]
+        for mod in mods:
+            while i < len(spec_props):
+                prop = spec_props[i]
+                table = modifier_table(prop)
+                if mod in table:
+                    if prop.kind == "fence":
+                        props[prop.name] = props.get(prop.name, 0) | table[mod]
+                    else:
+                        props[prop.name] = table[mod]
+                        i += 1
+                    break
+                i += 1
+            else:
+                raise CompilationError(
+                    self.c.loc(begin), Status.parse_error, f"unexpected modifier '.{mod}' for {cls.spec.mnemonic}"
+                )
+        for prop in spec_props:
+            if prop.default is None and prop.name not in props:
+                raise CompilationError(
+                    self.c.loc(begin), Status.parse_error, f"{cls.spec.mnemonic} needs a .{prop.name} modifier"
+                )
+        return props
+
+    def parse_formatted(self, cls: type[Inst], props: dict[str, Any], begin: int) -> Inst:
+        """Parses the operands of a regular instruction by walking its format string."""
+        c = self.c
+        operands: dict[str, Any] = {}
+        result_type = None
+        attrs = None
+        tokens = cls.spec.fmt.split()
+        for k, tok in enumerate(tokens):
+            if tok == "type":
+                result_type = self.parse_type()
+            elif tok == "attrs?":
+                if c.peek("{"):
+                    attrs = self.parse_dictionary()
+            elif tok.startswith("$"):
+                if tok.endswith("*"):
+                    operands[tok[1:-1]] = self.parse_value_list(tokens[k + 1])
+                else:
+                    operands[tok[1:]] = self.parse_value()
+            elif tok.startswith("#"):
+                props[tok[1:]] = self.parse_integer()
+            else:
+                c.expect(tok)
+        return cls(operands, props, result_type, c.loc(begin), attrs)
+
+    # ---- hand-written instruction rules -------------------------------------------------------
+
+    def parse_constant(self, cls: type[Inst], props: dict[str, Any], begin: int) -> Inst:
+        props["value"] = self.parse_constant_value()
+        self.c.expect(":")
+        return cls({}, props, self.parse_type(), self.c.loc(begin))
+
+    def parse_int_or_value(self, static: list[int], dynamic: list[Value]) -> None:
+        c = self.c
+        if c.peek("%"):
+            static.append(DYNAMIC)
+            dynamic.append(self.parse_value())
+        else:
+            static.append(self.parse_integer())
+
+    def parse_subview(self, cls: type[Inst], props: dict[str, Any], begin: int) -> Inst:
+        c = self.c
+        operand = self.parse_value()
+        offs: list[int] = []
+        sizes: list[int] = []
+        dyn_offs: list[Value] = []
+        dyn_sizes: list[Value] = []
+        c.expect("[")
+        if not c.peek("]"):
+            while True:
+                self.parse_int_or_value(offs, dyn_offs)
+                if c.accept(":"):
+                    self.parse_int_or_value(sizes, dyn_sizes)
+                else:
+                    sizes.append(0)
+                if not c.accept(","):
+                    break
+        c.expect("]")
+        c.expect(":")
+        ty = self.parse_type()
+        props.update(static_offsets=tuple(offs), static_sizes=tuple(sizes))
+        ops = {"operand": operand, "offsets": dyn_offs, "sizes": dyn_sizes}
+        return cls(ops, props, ty, c.loc(begin))
+
+    def parse_expand(self, cls: type[Inst], props: dict[str, Any], begin: int) -> Inst:
+        c = self.c
+        operand = self.parse_value()
+        c.expect("[")
+        props["expanded_mode"] = self.parse_integer()
+        c.expect("->")
+        static: list[int] = []
+        dynamic: list[Value] = []
+        while True:
+            c.skip()
+            if c.peek("%"):
+                static.append(DYNAMIC)
+                dynamic.append(self.parse_value())
+            else:
+                static.append(self.parse_extent())
+            if not self.accept_x():
+                break
+        c.expect("]")
+        c.expect(":")
+        ty = self.parse_type()
+        props["static_expand_shape"] = tuple(static)
+        return cls({"operand": operand, "expand_shape": dynamic}, props, ty, c.loc(begin))
+
+    def parse_for(self, cls: type[Inst], props: dict[str, Any], begin: int) -> Inst:
+        c = self.c
+        var = self.parse_new_name()
+        c.expect("=")
+        frm = self.parse_value()
+        c.expect(",")
+        to = self.parse_value()
+        step = self.parse_value() if c.accept(",") else None
+        iter_names: list[tuple[str, Location]] = []
+        init: list[Value] = []
+        types: list[Type] = []
+        if c.accept("init"):
+            c.expect("(")
+            while True:
+                iter_names.append(self.parse_new_name())
+                c.expect("=")
+                init.append(self.parse_value())
+                if not c.accept(","):
+                    break
+            c.expect(")")
+            c.expect("->")
+            types = self.parse_type_list()
+        ops = {"from": frm, "to": to, "step": step, "iter_init": init}
+        loc = c.loc(begin)
+        inst = cls(ops, props, types, loc)
+        self.parse_region(inst.regions[0], [var] + iter_names)
+        if c.accept("attributes"):
+            inst.attrs = self.parse_dictionary()
+            inst.check_attrs()
+        return inst
+
+    def parse_type_list(self) -> list[Type]:
+        c = self.c
+        c.expect("(")
+        types = [self.parse_type()]
+        while c.accept(","):
+            types.append(self.parse_type())
+        c.expect(")")
+        return types
+
+    def parse_if(self, cls: type[Inst], props: dict[str, Any], begin: int) -> Inst:
+        c = self.c
+        cond = self.parse_value()
+        types = self.parse_type_list() if c.accept("->") else []
+        inst = cls({"condition": cond}, props, types, c.loc(begin))
+        self.parse_region(inst.regions[0])
+        if c.accept("else"):
+            self.parse_region(inst.regions[1])
+        else:
+            check_region_end(inst.regions[1])
+        return inst
+
+    def parse_foreach(self, cls: type[Inst], props: dict[str, Any], begin: int) -> Inst:
+        c = self.c
+        names = self.parse_name_list()
+        c.expect("=")
+        c.expect("(")
+        frm = self.parse_value_list(")")
+        c.expect(")")
+        c.expect(",")
+        c.expect("(")
+        to = self.parse_value_list(")")
+        c.expect(")")
+        if cls.spec.mnemonic == "foreach_tile":
+            c.expect("as")
+            names += self.parse_name_list()
+            c.expect("<=")
+            c.expect("(")
+            tile = [self.parse_integer()]
+            while c.accept(","):
+                tile.append(self.parse_integer())
+            c.expect(")")
+            props["tile_shape"] = tuple(tile)
+        inst = cls({"from": frm, "to": to}, props, None, c.loc(begin))
+        if len(names) != len(inst.regions[0].params):
+            inst.drop_uses()
+            raise CompilationError(
+                c.loc(begin), Status.ir_from_to_mismatch, "loop variables and ranges differ in number"
+            )
+        self.parse_region(inst.regions[0], names)
+        return inst
+
+    def parse_parallel(self, cls: type[Inst], props: dict[str, Any], begin: int) -> Inst:
+        inst = cls({}, props, None, self.c.loc(begin))
+        self.parse_region(inst.regions[0])
+        return inst
+
+    def parse_coop_apply(self, cls: type[Inst], props: dict[str, Any], begin: int) -> Inst:
+        c = self.c
+        names = self.parse_name_list()
+        if len(names) != 3:
+            raise CompilationError(c.loc(begin), Status.parse_error, "expected (%row, %col, %value)")
+        c.expect("=")
+        a = self.parse_value()
+        c.expect("->")
+        ty = self.parse_type()
+        inst = cls({"a": a}, props, ty, c.loc(begin))
+        self.parse_region(inst.regions[0], names)
+        return inst
+
+
+_CUSTOM = {
+    "constant": Parser.parse_constant,
+    "subview": Parser.parse_subview,
+    "expand": Parser.parse_expand,
+    "for": Parser.parse_for,
+    "if": Parser.parse_if,
+    "foreach": Parser.parse_foreach,
+    "foreach_tile": Parser.parse_foreach,
+    "parallel": Parser.parse_parallel,
+    "cooperative_matrix_apply": Parser.parse_coop_apply,
+}
+
+
+def parse(text: str, ctx: CompilerContext | None = None, name: str = "") -> Prog:
+    """Parses a program; errors are reported through the context and raised."""
+    ctx = ctx or CompilerContext()
+    try:
+        return Parser(ctx, text, name).parse_prog()
+    except CompilationError as err:
+        raise ctx.report(err) from None
+
+
+def parse_file(path: str, ctx: CompilerContext | None = None) -> Prog:
+    with open(path, encoding="utf-8") as f:
+        return parse(f.read(), ctx, path)

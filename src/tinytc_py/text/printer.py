@@ -1,0 +1,264 @@
+"""Printer of the tensor language. Its output parses back to the same program
+(`print(parse(print(p))) == print(p)`): named values keep their names (renamed only where a name
+is already visible), unnamed values are numbered per function in definition order.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..ir.inst import Inst
+from ..ir.region import Func, Prog, Region
+from ..ir.types import DYNAMIC, dyn_str
+from ..ir.values import Value
+from .syntax import modifier_text
+
+INDENT = "    "
+
+
+def format_float(value: float) -> str:
+    """Shortest text that reads back to the same double (Python's repr), in the grammar's form."""
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    text = repr(value)
+    return text if ("." in text or "e" in text) else text + ".0"
+
+
+def format_constant(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, tuple):
+        return f"[{format_float(value[0])}, {format_float(value[1])}]"
+    return format_float(value)
+
+
+class Printer:
+    def __init__(self) -> None:
+        self.out: list[str] = []
+        self.names: dict[Value, str] = {}
+        self.visible: list[set[str]] = []
+        self.counter = 0
+
+    # ---- values -------------------------------------------------------------------------------
+
+    def define(self, value: Value) -> str:
+        base = value.name
+        if not base:
+            name = str(self.counter)
+            self.counter += 1
+        else:
+            name, k = base, 0
+            while any(name in scope for scope in self.visible):
+                k += 1
+                name = f"{base}_{k}"
+        self.visible[-1].add(name)
+        self.names[value] = name
+        return "%" + name
+
+    def ref(self, value: Value) -> str:
+        return "%" + self.names.get(value, value.name or "<undefined>")
+
+    def refs(self, values: list[Value]) -> str:
+        return ", ".join(self.ref(v) for v in values)
+
+    # ---- structure ----------------------------------------------------------------------------
+
+    def print_func(self, func: Func) -> None:
+        self.names, self.visible, self.counter = {}, [set()], 0
+        params = []
+        for value, attrs in zip(func.params, func.param_attrs):
+            text = f"{self.define(value)}: {value.type}"
+            params.append(text + (f" {attrs}" if attrs is not None else ""))
+        head = f"func @{func.name}({', '.join(params)})"
+        if func.attrs is not None:
+            head += f" attributes {func.attrs}"
+        self.out.append(head + " {\n")
+        self.print_region_body(func.body, 1)
+        self.out.append("}\n")
+
+    def print_region_body(self, region: Region, depth: int) -> None:
+        for inst in region.insts:
+            self.out.append(INDENT * depth)
+            self.print_inst(inst, depth)
+            self.out.append("\n")
+
+    def region(self, region: Region, depth: int) -> None:
+        """Prints '{ ... }' of a region; parameter names must already be defined by the caller."""
+        self.out.append("{\n")
+        self.print_region_body(region, depth + 1)
+        self.out.append(INDENT * depth + "}")
+
+    def print_inst(self, inst: Inst, depth: int) -> None:
+        rule = _CUSTOM.get(inst.name)
+        head = inst.name + "".join(modifier_text(p, inst.props[p.name]) for p in inst.spec.props)
+        start = len(self.out)
+        if rule is not None:
+            rule(self, inst, head, depth)
+        else:
+            body = self.format_operands(inst)
+            self.out.append(head + (" " + body if body else ""))
+        if inst.results:
+            # Results are defined after the instruction's regions (they are not visible inside)
+            # but printed in front of it.
+            self.out.insert(start, ", ".join(self.define(r) for r in inst.results) + " = ")
+
+    def format_operands(self, inst: Inst) -> str:
+        """Renders a regular instruction's operands by walking its format string."""
+        text = ""
+        for tok in inst.spec.fmt.split():
+            if tok == "type":
+                piece = str(inst.results[0].type)
+            elif tok == "attrs?":
+                piece = str(inst.attrs) if inst.attrs is not None else ""
+            elif tok.startswith("$"):
+                key = tok[1:].rstrip("*")
+                piece = self.refs(inst.operand_list(key))
+            elif tok.startswith("#"):
+                piece = str(inst.props[tok[1:]])
+            else:
+                piece = tok
+            text = _join(text, piece)
+        return text
+
+    # ---- hand-written rules -------------------------------------------------------------------
+
+    def print_constant(self, inst: Inst, head: str, depth: int) -> None:
+        value = format_constant(inst.props["value"])
+        self.out.append(f"{head} {value} : {inst.results[0].type}")
+
+    def print_subview(self, inst: Inst, head: str, depth: int) -> None:
+        offs = iter(inst.operand_list("offsets"))
+        sizes = iter(inst.operand_list("sizes"))
+        slices = []
+        for o, s in zip(inst.props["static_offsets"], inst.props["static_sizes"]):
+            text = self.ref(next(offs)) if o == DYNAMIC else str(o)
+            if s != 0:
+                text += ":" + (self.ref(next(sizes)) if s == DYNAMIC else str(s))
+            slices.append(text)
+        operand = self.ref(inst.operand("operand"))
+        self.out.append(
+            f"{head} {operand}[{','.join(slices)}] : {inst.results[0].type}"
+        )
+
+    def print_expand(self, inst: Inst, head: str, depth: int) -> None:
+        dyn = iter(inst.operand_list("expand_shape"))
+        shape = "x".join(
+            self.ref(next(dyn)) if s == DYNAMIC else dyn_str(s)
+            for s in inst.props["static_expand_shape"]
+        )
+        operand = self.ref(inst.operand("operand"))
+        mode = inst.props["expanded_mode"]
+        self.out.append(
+            f"{head} {operand}[{mode}->{shape}] : {inst.results[0].type}"
+        )
+
+    def close_scope(self) -> None:
+        self.visible.pop()
+
+    def print_for(self, inst: Inst, head: str, depth: int) -> None:
+        frm, to, step = inst.operand("from"), inst.operand("to"), inst.operand("step")
+        body = inst.regions[0]
+        rng = f"{self.ref(frm)}, {self.ref(to)}" + (f", {self.ref(step)}" if step else "")
+        results = inst.results
+        init = inst.operand_list("iter_init")
+        self.visible.append(set())
+        params = [self.define(p) for p in body.params]
+        text = f"{head} {params[0]}={rng}"
+        if init:
+            pairs = ", ".join(f"{p}={self.ref(v)}" for p, v in zip(params[1:], init))
+            types = ", ".join(str(r.type) for r in results)
+            text += f" init({pairs}) -> ({types})"
+        self.out.append(text + " ")
+        self.region(body, depth)
+        self.close_scope()
+        if inst.attrs is not None:
+            self.out.append(f" attributes {inst.attrs}")
+
+    def print_if(self, inst: Inst, head: str, depth: int) -> None:
+        text = f"{head} {self.ref(inst.operand('condition'))}"
+        if inst.results:
+            text += " -> (" + ", ".join(str(r.type) for r in inst.results) + ")"
+        self.out.append(text + " ")
+        for k, region in enumerate(inst.regions):
+            if k == 1:
+                if not region.insts:
+                    break
+                self.out.append(" else ")
+            self.visible.append(set())
+            self.region(region, depth)
+            self.close_scope()
+
+    def print_foreach(self, inst: Inst, head: str, depth: int) -> None:
+        body = inst.regions[0]
+        self.visible.append(set())
+        params = [self.define(p) for p in body.params]
+        n = len(inst.operand_list("from"))
+        text = (
+            f"{head} ({', '.join(params[:n])}) = ({self.refs(inst.operand_list('from'))}), "
+            f"({self.refs(inst.operand_list('to'))})"
+        )
+        if inst.name == "foreach_tile":
+            tile = ", ".join(str(t) for t in inst.props["tile_shape"])
+            text += f" as ({', '.join(params[n:])}) <= ({tile})"
+        self.out.append(text + " ")
+        self.region(body, depth)
+        self.close_scope()
+
+    def print_parallel(self, inst: Inst, head: str, depth: int) -> None:
+        self.out.append(head + " ")
+        self.visible.append(set())
+        self.region(inst.regions[0], depth)
+        self.close_scope()
+
+    def print_coop_apply(self, inst: Inst, head: str, depth: int) -> None:
+        body = inst.regions[0]
+        self.visible.append(set())
+        params = [self.define(p) for p in body.params]
+        a = self.ref(inst.operand("a"))
+        self.out.append(f"{head} ({', '.join(params)})={a} -> {inst.results[0].type} ")
+        self.region(body, depth)
+        self.close_scope()
+
+
+def _join(text: str, piece: str) -> str:
+    """Spacing of format tokens: ', ' after commas, no space around brackets, else one space."""
+    if not text:
+        return piece
+    if piece in (",", "]", ")") or piece == "":
+        return text + piece
+    if piece == "[" or text.endswith(("[", "(")):
+        return text + piece
+    return text + " " + piece
+
+
+_CUSTOM = {
+    "constant": Printer.print_constant,
+    "subview": Printer.print_subview,
+    "expand": Printer.print_expand,
+    "for": Printer.print_for,
+    "if": Printer.print_if,
+    "foreach": Printer.print_foreach,
+    "foreach_tile": Printer.print_foreach,
+    "parallel": Printer.print_parallel,
+    "cooperative_matrix_apply": Printer.print_coop_apply,
+}
+
+
+def print_prog(prog: Prog) -> str:
+    printer = Printer()
+    for k, func in enumerate(prog.funcs):
+        if k:
+            printer.out.append("\n")
+        printer.print_func(func)
+    return "".join(printer.out)
+
+
+def print_func(func: Func) -> str:
+    printer = Printer()
+    printer.print_func(func)
+    return "".join(printer.out)
