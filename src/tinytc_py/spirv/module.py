@@ -1,0 +1,418 @@
+"""SPIR-V module model: sections in spec order, id allocation, uniqued types and constants.
+
+The SPIR-V layer knows nothing about the tensor IR; a converter drives it through this API.
+Everything is words from the start (design §3.7): each section is an `array('I')` of finished
+instructions, so assembling is concatenation and there is no text or per-instruction object on
+the way. Ids are allocated from the module when an instruction is created, which makes forward
+references (branch targets, OpPhi operands from a later block) a matter of calling `new_id()`
+first and passing `result_id=` later.
+
+Uniquing: types, constants, ext-inst imports and builtin variables live in one dict keyed by the
+instruction's opcode and operands, so equal requests return the same id (SPIR-V forbids two
+non-aggregate types with equal operands). Pointer types are keyed by their alignment as well,
+because that alignment is a decoration on the pointer type itself (backend.md §6.3).
+
+Capabilities and extensions are insertion-ordered sets filled by whoever emits code that needs
+them (the capex pass); nothing here adds them behind the caller's back.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+
+from .tables import (
+    HAS_RESULT,
+    HAS_RESULT_TYPE,
+    OP_NAMES,
+    AddressingModel,
+    Decoration,
+    ExecutionModel,
+    FunctionControl,
+    MemoryModel,
+    Op,
+    StorageClass,
+)
+
+#: Vector lengths OpenCL kernels may use (8 and 16 need the Vector16 capability).
+VECTOR_LENGTHS = frozenset({2, 3, 4, 8, 16})
+_FLOAT_FORMATS = {16: "<e", 32: "<f", 64: "<d"}
+_SCALAR_TYPE_OPS = frozenset({Op.TypeInt, Op.TypeFloat, Op.TypeBool})
+
+
+def string_words(text: str) -> array:
+    """A SPIR-V literal string: UTF-8, NUL-terminated, zero-padded, packed little-endian."""
+    if "\0" in text:
+        raise ValueError(f"SPIR-V literal strings cannot contain NUL: {text!r}")
+    data = text.encode() + b"\0"
+    data += b"\0" * (-len(data) % 4)
+    return array("I", struct.unpack(f"<{len(data) // 4}I", data))
+
+
+def literal64(value: int) -> tuple[int, int]:
+    """Split a 64-bit literal into (low word, high word); negative values are two's complement.
+
+    `emit` takes every int operand as one word, so 64-bit literals must be split explicitly:
+    `emit(code, Op.Constant, ty, rid, *literal64(v))`.
+    """
+    value &= 0xFFFF_FFFF_FFFF_FFFF
+    return value & 0xFFFF_FFFF, value >> 32
+
+
+def _emit_slow(code: array, opcode: int, operands: Sequence[int | str]) -> None:
+    """Encode operands that are not all plain words (strings), or explain why they are invalid."""
+    words = array("I")
+    for operand in operands:
+        if isinstance(operand, str):
+            words.extend(string_words(operand))
+        elif isinstance(operand, int) and 0 <= operand <= 0xFFFF_FFFF:
+            words.append(operand)
+        else:
+            raise ValueError(
+                f"{OP_NAMES.get(opcode, opcode)}: operand {operand!r} is neither a 32-bit word"
+                " nor a string (split 64-bit literals with literal64())"
+            )
+    if len(words) >= 0xFFFF:
+        raise ValueError(f"{OP_NAMES.get(opcode, opcode)}: more than 65535 words")
+    code.append(((len(words) + 1) << 16) | opcode)
+    code.extend(words)
+
+
+def emit(code: array, opcode: int, *operands: int | str) -> None:
+    """Append one instruction to `code`: the generic encoder every opcode goes through.
+
+    Operands are ids or 32-bit literals (ints) or literal strings (str). The common all-int case
+    costs two array calls; anything else falls back to `_emit_slow` after undoing the partial
+    append, which also turns bad operands into a clear ValueError.
+    """
+    start = len(code)
+    try:
+        code.append(((len(operands) + 1) << 16) | opcode)
+        code.extend(operands)
+    except (TypeError, OverflowError):
+        del code[start:]
+        _emit_slow(code, opcode, operands)
+
+
+def iter_instructions(words: Sequence[int], start: int = 0) -> Iterator[tuple[int, int, int]]:
+    """Yield (opcode, offset, word count) for the instructions in `words[start:]`.
+
+    A word count of 0 or one running past the end raises ValueError: such a binary makes the
+    Intel OpenCL runtime loop forever, so every reader here refuses it.
+    """
+    end = len(words)
+    offset = start
+    while offset < end:
+        first = words[offset]
+        count = first >> 16
+        if count == 0 or offset + count > end:
+            raise ValueError(f"malformed instruction at word {offset}: word count {count}")
+        yield first & 0xFFFF, offset, count
+        offset += count
+
+
+class Block:
+    """A basic block: OpLabel plus its instructions, in its own word array.
+
+    Blocks are separate arrays so a converter can keep appending to a block created earlier
+    (loop headers, merge blocks) without caring about the final order.
+    """
+
+    __slots__ = ("module", "label", "code")
+
+    def __init__(self, module: Module, label: int) -> None:
+        self.module = module
+        self.label = label
+        self.code = array("I", (2 << 16 | Op.Label, label))
+
+    def op(self, opcode: int, result_type: int, *operands: int | str, result_id: int = 0) -> int:
+        """Emit an instruction with result type and result id; return the id.
+
+        `result_id` lets a caller define an id it allocated earlier with `Module.new_id()`
+        (e.g. a loop-carried value already referenced by an OpPhi).
+        """
+        if opcode not in HAS_RESULT_TYPE:
+            raise ValueError(f"{OP_NAMES.get(opcode, opcode)} has no result type; use emit()")
+        if not result_id:
+            module = self.module
+            result_id = module._bound
+            module._bound = result_id + 1
+        code = self.code
+        start = len(code)
+        try:
+            code.append(((len(operands) + 3) << 16) | opcode)
+            code.append(result_type)
+            code.append(result_id)
+            code.extend(operands)
+        except (TypeError, OverflowError):
+            del code[start:]
+            _emit_slow(code, opcode, (result_type, result_id, *operands))
+        return result_id
+
+    def emit(self, opcode: int, *operands: int | str) -> None:
+        """Emit an instruction without a result (OpStore, OpBranch, OpReturn, ...)."""
+        if opcode in HAS_RESULT:
+            raise ValueError(f"{OP_NAMES.get(opcode, opcode)} defines a result; use op()")
+        emit(self.code, opcode, *operands)
+
+    def ext_inst(self, result_type: int, ext_set: int, number: int, *operands: int) -> int:
+        """OpExtInst: `number` of the instruction in the imported set `ext_set`."""
+        return self.op(Op.ExtInst, result_type, ext_set, number, *operands)
+
+
+class Function:
+    """OpFunction with its parameters and blocks; OpFunctionEnd is added by the assembler."""
+
+    __slots__ = ("module", "id", "code", "blocks")
+
+    def __init__(self, module: Module, return_type: int, function_type: int, control: int):
+        self.module = module
+        self.id = module.new_id()
+        self.code = array("I")
+        emit(self.code, Op.Function, return_type, self.id, control, function_type)
+        self.blocks: list[Block] = []
+
+    def add_parameter(self, type_id: int) -> int:
+        """Append an OpFunctionParameter; parameters must be added in signature order."""
+        param = self.module.new_id()
+        emit(self.code, Op.FunctionParameter, type_id, param)
+        return param
+
+    def add_block(self, label: int = 0) -> Block:
+        """Append a block; `label` is an id from `new_id()` when branches already target it."""
+        block = Block(self.module, label or self.module.new_id())
+        self.blocks.append(block)
+        return block
+
+
+class Module:
+    """A SPIR-V module under construction; `assembler.assemble(module)` turns it into bytes.
+
+    Section attributes (in the order SPIR-V requires) are `capabilities`, `extensions`,
+    `ext_inst_imports`, the memory model, `entry_points`, `execution_modes`, `debug`
+    (OpString/OpSource before OpName), `annotations`, `globals` (types, constants, global
+    variables) and `functions`.
+    """
+
+    def __init__(
+        self,
+        version: tuple[int, int] = (1, 4),
+        addressing_model: int = AddressingModel.Physical64,
+        memory_model: int = MemoryModel.OpenCL,
+    ) -> None:
+        if version[0] != 1 or not 0 <= version[1] <= 6:
+            raise ValueError(f"unsupported SPIR-V version {version}; expected 1.0 to 1.6")
+        self.version = version
+        self.addressing_model = addressing_model
+        self.memory_model = memory_model
+        self.capabilities: dict[int, None] = {}
+        self.extensions: dict[str, None] = {}
+        self.ext_inst_imports = array("I")
+        self.entry_points = array("I")
+        self.execution_modes = array("I")
+        self.debug = array("I")
+        self.annotations = array("I")
+        self.globals = array("I")
+        self.functions: list[Function] = []
+        self._bound = 1
+        self._unique: dict[tuple, int] = {}
+        self._scalar_types: dict[int, tuple[int, ...]] = {}
+        self._builtins: dict[int, int] = {}
+
+    # ids -------------------------------------------------------------------------------------
+
+    @property
+    def bound(self) -> int:
+        """One more than the largest id allocated so far (the header's bound)."""
+        return self._bound
+
+    def new_id(self) -> int:
+        """Allocate an id, e.g. for a block that is branched to before it is created."""
+        result = self._bound
+        self._bound = result + 1
+        return result
+
+    # mode setting and module-level annotations -------------------------------------------------
+
+    def add_capability(self, capability: int) -> None:
+        self.capabilities[capability] = None
+
+    def add_extension(self, name: str) -> None:
+        self.extensions[name] = None
+
+    def ext_inst_import(self, name: str) -> int:
+        """The id of OpExtInstImport `name` (e.g. "OpenCL.std"), created once."""
+        key = (Op.ExtInstImport, name)
+        result = self._unique.get(key)
+        if result is None:
+            result = self._unique[key] = self.new_id()
+            emit(self.ext_inst_imports, Op.ExtInstImport, result, name)
+        return result
+
+    def add_entry_point(
+        self,
+        function: int,
+        name: str,
+        interface: Iterable[int] = (),
+        model: int = ExecutionModel.Kernel,
+    ) -> None:
+        """OpEntryPoint; from SPIR-V 1.4 `interface` must list every global variable it uses."""
+        emit(self.entry_points, Op.EntryPoint, model, function, name, *interface)
+
+    def add_execution_mode(self, function: int, mode: int, *literals: int) -> None:
+        emit(self.execution_modes, Op.ExecutionMode, function, mode, *literals)
+
+    def name(self, target: int, text: str) -> None:
+        """OpName (debug section); purely informative for dumps and driver messages."""
+        emit(self.debug, Op.Name, target, text)
+
+    def decorate(self, target: int, decoration: int, *literals: int | str) -> None:
+        emit(self.annotations, Op.Decorate, target, decoration, *literals)
+
+    # types, constants and global variables -----------------------------------------------------
+
+    def declare(self, opcode: int, *operands: int | str) -> int:
+        """Emit a new types/constants/globals instruction with a fresh result id.
+
+        For opcodes with a result type, operands[0] is that type and the id goes after it;
+        otherwise the id comes first. Use `unique` for anything that must exist only once.
+        """
+        result = self.new_id()
+        if opcode in HAS_RESULT_TYPE:
+            emit(self.globals, opcode, operands[0], result, *operands[1:])
+        else:
+            emit(self.globals, opcode, result, *operands)
+        return result
+
+    def unique(self, opcode: int, *operands: int | str) -> int:
+        """Like `declare`, but equal (opcode, operands) return the first instruction's id."""
+        key = (opcode, *operands)
+        result = self._unique.get(key)
+        if result is None:
+            result = self._unique[key] = self.declare(opcode, *operands)
+            if opcode in _SCALAR_TYPE_OPS:
+                self._scalar_types[result] = key
+        return result
+
+    def type_void(self) -> int:
+        return self.unique(Op.TypeVoid)
+
+    def type_bool(self) -> int:
+        return self.unique(Op.TypeBool)
+
+    def type_int(self, width: int, signedness: int = 0) -> int:
+        """OpTypeInt; OpenCL kernels use signedness 0 and pick signed/unsigned per instruction."""
+        return self.unique(Op.TypeInt, width, signedness)
+
+    def type_float(self, width: int) -> int:
+        return self.unique(Op.TypeFloat, width)
+
+    def type_vector(self, component: int, count: int) -> int:
+        """OpTypeVector; counts other than 2, 3, 4, 8, 16 are invalid in OpenCL kernels."""
+        if count not in VECTOR_LENGTHS:
+            raise ValueError(f"vector of {count} components; OpenCL allows 2, 3, 4, 8, 16")
+        return self.unique(Op.TypeVector, component, count)
+
+    def type_array(self, element: int, length: int) -> int:
+        """OpTypeArray of `length` elements (the length constant is an i32 made here)."""
+        return self.unique(Op.TypeArray, element, self.constant(self.type_int(32), length))
+
+    def type_pointer(self, storage_class: int, pointee: int, alignment: int = 0) -> int:
+        """OpTypePointer; alignment > 0 adds `OpDecorate %ptr Alignment a` on the type."""
+        key = (Op.TypePointer, storage_class, pointee, alignment)
+        result = self._unique.get(key)
+        if result is None:
+            result = self._unique[key] = self.declare(Op.TypePointer, storage_class, pointee)
+            if alignment:
+                self.decorate(result, Decoration.Alignment, alignment)
+        return result
+
+    def type_function(self, return_type: int, parameter_types: Sequence[int] = ()) -> int:
+        return self.unique(Op.TypeFunction, return_type, *parameter_types)
+
+    def constant(self, type_id: int, value: bool | int | float) -> int:
+        """OpConstant of a scalar type made by this module (bool types give True/False).
+
+        Integers accept signed or unsigned values that fit the width and are stored as the
+        two's-complement bit pattern; floats are rounded to the type's width (overflow gives
+        infinity, as a C conversion would). 64-bit values take two words, low word first;
+        narrower ones one word, zero-extended (sign-extended for signed int types).
+        """
+        key = self._scalar_types.get(type_id)
+        if key is None:
+            raise ValueError(f"%{type_id} is not a scalar int, float or bool type of this module")
+        if key[0] == Op.TypeBool:
+            return self.unique(Op.ConstantTrue if value else Op.ConstantFalse, type_id)
+        if key[0] == Op.TypeFloat:
+            bits = _float_bits(float(value), key[1])
+        else:
+            bits = _int_bits(int(value), key[1], key[2])
+        if key[1] > 32:
+            return self.unique(Op.Constant, type_id, *literal64(bits))
+        return self.unique(Op.Constant, type_id, bits)
+
+    def constant_bool(self, value: bool) -> int:
+        return self.unique(Op.ConstantTrue if value else Op.ConstantFalse, self.type_bool())
+
+    def constant_null(self, type_id: int) -> int:
+        return self.unique(Op.ConstantNull, type_id)
+
+    def constant_composite(self, type_id: int, constituents: Sequence[int]) -> int:
+        return self.unique(Op.ConstantComposite, type_id, *constituents)
+
+    def variable(self, pointer_type: int, storage_class: int, initializer: int = 0) -> int:
+        """A module-scope OpVariable (e.g. the Workgroup SLM array); never uniqued."""
+        if initializer:
+            return self.declare(Op.Variable, pointer_type, storage_class, initializer)
+        return self.declare(Op.Variable, pointer_type, storage_class)
+
+    def builtin(self, builtin: int, pointer_type: int) -> int:
+        """The Input variable decorated `BuiltIn builtin` and `Constant`, created once.
+
+        `pointer_type` must be an Input pointer to the builtin's type. The caller lists the
+        variable in the interface of every entry point that loads it.
+        """
+        result = self._builtins.get(builtin)
+        if result is None:
+            result = self._builtins[builtin] = self.variable(pointer_type, StorageClass.Input)
+            self.decorate(result, Decoration.BuiltIn, builtin)
+            self.decorate(result, Decoration.Constant)
+        return result
+
+    # functions ---------------------------------------------------------------------------------
+
+    def add_function(
+        self,
+        return_type: int,
+        function_type: int,
+        name: str | None = None,
+        control: int = FunctionControl.None_,
+    ) -> Function:
+        """Start a function; `name` adds an OpName (the entry point's name is separate)."""
+        function = Function(self, return_type, function_type, control)
+        self.functions.append(function)
+        if name is not None:
+            self.name(function.id, name)
+        return function
+
+
+def _int_bits(value: int, width: int, signedness: int) -> int:
+    if not -(1 << (width - 1)) <= value < (1 << width):
+        raise ValueError(f"{value} does not fit a {width}-bit integer")
+    bits = value & ((1 << width) - 1)
+    if signedness and width < 32 and bits >> (width - 1):
+        bits |= 0xFFFF_FFFF ^ ((1 << width) - 1)
+    return bits
+
+
+def _float_bits(value: float, width: int) -> int:
+    fmt = _FLOAT_FORMATS.get(width)
+    if fmt is None:
+        raise ValueError(f"no {width}-bit float format")
+    try:
+        packed = struct.pack(fmt, value)
+    except OverflowError:
+        packed = struct.pack(fmt, math.copysign(math.inf, value))
+    return int.from_bytes(packed, "little")

@@ -1,0 +1,243 @@
+"""Module model and assembler: hand-built kernels validate, dumps agree with SPIRV-Tools,
+types/constants are uniqued, and constants are encoded exactly as spirv-as encodes them."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+
+from tinytc_py.spirv import Module, assemble, dump, emit, literal64, validate
+from tinytc_py.spirv.assembler import words_from_binary
+from tinytc_py.spirv.module import iter_instructions, string_words
+from tinytc_py.spirv.tables import BuiltIn, Capability, Decoration, Op, StorageClass
+
+
+@pytest.mark.parametrize("minor", range(7))
+def test_add_kernel_is_valid_for_every_version(add_kernel, minor):
+    binary = assemble(add_kernel(version=(1, minor)))
+    assert words_from_binary(binary)[1] == 0x10000 | minor << 8
+    validate(binary)
+
+
+def test_control_flow_kernel_is_valid(control_flow_kernel):
+    validate(assemble(control_flow_kernel()))
+
+
+def test_header(add_kernel):
+    mod = add_kernel()
+    words = words_from_binary(assemble(mod))
+    assert list(words[:5]) == [0x07230203, 0x00010400, 0, mod.bound, 0]
+    assert len(words) * 4 == len(assemble(mod))
+
+
+def _same_token(ours: str, theirs: str) -> bool:
+    """Equal text, or the same number spelled as hexfloat by us and decimal by spirv-dis."""
+    if ours == theirs:
+        return True
+    try:
+        value = float.fromhex(ours)
+        other = float(theirs)
+    except ValueError:
+        return False
+    return math.isclose(value, other, rel_tol=1e-8) or (math.isnan(value) and math.isnan(other))
+
+
+def _assert_dump_matches_spirv_dis(binary: bytes, tool) -> None:
+    ours = [line for line in dump(binary).splitlines() if not line.startswith(";")]
+    dis = tool("spirv-dis", "--raw-id", "--no-header", "--no-color", "-", data=binary)
+    theirs = dis.stdout.decode().splitlines()
+    assert len(ours) == len(theirs)
+    for mine, reference in zip(ours, theirs, strict=True):
+        a, b = mine.split(), reference.split()
+        assert len(a) == len(b) and all(map(_same_token, a, b)), f"\n{mine}\n{reference}"
+
+
+@pytest.mark.parametrize("kernel", ["add_kernel", "control_flow_kernel"])
+def test_dump_matches_spirv_dis(request, kernel, tool):
+    binary = assemble(request.getfixturevalue(kernel)())
+    tool("spirv-dis", "-", data=binary)  # friendly-name disassembly parses too
+    _assert_dump_matches_spirv_dis(binary, tool)
+
+
+def test_dump_reassembles_to_the_same_binary(control_flow_kernel, tool):
+    """Our text is valid spirv-as input and denotes exactly the binary it was made from."""
+    binary = assemble(control_flow_kernel())
+    text = dump(binary).encode()
+    out = tool(
+        "spirv-as", "--preserve-numeric-ids", "--target-env", "spv1.4", "-o", "-", "-", data=text
+    )
+    ours, theirs = words_from_binary(binary), words_from_binary(out.stdout)
+    assert theirs[3] == ours[3] and theirs[5:] == ours[5:]
+
+
+def test_types_and_constants_are_uniqued():
+    mod = Module()
+    i32, f32 = mod.type_int(32), mod.type_float(32)
+    assert mod.type_int(32) == i32 and mod.type_int(64) != i32 and mod.type_float(32) == f32
+    assert mod.type_vector(f32, 4) == mod.type_vector(f32, 4) != mod.type_vector(f32, 2)
+    assert mod.type_function(i32, [f32, f32]) == mod.type_function(i32, (f32, f32))
+    assert mod.type_function(i32, [f32]) != mod.type_function(i32, [f32, f32])
+    assert mod.type_array(f32, 8) == mod.type_array(f32, 8) != mod.type_array(f32, 9)
+    assert mod.constant(i32, -1) == mod.constant(i32, 0xFFFF_FFFF)
+    assert mod.constant(f32, 1) == mod.constant(f32, 1.0) != mod.constant(i32, 1)
+    assert mod.constant(f32, 0.0) != mod.constant(f32, -0.0)
+    assert mod.constant_bool(True) == mod.constant(mod.type_bool(), True) != mod.constant_bool(0)
+    v2 = mod.type_vector(f32, 2)
+    pair = [mod.constant(f32, 1.0), mod.constant(f32, 2.0)]
+    assert mod.constant_composite(v2, pair) == mod.constant_composite(v2, tuple(pair))
+    assert mod.constant_null(v2) == mod.constant_null(v2) != mod.constant_null(f32)
+    assert mod.ext_inst_import("OpenCL.std") == mod.ext_inst_import("OpenCL.std")
+    assert mod.unique(Op.TypeInt, 32, 0) == i32
+
+    plain = mod.type_pointer(StorageClass.CrossWorkgroup, f32)
+    aligned = mod.type_pointer(StorageClass.CrossWorkgroup, f32, alignment=16)
+    assert plain == mod.type_pointer(StorageClass.CrossWorkgroup, f32) != aligned
+    assert aligned == mod.type_pointer(StorageClass.CrossWorkgroup, f32, alignment=16)
+    ptr = mod.type_pointer(StorageClass.Input, mod.type_vector(mod.type_int(64), 3))
+    assert mod.builtin(BuiltIn.WorkgroupId, ptr) == mod.builtin(BuiltIn.WorkgroupId, ptr)
+
+    decorations = [
+        tuple(mod.annotations[off + 1 : off + n])
+        for _, off, n in iter_instructions(mod.annotations)
+    ]
+    assert decorations.count((aligned, Decoration.Alignment, 16)) == 1
+    assert len(decorations) == 3  # the alignment plus BuiltIn and Constant, each once
+    assert len(mod.ext_inst_imports) == len(string_words("OpenCL.std")) + 2
+
+
+# (type, value) pairs and how spirv-as spells the same constant
+CONSTANTS = [
+    ("f16", 1.5, "1.5"),
+    ("f16", -2.5, "-2.5"),
+    ("f16", 65504.0, "65504"),
+    ("f16", 2.0**-24, "0x1p-24"),
+    ("f16", 1e6, "0x1p+16"),  # overflows to +inf like a C conversion
+    ("f32", 0.1, "0.1"),
+    ("f32", -3.0e38, "-3e38"),
+    ("f32", 2.0**-149, "0x1p-149"),
+    ("f64", 1e100, "1e100"),
+    ("f64", -0.1, "-0.1"),
+    ("f64", 5e-324, "0x1p-1074"),
+    ("i8", 255, "255"),
+    ("i8", -1, "255"),
+    ("i16", -2, "65534"),
+    ("i32", -7, "4294967289"),
+    ("i64", -1, "18446744073709551615"),
+    ("i64", (1 << 40) + 5, str((1 << 40) + 5)),
+    ("s16", -2, "-2"),  # signed type: sign-extended into the word
+]
+
+
+def test_constants_are_encoded_like_spirv_as(tool):
+    mod = Module()
+    mod.add_capability(Capability.Kernel)
+    types = {
+        "f16": mod.type_float(16),
+        "f32": mod.type_float(32),
+        "f64": mod.type_float(64),
+        "i8": mod.type_int(8),
+        "i16": mod.type_int(16),
+        "i32": mod.type_int(32),
+        "i64": mod.type_int(64),
+        "s16": mod.type_int(16, 1),
+    }
+    ids = [mod.constant(types[ty], value) for ty, value, _ in CONSTANTS]
+    lines = ["OpCapability Kernel", "OpMemoryModel Physical64 OpenCL"]
+    for name, tid in types.items():
+        width = int(name[1:])
+        lines.append(
+            f"%{tid} = OpTypeFloat {width}"
+            if name[0] == "f"
+            else f"%{tid} = OpTypeInt {width} {int(name[0] == 's')}"
+        )
+    constants: dict[int, str] = {}  # uniquing merges equal bit patterns (i8 255 and -1)
+    for cid, (ty, _, text) in zip(ids, CONSTANTS, strict=True):
+        constants.setdefault(cid, f"%{cid} = OpConstant %{types[ty]} {text}")
+    assert len(constants) == len(CONSTANTS) - 1
+    lines += constants.values()
+    reference = tool(
+        "spirv-as",
+        "--preserve-numeric-ids",
+        "-o",
+        "-",
+        "-",
+        data="\n".join(lines).encode(),
+    ).stdout
+    ours, theirs = words_from_binary(assemble(mod)), words_from_binary(reference)
+    assert ours[5:] == theirs[5:]
+
+
+def test_constant_range_and_type_checks():
+    mod = Module()
+    with pytest.raises(ValueError, match="does not fit"):
+        mod.constant(mod.type_int(8), 256)
+    with pytest.raises(ValueError, match="does not fit"):
+        mod.constant(mod.type_int(8), -129)
+    with pytest.raises(ValueError, match="not a scalar"):
+        mod.constant(mod.type_vector(mod.type_float(32), 4), 1.0)
+    with pytest.raises(ValueError, match="OpenCL allows"):
+        mod.type_vector(mod.type_float(32), 5)
+
+
+def test_emit_encodes_strings_and_rejects_bad_operands():
+    code = emit_into(Op.Name, 7, "abc")
+    assert list(code) == [3 << 16 | Op.Name, 7, int.from_bytes(b"abc\0", "little")]
+    code = emit_into(Op.Name, 7, "abcd")
+    assert list(code) == [4 << 16 | Op.Name, 7, int.from_bytes(b"abcd", "little"), 0]
+    assert literal64(-2) == (0xFFFF_FFFE, 0xFFFF_FFFF)
+    for bad in (-1, 1 << 32, 1.5, None):
+        with pytest.raises(ValueError, match="OpIAdd: operand"):
+            emit_into(Op.IAdd, 1, 2, bad)
+    with pytest.raises(ValueError, match="NUL"):
+        emit_into(Op.Name, 1, "a\0b")
+
+
+def emit_into(opcode: int, *operands):
+    from array import array
+
+    code = array("I", [99])
+    emit(code, opcode, *operands)
+    assert code[0] == 99  # never disturbs what is already there, even on error
+    return code[1:]
+
+
+def test_block_checks_result_shape():
+    mod = Module()
+    fn = mod.add_function(mod.type_void(), mod.type_function(mod.type_void()))
+    blk = fn.add_block()
+    with pytest.raises(ValueError, match="OpStore has no result type"):
+        blk.op(Op.Store, 1, 2)
+    with pytest.raises(ValueError, match="OpIAdd defines a result"):
+        blk.emit(Op.IAdd, 1, 2, 3, 4)
+    before = len(blk.code)
+    with pytest.raises(ValueError, match="operand"):
+        blk.op(Op.IAdd, 1, 2, object())
+    assert len(blk.code) == before
+
+
+def test_sections_come_out_in_spec_order(add_kernel):
+    mod = add_kernel()
+    mod.add_extension("SPV_INTEL_subgroups")
+    mod.add_capability(Capability.SubgroupBufferBlockIOINTEL)
+    mod.add_capability(Capability.Kernel)  # already there: stays in its first position
+    text = dump(assemble(mod))
+    order = [
+        "OpCapability Addresses",
+        "OpCapability Kernel",
+        "OpCapability Int64",
+        "OpCapability SubgroupBufferBlockIOINTEL",
+        'OpExtension "SPV_INTEL_subgroups"',
+        "OpMemoryModel",
+        "OpEntryPoint",
+        "OpExecutionMode",
+        "OpName",
+        "OpDecorate",
+        "OpTypeVoid",
+        "OpFunction ",
+        "OpFunctionEnd",
+    ]
+    positions = [text.index(marker) for marker in order]
+    assert positions == sorted(positions)
+    assert len(re.findall("OpCapability Kernel", text)) == 1

@@ -1,0 +1,95 @@
+"""spirv-val wrapper: clear errors, and the bfloat16 workaround for spirv-val 2023.1."""
+
+from __future__ import annotations
+
+import pytest
+
+from tinytc_py.spirv import Module, SpirvToolMissing, SpirvValidationError, assemble, dump, validate
+from tinytc_py.spirv.tables import Capability, Op, StorageClass
+
+BF16_EXT = "SPV_INTEL_bfloat16_conversion"
+
+
+def bf16_kernel(
+    *,
+    capability: bool = True,
+    extension: bool = True,
+    int16: bool = True,
+    to_bf16_type: str = "i16",
+    components: int = 1,
+) -> bytes:
+    """x[i] = bf16(float(x[i]) * 2) over an i16 buffer holding bfloat16 bit patterns."""
+    mod = Module()
+    caps = [Capability.Addresses, Capability.Kernel, Capability.Int64]
+    caps += [Capability.Int16] if int16 else []
+    caps += [Capability.BFloat16ConversionINTEL] if capability else []
+    caps += [Capability.Vector16] if components > 4 else []
+    for cap in caps:
+        mod.add_capability(cap)
+    if extension:
+        mod.add_extension(BF16_EXT)
+    void, i64 = mod.type_void(), mod.type_int(64)
+    i16, f32 = mod.type_int(16), mod.type_float(32)
+    if components > 1:
+        i16, f32 = mod.type_vector(i16, components), mod.type_vector(f32, components)
+    ptr = mod.type_pointer(StorageClass.CrossWorkgroup, i16)
+    fn = mod.add_function(void, mod.type_function(void, [ptr, i64]), "scale")
+    x, i = fn.add_parameter(ptr), fn.add_parameter(i64)
+    blk = fn.add_block()
+    elem = blk.op(Op.InBoundsPtrAccessChain, ptr, x, i)
+    wide = blk.op(Op.ConvertBF16ToFINTEL, f32, blk.op(Op.Load, i16, elem))
+    two = mod.constant(mod.type_float(32), 2.0)
+    if components > 1:
+        two = mod.constant_composite(f32, [two] * components)
+    product = blk.op(Op.FMul, f32, wide, two)
+    result_type = {"i16": i16, "i32": mod.type_int(32)}[to_bf16_type]
+    narrow = blk.op(Op.ConvertFToBF16INTEL, result_type, product)
+    blk.emit(Op.Store, elem, narrow)
+    blk.emit(Op.Return)
+    mod.add_entry_point(fn.id, "scale")
+    return assemble(mod)
+
+
+def test_valid_module_passes(add_kernel):
+    validate(assemble(add_kernel()))
+
+
+def test_invalid_module_reports_spirv_val_message(add_kernel):
+    mod = add_kernel()
+    del mod.capabilities[Capability.Int64]
+    with pytest.raises(SpirvValidationError, match="(?s)spirv-val rejected.*Int64"):
+        validate(assemble(mod))
+
+
+def test_missing_validator_is_a_clear_error(add_kernel, monkeypatch):
+    binary = assemble(add_kernel())
+    with pytest.raises(SpirvToolMissing, match="spirv-val-missing not found"):
+        validate(binary, spirv_val="spirv-val-missing")
+    monkeypatch.setenv("PATH", "")
+    with pytest.raises(SpirvToolMissing, match="spirv-tools"):
+        validate(binary)
+
+
+@pytest.mark.parametrize("components", [1, 2, 16])
+def test_bf16_conversions_validate(components):
+    binary = bf16_kernel(components=components)
+    text = dump(binary)
+    assert "OpConvertBF16ToFINTEL" in text and "OpConvertFToBF16INTEL" in text
+    assert "OpCapability BFloat16ConversionINTEL" in text
+    validate(binary)
+
+
+def test_bf16_wrong_types_are_rejected():
+    with pytest.raises(SpirvValidationError, match="OpConvertFToBF16INTEL %.*int16"):
+        validate(bf16_kernel(to_bf16_type="i32"))
+
+
+@pytest.mark.parametrize("missing", ["capability", "extension"])
+def test_bf16_requires_capability_and_extension(missing):
+    with pytest.raises(SpirvValidationError, match="requires OpCapability BFloat16Conversion"):
+        validate(bf16_kernel(**{missing: False}))
+
+
+def test_other_errors_in_bf16_modules_still_fail():
+    with pytest.raises(SpirvValidationError, match="Int16(?s:.*)validated a copy"):
+        validate(bf16_kernel(int16=False))
