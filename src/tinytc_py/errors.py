@@ -291,7 +291,9 @@ def _excerpt(lines: list[str], loc: Location) -> str:
     if not (1 <= b.line <= len(lines)):
         return ""
     text = lines[b.line - 1].expandtabs(1)
-    last = e.column if e.line == b.line and e.column > b.column else len(text) + 1
+    # A range ending on a later line is marked to the end of its first line; an empty range
+    # still gets one tilde.
+    last = e.column if e.line == b.line else len(text) + 1
     width = max(1, last - b.column)
     return f"{text}\n{' ' * (b.column - 1)}{'~' * width}\n"
 

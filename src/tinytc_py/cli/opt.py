@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
             get_pass(name)
     except (ValueError, TinytcError) as exc:
         print(f"tinytc-opt: {exc}", file=sys.stderr)
-        return 2
+        return 1
     if args.file:
         try:
             with open(args.file, encoding="utf-8") as f:

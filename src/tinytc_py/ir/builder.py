@@ -14,7 +14,9 @@ operands and region yields exactly where the parser does, so no invalid program 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import re
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Status
 from .attrs import DictionaryAttr
@@ -25,6 +27,8 @@ from .region import Func, Prog, Region
 from .types import DYNAMIC, NumberType, Type, element_type
 from .values import Value
 from .verify import check_placement, check_region_end, finish_func
+
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 
 class RegionScope:
@@ -93,6 +97,11 @@ class FunctionScope:
     def __exit__(self, exc_type, exc, tb) -> None:
         self.body.__exit__(exc_type, exc, tb)
         if exc_type is None:
+            # Region instructions whose `with` block was never entered (e.g. a for with init
+            # values) were not checked on the way.
+            for inst in self.func.body.walk():
+                for region in inst.regions:
+                    check_region_end(region)
             finish_func(self.func)
             self.builder.prog.add_function(self.func)
 
@@ -115,8 +124,7 @@ class IRBuilder:
         loc: Location = UNKNOWN_LOCATION,
     ) -> FunctionScope:
         func = Func(name, list(param_types), loc, self._dict(attrs))
-        for value, pname in zip(func.params, param_names or ()):
-            value.name = pname
+        _set_names(func.params, param_names, loc)
         if param_attrs is not None:
             func.param_attrs = [self._dict(a) for a in param_attrs]
         return FunctionScope(self, func)
@@ -153,20 +161,29 @@ class IRBuilder:
                     raise inst.error(
                         Status.compilation_error, f"value {v} is not visible at this point", v
                     )
+            _set_names(inst.results, [name] if isinstance(name, str) else name, inst.loc)
         except CompilationError:
             inst.drop_uses()
             raise
         region.append(inst)
-        names = [name] if isinstance(name, str) else (name or [])
-        for value, n in zip(inst.results, names):
-            value.name = n
         return inst
 
     def create(self, mnemonic: str, operands: dict, props: dict | None = None,
                ty: Type | list[Type] | None = None, name: str | list[str] | None = None,
-               loc: Location = UNKNOWN_LOCATION, attrs: DictionaryAttr | dict | None = None) -> Inst:
+               loc: Location = UNKNOWN_LOCATION,
+               attrs: DictionaryAttr | dict | None = None) -> Inst:
         cls = INSTRUCTIONS[mnemonic]
+        if cls.spec.result == "result" and ty is None:
+            raise _type_required(mnemonic, loc)
         return self.insert(cls(operands, props, ty, loc, self._dict(attrs)), name)
+
+    def _scope(self, inst: Inst, param_names: list[str] | None) -> RegionScope:
+        try:
+            _set_names(inst.regions[0].params, param_names, inst.loc)
+        except CompilationError:
+            inst.parent.erase(inst)
+            raise
+        return RegionScope(self, inst.regions[0], inst)
 
     # ---- instructions with hand-written signatures --------------------------------------------
 
@@ -175,7 +192,8 @@ class IRBuilder:
         if isinstance(value, complex):
             value = (value.real, value.imag)
         scalar = element_type(ty)
-        if isinstance(scalar, NumberType) and scalar.is_float and isinstance(value, int) and not isinstance(value, bool):
+        is_int = isinstance(value, int) and not isinstance(value, bool)
+        if isinstance(scalar, NumberType) and scalar.is_float and is_int:
             value = float(value)
         if isinstance(scalar, NumberType) and scalar.is_complex and isinstance(value, (int, float)):
             value = (float(value), 0.0)
@@ -199,38 +217,43 @@ class IRBuilder:
 
     def for_(self, lb: Value, ub: Value, step: Value | None = None, init: list[Value] = (),
              types: list[Type] | None = None, name: str | list[str] | None = None,
-             attrs: DictionaryAttr | dict | None = None,
+             attrs: DictionaryAttr | dict | None = None, param_names: list[str] | None = None,
              loc: Location = UNKNOWN_LOCATION) -> RegionScope:
-        """Loop over [lb, ub); loop-carried values start at `init` (types default to theirs)."""
+        """Loop over [lb, ub); loop-carried values start at `init` (types default to theirs).
+        `param_names` names the loop variable and then the loop-carried values."""
         types = list(types) if types is not None else [v.type for v in init]
         ops = {"from": lb, "to": ub, "step": step, "iter_init": list(init)}
         inst = self.create("for", ops, None, types, name, loc, attrs)
-        return RegionScope(self, inst.regions[0], inst)
+        return self._scope(inst, param_names)
 
     def if_(self, condition: Value, types: list[Type] = (), name: str | list[str] | None = None,
             loc: Location = UNKNOWN_LOCATION) -> IfScope:
         inst = self.create("if", {"condition": condition}, None, list(types), name, loc)
         return IfScope(self, inst)
 
-    def foreach(self, lbs: list[Value], ubs: list[Value],
+    def foreach(self, lbs: list[Value], ubs: list[Value], param_names: list[str] | None = None,
                 loc: Location = UNKNOWN_LOCATION) -> RegionScope:
         inst = self.create("foreach", {"from": list(lbs), "to": list(ubs)}, None, None, None, loc)
-        return RegionScope(self, inst.regions[0], inst)
+        return self._scope(inst, param_names)
 
     def foreach_tile(self, lbs: list[Value], ubs: list[Value], tile_shape: list[int],
+                     param_names: list[str] | None = None,
                      loc: Location = UNKNOWN_LOCATION) -> RegionScope:
+        """`param_names` names the loop variables, then the tile sizes."""
         ops = {"from": list(lbs), "to": list(ubs)}
         inst = self.create("foreach_tile", ops, {"tile_shape": tuple(tile_shape)}, None, None, loc)
-        return RegionScope(self, inst.regions[0], inst)
+        return self._scope(inst, param_names)
 
     def parallel(self, loc: Location = UNKNOWN_LOCATION) -> RegionScope:
         inst = self.create("parallel", {}, None, None, None, loc)
         return RegionScope(self, inst.regions[0], inst)
 
     def cooperative_matrix_apply(self, a: Value, ty: Type | None = None, name: str | None = None,
+                                 param_names: list[str] | None = None,
                                  loc: Location = UNKNOWN_LOCATION) -> RegionScope:
+        """`param_names` names (row, col, value) of the body."""
         inst = self.create("cooperative_matrix_apply", {"a": a}, None, ty or a.type, name, loc)
-        return RegionScope(self, inst.regions[0], inst)
+        return self._scope(inst, param_names)
 
     def yield_(self, *values: Value, loc: Location = UNKNOWN_LOCATION) -> None:
         self.create("yield", {"yielded_vals": list(values)}, None, None, None, loc)
@@ -245,6 +268,23 @@ def _split(entries: list[int | Value]) -> tuple[tuple[int, ...], list[Value]]:
         else:
             static.append(int(e))
     return tuple(static), dynamic
+
+
+def _type_required(mnemonic: str, loc: Location) -> CompilationError:
+    return CompilationError(loc, Status.invalid_arguments, f"{mnemonic}: result type `ty` required")
+
+
+def _set_names(values: list[Value], names: list[str] | None, loc: Location) -> None:
+    """Names must be identifiers; purely numeric names mean "unnamed" (as in the parser)."""
+    names = list(names or ())
+    if len(names) > len(values):
+        detail = f"{len(names)} names for {len(values)} values"
+        raise CompilationError(loc, Status.invalid_arguments, detail)
+    for n in names:
+        if n and not n.isdigit() and not _NAME.match(n):
+            raise CompilationError(loc, Status.invalid_arguments, f"invalid value name {n!r}")
+    for value, n in zip(values, names, strict=False):
+        value.name = "" if n.isdigit() else n
 
 
 def _visible(value: Value, region: Region) -> bool:
@@ -264,24 +304,36 @@ def _make_method(mnemonic: str) -> Callable[..., Any]:
     spec = cls.spec
     keys = [o.rstrip("?*") for o in spec.operands]
     has_result = spec.result == "result"
+    prop_names = {p.name for p in spec.props}
+    required = [p.name for p in spec.props if p.default is None]
+    fixed_kind = getattr(cls, "result_kind", None)  # builtins: the type is fixed by the language
 
     def method(self: IRBuilder, *args: Any, ty: Type | None = None, name: str | None = None,
                loc: Location = UNKNOWN_LOCATION, attrs: Any = None, **props: Any) -> Any:
         if len(args) > len(keys) + has_result:
             raise CompilationError(loc, Status.invalid_arguments, f"{mnemonic}: too many arguments")
-        operands = dict(zip(keys, args))
+        operands = dict(zip(keys, args, strict=False))
         if has_result and len(args) == len(keys) + 1:
             ty = args[-1]
+        # Python keywords take a trailing underscore: fuse(..., from_=0, to=1).
+        props = {k[:-1] if k.endswith("_") else k: v for k, v in props.items()}
         for key in keys:
             if key in props:
                 operands[key] = props.pop(key)
+        unknown = [k for k in props if k not in prop_names]
+        missing = [k for k in required if props.get(k) is None]
+        if unknown or missing:
+            what = f"unknown property {unknown[0]!r}" if unknown else f"{missing[0]!r} required"
+            raise CompilationError(loc, Status.invalid_arguments, f"{mnemonic}: {what}")
         if has_result and ty is None:
             try:
                 ty = cls.infer_result_type(operands)
             except (KeyError, AttributeError):
                 ty = None
+            if ty is None and fixed_kind is not None:
+                ty = self.ctx.number(fixed_kind)
             if ty is None:
-                raise CompilationError(loc, Status.invalid_arguments, f"{mnemonic}: result type `ty` required")
+                raise _type_required(mnemonic, loc)
         inst = self.create(mnemonic, operands, props, ty if has_result else None, name, loc, attrs)
         return inst.result if has_result else inst
 

@@ -61,9 +61,11 @@ def i32(inst: Inst, v: Value, what: str = "operand") -> None:
         raise inst.error(Status.ir_expected_i32, f"{what} must have i32 type", v)
 
 
-def promotable(inst: Inst, a: NumberType, b: NumberType, *values: Value) -> None:
+def promotable(inst: Inst, a: NumberType, b: NumberType, *values: Value, what: str = "") -> None:
+    """a ⪯ b; `what` names both types in the message ("type of beta to element type of C")."""
     if not a.promotable_to(b):
-        raise inst.error(Status.ir_forbidden_promotion, f"cannot promote {a} to {b}", *values)
+        detail = f"cannot promote {a} to {b}" + (f" ({what})" if what else "")
+        raise inst.error(Status.ir_forbidden_promotion, detail, *values)
 
 
 def same_type(inst: Inst, a: Type, b: Type, status: Status, detail: str, *values: Value) -> None:
@@ -71,11 +73,13 @@ def same_type(inst: Inst, a: Type, b: Type, status: Status, detail: str, *values
         raise inst.error(status, f"{detail} ({a} vs {b})", *values)
 
 
-def memref_order(inst: Inst, v: Value, orders: tuple[int, ...], status: Status) -> MemrefType:
-    mt = memref(inst, v)
+def memref_order(
+    inst: Inst, v: Value, orders: tuple[int, ...], status: Status, what: str = "operand"
+) -> MemrefType:
+    mt = memref(inst, v, what)
     if mt.order not in orders:
         allowed = " or ".join(str(o) for o in orders)
-        raise inst.error(status, f"memref must have order {allowed}", v)
+        raise inst.error(status, f"{what} must have order {allowed}, got order {mt.order}", v)
     return mt
 
 
@@ -85,9 +89,11 @@ def index_list(inst: Inst, tensor: Value, indices: list[Value]) -> MemrefType | 
     ty = memref_or_group(inst, tensor)
     expected = ty.order if isinstance(ty, MemrefType) else 1
     if len(indices) != expected:
+        what = f"{ty} needs" if isinstance(ty, MemrefType) else "a group needs"
+        noun = "index" if expected == 1 else "indices"
         raise inst.error(
             Status.ir_invalid_number_of_indices,
-            f"expected {expected} indices, got {len(indices)}",
+            f"{what} {expected} {noun}, got {len(indices)}",
             tensor,
         )
     for i in indices:

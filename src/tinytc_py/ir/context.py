@@ -39,6 +39,23 @@ from .types import (
 ErrorReporter = Callable[[str, Location], None]
 
 
+def _check_column_major(shape: tuple[int, ...], stride: tuple[int, ...], loc: Location) -> None:
+    """The strided layout restrictions 1 <= S_1 and S_{i-1} s_{i-1} <= S_i (static entries only)."""
+    if stride and stride[0] != DYNAMIC and stride[0] < 1:
+        raise CompilationError(
+            loc, Status.ir_invalid_stride, f"the first stride must be at least 1, got {stride[0]}"
+        )
+    for i in range(1, len(stride)):
+        s0, n0, s1 = stride[i - 1], shape[i - 1], stride[i]
+        if DYNAMIC not in (s0, n0, s1) and s0 * n0 > s1:
+            raise CompilationError(
+                loc,
+                Status.ir_invalid_stride,
+                f"stride {s1} of mode {i} must be at least stride x size of mode {i - 1} "
+                f"({s0}x{n0} = {s0 * n0})",
+            )
+
+
 class CompilerContext:
     """Interns types/attributes through dicts keyed by their defining parts."""
 
@@ -140,6 +157,7 @@ class CompilerContext:
         for s in stride:
             if s < 0 and s != DYNAMIC:
                 raise CompilationError(loc, Status.ir_invalid_stride, f"invalid stride {s}")
+        _check_column_major(shape, stride, loc)
         key = ("memref", element, shape, stride, addrspace)
         return self._intern(key, lambda: MemrefType(self, element, shape, stride, addrspace))
 
@@ -164,7 +182,9 @@ class CompilerContext:
             )
         if rows <= 0 or cols <= 0 or rows == DYNAMIC or cols == DYNAMIC:
             raise CompilationError(
-                loc, Status.ir_invalid_shape, f"invalid coopmatrix shape {rows}x{cols}"
+                loc,
+                Status.ir_invalid_shape,
+                f"coopmatrix rows and columns must be positive, got {rows}x{cols}",
             )
         key = ("coopmatrix", component, rows, cols, use)
         return self._intern(key, lambda: CoopmatrixType(self, component, rows, cols, use))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import Status
+from ..errors import CompilationError, Status
 from . import checks
 from .enums import (
     CheckedFlag,
@@ -58,11 +58,12 @@ class BlasInst(Inst):
 
     __slots__ = ()
 
-    def check_scalars(self, out: MemrefType) -> None:
+    def check_scalars(self, out: MemrefType, out_name: str) -> None:
         alpha, beta = self.operand("alpha"), self.operand("beta")
         checks.number(self, alpha, "alpha")
         b_ty = checks.number(self, beta, "beta")
-        checks.promotable(self, b_ty, out.element, beta)
+        checks.promotable(self, b_ty, out.element, beta,
+                          what=f"type of beta to element type of {out_name}")
         if self.props["atomic"]:
             self.check_atomic_beta(beta)
 
@@ -81,12 +82,15 @@ def _op(t: Transpose, shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(shape)) if t is Transpose.t and len(shape) == 2 else shape
 
 
-def _shape_eq(inst: Inst, a: tuple[int, ...], b: tuple[int, ...], *values: Value) -> None:
-    """Static extents must agree; a dynamic extent matches anything."""
+def _shape_eq(
+    inst: Inst, a: tuple[int, ...], b: tuple[int, ...], *values: Value, what: str = ""
+) -> None:
+    """Static extents must agree; a dynamic extent matches anything. `what` states the rule."""
     if len(a) != len(b) or any(x != y and DYNAMIC not in (x, y) for x, y in zip(a, b)):
         fa = "x".join(dyn_str(x) for x in a) or "scalar"
         fb = "x".join(dyn_str(x) for x in b) or "scalar"
-        raise inst.error(Status.ir_incompatible_shapes, f"incompatible shapes {fa} and {fb}", *values)
+        detail = f"incompatible shapes {fa} and {fb}" + (f" ({what})" if what else "")
+        raise inst.error(Status.ir_incompatible_shapes, detail, *values)
 
 
 class BlasA2Inst(BlasInst):
@@ -94,10 +98,12 @@ class BlasA2Inst(BlasInst):
 
     __slots__ = ()
 
-    def check_a_b_types(self, a: MemrefType, b: MemrefType) -> None:
+    def check_a_b_types(self, a: MemrefType, b: MemrefType, b_name: str = "B") -> None:
         alpha = self.operand("alpha")
-        checks.promotable(self, alpha.type, a.element, alpha, self.operand("A"))
-        checks.promotable(self, a.element, b.element, self.operand("A"), self.operand("B"))
+        checks.promotable(self, alpha.type, a.element, alpha, self.operand("A"),
+                          what="type of alpha to element type of A")
+        checks.promotable(self, a.element, b.element, self.operand("A"), self.operand("B"),
+                          what=f"element type of A to element type of {b_name}")
 
 
 class AxpbyInst(BlasA2Inst):
@@ -106,9 +112,10 @@ class AxpbyInst(BlasA2Inst):
     def verify(self) -> None:
         A, B = self.operand("A"), self.operand("B")
         a = checks.memref(self, A, "A")
-        b = checks.memref_order(self, B, (0, 1, 2), Status.ir_expected_memref_order_0_1_or_2)
-        self.check_scalars(b)
-        _shape_eq(self, b.shape, _op(self.props["tA"], a.shape), A, B)
+        b = checks.memref_order(self, B, (0, 1, 2), Status.ir_expected_memref_order_0_1_or_2, "B")
+        self.check_scalars(b, "B")
+        _shape_eq(self, b.shape, _op(self.props["tA"], a.shape), A, B,
+                  what="shape(B) must equal shape(op(A))")
         self.check_a_b_types(a, b)
 
 
@@ -123,9 +130,12 @@ class CumsumInst(BlasA2Inst):
             raise self.error(Status.ir_expected_non_scalar_memref, "A must have order >= 1", A)
         mode = self.props["mode"]
         if not 0 <= mode < a.order:
-            raise self.error(Status.ir_out_of_bounds, f"mode {mode} out of bounds", A)
-        self.check_scalars(b)
-        _shape_eq(self, a.shape, b.shape, A, B)
+            raise self.error(
+                Status.ir_out_of_bounds,
+                f"summation mode {mode} is not a mode of A (order {a.order})", A,
+            )
+        self.check_scalars(b, "B")
+        _shape_eq(self, a.shape, b.shape, A, B, what="shape(A) must equal shape(B)")
         self.check_a_b_types(a, b)
 
 
@@ -135,15 +145,16 @@ class SumInst(BlasA2Inst):
     def verify(self) -> None:
         A, B = self.operand("A"), self.operand("B")
         a = checks.memref(self, A, "A")
-        b = checks.memref_order(self, B, (0, 1), Status.ir_expected_memref_order_0_or_1)
-        self.check_scalars(b)
+        b = checks.memref_order(self, B, (0, 1), Status.ir_expected_memref_order_0_or_1, "b")
+        self.check_scalars(b, "b")
         if a.order != b.order + 1:
             raise self.error(
                 Status.ir_incompatible_shapes, "order(A) must equal order(b) + 1", A, B
             )
         if b.order == 1:
-            _shape_eq(self, b.shape[:1], _op(self.props["tA"], a.shape)[:1], A, B)
-        self.check_a_b_types(a, b)
+            _shape_eq(self, b.shape[:1], _op(self.props["tA"], a.shape)[:1], A, B,
+                      what="rows(b) must equal rows(op(A))")
+        self.check_a_b_types(a, b, "b")
 
 
 class BlasA3Inst(BlasInst):
@@ -151,28 +162,37 @@ class BlasA3Inst(BlasInst):
 
     __slots__ = ()
 
-    def check_types(self, a: MemrefType, b: MemrefType, c: MemrefType) -> None:
+    def check_types(self, a: MemrefType, b: MemrefType, c: MemrefType, names: str = "ABC") -> None:
         A, B, C = self.operand("A"), self.operand("B"), self.operand("C")
+        na, nb, nc = names
         ab = promote(a.element, b.element)
         if ab is None:
             raise self.error(
-                Status.ir_forbidden_promotion, f"cannot promote {a.element} and {b.element}", A, B
+                Status.ir_forbidden_promotion,
+                f"element types {a.element} of {na} and {b.element} of {nb} "
+                "have no common promoted type",
+                A, B,
             )
         alpha = self.operand("alpha")
-        checks.promotable(self, alpha.type, ab, alpha)
-        checks.promotable(self, ab, c.element, A, B, C)
+        checks.promotable(self, alpha.type, ab, alpha,
+                          what=f"type of alpha to promoted element type of {na} and {nb}")
+        checks.promotable(self, ab, c.element, A, B, C,
+                          what=f"promoted element type of {na} and {nb} to element type of {nc}")
 
-    def operands3(self, orders: tuple[int, int, int]) -> tuple[MemrefType, MemrefType, MemrefType]:
+    def operands3(
+        self, orders: tuple[int, int, int], names: str = "ABC"
+    ) -> tuple[MemrefType, MemrefType, MemrefType]:
         status = {
             0: Status.ir_expected_memref_order_0,
             1: Status.ir_expected_memref_order_1,
             2: Status.ir_expected_memref_order_2,
         }
         types = []
-        for key, order in zip("ABC", orders):
-            types.append(checks.memref_order(self, self.operand(key), (order,), status[order]))
+        for key, name, order in zip("ABC", names, orders):
+            v = self.operand(key)
+            types.append(checks.memref_order(self, v, (order,), status[order], name))
         a, b, c = types
-        self.check_scalars(c)
+        self.check_scalars(c, names[2])
         return a, b, c
 
 
@@ -183,8 +203,9 @@ class GemmInst(BlasA3Inst):
         a, b, c = self.operands3((2, 2, 2))
         A, B, C = self.operand("A"), self.operand("B"), self.operand("C")
         opa, opb = _op(self.props["tA"], a.shape), _op(self.props["tB"], b.shape)
-        _shape_eq(self, opa[1:], opb[:1], A, B)
-        _shape_eq(self, c.shape, (opa[0], opb[1]), A, B, C)
+        _shape_eq(self, opa[1:], opb[:1], A, B, what="columns(op(A)) must equal rows(op(B))")
+        _shape_eq(self, c.shape, (opa[0], opb[1]), A, B, C,
+                  what="shape(C) must equal rows(op(A)) x columns(op(B))")
         self.check_types(a, b, c)
 
 
@@ -192,22 +213,23 @@ class GemvInst(BlasA3Inst):
     __slots__ = ()
 
     def verify(self) -> None:
-        a, b, c = self.operands3((2, 1, 1))
+        a, b, c = self.operands3((2, 1, 1), "Abc")
         A, B, C = self.operand("A"), self.operand("B"), self.operand("C")
         opa = _op(self.props["tA"], a.shape)
-        _shape_eq(self, opa[1:], b.shape, A, B)
-        _shape_eq(self, c.shape, opa[:1], A, C)
-        self.check_types(a, b, c)
+        _shape_eq(self, opa[1:], b.shape, A, B, what="columns(op(A)) must equal rows(b)")
+        _shape_eq(self, c.shape, opa[:1], A, C, what="rows(c) must equal rows(op(A))")
+        self.check_types(a, b, c, "Abc")
 
 
 class GerInst(BlasA3Inst):
     __slots__ = ()
 
     def verify(self) -> None:
-        a, b, c = self.operands3((1, 1, 2))
+        a, b, c = self.operands3((1, 1, 2), "abC")
         A, B, C = self.operand("A"), self.operand("B"), self.operand("C")
-        _shape_eq(self, c.shape, (a.shape[0], b.shape[0]), A, B, C)
-        self.check_types(a, b, c)
+        _shape_eq(self, c.shape, (a.shape[0], b.shape[0]), A, B, C,
+                  what="shape(C) must equal rows(a) x rows(b)")
+        self.check_types(a, b, c, "abC")
 
 
 class HadamardInst(BlasA3Inst):
@@ -215,13 +237,13 @@ class HadamardInst(BlasA3Inst):
 
     def verify(self) -> None:
         A, B, C = self.operand("A"), self.operand("B"), self.operand("C")
-        c = checks.memref_order(self, C, (1, 2), Status.ir_expected_memref_order_1_or_2)
-        a = checks.memref_order(self, A, (c.order,), Status.ir_incompatible_shapes)
-        b = checks.memref_order(self, B, (c.order,), Status.ir_incompatible_shapes)
-        self.check_scalars(c)
-        _shape_eq(self, a.shape, c.shape, A, C)
-        _shape_eq(self, b.shape, c.shape, B, C)
-        self.check_types(a, b, c)
+        c = checks.memref_order(self, C, (1, 2), Status.ir_expected_memref_order_1_or_2, "c")
+        a = checks.memref_order(self, A, (c.order,), Status.ir_incompatible_shapes, "a")
+        b = checks.memref_order(self, B, (c.order,), Status.ir_incompatible_shapes, "b")
+        self.check_scalars(c, "c")
+        _shape_eq(self, a.shape, c.shape, A, C, what="shape(a) must equal shape(c)")
+        _shape_eq(self, b.shape, c.shape, B, C, what="shape(b) must equal shape(c)")
+        self.check_types(a, b, c, "abc")
 
 
 # ---- other collective instructions ----------------------------------------------------------------
@@ -233,11 +255,16 @@ class AllocaInst(Inst):
     def verify(self) -> None:
         ty = _result(self)
         if not isinstance(ty, MemrefType):
-            raise self.error(Status.ir_expected_memref, "alloca returns a memref")
+            raise self.error(Status.ir_expected_memref, f"alloca must return a memref, not {ty}")
         if ty.is_dynamic:
-            raise self.error(Status.ir_invalid_shape, "alloca needs a static shape and stride")
+            raise self.error(
+                Status.ir_invalid_shape, f"alloca needs a static shape and stride, got {ty}"
+            )
         if ty.addrspace.text != "local":
-            raise self.error(Status.ir_expected_local_address_space, "alloca returns local memory")
+            raise self.error(
+                Status.ir_expected_local_address_space,
+                f"alloca must return a memref in the local address space, got {ty}",
+            )
         align = self.attrs.get("alignment") if self.attrs is not None else None
         if align is None:
             return
@@ -392,14 +419,12 @@ class ArithUnaryInst(ArithInst):
             if isinstance(a.type, CoopmatrixType):
                 t = a.type
                 expected = t.ctx.coopmatrix(comp, t.rows, t.cols, t.use)
-        checks.same_type(
-            self,
-            expected,
-            _result(self),
-            Status.ir_operand_type_must_match_return_type,
-            "unexpected result type",
-            a,
-        )
+        if expected is not _result(self):
+            raise self.error(
+                Status.ir_operand_type_must_match_return_type,
+                f"{self.name} of {a.type} returns {expected}, not {_result(self)}",
+                a,
+            )
 
 
 class MathInst(ArithInst):
@@ -456,7 +481,11 @@ class CastInst(Inst):
         if isinstance(dst, CoopmatrixType):
             s = checks.coopmatrix(self, a)
             if s.shape != dst.shape:
-                raise self.error(Status.ir_incompatible_shapes, "cast must keep the shape", a)
+                raise self.error(
+                    Status.ir_incompatible_shapes,
+                    f"cast must keep the shape ({s.rows}x{s.cols} vs {dst.rows}x{dst.cols})",
+                    a,
+                )
             if s.use is not dst.use and not (
                 s.use is MatrixUse.acc and dst.use in (MatrixUse.a, MatrixUse.b)
             ):
@@ -500,7 +529,29 @@ class ConstantInst(Inst):
         else:
             ok = isinstance(value, tuple) and len(value) == 2
         if not ok:
-            raise self.error(Status.ir_constant_mismatch, f"constant does not match type {ty}")
+            raise self.error(
+                Status.ir_constant_mismatch,
+                f"{_constant_kind(value)} constant does not match type {ty} "
+                f"(expected {_constant_kind_for(scalar)} constant)",
+            )
+
+
+def _constant_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "floating"
+    return "complex"
+
+
+def _constant_kind_for(scalar: Type) -> str:
+    if isinstance(scalar, BooleanType):
+        return "a boolean"
+    if scalar.is_integer:
+        return "an integer"
+    return "a floating" if scalar.is_float else "a complex"
 
 
 # ---- mixed: memory --------------------------------------------------------------------------------
@@ -564,7 +615,9 @@ class StoreInst(Inst):
                 "result type must match the element type", t,
             )
         if self.name in ("atomic_min", "atomic_max") and mt.element.is_complex:
-            raise self.error(Status.ir_complex_unsupported, f"{self.name} on complex numbers", val)
+            raise self.error(
+                Status.ir_complex_unsupported, f"{self.name} is not defined on {mt.element}", val
+            )
 
 
 class SizeInst(Inst):
@@ -579,7 +632,10 @@ class SizeInst(Inst):
         ty = checks.memref_or_group(self, t)
         order = ty.order if isinstance(ty, MemrefType) else 1
         if not 0 <= self.props["mode"] < order:
-            raise self.error(Status.ir_out_of_bounds, f"mode {self.props['mode']} out of bounds", t)
+            raise self.error(
+                Status.ir_out_of_bounds,
+                f"mode {self.props['mode']} out of bounds (0 <= mode < {order})", t,
+            )
         r = _result(self)
         if not (isinstance(r, NumberType) and r.kind is ScalarKind.index):
             raise self.error(Status.ir_expected_index, "size returns index")
@@ -629,17 +685,28 @@ def _check_view_type(
     t = inst.operand("operand")
     if not isinstance(r, MemrefType):
         raise inst.error(Status.ir_expected_memref, "result must be a memref", t)
-    if r.element is not src.element or r.addrspace is not src.addrspace:
+    if r.element is not src.element:
         raise inst.error(
             Status.ir_operand_type_must_match_return_type,
-            "element type and address space must match the operand's",
+            f"result element type {r.element} must match the operand's element type {src.element}",
             t,
         )
-    expected = src.ctx.memref(src.element, shape, stride, src.addrspace)
+    if r.addrspace is not src.addrspace:
+        raise inst.error(
+            Status.ir_address_space_mismatch,
+            f"result address space {r.addrspace.text} must match the operand's address space "
+            f"{src.addrspace.text}",
+            t,
+        )
     ok = len(r.shape) == len(shape) and all(
         a == b for a, b in zip(r.shape, shape)
     ) and all(a == b or a == DYNAMIC for a, b in zip(r.stride, stride))
     if not ok:
+        try:
+            expected = str(src.ctx.memref(src.element, shape, stride, src.addrspace))
+        except CompilationError:  # a view of a dynamic mode may break the static stride rules
+            expected = (f"a memref of shape {'x'.join(map(dyn_str, shape))} and stride "
+                        f"{','.join(map(dyn_str, stride))}")
         raise inst.error(
             Status.ir_operand_type_must_match_return_type,
             f"result type must be {expected}, got {r}",
@@ -657,7 +724,9 @@ class ExpandInst(Inst):
         static = list(self.props["static_expand_shape"])
         dyn = self.operand_list("expand_shape")
         if not 0 <= mode < mt.order:
-            raise self.error(Status.ir_out_of_bounds, f"mode {mode} out of bounds", t)
+            raise self.error(
+                Status.ir_out_of_bounds, f"mode {mode} out of bounds (0 <= mode < {mt.order})", t
+            )
         if len(static) < 2:
             raise self.error(Status.ir_expand_shape_order_too_small, "expand shape needs 2 modes", t)
         if static.count(DYNAMIC) != len(dyn):
@@ -704,7 +773,11 @@ class FuseInst(Inst):
             parts = (sh[k], st[k], st[k + 1])
             if DYNAMIC not in parts and st[k] * sh[k] != st[k + 1]:
                 raise self.error(
-                    Status.ir_invalid_stride, f"modes {k} and {k + 1} cannot be fused", t
+                    Status.ir_invalid_stride,
+                    f"modes {k} and {k + 1} cannot be fused: stride x size of mode {k} "
+                    f"({st[k]}x{sh[k]} = {st[k] * sh[k]}) differs from stride {st[k + 1]} "
+                    f"of mode {k + 1}",
+                    t,
                 )
         fused = sh[frm : to + 1]
         size = DYNAMIC if DYNAMIC in fused else _prod(fused)
@@ -828,7 +901,9 @@ class SubgroupOperationInst(Inst):
         a = self.operand("a")
         ty = checks.number(self, a)
         if self.ordered and ty.is_complex:
-            raise self.error(Status.ir_complex_unsupported, f"{self.name} on complex numbers", a)
+            raise self.error(
+                Status.ir_complex_unsupported, f"{self.name} is not defined on {ty}", a
+            )
         checks.same_type(
             self, ty, _result(self), Status.ir_operand_type_must_match_return_type,
             "result type must match the operand type", a,
@@ -866,7 +941,7 @@ class CoopMemoryInst(Inst):
 
     def check_memref(self, component: NumberType) -> MemrefType:
         t = self.operand("operand")
-        mt = checks.memref_order(self, t, (2,), Status.ir_expected_memref_order_2)
+        mt = checks.memref_order(self, t, (2,), Status.ir_expected_memref_order_2, "M")
         checks.index(self, self.operand("pos0"))
         checks.index(self, self.operand("pos1"))
         if component is not mt.element:
@@ -902,7 +977,10 @@ class CoopStoreInst(CoopMemoryInst):
                 "result type must match the operand type", val,
             )
             if self.name != "cooperative_matrix_atomic_add" and mt.element.is_complex:
-                raise self.error(Status.ir_complex_unsupported, f"{self.name} on complex", val)
+                raise self.error(
+                    Status.ir_complex_unsupported,
+                    f"{self.name} is not defined on {mt.element}", val,
+                )
 
 
 class CoopConstructInst(Inst):
@@ -971,11 +1049,33 @@ class CoopMulAddInst(Inst):
                     Status.ir_invalid_matrix_use, f"expected {use.text}, got {ty.use.text}",
                     *([v] if v else []),
                 )
-        if a.cols != b.rows or c.rows != a.rows or c.cols != b.cols or d.shape != c.shape:
-            raise self.error(Status.ir_incompatible_shapes, "incompatible matrix shapes", A, B, C)
+        if a.cols != b.rows:
+            raise self.error(Status.ir_incompatible_shapes,
+                             f"columns(A) = {a.cols} must equal rows(B) = {b.rows}", A, B)
+        if c.rows != a.rows or c.cols != b.cols:
+            raise self.error(
+                Status.ir_incompatible_shapes,
+                f"shape(C) = {c.rows}x{c.cols} must equal rows(A) x columns(B) = {a.rows}x{b.cols}",
+                A, B, C,
+            )
+        if d.shape != c.shape:
+            raise self.error(
+                Status.ir_incompatible_shapes,
+                f"result shape {d.rows}x{d.cols} must equal shape(C) = {c.rows}x{c.cols}", C,
+            )
         ab = promote(a.component, b.component)
-        if ab is None or not ab.promotable_to(c.component):
-            raise self.error(Status.ir_forbidden_promotion, "A and B do not promote to C", A, B, C)
+        if ab is None:
+            raise self.error(
+                Status.ir_forbidden_promotion,
+                f"component types {a.component} of A and {b.component} of B have no common "
+                "promoted type", A, B,
+            )
+        if not ab.promotable_to(c.component):
+            raise self.error(
+                Status.ir_forbidden_promotion,
+                f"cannot promote {ab} (promoted component type of A and B) to {c.component} "
+                "(component type of C)", A, B, C,
+            )
         if (c.component.kind.family, d.component.kind.family) in _CAST_FORBIDDEN:
             raise self.error(Status.ir_forbidden_cast, f"cannot cast {c.component} to {d.component}", C)
 
@@ -985,7 +1085,7 @@ class CoopPrefetchInst(Inst):
 
     def verify(self) -> None:
         t = self.operand("operand")
-        checks.memref_order(self, t, (2,), Status.ir_expected_memref_order_2)
+        checks.memref_order(self, t, (2,), Status.ir_expected_memref_order_2, "M")
         checks.index(self, self.operand("pos0"))
         checks.index(self, self.operand("pos1"))
         if self.props["cache_level"] < 0:
@@ -1008,7 +1108,9 @@ class CoopReduceInst(Inst):
         if r.shape != shape:
             raise self.error(Status.ir_invalid_shape, f"result shape must be {shape[0]}x{shape[1]}", a)
         if self.name != "cooperative_matrix_reduce_add" and at.component.is_complex:
-            raise self.error(Status.ir_complex_unsupported, f"{self.name} on complex", a)
+            raise self.error(
+                Status.ir_complex_unsupported, f"{self.name} is not defined on {at.component}", a
+            )
 
 
 class CoopScaleInst(Inst):

@@ -16,6 +16,7 @@ from .types import GroupType, MemrefType, element_type
 from .values import Value
 
 _REGION_NAMES = {Exec.collective: "collective", Exec.spmd: "SPMD"}
+_ARTICLE = {Exec.collective: "a", Exec.spmd: "an"}
 
 
 def check_placement(inst: Inst, region: Region) -> None:
@@ -33,7 +34,7 @@ def check_placement(inst: Inst, region: Region) -> None:
     )
     raise inst.error(
         status,
-        f"{_REGION_NAMES[want]} instruction '{inst.name}' is not allowed in a "
+        f"{_REGION_NAMES[want]} instruction '{inst.name}' is not allowed in {_ARTICLE[have]} "
         f"{_REGION_NAMES[have]} region",
     )
 
@@ -66,7 +67,10 @@ def check_region_end(region: Region) -> None:
             )
         where = owner if isinstance(owner, Inst) else None
         err_loc = last.loc if last is not None else (where.loc if where else region.loc)
-        raise CompilationError(err_loc, Status.ir_must_have_yield, "region must end with a yield")
+        want = ", ".join(str(t) for t in expected)
+        raise CompilationError(
+            err_loc, Status.ir_must_have_yield, f"region must end with a yield of ({want})"
+        )
     vals = last.operands
     if expected is None:
         if vals:
@@ -130,7 +134,10 @@ def check_function_attrs(func: Func) -> None:
         sgs_attr = attrs.get("subgroup_size")
         sgs = _int_attr(func, sgs_attr, "subgroup_size") if sgs_attr is not None else None
         if sgs is not None and sgs <= 0:
-            raise CompilationError(func.loc, Status.unsupported_subgroup_size, f"subgroup size {sgs}")
+            raise CompilationError(
+                func.loc, Status.unsupported_subgroup_size,
+                f"subgroup_size must be positive, got {sgs}",
+            )
         wgs_attr = attrs.get("work_group_size")
         if wgs_attr is not None:
             wgs = _int_array(func, wgs_attr, "work_group_size")

@@ -10,8 +10,18 @@ from ..ir.region import Prog
 from .base import FunctionPass
 from .check_ir import CheckIr
 from .dump_ir import DumpIr
+from .insert_barrier import InsertBarrier
+from .insert_lifetime_stop import InsertLifetimeStop
+from .lower_foreach import LowerForeach
+from .set_stack_ptr import SetStackPtr
+from .work_group_size import WorkGroupSize
 
 PASSES: dict[str, type[FunctionPass]] = {cls.name: cls for cls in (CheckIr, DumpIr)}
+PASSES[InsertBarrier.name] = InsertBarrier
+PASSES[InsertLifetimeStop.name] = InsertLifetimeStop
+PASSES[LowerForeach.name] = LowerForeach
+PASSES[SetStackPtr.name] = SetStackPtr
+PASSES[WorkGroupSize.name] = WorkGroupSize
 
 
 def get_pass(name: str) -> FunctionPass:

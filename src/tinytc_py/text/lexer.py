@@ -19,7 +19,7 @@ GLOBAL = re.compile(r"@([A-Za-z][A-Za-z0-9_]*|[0-9]+)")
 DEFVAR = re.compile(r"\$([A-Za-z][A-Za-z0-9_]*|[0-9]+)")
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MNEMONIC = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-INTEGER = re.compile(r"[+-]?[0-9]+(?![0-9.eEx])")
+INTEGER = re.compile(r"[+-]?[0-9]+(?![0-9.eExX])")
 _DEC_FLOAT = r"[+-]?(?:(?:[0-9]*\.[0-9]+|[0-9]+\.)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+)"
 _HEX_FLOAT = (
     r"[+-]?0[xX](?:(?:[0-9a-fA-F]*\.[0-9a-fA-F]+|[0-9a-fA-F]+\.?)(?:[pP][+-]?[0-9]+)"
@@ -28,6 +28,7 @@ _HEX_FLOAT = (
 FLOAT = re.compile(rf"(?:{_HEX_FLOAT}|{_DEC_FLOAT}|[+-]?(?:inf|nan)\b)")
 STRING = re.compile(r'"([\x20\x21\x23-\x7e]*)"')
 SHAPE_INT = re.compile(r"[0-9]+")
+TOKEN = re.compile(r"[\w.$%@+\-]+|\S")
 
 INT_MIN = -(2**63) + 1
 INT_MAX = 2**63 - 1
@@ -118,7 +119,7 @@ class Cursor:
         """A parse error at the current token (or from `begin` to the current offset)."""
         self.skip()
         if begin is None:
-            m = re.compile(r"[^\s]+").match(self.text, self.pos)
+            m = TOKEN.match(self.text, self.pos)
             end = m.end() if m else self.pos + 1
             end = min(end, self.pos + 40)
             return CompilationError(self.loc(self.pos, end), Status.parse_error, message)

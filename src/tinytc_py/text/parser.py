@@ -37,6 +37,7 @@ class Parser:
         self.c = lx.Cursor(text, ctx.add_source(name, text))
         self.defs = Definitions()
         self.scopes: list[dict[str, Value]] = []
+        self.regions: list[Region] = []  # regions being parsed, innermost last
 
     # ---- program and functions ----------------------------------------------------------------
 
@@ -47,11 +48,10 @@ class Parser:
             if self.c.peek("$"):
                 self.parse_def_assign()
                 continue
-            begin = self.c.pos
             func = self.parse_func()
             if func.name in names:
                 raise CompilationError(
-                    self.c.loc(begin), Status.parse_error, f"function @{func.name} is already defined"
+                    func.loc, Status.parse_error, f"function @{func.name} is already defined"
                 )
             names.add(func.name)
             prog.add_function(func)
@@ -75,7 +75,7 @@ class Parser:
                 c.expect(":")
                 ty = self.parse_type()
                 ploc = c.loc(pbegin)
-                pattrs = self.parse_dictionary() if c.peek("{") and self._dict_follows() else None
+                pattrs = self.parse_dictionary() if c.peek("{") or c.peek("$") else None
                 params.append((pm.group(1), ty, ploc, pattrs))
                 if c.accept(")"):
                     break
@@ -96,16 +96,19 @@ class Parser:
         finish_func(func)
         return func
 
-    def _dict_follows(self) -> bool:
-        """After a parameter type, '{' opens its attribute dictionary (not the body)."""
-        return re.compile(r"\{\s*(?:[A-Za-z_]+|\"[^\"]*\")\s*=").match(self.c.text, self.c.pos) is not None
-
     # ---- regions and values -------------------------------------------------------------------
 
     def parse_region(self, region: Region, names: list[tuple[str, Location]] = ()) -> None:
         c = self.c
         begin = c.skip()
         c.expect("{", "'{'")
+        owner = region.owner
+        if isinstance(owner, Inst) and owner.parent is None and self.regions:
+            # The owner is appended to the enclosing region only after its regions are parsed,
+            # but a mixed region (for, if) takes its kind from there already: without the
+            # parent, a `for` inside `parallel` would reject SPMD instructions.
+            owner.parent = self.regions[-1]
+        self.regions.append(region)
         self.scopes.append({})
         self.defs.push()
         for value, (name, loc) in zip(region.params, names):
@@ -124,6 +127,7 @@ class Parser:
         region.loc = c.loc(begin)
         self.defs.pop()
         self.scopes.pop()
+        self.regions.pop()
         check_region_end(region)
 
     def define_value(self, name: str, value: Value) -> None:
@@ -179,6 +183,8 @@ class Parser:
         c = self.c
         begin = c.skip()
         m = c.match(lx.DEFVAR)
+        if not m:
+            raise c.error("expected compile-time variable ($name)")
         c.expect("=")
         value = self.parse_def_rhs()
         self.defs.define(m.group(1), value, c.loc(begin))
@@ -220,6 +226,8 @@ class Parser:
         c = self.c
         begin = c.skip()
         m = c.match(lx.DEFVAR)
+        if not m:
+            raise c.error("expected compile-time variable ($name)")
         return self.defs.lookup(m.group(1), c.loc(begin))
 
     # ---- constants ----------------------------------------------------------------------------
@@ -251,6 +259,8 @@ class Parser:
         else:
             value = self.parse_optional_number()
         if not isinstance(value, int) or isinstance(value, bool):
+            if c.pos == begin:
+                raise c.error("expected integer constant")
             raise CompilationError(c.loc(begin), Status.parse_error, "expected integer constant")
         return value
 
@@ -273,6 +283,8 @@ class Parser:
         else:
             value = self.parse_optional_number()
         if value is None or isinstance(value, (Type, Attr)):
+            if c.pos == begin:
+                raise c.error("expected constant")
             raise CompilationError(c.loc(begin), Status.parse_error, "expected constant")
         return value
 
@@ -281,6 +293,8 @@ class Parser:
         begin = c.skip()
         value = self.lookup_def() if c.peek("$") else self.parse_optional_number()
         if isinstance(value, bool) or not isinstance(value, (int, float)):
+            if c.pos == begin:
+                raise c.error("expected floating constant")
             raise CompilationError(c.loc(begin), Status.parse_error, "expected floating constant")
         return float(value)
 
@@ -322,6 +336,8 @@ class Parser:
             m = c.match(SCALAR)
             value = self.ctx.number(_SCALAR_KINDS[m.group(0)]) if m else None
         if not isinstance(value, NumberType):
+            if c.pos == begin:
+                raise c.error("expected number type")
             raise CompilationError(c.loc(begin), Status.parse_error, "expected number type")
         return value
 
@@ -406,9 +422,17 @@ class Parser:
         shape = self.parse_shape()
         if len(shape) != 2:
             raise CompilationError(c.loc(begin), Status.parse_error, "coopmatrix needs rows x cols")
+        if DYNAMIC in shape:
+            raise CompilationError(
+                c.loc(begin),
+                Status.ir_invalid_shape,
+                "coopmatrix rows and columns must be constants, not '?'",
+            )
         c.expect(",")
         m = c.match(lx.WORD)
         if not m or m.group(0) not in _USES:
+            if m:
+                c.pos = m.start()
             raise c.error("expected matrix_a, matrix_b or matrix_acc")
         c.expect(">")
         return self.ctx.coopmatrix(component, shape[0], shape[1], _USES[m.group(0)], c.loc(begin))
@@ -455,6 +479,13 @@ class Parser:
     def parse_dictionary(self) -> DictionaryAttr:
         c = self.c
         begin = c.skip()
+        if c.peek("$"):
+            value = self.lookup_def()
+            if not isinstance(value, DictionaryAttr):
+                raise CompilationError(
+                    c.loc(begin), Status.parse_error, "expected dictionary attribute"
+                )
+            return value
         c.expect("{")
         items: list[tuple[str, Attr]] = []
         if not c.accept("}"):
@@ -526,8 +557,10 @@ class Parser:
                 )
         for prop in spec_props:
             if prop.default is None and prop.name not in props:
+                choices = ", ".join("." + k for k in modifier_table(prop))
                 raise CompilationError(
-                    self.c.loc(begin), Status.parse_error, f"{cls.spec.mnemonic} needs a .{prop.name} modifier"
+                    self.c.loc(begin), Status.parse_error,
+                    f"{cls.spec.mnemonic} needs one of the modifiers {choices}",
                 )
         return props
 
@@ -542,7 +575,7 @@ class Parser:
             if tok == "type":
                 result_type = self.parse_type()
             elif tok == "attrs?":
-                if c.peek("{"):
+                if c.peek("{") or c.peek("$"):
                     attrs = self.parse_dictionary()
             elif tok.startswith("$"):
                 if tok.endswith("*"):
@@ -709,7 +742,10 @@ class Parser:
         names = self.parse_name_list()
         if len(names) != 3:
             raise CompilationError(c.loc(begin), Status.parse_error, "expected (%row, %col, %value)")
-        c.expect("=")
+        # The grammar and example write "=", the reference's prose (and upstream's printer)
+        # "in": both are accepted, "=" is printed.
+        if not c.accept("in"):
+            c.expect("=", "'=' or 'in'")
         a = self.parse_value()
         c.expect("->")
         ty = self.parse_type()

@@ -11,6 +11,9 @@ from typing import Any, Callable
 
 from ..errors import CompilationError, Location, Status
 
+INT_MIN = -(2**63) + 1
+INT_MAX = 2**63 - 1
+
 
 def _div(a: int, b: int) -> int:
     """C-style integer division (truncates toward zero), as the reference implementation does."""
@@ -25,6 +28,8 @@ def _rem(a: int, b: int) -> int:
 def _pow(a: int, b: int) -> int:
     if b < 0:
         raise ValueError("negative exponent")
+    if abs(a) > 1 and b >= 64:
+        raise ValueError("!calc result out of range")
     return a**b
 
 
@@ -54,9 +59,12 @@ def evaluate_rpn(items: list[tuple[str | int, Location]], loc: Location) -> int:
         if b == 0 and item in ("/", "%"):
             raise CompilationError(item_loc, Status.ir_division_by_zero, "division by zero in !calc")
         try:
-            stack.append(RPN_OPERATORS[item](a, b))
+            value = RPN_OPERATORS[item](a, b)
         except ValueError as exc:
             raise CompilationError(item_loc, Status.parse_error, str(exc)) from None
+        if not INT_MIN <= value <= INT_MAX:
+            raise CompilationError(item_loc, Status.parse_error, "!calc result out of range")
+        stack.append(value)
     if len(stack) != 1:
         raise CompilationError(loc, Status.parse_error, "!calc expression must leave exactly one value")
     return stack[0]

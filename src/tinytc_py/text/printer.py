@@ -1,6 +1,6 @@
 """Printer of the tensor language. Its output parses back to the same program
 (`print(parse(print(p))) == print(p)`): named values keep their names (renamed only where a name
-is already visible), unnamed values are numbered per function in definition order.
+is already visible), unnamed values are numbered per function in text order.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ INDENT = "    "
 def format_float(value: float) -> str:
     """Shortest text that reads back to the same double (Python's repr), in the grammar's form."""
     if math.isnan(value):
-        return "nan"
+        # Keep the sign bit of "-nan" so that printing and parsing back is lossless.
+        return "-nan" if math.copysign(1.0, value) < 0 else "nan"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
     text = repr(value)
@@ -43,14 +44,17 @@ class Printer:
         self.names: dict[Value, str] = {}
         self.visible: list[set[str]] = []
         self.counter = 0
+        self.reserved: dict[Value, str] = {}  # numbers taken by unnamed results ahead of time
 
     # ---- values -------------------------------------------------------------------------------
 
     def define(self, value: Value) -> str:
         base = value.name
         if not base:
-            name = str(self.counter)
-            self.counter += 1
+            name = self.reserved.pop(value, "")
+            if not name:
+                name = str(self.counter)
+                self.counter += 1
         else:
             name, k = base, 0
             while any(name in scope for scope in self.visible):
@@ -69,7 +73,7 @@ class Printer:
     # ---- structure ----------------------------------------------------------------------------
 
     def print_func(self, func: Func) -> None:
-        self.names, self.visible, self.counter = {}, [set()], 0
+        self.names, self.visible, self.counter, self.reserved = {}, [set()], 0, {}
         params = []
         for value, attrs in zip(func.params, func.param_attrs):
             text = f"{self.define(value)}: {value.type}"
@@ -97,6 +101,13 @@ class Printer:
         rule = _CUSTOM.get(inst.name)
         head = inst.name + "".join(modifier_text(p, inst.props[p.name]) for p in inst.spec.props)
         start = len(self.out)
+        for r in inst.results:
+            # Unnamed results are numbered before the values inside the instruction's regions,
+            # so that numbers increase in text order (`%0 = if ... { %1 = ... }`), as upstream's
+            # printer numbers them.
+            if not r.name:
+                self.reserved[r] = str(self.counter)
+                self.counter += 1
         if rule is not None:
             rule(self, inst, head, depth)
         else:
@@ -147,10 +158,16 @@ class Printer:
 
     def print_expand(self, inst: Inst, head: str, depth: int) -> None:
         dyn = iter(inst.operand_list("expand_shape"))
-        shape = "x".join(
+        parts = [
             self.ref(next(dyn)) if s == DYNAMIC else dyn_str(s)
             for s in inst.props["static_expand_shape"]
-        )
+        ]
+        # An identifier followed by "x" would lex as a longer identifier (%n x 16 vs %nx16), so
+        # the separator gets spaces next to identifiers, as in the reference's examples.
+        shape = parts[0]
+        for prev, part in zip(parts, parts[1:], strict=False):
+            sep = " x " if prev.startswith("%") or part.startswith("%") else "x"
+            shape += sep + part
         operand = self.ref(inst.operand("operand"))
         mode = inst.props["expanded_mode"]
         self.out.append(

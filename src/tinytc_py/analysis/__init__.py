@@ -1,0 +1,1 @@
+"""Analyses over the IR that passes share (memory effects, aliasing, stack placement, tiling)."""

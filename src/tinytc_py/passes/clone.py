@@ -1,0 +1,43 @@
+"""Helpers for passes that rewrite IR: copying instructions through an IRBuilder (so that every
+copy is placed and checked like newly built code) with a value map for operands."""
+
+from __future__ import annotations
+
+from ..ir.builder import IRBuilder
+from ..ir.inst import Inst
+from ..ir.region import Region
+from ..ir.values import Value
+
+
+def clone_inst(b: IRBuilder, inst: Inst, vmap: dict[Value, Value]) -> Inst:
+    """Appends a copy of `inst` (with its regions) at the builder's insertion point.
+
+    Operands found in `vmap` are replaced; results and region parameters of the copy are added
+    to `vmap`."""
+    operands: dict[str, Value | list[Value] | None] = {}
+    for opname in inst.spec.operands:
+        key = opname.rstrip("?*")
+        values = [vmap.get(v, v) for v in inst.operand_list(key)]
+        operands[key] = values if opname.endswith("*") else (values[0] if values else None)
+    types = [r.type for r in inst.results] if inst.spec.result else None
+    new = type(inst)(operands, dict(inst.props), types, inst.loc, inst.attrs)
+    b.insert(new, [r.name for r in inst.results])
+    for old_region, new_region in zip(inst.regions, new.regions):
+        for old_p, new_p in zip(old_region.params, new_region.params):
+            new_p.name = old_p.name
+            vmap[old_p] = new_p
+        clone_region(b, old_region, new_region, vmap)
+    for old_r, new_r in zip(inst.results, new.results):
+        vmap[old_r] = new_r
+    return new
+
+
+def clone_region(b: IRBuilder, src: Region, dest: Region, vmap: dict[Value, Value]) -> None:
+    """Appends copies of `src`'s instructions to `dest`."""
+    saved = b.region
+    b.region = dest
+    try:
+        for inst in src.insts:
+            clone_inst(b, inst, vmap)
+    finally:
+        b.region = saved

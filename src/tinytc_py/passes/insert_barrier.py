@@ -1,0 +1,151 @@
+"""insert-barrier: barriers for memory hazards between collective instructions (backend.md §5).
+
+A forward data-flow analysis over the region tree keeps, per address space (global, local), the
+memrefs read and written since the last barrier that fenced that space. Before an instruction in
+a collective region whose accesses (including everything inside its SPMD regions) form a
+read-after-write, write-after-read or write-after-write hazard with those, a
+`barrier[.global][.local]` for the affected spaces is inserted and the spaces are cleared.
+
+- Memory effects come from the instruction table (`reads` / `writes` operand names), aliasing
+  from analysis/memory.py (same root, or overlapping alloca ranges after set-stack-ptr).
+- `if` branches start from the state before the `if`; the state after it is the union of the
+  branches. A `for` body starts from the union of the state before the loop and the state at the
+  end of the body (back edge), iterated to a fixed point; after the loop, the union of the state
+  before the loop (zero trips) and at the end of the body.
+- An existing barrier clears the spaces it fences. No barrier is inserted inside an SPMD region;
+  its accesses count toward the instruction that owns the region.
+"""
+
+from __future__ import annotations
+
+from ..analysis.memory import AliasInfo, memory_accesses
+from ..ir.enums import AddressSpace
+from ..ir.inst import Exec, Inst
+from ..ir.instructions import INSTRUCTIONS
+from ..ir.region import Region
+from ..ir.values import Value
+from .base import FunctionPass
+
+SPACES = (AddressSpace.global_, AddressSpace.local)
+BARRIER = "barrier"
+
+
+class Accesses:
+    """Reads and writes per address space."""
+
+    __slots__ = ("reads", "writes")
+
+    def __init__(self) -> None:
+        self.reads: dict[AddressSpace, set[Value]] = {s: set() for s in SPACES}
+        self.writes: dict[AddressSpace, set[Value]] = {s: set() for s in SPACES}
+
+    def copy(self) -> Accesses:
+        new = Accesses()
+        new.merge(self)
+        return new
+
+    def merge(self, other: Accesses) -> None:
+        for s in SPACES:
+            self.reads[s] |= other.reads[s]
+            self.writes[s] |= other.writes[s]
+
+    def clear(self, space: AddressSpace) -> None:
+        self.reads[space] = set()
+        self.writes[space] = set()
+
+    def add(self, value: Value, is_write: bool) -> None:
+        target = self.writes if is_write else self.reads
+        target[value.type.addrspace].add(value)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Accesses)
+            and self.reads == other.reads
+            and self.writes == other.writes
+        )
+
+    def hazard(self, later: Accesses, space: AddressSpace, aa: AliasInfo) -> bool:
+        """RAW, WAR or WAW between these (earlier) accesses and `later` ones in one space."""
+        return (
+            _intersects(later.reads[space], self.writes[space], aa)
+            or _intersects(later.writes[space], self.reads[space], aa)
+            or _intersects(later.writes[space], self.writes[space], aa)
+        )
+
+
+def _intersects(a: set[Value], b: set[Value], aa: AliasInfo) -> bool:
+    return any(aa.alias(x, y) for x in a for y in b)
+
+
+def all_accesses(inst: Inst) -> Accesses:
+    """The instruction's accesses including those of everything nested in its regions."""
+    acc = Accesses()
+    for v, is_write in memory_accesses(inst):
+        acc.add(v, is_write)
+    for region in inst.regions:
+        for nested in region.walk():
+            for v, is_write in memory_accesses(nested):
+                acc.add(v, is_write)
+    return acc
+
+
+def _is_loop(inst: Inst) -> bool:
+    """A loop: one region with parameters (the loop variable), which runs again after its end."""
+    return len(inst.regions) == 1 and bool(inst.regions[0].params)
+
+
+class InsertBarrier(FunctionPass):
+    name = "insert-barrier"
+
+    def run(self, func, ctx, out) -> None:
+        self.aa = AliasInfo(func)
+        self._region(func.body, Accesses(), mutate=True)
+
+    def _region(self, region: Region, state: Accesses, mutate: bool) -> Accesses:
+        """Runs the analysis through a collective region; inserts barriers if `mutate`."""
+        state = state.copy()
+        for inst in list(region.insts):
+            if inst.name == BARRIER:
+                flags = AddressSpace(inst.props["fence_flags"] or 0)
+                for s in SPACES:
+                    if s & flags:
+                        state.clear(s)
+                continue
+            if inst.regions and all(r.kind is Exec.mixed for r in inst.regions):
+                state = self._control_flow(inst, state, mutate)
+                continue
+            acc = all_accesses(inst)
+            flags = AddressSpace(0)
+            for s in SPACES:
+                if state.hazard(acc, s, self.aa):
+                    flags |= s
+                    state.clear(s)
+            if flags and mutate:
+                barrier = INSTRUCTIONS[BARRIER]({}, {"fence_flags": flags}, loc=inst.loc)
+                region.insert(region.insts.index(inst), barrier)
+            state.merge(acc)
+        return state
+
+    def _control_flow(self, inst: Inst, state: Accesses, mutate: bool) -> Accesses:
+        """for / if (regions that inherit the collective kind): the state flows into them."""
+        for v, is_write in memory_accesses(inst):
+            state.add(v, is_write)
+        if not _is_loop(inst):
+            after = Accesses()
+            for region in inst.regions:
+                after.merge(self._region(region, state, mutate))
+            if len(inst.regions) == 1:  # a region that may be skipped
+                after.merge(state)
+            return after
+        body = inst.regions[0]
+        entry = state.copy()
+        while True:
+            end = self._region(body, entry, mutate=False)
+            new_entry = entry.copy()
+            new_entry.merge(end)
+            if new_entry == entry:
+                break
+            entry = new_entry
+        end = self._region(body, entry, mutate)
+        end.merge(state)
+        return end

@@ -1,0 +1,311 @@
+"""lower-foreach: foreach / foreach_tile become a `parallel` region with loops that distribute the
+iteration space over the work-group (backend.md §4.3).
+
+With S = subgroup_size and (m_tiles, n_tiles) = (work_group_size[0] / S, work_group_size[1]):
+
+- foreach, 1-d: blocks of S iterations go round-robin to the m_tiles*n_tiles subgroups
+  (`tile_loop_by_sgs`); a work-item runs iteration `from + block + lane`; the last subgroup takes
+  the remainder block, masked with `lane < rem`.
+- foreach, n-d: dim 1 is split into n_tiles chunks of near-equal size (`tile_loop_uniformly`,
+  subgroup_id.y picks the chunk) iterated sequentially by each work-item; dim 0 is distributed
+  like the 1-d case over m_tiles (subgroup_id.x); dims >= 2 become sequential loops around the
+  dim-1 loop.
+- foreach_tile: tiles of tile_shape go round-robin to the subgroups along dims 0 (subgroup_id.x,
+  m_tiles) and 1 (subgroup_id.y, n_tiles) (1-d: subgroup_linear_id over all subgroups); the
+  remainder tile goes to the last subgroup with its real size; dims >= 2 become loops with step
+  tile_shape[i] and tile size min(to - i, tile_shape[i]).
+
+The code is made with the IRBuilder (so it is placed and checked like built code); index
+arithmetic on constants is folded immediately, so static sizes give straight-line code.
+A function without subgroup_size / work_group_size gets them from work-group-size first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..errors import Status
+from ..ir.builder import IRBuilder
+from ..ir.enums import Comp3
+from ..ir.inst import Inst
+from ..ir.instructions import INSTRUCTIONS
+from ..ir.types import DYNAMIC, MemrefType, NumberType
+from ..ir.values import Value
+from .base import FunctionPass
+from .clone import clone_region
+from .work_group_size import WorkGroupSize, function_sizes
+
+FOREACH = ("foreach", "foreach_tile")
+
+
+def _cdiv(a: int, b: int) -> int:
+    """Integer division truncating toward zero (the IR's div on integers)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+Int = Value | int
+"""An integer operand of the index arithmetic: an IR value, or a number known at compile time
+(materialised as a constant only where an instruction needs it)."""
+
+
+class Fold:
+    """Integer arithmetic through a builder that folds known numbers and identities on the spot,
+    so static sizes produce no arithmetic and no unused constants."""
+
+    def __init__(self, b: IRBuilder) -> None:
+        self.b = b
+
+    @staticmethod
+    def known(x: Int) -> int | None:
+        """The number an operand is known to hold: a constant, or the size of a static mode."""
+        if isinstance(x, int):
+            return x
+        d = x.defining_inst
+        if d is None:
+            return None
+        if d.name == "size":
+            ty = d.operand("operand").type
+            extent = ty.shape[d.props["mode"]] if isinstance(ty, MemrefType) else ty.size
+            return None if extent == DYNAMIC else extent
+        if d.name != "constant":
+            return None
+        value = d.props["value"]
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    def value(self, x: Int, ty: NumberType) -> Value:
+        return x if isinstance(x, Value) else self.b.constant(x, ty)
+
+    def cast(self, v: Value, ty: NumberType) -> Value:
+        return v if v.type is ty else self.b.cast(v, ty)
+
+    def _binary(self, op: str, x: Int, y: Int, ty: NumberType) -> Value:
+        return getattr(self.b, op)(self.value(x, ty), self.value(y, ty))
+
+    def add(self, x: Int, y: Int, ty: NumberType) -> Int:
+        cx, cy = self.known(x), self.known(y)
+        if cx is not None and cy is not None:
+            return cx + cy
+        if cx == 0:
+            return y
+        return x if cy == 0 else self._binary("add", x, y, ty)
+
+    def sub(self, x: Int, y: Int, ty: NumberType) -> Int:
+        cx, cy = self.known(x), self.known(y)
+        if cx is not None and cy is not None:
+            return cx - cy
+        return x if cy == 0 else self._binary("sub", x, y, ty)
+
+    def mul(self, x: Int, y: Int, ty: NumberType) -> Int:
+        cx, cy = self.known(x), self.known(y)
+        if cx is not None and cy is not None:
+            return cx * cy
+        if cx == 0 or cy == 0:
+            return 0
+        if cx == 1:
+            return y
+        return x if cy == 1 else self._binary("mul", x, y, ty)
+
+    def div(self, x: Int, y: Int, ty: NumberType) -> Int:
+        cx, cy = self.known(x), self.known(y)
+        if cx is not None and cy:
+            return _cdiv(cx, cy)
+        return x if cy == 1 else self._binary("div", x, y, ty)
+
+    def rem(self, x: Int, y: Int, ty: NumberType) -> Int:
+        cx, cy = self.known(x), self.known(y)
+        if cx is not None and cy:
+            return cx - cy * _cdiv(cx, cy)
+        return 0 if cy == 1 else self._binary("rem", x, y, ty)
+
+    def min(self, x: Int, y: Int, ty: NumberType) -> Int:
+        cx, cy = self.known(x), self.known(y)
+        if cx is not None and cy is not None:
+            return min(cx, cy)
+        return self._binary("min", x, y, ty)
+
+
+BlockBody = Callable[[Int, bool, Int], None]
+
+
+class Lowering:
+    """Builds the replacement of one foreach / foreach_tile inside a new parallel region."""
+
+    def __init__(self, b: IRBuilder, inst: Inst, sgs: int, m_tiles: int, n_tiles: int) -> None:
+        self.b, self.f, self.inst = b, Fold(b), inst
+        self.sgs, self.m_tiles, self.n_tiles = sgs, m_tiles, n_tiles
+        self.frm = inst.operand_list("from")
+        self.to = inst.operand_list("to")
+        self.body = inst.regions[0]
+        self.vmap: dict[Value, Value] = {}
+
+    # ---- building blocks ----------------------------------------------------------------------
+
+    def builtin(self, mnemonic: str, ty: NumberType, mode: Comp3 | None = None) -> Value:
+        props = {} if mode is None else {"mode": mode}
+        return self.b.create(mnemonic, {}, props, self.b.ctx.i32, loc=self.inst.loc).result
+
+    def bind(self, param: Value, x: Int) -> None:
+        """The body's parameter `param` stands for `x` in the next copy of the body."""
+        if param.uses:
+            self.vmap[param] = self.f.value(x, param.type)
+
+    def clone_body(self) -> None:
+        clone_region(self.b, self.body, self.b.region, dict(self.vmap))
+
+    def tile_loop_by_sgs(self, size: Int, block: int, tiles: int, sg_id: Value,
+                         body: BlockBody) -> None:
+        """Blocks [k*block, (k+1)*block) of [0, size) for k = sg_id, sg_id+tiles, ...; the last
+        subgroup gets the remainder block. body(block_start, is_remainder, trip_count)."""
+        f, ty = self.f, sg_id.type
+        blocks = f.div(size, block, ty)
+        rem = f.rem(size, block, ty)
+        if f.known(blocks) != 0:
+            start = f.value(f.mul(block, sg_id, ty), ty)
+            end = f.value(f.mul(blocks, block, ty), ty)
+            with self.b.for_(start, end, f.value(block * tiles, ty)) as blk:
+                body(blk, False, block)
+        if f.known(rem) != 0:
+            cond = self.b.equal(sg_id, f.value(tiles - 1, ty))
+            with self.b.if_(cond) as (then, _):
+                with then:
+                    body(f.mul(blocks, block, ty), True, rem)
+
+    def tile_loop_uniformly(self, size: Int, block: int, tiles: int, sg_id: Value,
+                            body: Callable[[Int, Int], None]) -> None:
+        """[0, size) in a multiple of `tiles` chunks of near-equal size (at most about `block`);
+        chunk k goes to subgroup k % tiles. body(chunk_start, chunk_size)."""
+        f, ty = self.f, sg_id.type
+        blocks = f.add(f.div(f.sub(size, 1, ty), block, ty), 1, ty)
+        blocks = f.mul(f.add(f.div(f.sub(blocks, 1, ty), tiles, ty), 1, ty), tiles, ty)
+        chunk = f.div(size, blocks, ty)
+        rem = f.rem(size, blocks, ty)
+        with self.b.for_(sg_id, f.value(blocks, ty), f.value(tiles, ty)) as k:
+            if f.known(rem) == 0:
+                body(f.mul(k, chunk, ty), chunk)
+                return
+            lo = f.min(k, rem, ty)
+            hi = f.min(f.add(k, 1, ty), rem, ty)
+            body(f.add(f.mul(k, chunk, ty), lo, ty), f.add(chunk, f.sub(hi, lo, ty), ty))
+
+    def loop_nest(self, dims: list[int], innermost: Callable[[], None],
+                  step: Callable[[int], Value | None] = lambda d: None,
+                  on_var: Callable[[int, Value], None] | None = None) -> None:
+        """Sequential for loops over `dims` (first outermost), then innermost()."""
+        if not dims:
+            innermost()
+            return
+        d = dims[0]
+        with self.b.for_(self.frm[d], self.to[d], step(d)) as i:
+            self.vmap[self.body.params[d]] = i
+            if on_var is not None:
+                on_var(d, i)
+            self.loop_nest(dims[1:], innermost, step, on_var)
+
+    # ---- foreach ------------------------------------------------------------------------------
+
+    def foreach(self) -> None:
+        f, n, params = self.f, len(self.frm), self.body.params
+        ty0 = self.frm[0].type
+        lane = f.cast(self.builtin("subgroup_local_id", self.b.ctx.i32), ty0)
+
+        def loop0(sg_id: Value, tiles: int, then: Callable[[], None]) -> None:
+            offset = f.add(self.frm[0], lane, ty0)
+
+            def block(blk: Int, is_remainder: bool, trip: Int) -> None:
+                self.bind(params[0], f.add(blk, offset, ty0))
+                if not is_remainder:
+                    then()
+                    return
+                with self.b.if_(self.b.less_than(lane, f.value(trip, ty0))) as (inside, _):
+                    with inside:
+                        then()
+
+            size = f.sub(self.to[0], self.frm[0], ty0)
+            self.tile_loop_by_sgs(size, self.sgs, tiles, sg_id, block)
+
+        if n == 1:
+            sg = f.cast(self.builtin("subgroup_linear_id", self.b.ctx.i32), ty0)
+            loop0(sg, self.m_tiles * self.n_tiles, self.clone_body)
+            return
+        ty1 = self.frm[1].type
+        sgx = f.cast(self.builtin("subgroup_id", self.b.ctx.i32, Comp3.x), ty0)
+        sgy = f.cast(self.builtin("subgroup_id", self.b.ctx.i32, Comp3.y), ty1)
+
+        def chunk(start: Int, trip: Int) -> None:
+            from1 = f.add(self.frm[1], start, ty1)
+            to1 = f.add(from1, trip, ty1)
+
+            def dim1() -> None:
+                with self.b.for_(f.value(from1, ty1), f.value(to1, ty1)) as i1:
+                    self.vmap[params[1]] = i1
+                    self.clone_body()
+
+            loop0(sgx, self.m_tiles, lambda: self.loop_nest(list(range(n - 1, 1, -1)), dim1))
+
+        size1 = f.sub(self.to[1], self.frm[1], ty1)
+        self.tile_loop_uniformly(size1, self.sgs, self.n_tiles, sgy, chunk)
+
+    # ---- foreach_tile -------------------------------------------------------------------------
+
+    def foreach_tile(self) -> None:
+        f, n, params = self.f, len(self.frm), self.body.params
+        tile = self.inst.props["tile_shape"]
+
+        def tiled(d: int, sg_id: Value, tiles: int, then: Callable[[], None]) -> None:
+            ty = self.frm[d].type
+
+            def block(blk: Int, is_remainder: bool, trip: Int) -> None:
+                self.bind(params[d], f.add(self.frm[d], blk, ty))
+                self.bind(params[n + d], trip)
+                then()
+
+            size = f.sub(self.to[d], self.frm[d], ty)
+            self.tile_loop_by_sgs(size, tile[d], tiles, sg_id, block)
+
+        ty0 = self.frm[0].type
+        if n == 1:
+            sg = f.cast(self.builtin("subgroup_linear_id", self.b.ctx.i32), ty0)
+            tiled(0, sg, self.m_tiles * self.n_tiles, self.clone_body)
+            return
+        sgx = f.cast(self.builtin("subgroup_id", self.b.ctx.i32, Comp3.x), ty0)
+        sgy = f.cast(self.builtin("subgroup_id", self.b.ctx.i32, Comp3.y), self.frm[1].type)
+
+        def tile_size(d: int, i: Value) -> None:
+            self.bind(params[n + d], f.min(f.sub(self.to[d], i, i.type), tile[d], i.type))
+
+        def rest() -> None:
+            self.loop_nest(list(range(2, n)), self.clone_body,
+                           step=lambda d: f.value(tile[d], self.frm[d].type), on_var=tile_size)
+
+        tiled(1, sgy, self.n_tiles, lambda: tiled(0, sgx, self.m_tiles, rest))
+
+
+class LowerForeach(FunctionPass):
+    name = "lower-foreach"
+
+    def __init__(self, core_info=None) -> None:
+        self.info = core_info
+
+    def run(self, func, ctx, out) -> None:
+        sgs, wgs = function_sizes(func)
+        if sgs is None or wgs is None:
+            WorkGroupSize(self.info).run(func, ctx, out)
+            sgs, wgs = function_sizes(func)
+        m_tiles, n_tiles = wgs[0] // sgs, wgs[1]
+        for inst in [i for i in func.body.walk() if i.name in FOREACH]:
+            if inst.name == "foreach_tile" and inst.props["tile_shape"][0] % sgs:
+                raise inst.error(
+                    Status.ir_tile_shape0_not_multiple_of_sgs,
+                    f"first tile extent must be a multiple of the subgroup size {sgs}",
+                )
+            region = inst.parent
+            parallel = INSTRUCTIONS["parallel"]({}, loc=inst.loc)
+            region.insert(region.insts.index(inst), parallel)
+            b = IRBuilder(ctx, parallel.regions[0])
+            lowering = Lowering(b, inst, sgs, m_tiles, n_tiles)
+            if inst.name == "foreach":
+                lowering.foreach()
+            else:
+                lowering.foreach_tile()
+            region.erase(inst)

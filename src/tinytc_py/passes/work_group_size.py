@@ -1,0 +1,71 @@
+"""work-group-size: chooses the function's subgroup_size and work_group_size attributes
+(backend.md §2.1) from the linear-algebra instructions it contains.
+
+A function that has both attributes keeps them; a missing one is computed (the subgroup size
+first, then the local tiling for it). Given or computed, the sizes are checked against the core info: the subgroup
+size must be supported (unsupported_subgroup_size), and W0 % S == 0 and W0*W1 <= the maximum
+work-group size (unsupported_work_group_size).
+
+The core info is a constructor argument; without one the pass uses the PVC core
+(`CoreInfo.intel_from_name("pvc")`, small register file), which is what the lit tests assume.
+"""
+
+from __future__ import annotations
+
+from ..analysis.tiling import blas_shapes, suggest_local_tiling, suggest_subgroup_size
+from ..errors import CompilationError, Status, TinytcError
+from ..ir.attrs import ArrayAttr, IntegerAttr
+from ..ir.region import Func
+from ..target.core_info import CoreInfo
+from .base import FunctionPass
+
+
+def default_core_info() -> CoreInfo:
+    return CoreInfo.intel_from_name("pvc")
+
+
+def function_sizes(func: Func) -> tuple[int | None, list[int] | None]:
+    """(subgroup_size, work_group_size) from the function's attributes (None when absent)."""
+    attrs = func.attrs
+    sgs = attrs.get("subgroup_size") if attrs is not None else None
+    wgs = attrs.get("work_group_size") if attrs is not None else None
+    s = sgs.value if isinstance(sgs, IntegerAttr) else None
+    w = [a.value for a in wgs.values] if isinstance(wgs, ArrayAttr) else None
+    return s, w
+
+
+class WorkGroupSize(FunctionPass):
+    name = "work-group-size"
+
+    def __init__(self, core_info: CoreInfo | None = None) -> None:
+        self.info = core_info or default_core_info()
+
+    def run(self, func, ctx, out) -> None:
+        sgs, wgs = function_sizes(func)
+        given = sgs is not None and wgs is not None
+        shapes = [] if given else blas_shapes(func)
+        if sgs is None:
+            sgs = suggest_subgroup_size(shapes, self.info)
+        max_wgs = self._max_work_group_size(func, sgs)
+        if wgs is None:
+            m, n = suggest_local_tiling(shapes, sgs, self.info)
+            wgs = [m * sgs, n]
+        if wgs[0] % sgs or wgs[0] * wgs[1] > max_wgs:
+            raise CompilationError(
+                func.loc, Status.unsupported_work_group_size,
+                f"unsupported work-group size [{wgs[0]}, {wgs[1]}] for subgroup size {sgs} "
+                f"(W0 must be a multiple of it, W0*W1 at most {max_wgs})",
+            )
+        if given:
+            return
+        items = {k.value: v for k, v in func.attrs.items} if func.attrs is not None else {}
+        items["subgroup_size"] = ctx.integer_attr(sgs)
+        items["work_group_size"] = ctx.array_attr([ctx.integer_attr(w) for w in wgs])
+        func.attrs = ctx.dictionary_attr(items)
+
+    def _max_work_group_size(self, func: Func, sgs: int) -> int:
+        try:
+            return self.info.max_work_group_size(sgs)
+        except TinytcError as exc:
+            raise CompilationError(func.loc, Status.unsupported_subgroup_size,
+                                   f"subgroup size {sgs} is not supported") from exc

@@ -1,0 +1,94 @@
+"""capex: capabilities and extensions a converted module needs (backend.md §6.2).
+
+Run after conversion: it reads the finished words of the module (types, execution modes and
+function bodies), so whatever the converter emitted decides what is declared, and nothing can
+be forgotten. Capabilities are added in discovery order (memory model first, then execution
+modes, then types and instructions). `required_features` returns the core-info SPIR-V features
+the module needs; `check_features` raises spirv_required_feature_unavailable for missing ones.
+"""
+
+from __future__ import annotations
+
+from ..errors import CompilationError, Status
+from ..target.core_info import CoreInfo, SpirvFeature
+from .module import Module, iter_instructions
+from .tables import Capability, ExecutionMode, Op
+
+_INT_CAPS = {8: Capability.Int8, 16: Capability.Int16, 64: Capability.Int64}
+_FLOAT_CAPS = {16: Capability.Float16, 64: Capability.Float64}
+_GROUP_OPS = frozenset(
+    {
+        Op.GroupBroadcast,
+        Op.GroupIAdd,
+        Op.GroupFAdd,
+        Op.GroupSMax,
+        Op.GroupSMin,
+        Op.GroupFMax,
+        Op.GroupFMin,
+    }
+)
+_BF16_OPS = frozenset({Op.ConvertBF16ToFINTEL, Op.ConvertFToBF16INTEL})
+_BLOCK_IO_OPS = frozenset({Op.SubgroupBlockReadINTEL, Op.SubgroupBlockWriteINTEL})
+
+#: capability -> core-info feature it depends on
+FEATURE_OF = {
+    Capability.SubgroupDispatch: SpirvFeature.subgroup_dispatch,
+    Capability.Float16: SpirvFeature.float16,
+    Capability.Float64: SpirvFeature.float64,
+    Capability.Groups: SpirvFeature.groups,
+    Capability.SubgroupBufferBlockIOINTEL: SpirvFeature.subgroup_buffer_block_io,
+    Capability.BFloat16ConversionINTEL: SpirvFeature.bfloat16_conversion,
+    Capability.Int64Atomics: SpirvFeature.int64_atomics,
+}
+
+
+def capex(module: Module) -> None:
+    """Declare every capability and extension that `module`'s code uses."""
+    module.add_capability(Capability.Addresses)
+    module.add_capability(Capability.Kernel)
+    for opcode, offset, _count in iter_instructions(module.execution_modes):
+        if (
+            opcode == Op.ExecutionMode
+            and module.execution_modes[offset + 2] == ExecutionMode.SubgroupSize
+        ):
+            module.add_capability(Capability.SubgroupDispatch)
+    g = module.globals
+    for opcode, offset, _count in iter_instructions(g):
+        if opcode == Op.TypeInt and g[offset + 2] in _INT_CAPS:
+            module.add_capability(_INT_CAPS[g[offset + 2]])
+        elif opcode == Op.TypeFloat and g[offset + 2] in _FLOAT_CAPS:
+            module.add_capability(_FLOAT_CAPS[g[offset + 2]])
+        elif opcode == Op.TypeVector and g[offset + 3] > 4:
+            module.add_capability(Capability.Vector16)
+    for function in module.functions:
+        for block in function.blocks:
+            for opcode, _offset, _count in iter_instructions(block.code):
+                _instruction(module, opcode)
+
+
+def _instruction(module: Module, opcode: int) -> None:
+    if opcode in _GROUP_OPS:
+        module.add_capability(Capability.Groups)
+    elif opcode in _BF16_OPS:
+        module.add_capability(Capability.BFloat16ConversionINTEL)
+        module.add_extension("SPV_INTEL_bfloat16_conversion")
+    elif opcode in _BLOCK_IO_OPS:
+        module.add_capability(Capability.SubgroupBufferBlockIOINTEL)
+        module.add_extension("SPV_INTEL_subgroups")
+
+
+def required_features(module: Module) -> list[SpirvFeature]:
+    return [FEATURE_OF[c] for c in module.capabilities if c in FEATURE_OF]
+
+
+def check_features(module: Module, core_info: CoreInfo, loc=None) -> None:
+    """Raise spirv_required_feature_unavailable for a feature the core info lacks."""
+    from ..errors import UNKNOWN_LOCATION
+
+    for feature in required_features(module):
+        if not core_info.have_spirv_feature(feature):
+            raise CompilationError(
+                loc or UNKNOWN_LOCATION,
+                Status.spirv_required_feature_unavailable,
+                f"required SPIR-V feature unavailable: {feature.name}",
+            )

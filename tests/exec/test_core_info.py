@@ -1,0 +1,87 @@
+"""Core info numbers (backend.md §7) and the CPU OpenCL device's core info."""
+
+from __future__ import annotations
+
+import pytest
+
+from tinytc_py.errors import Status, TinytcError
+from tinytc_py.target.core_info import (
+    CoreFeature,
+    CoreInfo,
+    IntelGpuArchitecture,
+    SpirvFeature,
+    SupportLevel,
+)
+
+pytestmark = pytest.mark.timeout(120, method="thread")
+
+
+@pytest.mark.parametrize(
+    ("arch", "sgs", "space", "wgs", "space_large", "wgs_large"),
+    [
+        ("tgl", (8, 16, 32), 4096, {8: 448, 16: 384, 32: 256}, 4096, {8: 448, 16: 384, 32: 256}),
+        ("pvc", (16, 32), 8192, {16: 1024, 32: 1024}, 16384, {16: 512, 32: 1024}),
+        ("bmg", (16, 32), 8192, {16: 1024, 32: 1024}, 16384, {16: 512, 32: 1024}),
+    ],
+)
+def test_intel_tables(arch, sgs, space, wgs, space_large, wgs_large):
+    info = CoreInfo.intel_from_name(arch)
+    assert info.subgroup_sizes == sgs
+    assert info.register_space == space
+    assert {s: info.max_work_group_size(s) for s in sgs} == wgs
+    info.core_features = CoreFeature.large_register_file
+    assert info.register_space == space_large
+    assert {s: info.max_work_group_size(s) for s in sgs} == wgs_large
+    assert info.minmax_work_group_size == min(wgs_large.values())
+    cfg = info.get_core_config(sgs[-1])
+    assert (cfg.subgroup_size, cfg.register_space) == (sgs[-1], space_large)
+    with pytest.raises(TinytcError) as e:
+        info.get_core_config(4)
+    assert e.value.status is Status.unsupported_subgroup_size
+
+
+def test_intel_features():
+    tgl = CoreInfo.intel_from_arch(IntelGpuArchitecture.tgl)
+    pvc = CoreInfo.intel_from_arch(IntelGpuArchitecture.pvc)
+    assert not tgl.have_spirv_feature(SpirvFeature.float64)
+    assert not tgl.have_spirv_feature(SpirvFeature.bfloat16_conversion)
+    assert tgl.have_spirv_feature(SpirvFeature.atomic_float32_add_global)
+    assert tgl.matrix is None and tgl.support_level is SupportLevel.basic
+    missing = set(SpirvFeature) - pvc.spirv_features
+    assert missing == {
+        SpirvFeature.atomic_float16_add_local,
+        SpirvFeature.atomic_float16_add_global,
+    }
+    assert pvc.matrix.required_subgroup_size == 16
+    assert pvc.matrix.have_gemm("f16", "f16", "f32", 32, 32, 16)
+    assert not pvc.matrix.have_gemm("f32", "f32", "f32", 32, 32, 16)
+    assert pvc.support_level is SupportLevel.tuned
+    with pytest.raises(TinytcError):
+        CoreInfo.intel_from_name("xyz")
+
+
+def test_generic():
+    info = CoreInfo.generic(4096, 256, [32, 16])
+    assert info.subgroup_sizes == (32, 16)  # kept unsorted (§7.4)
+    assert info.max_work_group_size(16) == 256 and info.default_alignment == 128
+    assert not info.spirv_features
+    with pytest.raises(TinytcError) as e:
+        CoreInfo.generic(4096, 256, [])
+    assert e.value.status is Status.invalid_core_info
+
+
+def test_cpu_device():
+    pytest.importorskip("pyopencl")
+    from tinytc_py.runtime import device
+
+    try:
+        dev = device.default_device()
+    except RuntimeError:
+        pytest.skip("no OpenCL device")
+    info = CoreInfo.from_cl_device(dev)
+    assert info.subgroup_sizes == tuple(sorted(device.subgroup_sizes(dev)))
+    assert info.max_work_group_size(info.subgroup_sizes[0]) == dev.max_work_group_size
+    assert info.default_alignment == dev.mem_base_addr_align // 8
+    assert info.have_spirv_feature(SpirvFeature.subgroup_dispatch)
+    if "cl_khr_fp64" in dev.extensions:
+        assert info.have_spirv_feature(SpirvFeature.float64)
