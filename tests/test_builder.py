@@ -90,7 +90,9 @@ def test_blas_a2(ctx, b):
         b.sum(alpha, A, beta, v)
         b.sum(alpha, At, beta, v, tA=Transpose.t, atomic=True)
         b.sum(alpha, v, beta, s)
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @blas_a2(%alpha: f32, %A: memref<f32x8x16>, %At: memref<f32x16x8>, %B: memref<f32x8x16>, %v: memref<f32x8>, %s: memref<f32>) {
             %beta = constant 0.0 : f32
             axpby.n %alpha, %A, %beta, %B
@@ -101,12 +103,21 @@ def test_blas_a2(ctx, b):
             sum.atomic.t %alpha, %At, %beta, %v
             sum.n %alpha, %v, %beta, %s
         }
-        """)  # noqa: E501
+        """,
+    )  # noqa: E501
 
 
 def test_blas_a3(ctx, b):
-    types = [ctx.f32, mem(ctx, 8, 16), mem(ctx, 16, 4), mem(ctx, 8, 4), mem(ctx, 4, 8),
-             mem(ctx, 16), mem(ctx, 8), mem(ctx, 4)]
+    types = [
+        ctx.f32,
+        mem(ctx, 8, 16),
+        mem(ctx, 16, 4),
+        mem(ctx, 8, 4),
+        mem(ctx, 4, 8),
+        mem(ctx, 16),
+        mem(ctx, 8),
+        mem(ctx, 4),
+    ]
     names = ["alpha", "A", "B", "C", "D", "x", "y", "z"]
     with b.function("blas_a3", types, names) as f:
         alpha, A, B, C, D, x, y, z = f.params
@@ -118,7 +129,9 @@ def test_blas_a3(ctx, b):
         b.ger(alpha, y, z, beta, C, atomic=True)
         b.hadamard(alpha, y, y, beta, y)
         b.hadamard(alpha, C, C, beta, C, atomic=True)
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @blas_a3(%alpha: f32, %A: memref<f32x8x16>, %B: memref<f32x16x4>, %C: memref<f32x8x4>, %D: memref<f32x4x8>, %x: memref<f32x16>, %y: memref<f32x8>, %z: memref<f32x4>) {
             %beta = constant 1.0 : f32
             gemm.n.n %alpha, %A, %B, %beta, %C
@@ -129,24 +142,31 @@ def test_blas_a3(ctx, b):
             hadamard %alpha, %y, %y, %beta, %y
             hadamard.atomic %alpha, %C, %C, %beta, %C
         }
-        """)  # noqa: E501
+        """,
+    )  # noqa: E501
 
 
 def test_blas_mixed_precision_and_dynamic_shapes(ctx, b):
-    types = [mem(ctx, DYNAMIC, DYNAMIC, elem=ctx.f16), mem(ctx, DYNAMIC, 8, elem=ctx.f16),
-             mem(ctx, 32, 8, elem=ctx.f64)]
+    types = [
+        mem(ctx, DYNAMIC, DYNAMIC, elem=ctx.f16),
+        mem(ctx, DYNAMIC, 8, elem=ctx.f16),
+        mem(ctx, 32, 8, elem=ctx.f64),
+    ]
     with b.function("mixed", types, ["A", "B", "C"]) as f:
         A, B, C = f.params
         one = b.constant(1, ctx.i8)
         zero = b.constant(0.0, ctx.f64)
         b.gemm(one, A, B, zero, C)
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @mixed(%A: memref<f16x?x?>, %B: memref<f16x?x8>, %C: memref<f64x32x8>) {
             %0 = constant 1 : i8
             %1 = constant 0.0 : f64
             gemm.n.n %0, %A, %B, %1, %C
         }
-        """)
+        """,
+    )
 
 
 def test_alloca_and_lifetime_stop(ctx, b):
@@ -156,14 +176,17 @@ def test_alloca_and_lifetime_stop(ctx, b):
         aligned = b.alloca(mem(ctx, 16, local=True, elem=ctx.f64), attrs={"alignment": 64})
         b.lifetime_stop(aligned)
         b.lifetime_stop(tmp)
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @alloca() {
             %tmp = alloca : memref<f32x8x8,local>
             %0 = alloca {alignment=64} : memref<f64x16,local>
             lifetime_stop %0
             lifetime_stop %tmp
         }
-        """)
+        """,
+    )
 
 
 def test_foreach(ctx, b):
@@ -179,7 +202,9 @@ def test_foreach(ctx, b):
             b.store(y, a, [i, j])
         with b.foreach([c0], [m]) as i:
             b.store(b.load(a, [i, c0]), a, [c0, i])
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @foreach(%A: memref<f32x?x?>) {
             %c0 = constant 0 : index
             %m = size %A[0] : index
@@ -194,7 +219,8 @@ def test_foreach(ctx, b):
                 store %1, %A[%c0, %0]
             }
         }
-        """)
+        """,
+    )
 
 
 def test_foreach_tile(ctx, b):
@@ -204,12 +230,18 @@ def test_foreach_tile(ctx, b):
         c0 = b.constant(0, ctx.index, name="c0")
         c64 = b.constant(64, ctx.index, name="c64")
         n = b.size(a, mode=1, name="n")
-        with b.foreach_tile([c0, c0], [c64, n], [32, 4],
-                            param_names=["i", "j", "ti", "tj"]) as (i, j, ti, tj):
+        with b.foreach_tile([c0, c0], [c64, n], [32, 4], param_names=["i", "j", "ti", "tj"]) as (
+            i,
+            j,
+            ti,
+            tj,
+        ):
             b.add(ti, tj, name="t")
             sgid = b.subgroup_id(mode=Comp3.x)
             b.cast(sgid, ctx.index)
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @tile(%A: memref<f32x64x?>) {
             %c0 = constant 0 : index
             %c64 = constant 64 : index
@@ -220,7 +252,8 @@ def test_foreach_tile(ctx, b):
                 %1 = cast %0 : index
             }
         }
-        """)
+        """,
+    )
 
 
 def test_parallel(ctx, b):
@@ -231,7 +264,9 @@ def test_parallel(ctx, b):
             idx = b.cast(lid, ctx.index, name="idx")
             x = b.load(a, [idx])
             b.store(x, a, [idx])
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @par(%A: memref<f32x16>) {
             parallel {
                 %lid = subgroup_local_id : i32
@@ -240,7 +275,8 @@ def test_parallel(ctx, b):
                 store %0, %A[%idx]
             }
         }
-        """)
+        """,
+    )
 
 
 # ---- arithmetic, math, comparison, cast, constants -----------------------------------------------
@@ -259,7 +295,9 @@ def test_arith_binary(ctx, b):
         b.xor(p, p, ty=ctx.bool)
         b.add(z, z)
         b.div(z, z)
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @binary(%x: f32, %k: i32, %p: bool, %z: c64) {
             %0 = add %x, %x : f32
             %1 = sub %x, %x : f32
@@ -279,7 +317,8 @@ def test_arith_binary(ctx, b):
             %15 = add %z, %z : c64
             %16 = div %z, %z : c64
         }
-        """)
+        """,
+    )
 
 
 def test_arith_unary(ctx, b):
@@ -295,7 +334,9 @@ def test_arith_unary(ctx, b):
         b.conj(z)
         b.im(z)
         b.re(z, ctx.f32)
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @unary(%x: f64, %k: i16, %p: bool, %z: c32) {
             %0 = abs %x : f64
             %1 = neg %x : f64
@@ -308,7 +349,8 @@ def test_arith_unary(ctx, b):
             %8 = im %z : f32
             %9 = re %z : f32
         }
-        """)
+        """,
+    )
 
 
 def test_math(ctx, b):
@@ -327,8 +369,14 @@ def test_math(ctx, b):
 
 
 def test_compare(ctx, b):
-    ops = ["equal", "not_equal", "greater_than", "greater_than_equal", "less_than",
-           "less_than_equal"]
+    ops = [
+        "equal",
+        "not_equal",
+        "greater_than",
+        "greater_than_equal",
+        "less_than",
+        "less_than_equal",
+    ]
     with b.function("cmp", [ctx.index, ctx.c32], ["i", "z"]) as f:
         i, z = f.params
         results = [getattr(b, op)(i, i) for op in ops]
@@ -347,14 +395,17 @@ def test_cast(ctx, b):
         b.cast(x, ty=ctx.c64)
         b.cast(x, ctx.bf16, name="h")
         b.cast(x, ctx.index)
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @cast(%k: i32, %x: f32) {
             %0 = cast %k : f64
             %1 = cast %x : c64
             %h = cast %x : bf16
             %2 = cast %x : index
         }
-        """)
+        """,
+    )
 
 
 def test_constants_of_every_kind(ctx, b):
@@ -380,7 +431,9 @@ def test_constants_of_every_kind(ctx, b):
             b.constant(1.0, coop(ctx, 16, 8, MatrixUse.acc))
             b.constant(1, coop(ctx, 16, 8, MatrixUse.a, elem=ctx.i8))
             b.constant(0j, coop(ctx, 8, 8, MatrixUse.b, elem=ctx.c32))
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @constants() {
             %0 = constant true : bool
             %1 = constant false : bool
@@ -405,7 +458,8 @@ def test_constants_of_every_kind(ctx, b):
                 %19 = constant [0.0, 0.0] : coopmatrix<c32x8x8,matrix_b>
             }
         }
-        """)
+        """,
+    )
 
 
 def test_constants_non_canonical_text(ctx, b):
@@ -415,14 +469,18 @@ def test_constants_non_canonical_text(ctx, b):
         b.constant(3, ctx.i32)
         b.constant(1500.0, ctx.f64)
         b.constant(0.25 - 0.5j, ctx.c32)
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @k() {
             %0 = constant 0x1p0 : f32
             %1 = constant +3 : i32
             %2 = constant 1.5e3 : f64
             %3 = constant [0x1p-2, -5e-1] : c32
         }
-        """, canonical=False)
+        """,
+        canonical=False,
+    )
 
 
 def test_constant_errors_match_parser(ctx, b):
@@ -430,6 +488,7 @@ def test_constant_errors_match_parser(ctx, b):
         def run():
             with b.function("k", []):
                 b.constant(value, ty)
+
         return run
 
     for value, ty, text in (
@@ -461,7 +520,9 @@ def test_load_store_memref_and_group(ctx, b):
         b.store(y, row, [c1])
         k = b.load(s, [])
         b.store(k, s, [])
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @ldst(%A: memref<f32x8x8>, %G: group<memref<f32x?>x?, offset: ?>, %s: memref<i64>) {
             %c1 = constant 1 : index
             %x = load %A[%c1, %c1] : f32
@@ -472,7 +533,8 @@ def test_load_store_memref_and_group(ctx, b):
             %1 = load %s[] : i64
             store %1, %s[]
         }
-        """)
+        """,
+    )
 
 
 def test_atomics_with_scope_and_semantics(ctx, b):
@@ -488,7 +550,9 @@ def test_atomics_with_scope_and_semantics(ctx, b):
         b.atomic_min(v, a, [i], semantics=MemorySemantics.sequentially_consistent)
         w = b.atomic_load(z, [i], semantics=MemorySemantics.acquire_release)
         b.atomic_add(w, z, [i], ctx.c32, scope=MemoryScope.work_group)
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @atomics(%A: memref<f32x16>, %Z: memref<c32x16>) {
             %i = constant 3 : index
             %v = atomic_load %A[%i] : f32
@@ -501,7 +565,8 @@ def test_atomics_with_scope_and_semantics(ctx, b):
             %4 = atomic_load.acquire_release %Z[%i] : c32
             %5 = atomic_add %4, %Z[%i] : c32
         }
-        """)
+        """,
+    )
 
 
 def test_atomic_min_on_complex_rejected(ctx, b):
@@ -512,12 +577,15 @@ def test_atomic_min_on_complex_rejected(ctx, b):
 
     status = build_status(run)
     assert status == Status.ir_complex_unsupported
-    assert parse_status("""
+    assert (
+        parse_status("""
         func @k(%z: memref<c32x4>, %v: c32) {
             %0 = constant 0 : index
             %1 = atomic_min %v, %z[%0] : c32
         }
-        """) == status
+        """)
+        == status
+    )
 
 
 def test_views_size_associated(ctx, b):
@@ -538,7 +606,9 @@ def test_views_size_associated(ctx, b):
         b.size(g, mode=0)
         b.associated(a)
         b.associated(g, name="ok")
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @views(%A: memref<f32x32x16>, %D: memref<f32x?x8>, %G: group<memref<f32x4>x10>, %n: index) {
             %s = subview %A[4:8,8:4] : memref<f32x8x4,strided<1,32>>
             %0 = subview %A[4:8,8:4] : memref<f32x8x4,strided<1,?>>
@@ -553,7 +623,8 @@ def test_views_size_associated(ctx, b):
             %7 = associated %A : bool
             %ok = associated %G : bool
         }
-        """)  # noqa: E501
+        """,
+    )  # noqa: E501
 
 
 def test_fuse_dynamic(ctx, b):
@@ -561,11 +632,14 @@ def test_fuse_dynamic(ctx, b):
     with b.function("fuse", [D], ["D"]) as f:
         (d,) = f.params
         b.fuse(d, mem(ctx, DYNAMIC, 8, stride=[1, DYNAMIC]), **{"from": 0, "to": 1})
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @fuse(%D: memref<f32x4x?x8>) {
             %0 = fuse %D[0, 1] : memref<f32x?x8>
         }
-        """)
+        """,
+    )
 
 
 def test_expand_dynamic(ctx, b):
@@ -574,12 +648,15 @@ def test_expand_dynamic(ctx, b):
         b.expand(a, 1, [n, 2], mem(ctx, 32, DYNAMIC, 2, stride=[1, 32, DYNAMIC]))
         b.expand(a, 1, [2, n, 4], mem(ctx, 32, 2, DYNAMIC, 4, stride=[1, 32, 64, DYNAMIC]))
     # '%n x 2', not '%nx2' (that would lex as the identifier %nx2)
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @expand(%A: memref<f32x32x16>, %n: index) {
             %0 = expand %A[1->%n x 2] : memref<f32x32x?x2>
             %1 = expand %A[1->2 x %n x 4] : memref<f32x32x2x?x4>
         }
-        """)
+        """,
+    )
 
 
 def test_barrier(ctx, b):
@@ -588,14 +665,17 @@ def test_barrier(ctx, b):
         b.barrier(fence_flags=AddressSpace.global_)
         b.barrier(fence_flags=AddressSpace.local)
         b.barrier(fence_flags=AddressSpace.global_ | AddressSpace.local)
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @barrier() {
             barrier
             barrier.global
             barrier.local
             barrier.global.local
         }
-        """)
+        """,
+    )
 
 
 def test_every_builtin(ctx, b):
@@ -611,7 +691,9 @@ def test_every_builtin(ctx, b):
             b.subgroup_local_id(ty=ctx.i32)
             b.group_id(mode=Comp3.x)
             b.subgroup_size()
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @builtins() {
             %0 = group_id.x : index
             %1 = group_id.y : index
@@ -627,7 +709,8 @@ def test_every_builtin(ctx, b):
                 %9 = subgroup_size : i32
             }
         }
-        """)
+        """,
+    )
 
 
 def test_builtin_wrong_type_matches_parser(ctx, b):
@@ -650,8 +733,9 @@ def test_for_with_init_and_step(ctx, b):
         c2 = b.constant(2, ctx.index, name="c2")
         zero = b.constant(0.0, ctx.f32, name="zero")
         one = b.constant(1, ctx.i32, name="one")
-        loop = b.for_(c0, n, c2, init=[zero, one], name=["sum", "cnt"],
-                      param_names=["i", "acc", "k"])
+        loop = b.for_(
+            c0, n, c2, init=[zero, one], name=["sum", "cnt"], param_names=["i", "acc", "k"]
+        )
         with loop as (i, acc, k):
             x = b.load(a, [i], name="x")
             b.yield_(b.add(acc, x), b.add(k, one))
@@ -664,7 +748,9 @@ def test_for_with_init_and_step(ctx, b):
         step = b.for_(c0, n, init=[zero], types=[ctx.f32])
         with step as (_, s):
             b.yield_(s)
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @loop(%A: memref<f32x64>, %n: index) {
             %c0 = constant 0 : index
             %c2 = constant 2 : index
@@ -688,7 +774,8 @@ def test_for_with_init_and_step(ctx, b):
                 yield (%8)
             }
         }
-        """)
+        """,
+    )
 
 
 def test_if_with_results(ctx, b):
@@ -706,7 +793,9 @@ def test_if_with_results(ctx, b):
         b.add(y, y)
         with b.if_(cond) as (then, _), then:
             b.barrier()
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @branch(%k: i32, %x: f32) {
             %0 = constant 0 : i32
             %neg = less_than %k, %0 : bool
@@ -722,7 +811,8 @@ def test_if_with_results(ctx, b):
                 barrier
             }
         }
-        """)
+        """,
+    )
 
 
 def test_nested_regions_and_shadowed_names(ctx, b):
@@ -743,8 +833,11 @@ def test_nested_regions_and_shadowed_names(ctx, b):
 
 
 def test_subgroup_broadcast_and_operations(ctx, b):
-    ops = [f"subgroup_{kind}_{op}" for kind in ("exclusive_scan", "inclusive_scan", "reduce")
-           for op in ("add", "max", "min")]
+    ops = [
+        f"subgroup_{kind}_{op}"
+        for kind in ("exclusive_scan", "inclusive_scan", "reduce")
+        for op in ("add", "max", "min")
+    ]
     with b.function("sg", [ctx.f32, ctx.c64], ["x", "z"]) as f:
         x, z = f.params
         with b.parallel():
@@ -781,36 +874,50 @@ def test_cooperative_matrix_instructions(ctx, b):
             i = b.constant(0, ctx.index, name="i")
             j = b.constant(16, ctx.index, name="j")
             ma = b.cooperative_matrix_load(h, i, j, ca, name="ma")
-            mb = b.cooperative_matrix_load(h, j, i, cb, tA=Transpose.t,
-                                           checked=CheckedFlag.rows, name="mb")
-            mc = b.cooperative_matrix_atomic_load(a, i, j, cc, checked=CheckedFlag.both,
-                                                  scope=MemoryScope.device,
-                                                  semantics=MemorySemantics.acquire, name="mc")
+            mb = b.cooperative_matrix_load(
+                h, j, i, cb, tA=Transpose.t, checked=CheckedFlag.rows, name="mb"
+            )
+            mc = b.cooperative_matrix_atomic_load(
+                a,
+                i,
+                j,
+                cc,
+                checked=CheckedFlag.both,
+                scope=MemoryScope.device,
+                semantics=MemorySemantics.acquire,
+                name="mc",
+            )
             md = b.cooperative_matrix_mul_add(ma, mb, mc, name="md")
-            b.cooperative_matrix_mul_add(ma, mb, mc, coop(ctx, 16, 16, MatrixUse.acc,
-                                                          elem=ctx.f64))
+            b.cooperative_matrix_mul_add(ma, mb, mc, coop(ctx, 16, 16, MatrixUse.acc, elem=ctx.f64))
             ms = b.cooperative_matrix_scale(alpha, md, name="ms")
             e = b.cooperative_matrix_extract(ms, index=3, name="e")
             mi = b.cooperative_matrix_insert(e, ms, index=5, name="mi")
             mk = b.cooperative_matrix_construct(alpha, cc, name="mk")
             b.add(mi, mk)
             b.cast(mc, coop(ctx, 16, 16, MatrixUse.a, elem=ctx.f16))
-            b.cooperative_matrix_reduce_add(mi, coop(ctx, 16, 1, MatrixUse.acc),
-                                            mode=ReduceMode.row)
-            b.cooperative_matrix_reduce_max(mi, coop(ctx, 1, 16, MatrixUse.acc),
-                                            mode=ReduceMode.column)
-            b.cooperative_matrix_reduce_min(mi, coop(ctx, 16, 1, MatrixUse.acc),
-                                            mode=ReduceMode.row)
+            b.cooperative_matrix_reduce_add(
+                mi, coop(ctx, 16, 1, MatrixUse.acc), mode=ReduceMode.row
+            )
+            b.cooperative_matrix_reduce_max(
+                mi, coop(ctx, 1, 16, MatrixUse.acc), mode=ReduceMode.column
+            )
+            b.cooperative_matrix_reduce_min(
+                mi, coop(ctx, 16, 1, MatrixUse.acc), mode=ReduceMode.row
+            )
             b.cooperative_matrix_prefetch(a, i, j, cache_level=1, rows=16, cols=16)
             b.cooperative_matrix_store(mi, a, i, j)
             b.cooperative_matrix_store(mi, a, j, i, tA=Transpose.t, checked=CheckedFlag.cols)
-            b.cooperative_matrix_atomic_store(mi, a, i, j, scope=MemoryScope.subgroup,
-                                              semantics=MemorySemantics.release)
+            b.cooperative_matrix_atomic_store(
+                mi, a, i, j, scope=MemoryScope.subgroup, semantics=MemorySemantics.release
+            )
             b.cooperative_matrix_atomic_add(mi, a, i, j)
             b.cooperative_matrix_atomic_max(mi, a, i, j, checked=CheckedFlag.rows)
-            b.cooperative_matrix_atomic_min(mi, a, i, j, cc, tA=Transpose.t,
-                                            semantics=MemorySemantics.sequentially_consistent)
-    assert_prints(b, """
+            b.cooperative_matrix_atomic_min(
+                mi, a, i, j, cc, tA=Transpose.t, semantics=MemorySemantics.sequentially_consistent
+            )
+    assert_prints(
+        b,
+        """
         func @coop(%A: memref<f32x64x64>, %H: memref<f16x64x64>, %alpha: f32) {
             parallel {
                 %i = constant 0 : index
@@ -838,7 +945,8 @@ def test_cooperative_matrix_instructions(ctx, b):
                 %8 = cooperative_matrix_atomic_min.t.sequentially_consistent %mi, %A[%i, %j] : coopmatrix<f32x16x16,matrix_acc>
             }
         }
-        """)  # noqa: E501
+        """,
+    )  # noqa: E501
 
 
 def test_cooperative_matrix_apply(ctx, b):
@@ -861,7 +969,9 @@ def test_cooperative_matrix_apply(ctx, b):
             b.cooperative_matrix_store(apply.results[0], a, c0, c0)
             with b.cooperative_matrix_apply(m) as (_, _, v):
                 b.yield_(v)
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @apply(%A: memref<f32x16x8>) {
             parallel {
                 %c0 = constant 0 : index
@@ -883,7 +993,8 @@ def test_cooperative_matrix_apply(ctx, b):
                 }
             }
         }
-        """)  # noqa: E501
+        """,
+    )  # noqa: E501
 
 
 # ---- errors: builder and parser agree ------------------------------------------------------------
@@ -898,11 +1009,14 @@ def test_gemm_shape_mismatch(ctx, b):
 
     status = build_status(run)
     assert status == Status.ir_incompatible_shapes
-    assert parse_status("""
+    assert (
+        parse_status("""
         func @k(%A: memref<f32x8x16>, %B: memref<f32x8x4>, %C: memref<f32x8x4>, %alpha: f32) {
             gemm.n.n %alpha, %A, %B, %alpha, %C
         }
-        """) == status
+        """)
+        == status
+    )
 
 
 def test_failed_instruction_leaves_no_uses(ctx, b):
@@ -925,17 +1039,21 @@ def test_collective_in_foreach(ctx, b):
 
     status = build_status(run)
     assert status == Status.ir_collective_called_from_spmd
-    assert parse_status("""
+    assert (
+        parse_status("""
         func @k(%A: memref<f32x8x8>, %alpha: f32, %n: index) {
             foreach (%i) = (%n), (%n) {
                 gemm.n.n %alpha, %A, %A, %alpha, %A
             }
         }
-        """) == status
+        """)
+        == status
+    )
 
 
 def test_collective_in_if_inside_parallel(ctx, b):
     """Mixed regions (if/for bodies) inherit the kind of the enclosing region."""
+
     def run():
         with b.function("k", [ctx.bool]) as f:
             (p,) = f.params
@@ -944,7 +1062,8 @@ def test_collective_in_if_inside_parallel(ctx, b):
 
     status = build_status(run)
     assert status == Status.ir_collective_called_from_spmd
-    assert parse_status("""
+    assert (
+        parse_status("""
         func @k(%p: bool) {
             parallel {
                 if %p {
@@ -952,7 +1071,9 @@ def test_collective_in_if_inside_parallel(ctx, b):
                 }
             }
         }
-        """) == status
+        """)
+        == status
+    )
 
 
 def test_spmd_in_collective_region(ctx, b):
@@ -978,14 +1099,16 @@ def test_value_from_another_region_rejected(ctx, b):
         assert len(n.uses) == 2  # only the loop bounds: failed instructions left no uses
     # the parser rejects the same program (as an undefined name)
     with pytest.raises(CompilationError):
-        parse(_text("""
+        parse(
+            _text("""
             func @k(%n: index) {
                 for %i=%n, %n {
                     %x = add %i, %i : index
                 }
                 %y = add %x, %n : index
             }
-            """))
+            """)
+        )
 
 
 def test_value_from_another_function_rejected(ctx, b):
@@ -1004,16 +1127,20 @@ def test_for_with_init_needs_yield(ctx, b):
 
     status = build_status(run)
     assert status == Status.ir_must_have_yield
-    assert parse_status("""
+    assert (
+        parse_status("""
         func @k(%n: index, %x: f32) {
             %0 = for %i=%n, %n init(%a=%x) -> (f32) {
             }
         }
-        """) == status
+        """)
+        == status
+    )
 
 
 def test_for_region_never_entered_is_checked(ctx, b):
     """A region-owning instruction whose region was never filled is caught at function end."""
+
     def run():
         with b.function("k", [ctx.index, ctx.f32]) as f:
             n, x = f.params
@@ -1031,13 +1158,16 @@ def test_yield_mismatch(ctx, b):
 
     status = build_status(run)
     assert status == Status.ir_yield_mismatch
-    assert parse_status("""
+    assert (
+        parse_status("""
         func @k(%n: index, %x: f32) {
             %0 = for %i=%n, %n init(%a=%x) -> (f32) {
                 yield (%i)
             }
         }
-        """) == status
+        """)
+        == status
+    )
 
 
 def test_yield_not_last(ctx, b):
@@ -1050,14 +1180,17 @@ def test_yield_not_last(ctx, b):
 
     status = build_status(run)
     assert status == Status.ir_unexpected_yield
-    assert parse_status("""
+    assert (
+        parse_status("""
         func @k(%n: index, %x: f32) {
             %0 = for %i=%n, %n init(%a=%x) -> (f32) {
                 yield (%a)
                 %1 = add %a, %a : f32
             }
         }
-        """) == status
+        """)
+        == status
+    )
 
 
 def test_if_with_results_needs_else(ctx, b):
@@ -1069,13 +1202,16 @@ def test_if_with_results_needs_else(ctx, b):
 
     status = build_status(run)
     assert status == Status.ir_yield_in_else_branch_missing
-    assert parse_status("""
+    assert (
+        parse_status("""
         func @k(%p: bool, %x: f32) {
             %0 = if %p -> (f32) {
                 yield (%x)
             }
         }
-        """) == status
+        """)
+        == status
+    )
 
 
 def test_if_condition_must_be_bool(ctx, b):
@@ -1096,13 +1232,16 @@ def test_init_type_mismatch(ctx, b):
 
     status = build_status(run)
     assert status == Status.ir_init_return_type_mismatch
-    assert parse_status("""
+    assert (
+        parse_status("""
         func @k(%n: index, %x: f32) {
             %0 = for %i=%n, %n init(%a=%x) -> (f64) {
                 yield (%a)
             }
         }
-        """) == status
+        """)
+        == status
+    )
 
 
 def test_number_mismatch_matches_parser(ctx, b):
@@ -1134,21 +1273,23 @@ def test_subgroup_size_dependent_checks(ctx, b):
 
     status = build_status(run)
     assert status == Status.ir_tile_shape0_not_multiple_of_sgs
-    assert parse_status("""
+    assert (
+        parse_status("""
         func @k() attributes {subgroup_size=16} {
             %c0 = constant 0 : index
             foreach_tile (%i) = (%c0), (%c0) as (%t) <= (8) {
             }
         }
-        """) == status
+        """)
+        == status
+    )
 
 
 # ---- result-type inference, names, attributes, API details ------------------------------------
 
 
 def test_result_type_inference(ctx, b):
-    with b.function("infer", [mem(ctx, 4, elem=ctx.i16), ctx.c32, ctx.index],
-                    ["A", "z", "i"]) as f:
+    with b.function("infer", [mem(ctx, 4, elem=ctx.i16), ctx.c32, ctx.index], ["A", "z", "i"]) as f:
         a, z, i = f.params
         assert b.add(z, z).type is ctx.c32
         assert b.load(a, [i]).type is ctx.i16
@@ -1195,8 +1336,7 @@ def test_names_survive_printing(ctx, b):
             b.yield_(carry)
         assert loop.results[0].name == "final"
     printed = print_prog(b.prog)
-    for name in ("%alpha", "%n", "%two", "%scaled", "%idx", "%as_int", "%final", "%it",
-                 "%carry"):
+    for name in ("%alpha", "%n", "%two", "%scaled", "%idx", "%as_int", "%final", "%it", "%carry"):
         assert name in printed
     assert print_prog(parse(printed)) == printed
 
@@ -1245,14 +1385,17 @@ def test_missing_required_property(ctx, b):
         with pytest.raises(CompilationError) as info:
             b.cooperative_matrix_reduce_add(m, coop(ctx, 16, 1, MatrixUse.acc))
         assert info.value.status == Status.invalid_arguments
-    assert parse_status("""
+    assert (
+        parse_status("""
         func @k() {
             parallel {
                 %0 = constant 1.0 : coopmatrix<f32x16x8,matrix_acc>
                 %1 = cooperative_matrix_reduce_add %0 : coopmatrix<f32x16x1,matrix_acc>
             }
         }
-        """) == Status.parse_error
+        """)
+        == Status.parse_error
+    )
 
 
 def test_operands_as_keywords(ctx, b):
@@ -1260,24 +1403,35 @@ def test_operands_as_keywords(ctx, b):
         a, i = f.params
         x = b.load(operand=a, index_list=[i])
         b.store(x, a, index_list=[i])
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @k(%A: memref<f32x8>, %i: index) {
             %0 = load %A[%i] : f32
             store %0, %A[%i]
         }
-        """)
+        """,
+    )
 
 
 def test_function_and_parameter_attributes(ctx, b):
     types = [mem(ctx, DYNAMIC, 8), ctx.f32]
-    with b.function("attrs", types, ["A", "x"], attrs={"subgroup_size": 16,
-                                                     "work_group_size": [32, 2]},
-                    param_attrs=[{"alignment": 64, "shape_gcd": [8]}, None]):
+    with b.function(
+        "attrs",
+        types,
+        ["A", "x"],
+        attrs={"subgroup_size": 16, "work_group_size": [32, 2]},
+        param_attrs=[{"alignment": 64, "shape_gcd": [8]}, None],
+    ):
         pass
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @attrs(%A: memref<f32x?x8> {alignment=64,shape_gcd=[8]}, %x: f32) attributes {subgroup_size=16,work_group_size=[32,2]} {
         }
-        """, canonical=False)  # noqa: E501
+        """,
+        canonical=False,
+    )  # noqa: E501
 
 
 def test_insertion_point_required(ctx):
@@ -1292,7 +1446,9 @@ def test_several_functions(ctx, b):
         b.add(f.params[0], f.params[0])
     with b.function("second", []):
         b.constant(1, ctx.i32)
-    assert_prints(b, """
+    assert_prints(
+        b,
+        """
         func @first(%x: i32) {
             %0 = add %x, %x : i32
         }
@@ -1300,4 +1456,5 @@ def test_several_functions(ctx, b):
         func @second() {
             %0 = constant 1 : i32
         }
-        """)
+        """,
+    )

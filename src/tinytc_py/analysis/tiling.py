@@ -18,7 +18,11 @@ from ..target.core_info import CoreInfo
 
 MAX_K_UNROLLING = 8
 
-_ACC = {ScalarKind.i8: ScalarKind.i32, ScalarKind.f16: ScalarKind.f32, ScalarKind.bf16: ScalarKind.f32}
+_ACC = {
+    ScalarKind.i8: ScalarKind.i32,
+    ScalarKind.f16: ScalarKind.f32,
+    ScalarKind.bf16: ScalarKind.f32,
+}
 
 
 def acc_type(ty: NumberType) -> NumberType:
@@ -48,24 +52,31 @@ def blas_shape(inst: Inst) -> BlasShape | None:
     elts = [v.type.element for v in reads if isinstance(v.type, MemrefType)] or [out.type.element]
     a, b = elts[0], elts[-1]
     shape = out.type.shape
-    return BlasShape(a, b, out.type.element, (shape[0], shape[1] if len(shape) > 1 else 0),
-                     inst.name == "gemm")
+    return BlasShape(
+        a, b, out.type.element, (shape[0], shape[1] if len(shape) > 1 else 0), inst.name == "gemm"
+    )
 
 
 def blas_shapes(func: Func) -> list[BlasShape]:
     return [s for s in map(blas_shape, func.body.walk()) if s is not None]
 
 
-def max_register_block_gemm(size_a: int, size_b: int, size_c: int, subgroup_size: int,
-                            register_space: int, c_blocks: int = 1) -> tuple[int, int]:
+def max_register_block_gemm(
+    size_a: int,
+    size_b: int,
+    size_c: int,
+    subgroup_size: int,
+    register_space: int,
+    c_blocks: int = 1,
+) -> tuple[int, int]:
     """(rows, cols) of the register block maximising rows*cols/(rows+cols) within half the
     register space: rows*(cols*c_blocks*size_c + 8*size_a) + cols*8*size_b <= register_space/2."""
     budget = register_space // 2
     k = MAX_K_UNROLLING
 
     def max_rows(cols: int) -> int:
-        n = (budget - cols * k * size_b) // (subgroup_size * (cols * c_blocks * size_c + k * size_a))
-        return n * subgroup_size
+        per_row = subgroup_size * (cols * c_blocks * size_c + k * size_a)
+        return (budget - cols * k * size_b) // per_row * subgroup_size
 
     def max_cols(rows: int) -> int:
         return (budget - rows * k * size_a) // (rows * c_blocks * size_c + k * size_b)
@@ -103,16 +114,18 @@ def suggest_subgroup_size(shapes: list[BlasShape], info: CoreInfo) -> int:
     return next((c for c in candidates if c >= shape0), candidates[-1])
 
 
-def suggest_local_tiling(shapes: list[BlasShape], subgroup_size: int,
-                         info: CoreInfo) -> tuple[int, int]:
+def suggest_local_tiling(
+    shapes: list[BlasShape], subgroup_size: int, info: CoreInfo
+) -> tuple[int, int]:
     """(m_tiles, n_tiles): the work-group size is [m_tiles * subgroup_size, n_tiles]."""
     if not shapes:
         return 1, 1
     big = max(shapes, key=lambda s: acc_type(s.c).size)
     M = max(s.shape[0] for s in shapes)
     N = max(s.shape[1] for s in shapes)
-    rows, cols = max_register_block_gemm(big.a.size, big.b.size, acc_type(big.c).size,
-                                         subgroup_size, info.register_space)
+    rows, cols = max_register_block_gemm(
+        big.a.size, big.b.size, acc_type(big.c).size, subgroup_size, info.register_space
+    )
     max_threads = max(1, info.max_work_group_size(subgroup_size) // subgroup_size)
     m_limit = max_threads if M == DYNAMIC else max(1, -(-M // rows))
     n_limit = max_threads if N == DYNAMIC else max(1, -(-N // cols))

@@ -22,12 +22,30 @@ from ..text.printer import print_prog
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="tinytc-opt", description="Run passes on tensor-language IR.")
-    ap.add_argument("-O", dest="opt_level", type=int, choices=(0, 1, 2), default=2,
-                    help="optimization level (default 2)")
-    ap.add_argument("-f", dest="flags", action="append", default=[], metavar="FLAG",
-                    help="enable FLAG, or disable it with no-FLAG (flags: unsafe-fp-math)")
-    ap.add_argument("-p", dest="passes", action="append", default=[], metavar="PASS",
-                    help="run PASS (" + ", ".join(sorted(PASSES)) + ")")
+    ap.add_argument(
+        "-O",
+        dest="opt_level",
+        type=int,
+        choices=(0, 1, 2),
+        default=2,
+        help="optimization level (default 2)",
+    )
+    ap.add_argument(
+        "-f",
+        dest="flags",
+        action="append",
+        default=[],
+        metavar="FLAG",
+        help="enable FLAG, or disable it with no-FLAG (flags: unsafe-fp-math)",
+    )
+    ap.add_argument(
+        "-p",
+        dest="passes",
+        action="append",
+        default=[],
+        metavar="PASS",
+        help="run PASS (" + ", ".join(sorted(PASSES)) + ")",
+    )
     ap.add_argument("file", nargs="?", help="input file (stdin when absent)")
     return ap
 

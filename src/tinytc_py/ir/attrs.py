@@ -95,4 +95,4 @@ class DictionaryAttr(Attr):
 
 def is_printable_string(text: str) -> bool:
     """Strings hold printable ASCII except the double quote (grammar: %x20-21 / %x23-7E)."""
-    return re.fullmatch(r'[\x20\x21\x23-\x7e]*', text) is not None
+    return re.fullmatch(r"[\x20\x21\x23-\x7e]*", text) is not None

@@ -168,10 +168,16 @@ class IRBuilder:
         region.append(inst)
         return inst
 
-    def create(self, mnemonic: str, operands: dict, props: dict | None = None,
-               ty: Type | list[Type] | None = None, name: str | list[str] | None = None,
-               loc: Location = UNKNOWN_LOCATION,
-               attrs: DictionaryAttr | dict | None = None) -> Inst:
+    def create(
+        self,
+        mnemonic: str,
+        operands: dict,
+        props: dict | None = None,
+        ty: Type | list[Type] | None = None,
+        name: str | list[str] | None = None,
+        loc: Location = UNKNOWN_LOCATION,
+        attrs: DictionaryAttr | dict | None = None,
+    ) -> Inst:
         cls = INSTRUCTIONS[mnemonic]
         if cls.spec.result == "result" and ty is None:
             raise _type_required(mnemonic, loc)
@@ -187,8 +193,9 @@ class IRBuilder:
 
     # ---- instructions with hand-written signatures --------------------------------------------
 
-    def constant(self, value: Any, ty: Type, name: str | None = None,
-                 loc: Location = UNKNOWN_LOCATION) -> Value:
+    def constant(
+        self, value: Any, ty: Type, name: str | None = None, loc: Location = UNKNOWN_LOCATION
+    ) -> Value:
         if isinstance(value, complex):
             value = (value.real, value.imag)
         scalar = element_type(ty)
@@ -199,8 +206,15 @@ class IRBuilder:
             value = (float(value), 0.0)
         return self.create("constant", {}, {"value": value}, ty, name, loc).result
 
-    def subview(self, operand: Value, offsets: list[int | Value], sizes: list[int | Value],
-                ty: Type, name: str | None = None, loc: Location = UNKNOWN_LOCATION) -> Value:
+    def subview(
+        self,
+        operand: Value,
+        offsets: list[int | Value],
+        sizes: list[int | Value],
+        ty: Type,
+        name: str | None = None,
+        loc: Location = UNKNOWN_LOCATION,
+    ) -> Value:
         """`sizes[i] == 0` selects a single index (the mode is dropped), as in the text syntax."""
         so, do = _split(offsets)
         ss, ds = _split(sizes)
@@ -208,17 +222,33 @@ class IRBuilder:
         ops = {"operand": operand, "offsets": do, "sizes": ds}
         return self.create("subview", ops, props, ty, name, loc).result
 
-    def expand(self, operand: Value, mode: int, shape: list[int | Value], ty: Type,
-               name: str | None = None, loc: Location = UNKNOWN_LOCATION) -> Value:
+    def expand(
+        self,
+        operand: Value,
+        mode: int,
+        shape: list[int | Value],
+        ty: Type,
+        name: str | None = None,
+        loc: Location = UNKNOWN_LOCATION,
+    ) -> Value:
         static, dynamic = _split(shape)
         props = {"expanded_mode": mode, "static_expand_shape": static}
-        return self.create("expand", {"operand": operand, "expand_shape": dynamic}, props, ty,
-                           name, loc).result
+        return self.create(
+            "expand", {"operand": operand, "expand_shape": dynamic}, props, ty, name, loc
+        ).result
 
-    def for_(self, lb: Value, ub: Value, step: Value | None = None, init: list[Value] = (),
-             types: list[Type] | None = None, name: str | list[str] | None = None,
-             attrs: DictionaryAttr | dict | None = None, param_names: list[str] | None = None,
-             loc: Location = UNKNOWN_LOCATION) -> RegionScope:
+    def for_(
+        self,
+        lb: Value,
+        ub: Value,
+        step: Value | None = None,
+        init: list[Value] = (),
+        types: list[Type] | None = None,
+        name: str | list[str] | None = None,
+        attrs: DictionaryAttr | dict | None = None,
+        param_names: list[str] | None = None,
+        loc: Location = UNKNOWN_LOCATION,
+    ) -> RegionScope:
         """Loop over [lb, ub); loop-carried values start at `init` (types default to theirs).
         `param_names` names the loop variable and then the loop-carried values."""
         types = list(types) if types is not None else [v.type for v in init]
@@ -226,19 +256,34 @@ class IRBuilder:
         inst = self.create("for", ops, None, types, name, loc, attrs)
         return self._scope(inst, param_names)
 
-    def if_(self, condition: Value, types: list[Type] = (), name: str | list[str] | None = None,
-            loc: Location = UNKNOWN_LOCATION) -> IfScope:
+    def if_(
+        self,
+        condition: Value,
+        types: list[Type] = (),
+        name: str | list[str] | None = None,
+        loc: Location = UNKNOWN_LOCATION,
+    ) -> IfScope:
         inst = self.create("if", {"condition": condition}, None, list(types), name, loc)
         return IfScope(self, inst)
 
-    def foreach(self, lbs: list[Value], ubs: list[Value], param_names: list[str] | None = None,
-                loc: Location = UNKNOWN_LOCATION) -> RegionScope:
+    def foreach(
+        self,
+        lbs: list[Value],
+        ubs: list[Value],
+        param_names: list[str] | None = None,
+        loc: Location = UNKNOWN_LOCATION,
+    ) -> RegionScope:
         inst = self.create("foreach", {"from": list(lbs), "to": list(ubs)}, None, None, None, loc)
         return self._scope(inst, param_names)
 
-    def foreach_tile(self, lbs: list[Value], ubs: list[Value], tile_shape: list[int],
-                     param_names: list[str] | None = None,
-                     loc: Location = UNKNOWN_LOCATION) -> RegionScope:
+    def foreach_tile(
+        self,
+        lbs: list[Value],
+        ubs: list[Value],
+        tile_shape: list[int],
+        param_names: list[str] | None = None,
+        loc: Location = UNKNOWN_LOCATION,
+    ) -> RegionScope:
         """`param_names` names the loop variables, then the tile sizes."""
         ops = {"from": list(lbs), "to": list(ubs)}
         inst = self.create("foreach_tile", ops, {"tile_shape": tuple(tile_shape)}, None, None, loc)
@@ -248,9 +293,14 @@ class IRBuilder:
         inst = self.create("parallel", {}, None, None, None, loc)
         return RegionScope(self, inst.regions[0], inst)
 
-    def cooperative_matrix_apply(self, a: Value, ty: Type | None = None, name: str | None = None,
-                                 param_names: list[str] | None = None,
-                                 loc: Location = UNKNOWN_LOCATION) -> RegionScope:
+    def cooperative_matrix_apply(
+        self,
+        a: Value,
+        ty: Type | None = None,
+        name: str | None = None,
+        param_names: list[str] | None = None,
+        loc: Location = UNKNOWN_LOCATION,
+    ) -> RegionScope:
         """`param_names` names (row, col, value) of the body."""
         inst = self.create("cooperative_matrix_apply", {"a": a}, None, ty or a.type, name, loc)
         return self._scope(inst, param_names)
@@ -308,8 +358,15 @@ def _make_method(mnemonic: str) -> Callable[..., Any]:
     required = [p.name for p in spec.props if p.default is None]
     fixed_kind = getattr(cls, "result_kind", None)  # builtins: the type is fixed by the language
 
-    def method(self: IRBuilder, *args: Any, ty: Type | None = None, name: str | None = None,
-               loc: Location = UNKNOWN_LOCATION, attrs: Any = None, **props: Any) -> Any:
+    def method(
+        self: IRBuilder,
+        *args: Any,
+        ty: Type | None = None,
+        name: str | None = None,
+        loc: Location = UNKNOWN_LOCATION,
+        attrs: Any = None,
+        **props: Any,
+    ) -> Any:
         if len(args) > len(keys) + has_result:
             raise CompilationError(loc, Status.invalid_arguments, f"{mnemonic}: too many arguments")
         operands = dict(zip(keys, args, strict=False))
@@ -338,8 +395,10 @@ def _make_method(mnemonic: str) -> Callable[..., Any]:
         return inst.result if has_result else inst
 
     method.__name__ = spec.python_name
-    method.__doc__ = f"Creates `{mnemonic}` (operands: {', '.join(spec.operands) or 'none'}; " \
-                     f"properties: {', '.join(p.name for p in spec.props) or 'none'})."
+    method.__doc__ = (
+        f"Creates `{mnemonic}` (operands: {', '.join(spec.operands) or 'none'}; "
+        f"properties: {', '.join(p.name for p in spec.props) or 'none'})."
+    )
     return method
 
 

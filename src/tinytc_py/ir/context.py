@@ -4,7 +4,7 @@ reporter, and the optimization settings. One context can serve many programs.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..errors import (
     UNKNOWN_LOCATION,
@@ -142,7 +142,9 @@ class CompilerContext:
         loc: Location = UNKNOWN_LOCATION,
     ) -> MemrefType:
         if not isinstance(element, NumberType):
-            raise CompilationError(loc, Status.ir_expected_number, "memref element must be a number type")
+            raise CompilationError(
+                loc, Status.ir_expected_number, "memref element must be a number type"
+            )
         shape = tuple(shape)
         for s in shape:
             if s < 0 and s != DYNAMIC:
@@ -174,7 +176,12 @@ class CompilerContext:
         return self._intern(key, lambda: GroupType(self, memref, size, offset))
 
     def coopmatrix(
-        self, component: Type, rows: int, cols: int, use: MatrixUse, loc: Location = UNKNOWN_LOCATION
+        self,
+        component: Type,
+        rows: int,
+        cols: int,
+        use: MatrixUse,
+        loc: Location = UNKNOWN_LOCATION,
     ) -> CoopmatrixType:
         if not isinstance(component, NumberType):
             raise CompilationError(

@@ -124,7 +124,9 @@ class Inst:
 
     def _add_use(self, value: Value) -> None:
         if not isinstance(value, Value):
-            raise CompilationError(self.loc, Status.invalid_arguments, f"expected a value, got {value!r}")
+            raise CompilationError(
+                self.loc, Status.invalid_arguments, f"expected a value, got {value!r}"
+            )
         self.uses.append(Use(self, len(self.uses), value))
 
     # ---- access -------------------------------------------------------------------------------

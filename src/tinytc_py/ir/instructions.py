@@ -23,7 +23,6 @@ from .types import (
     DYNAMIC,
     BooleanType,
     CoopmatrixType,
-    GroupType,
     MemrefType,
     NumberType,
     ScalarKind,
@@ -43,7 +42,7 @@ TRANS_B = Prop("tB", Transpose, Transpose.n)
 CHECKED = Prop("checked", CheckedFlag, CheckedFlag.none)
 SCOPE = Prop("scope", MemoryScope, MemoryScope.work_group)
 SEMANTICS = Prop("semantics", MemorySemantics, MemorySemantics.relaxed)
-COMP3 = Prop("mode", Comp3, Comp3.x)
+COMP3 = Prop("mode", Comp3, None)  # required: the grammar has no default component
 
 
 def _result(inst: Inst) -> Type:
@@ -62,8 +61,9 @@ class BlasInst(Inst):
         alpha, beta = self.operand("alpha"), self.operand("beta")
         checks.number(self, alpha, "alpha")
         b_ty = checks.number(self, beta, "beta")
-        checks.promotable(self, b_ty, out.element, beta,
-                          what=f"type of beta to element type of {out_name}")
+        checks.promotable(
+            self, b_ty, out.element, beta, what=f"type of beta to element type of {out_name}"
+        )
         if self.props["atomic"]:
             self.check_atomic_beta(beta)
 
@@ -100,10 +100,22 @@ class BlasA2Inst(BlasInst):
 
     def check_a_b_types(self, a: MemrefType, b: MemrefType, b_name: str = "B") -> None:
         alpha = self.operand("alpha")
-        checks.promotable(self, alpha.type, a.element, alpha, self.operand("A"),
-                          what="type of alpha to element type of A")
-        checks.promotable(self, a.element, b.element, self.operand("A"), self.operand("B"),
-                          what=f"element type of A to element type of {b_name}")
+        checks.promotable(
+            self,
+            alpha.type,
+            a.element,
+            alpha,
+            self.operand("A"),
+            what="type of alpha to element type of A",
+        )
+        checks.promotable(
+            self,
+            a.element,
+            b.element,
+            self.operand("A"),
+            self.operand("B"),
+            what=f"element type of A to element type of {b_name}",
+        )
 
 
 class AxpbyInst(BlasA2Inst):
@@ -114,8 +126,14 @@ class AxpbyInst(BlasA2Inst):
         a = checks.memref(self, A, "A")
         b = checks.memref_order(self, B, (0, 1, 2), Status.ir_expected_memref_order_0_1_or_2, "B")
         self.check_scalars(b, "B")
-        _shape_eq(self, b.shape, _op(self.props["tA"], a.shape), A, B,
-                  what="shape(B) must equal shape(op(A))")
+        _shape_eq(
+            self,
+            b.shape,
+            _op(self.props["tA"], a.shape),
+            A,
+            B,
+            what="shape(B) must equal shape(op(A))",
+        )
         self.check_a_b_types(a, b)
 
 
@@ -132,7 +150,8 @@ class CumsumInst(BlasA2Inst):
         if not 0 <= mode < a.order:
             raise self.error(
                 Status.ir_out_of_bounds,
-                f"summation mode {mode} is not a mode of A (order {a.order})", A,
+                f"summation mode {mode} is not a mode of A (order {a.order})",
+                A,
             )
         self.check_scalars(b, "B")
         _shape_eq(self, a.shape, b.shape, A, B, what="shape(A) must equal shape(B)")
@@ -152,8 +171,14 @@ class SumInst(BlasA2Inst):
                 Status.ir_incompatible_shapes, "order(A) must equal order(b) + 1", A, B
             )
         if b.order == 1:
-            _shape_eq(self, b.shape[:1], _op(self.props["tA"], a.shape)[:1], A, B,
-                      what="rows(b) must equal rows(op(A))")
+            _shape_eq(
+                self,
+                b.shape[:1],
+                _op(self.props["tA"], a.shape)[:1],
+                A,
+                B,
+                what="rows(b) must equal rows(op(A))",
+            )
         self.check_a_b_types(a, b, "b")
 
 
@@ -171,13 +196,26 @@ class BlasA3Inst(BlasInst):
                 Status.ir_forbidden_promotion,
                 f"element types {a.element} of {na} and {b.element} of {nb} "
                 "have no common promoted type",
-                A, B,
+                A,
+                B,
             )
         alpha = self.operand("alpha")
-        checks.promotable(self, alpha.type, ab, alpha,
-                          what=f"type of alpha to promoted element type of {na} and {nb}")
-        checks.promotable(self, ab, c.element, A, B, C,
-                          what=f"promoted element type of {na} and {nb} to element type of {nc}")
+        checks.promotable(
+            self,
+            alpha.type,
+            ab,
+            alpha,
+            what=f"type of alpha to promoted element type of {na} and {nb}",
+        )
+        checks.promotable(
+            self,
+            ab,
+            c.element,
+            A,
+            B,
+            C,
+            what=f"promoted element type of {na} and {nb} to element type of {nc}",
+        )
 
     def operands3(
         self, orders: tuple[int, int, int], names: str = "ABC"
@@ -204,8 +242,15 @@ class GemmInst(BlasA3Inst):
         A, B, C = self.operand("A"), self.operand("B"), self.operand("C")
         opa, opb = _op(self.props["tA"], a.shape), _op(self.props["tB"], b.shape)
         _shape_eq(self, opa[1:], opb[:1], A, B, what="columns(op(A)) must equal rows(op(B))")
-        _shape_eq(self, c.shape, (opa[0], opb[1]), A, B, C,
-                  what="shape(C) must equal rows(op(A)) x columns(op(B))")
+        _shape_eq(
+            self,
+            c.shape,
+            (opa[0], opb[1]),
+            A,
+            B,
+            C,
+            what="shape(C) must equal rows(op(A)) x columns(op(B))",
+        )
         self.check_types(a, b, c)
 
 
@@ -227,8 +272,15 @@ class GerInst(BlasA3Inst):
     def verify(self) -> None:
         a, b, c = self.operands3((1, 1, 2), "abC")
         A, B, C = self.operand("A"), self.operand("B"), self.operand("C")
-        _shape_eq(self, c.shape, (a.shape[0], b.shape[0]), A, B, C,
-                  what="shape(C) must equal rows(a) x rows(b)")
+        _shape_eq(
+            self,
+            c.shape,
+            (a.shape[0], b.shape[0]),
+            A,
+            B,
+            C,
+            what="shape(C) must equal rows(a) x rows(b)",
+        )
         self.check_types(a, b, c, "abC")
 
 
@@ -291,7 +343,9 @@ class LoopRangeMixin:
             )
         for f, t in zip(frm, to):
             fty = checks.integer(self, f, "loop bound")
-            checks.same_type(self, fty, t.type, Status.ir_number_mismatch, "loop bounds differ", f, t)
+            checks.same_type(
+                self, fty, t.type, Status.ir_number_mismatch, "loop bounds differ", f, t
+            )
         return [f.type for f in frm]
 
 
@@ -384,7 +438,9 @@ class ArithBinaryInst(ArithInst):
     def verify(self) -> None:
         a, b = self.operand("a"), self.operand("b")
         self.check_allowed(a.type, a)
-        checks.same_type(self, a.type, b.type, Status.ir_number_mismatch, "operand types differ", a, b)
+        checks.same_type(
+            self, a.type, b.type, Status.ir_number_mismatch, "operand types differ", a, b
+        )
         checks.same_type(
             self,
             a.type,
@@ -406,6 +462,7 @@ class ArithUnaryInst(ArithInst):
         if cls.to_component and isinstance(ty, NumberType) and ty.is_complex:
             return ty.component_type
         return ty
+
     to_component = False
 
     def verify(self) -> None:
@@ -457,6 +514,7 @@ class CompareInst(Inst):
     @classmethod
     def infer_result_type(cls, operands: dict[str, Any]) -> Type | None:
         return next(iter(operands.values())).type.ctx.bool
+
     ordered = False
 
     def verify(self) -> None:
@@ -464,7 +522,9 @@ class CompareInst(Inst):
         ty = checks.number(self, a)
         checks.same_type(self, ty, b.type, Status.ir_number_mismatch, "operand types differ", a, b)
         if self.ordered and ty.is_complex:
-            raise self.error(Status.ir_complex_unsupported, f"{self.name} is not defined on {ty}", a)
+            raise self.error(
+                Status.ir_complex_unsupported, f"{self.name} is not defined on {ty}", a
+            )
         if not isinstance(_result(self), BooleanType):
             raise self.error(Status.ir_expected_boolean, "comparison returns bool")
 
@@ -606,13 +666,22 @@ class StoreInst(Inst):
         checks.memref(self, t)
         mt = checks.index_list(self, t, self.operand_list("index_list"))
         checks.same_type(
-            self, val.type, mt.element, Status.ir_number_mismatch,
-            "value type must match the element type", val, t,
+            self,
+            val.type,
+            mt.element,
+            Status.ir_number_mismatch,
+            "value type must match the element type",
+            val,
+            t,
         )
         if self.results:
             checks.same_type(
-                self, _result(self), mt.element, Status.ir_operand_type_must_match_return_type,
-                "result type must match the element type", t,
+                self,
+                _result(self),
+                mt.element,
+                Status.ir_operand_type_must_match_return_type,
+                "result type must match the element type",
+                t,
             )
         if self.name in ("atomic_min", "atomic_max") and mt.element.is_complex:
             raise self.error(
@@ -634,7 +703,8 @@ class SizeInst(Inst):
         if not 0 <= self.props["mode"] < order:
             raise self.error(
                 Status.ir_out_of_bounds,
-                f"mode {self.props['mode']} out of bounds (0 <= mode < {order})", t,
+                f"mode {self.props['mode']} out of bounds (0 <= mode < {order})",
+                t,
             )
         r = _result(self)
         if not (isinstance(r, NumberType) and r.kind is ScalarKind.index):
@@ -666,10 +736,15 @@ class SubviewInst(Inst):
             if (o < 0 and o != DYNAMIC) or (s < 0 and s != DYNAMIC):
                 raise self.error(Status.ir_invalid_slice, "offset and size must be non-negative", t)
             ext = mt.shape[i]
-            if ext != DYNAMIC and DYNAMIC not in (o, s) and o + s > ext or (
-                ext != DYNAMIC and o != DYNAMIC and o >= ext and ext > 0
+            if (
+                ext != DYNAMIC
+                and DYNAMIC not in (o, s)
+                and o + s > ext
+                or (ext != DYNAMIC and o != DYNAMIC and o >= ext and ext > 0)
             ):
-                raise self.error(Status.ir_out_of_bounds, f"slice {o}:{s} exceeds mode size {ext}", t)
+                raise self.error(
+                    Status.ir_out_of_bounds, f"slice {o}:{s} exceeds mode size {ext}", t
+                )
             if s != 0:
                 shape.append(s)
                 stride.append(mt.stride[i])
@@ -698,15 +773,19 @@ def _check_view_type(
             f"{src.addrspace.text}",
             t,
         )
-    ok = len(r.shape) == len(shape) and all(
-        a == b for a, b in zip(r.shape, shape)
-    ) and all(a == b or a == DYNAMIC for a, b in zip(r.stride, stride))
+    ok = (
+        len(r.shape) == len(shape)
+        and all(a == b for a, b in zip(r.shape, shape))
+        and all(a in (b, DYNAMIC) for a, b in zip(r.stride, stride))
+    )
     if not ok:
         try:
             expected = str(src.ctx.memref(src.element, shape, stride, src.addrspace))
         except CompilationError:  # a view of a dynamic mode may break the static stride rules
-            expected = (f"a memref of shape {'x'.join(map(dyn_str, shape))} and stride "
-                        f"{','.join(map(dyn_str, stride))}")
+            expected = (
+                f"a memref of shape {'x'.join(map(dyn_str, shape))} and stride "
+                f"{','.join(map(dyn_str, stride))}"
+            )
         raise inst.error(
             Status.ir_operand_type_must_match_return_type,
             f"result type must be {expected}, got {r}",
@@ -728,7 +807,9 @@ class ExpandInst(Inst):
                 Status.ir_out_of_bounds, f"mode {mode} out of bounds (0 <= mode < {mt.order})", t
             )
         if len(static) < 2:
-            raise self.error(Status.ir_expand_shape_order_too_small, "expand shape needs 2 modes", t)
+            raise self.error(
+                Status.ir_expand_shape_order_too_small, "expand shape needs 2 modes", t
+            )
         if static.count(DYNAMIC) != len(dyn):
             raise self.error(Status.ir_expand_shape_mismatch, "dynamic expand shape mismatch", t)
         for v in dyn:
@@ -804,7 +885,9 @@ class BuiltinInst(Inst):
         r = _result(self)
         if not isinstance(r, NumberType) or r.kind is not self.result_kind:
             status = (
-                Status.ir_expected_index if self.result_kind is ScalarKind.index else Status.ir_expected_i32
+                Status.ir_expected_index
+                if self.result_kind is ScalarKind.index
+                else Status.ir_expected_i32
             )
             raise self.error(status, f"{self.name} returns {self.result_kind.text}")
 
@@ -833,7 +916,9 @@ class ForInst(Inst):
         ty = checks.integer(self, frm, "loop bound")
         for v in (to, step):
             if v is not None:
-                checks.same_type(self, ty, v.type, Status.ir_number_mismatch, "loop range types differ", frm, v)
+                checks.same_type(
+                    self, ty, v.type, Status.ir_number_mismatch, "loop range types differ", frm, v
+                )
         init = self.operand_list("iter_init")
         types = [r.type for r in self.results]
         _check_yieldable(self, types)
@@ -884,8 +969,12 @@ class SubgroupBroadcastInst(Inst):
         checks.number(self, a)
         checks.i32(self, idx, "subgroup local index")
         checks.same_type(
-            self, a.type, _result(self), Status.ir_operand_type_must_match_return_type,
-            "result type must match the operand type", a,
+            self,
+            a.type,
+            _result(self),
+            Status.ir_operand_type_must_match_return_type,
+            "result type must match the operand type",
+            a,
         )
 
 
@@ -895,6 +984,7 @@ class SubgroupOperationInst(Inst):
     @classmethod
     def infer_result_type(cls, operands: dict[str, Any]) -> Type | None:
         return operands["a"].type
+
     ordered = False
 
     def verify(self) -> None:
@@ -905,8 +995,12 @@ class SubgroupOperationInst(Inst):
                 Status.ir_complex_unsupported, f"{self.name} is not defined on {ty}", a
             )
         checks.same_type(
-            self, ty, _result(self), Status.ir_operand_type_must_match_return_type,
-            "result type must match the operand type", a,
+            self,
+            ty,
+            _result(self),
+            Status.ir_operand_type_must_match_return_type,
+            "result type must match the operand type",
+            a,
         )
 
 
@@ -925,8 +1019,12 @@ class CoopApplyInst(Inst):
         a = self.operand("a")
         ct = checks.coopmatrix(self, a)
         checks.same_type(
-            self, ct, _result(self), Status.ir_operand_type_must_match_return_type,
-            "result type must match the operand type", a,
+            self,
+            ct,
+            _result(self),
+            Status.ir_operand_type_must_match_return_type,
+            "result type must match the operand type",
+            a,
         )
 
     def region_param_types(self) -> list[list[Type]]:
@@ -973,13 +1071,18 @@ class CoopStoreInst(CoopMemoryInst):
         mt = self.check_memref(ct.component)
         if self.results:
             checks.same_type(
-                self, ct, _result(self), Status.ir_operand_type_must_match_return_type,
-                "result type must match the operand type", val,
+                self,
+                ct,
+                _result(self),
+                Status.ir_operand_type_must_match_return_type,
+                "result type must match the operand type",
+                val,
             )
             if self.name != "cooperative_matrix_atomic_add" and mt.element.is_complex:
                 raise self.error(
                     Status.ir_complex_unsupported,
-                    f"{self.name} is not defined on {mt.element}", val,
+                    f"{self.name} is not defined on {mt.element}",
+                    val,
                 )
 
 
@@ -991,8 +1094,12 @@ class CoopConstructInst(Inst):
         ty = checks.number(self, v)
         ct = _coop_result(self)
         checks.same_type(
-            self, ty, ct.component, Status.ir_number_mismatch,
-            "number must match the component type", v,
+            self,
+            ty,
+            ct.component,
+            Status.ir_number_mismatch,
+            "number must match the component type",
+            v,
         )
 
 
@@ -1007,10 +1114,16 @@ class CoopExtractInst(Inst):
         m = self.operand("mat")
         ct = checks.coopmatrix(self, m)
         if not 0 <= self.props["index"] < ct.rows * ct.cols:
-            raise self.error(Status.ir_out_of_bounds, f"index {self.props['index']} out of bounds", m)
+            raise self.error(
+                Status.ir_out_of_bounds, f"index {self.props['index']} out of bounds", m
+            )
         checks.same_type(
-            self, ct.component, _result(self), Status.ir_number_mismatch,
-            "result must have the component type", m,
+            self,
+            ct.component,
+            _result(self),
+            Status.ir_number_mismatch,
+            "result must have the component type",
+            m,
         )
 
 
@@ -1025,11 +1138,25 @@ class CoopInsertInst(Inst):
         v, m = self.operand("val"), self.operand("mat")
         ct = checks.coopmatrix(self, m)
         if not 0 <= self.props["index"] < ct.rows * ct.cols:
-            raise self.error(Status.ir_out_of_bounds, f"index {self.props['index']} out of bounds", m)
-        checks.same_type(self, v.type, ct.component, Status.ir_number_mismatch,
-                         "inserted value must have the component type", v)
-        checks.same_type(self, ct, _result(self), Status.ir_operand_type_must_match_return_type,
-                         "result type must match the matrix type", m)
+            raise self.error(
+                Status.ir_out_of_bounds, f"index {self.props['index']} out of bounds", m
+            )
+        checks.same_type(
+            self,
+            v.type,
+            ct.component,
+            Status.ir_number_mismatch,
+            "inserted value must have the component type",
+            v,
+        )
+        checks.same_type(
+            self,
+            ct,
+            _result(self),
+            Status.ir_operand_type_must_match_return_type,
+            "result type must match the matrix type",
+            m,
+        )
 
 
 class CoopMulAddInst(Inst):
@@ -1043,41 +1170,61 @@ class CoopMulAddInst(Inst):
         A, B, C = self.operand("a"), self.operand("b"), self.operand("c")
         a, b, c = (checks.coopmatrix(self, v) for v in (A, B, C))
         d = _coop_result(self)
-        for ty, use, v in ((a, MatrixUse.a, A), (b, MatrixUse.b, B), (c, MatrixUse.acc, C), (d, MatrixUse.acc, None)):
+        for ty, use, v in (
+            (a, MatrixUse.a, A),
+            (b, MatrixUse.b, B),
+            (c, MatrixUse.acc, C),
+            (d, MatrixUse.acc, None),
+        ):
             if ty.use is not use:
                 raise self.error(
-                    Status.ir_invalid_matrix_use, f"expected {use.text}, got {ty.use.text}",
+                    Status.ir_invalid_matrix_use,
+                    f"expected {use.text}, got {ty.use.text}",
                     *([v] if v else []),
                 )
         if a.cols != b.rows:
-            raise self.error(Status.ir_incompatible_shapes,
-                             f"columns(A) = {a.cols} must equal rows(B) = {b.rows}", A, B)
+            raise self.error(
+                Status.ir_incompatible_shapes,
+                f"columns(A) = {a.cols} must equal rows(B) = {b.rows}",
+                A,
+                B,
+            )
         if c.rows != a.rows or c.cols != b.cols:
             raise self.error(
                 Status.ir_incompatible_shapes,
                 f"shape(C) = {c.rows}x{c.cols} must equal rows(A) x columns(B) = {a.rows}x{b.cols}",
-                A, B, C,
+                A,
+                B,
+                C,
             )
         if d.shape != c.shape:
             raise self.error(
                 Status.ir_incompatible_shapes,
-                f"result shape {d.rows}x{d.cols} must equal shape(C) = {c.rows}x{c.cols}", C,
+                f"result shape {d.rows}x{d.cols} must equal shape(C) = {c.rows}x{c.cols}",
+                C,
             )
         ab = promote(a.component, b.component)
         if ab is None:
             raise self.error(
                 Status.ir_forbidden_promotion,
                 f"component types {a.component} of A and {b.component} of B have no common "
-                "promoted type", A, B,
+                "promoted type",
+                A,
+                B,
             )
         if not ab.promotable_to(c.component):
             raise self.error(
                 Status.ir_forbidden_promotion,
                 f"cannot promote {ab} (promoted component type of A and B) to {c.component} "
-                "(component type of C)", A, B, C,
+                "(component type of C)",
+                A,
+                B,
+                C,
             )
         if (c.component.kind.family, d.component.kind.family) in _CAST_FORBIDDEN:
-            raise self.error(Status.ir_forbidden_cast, f"cannot cast {c.component} to {d.component}", C)
+            raise self.error(
+                Status.ir_forbidden_cast, f"cannot cast {c.component} to {d.component}", C
+            )
 
 
 class CoopPrefetchInst(Inst):
@@ -1102,11 +1249,16 @@ class CoopReduceInst(Inst):
         at = checks.coopmatrix(self, a)
         r = _coop_result(self)
         if r.component is not at.component or r.use is not at.use:
-            raise self.error(Status.ir_operand_type_must_match_return_type,
-                             "component type and use must match the operand's", a)
+            raise self.error(
+                Status.ir_operand_type_must_match_return_type,
+                "component type and use must match the operand's",
+                a,
+            )
         shape = (at.rows, 1) if self.props["mode"] is ReduceMode.row else (1, at.cols)
         if r.shape != shape:
-            raise self.error(Status.ir_invalid_shape, f"result shape must be {shape[0]}x{shape[1]}", a)
+            raise self.error(
+                Status.ir_invalid_shape, f"result shape must be {shape[0]}x{shape[1]}", a
+            )
         if self.name != "cooperative_matrix_reduce_add" and at.component.is_complex:
             raise self.error(
                 Status.ir_complex_unsupported, f"{self.name} is not defined on {at.component}", a
@@ -1123,10 +1275,23 @@ class CoopScaleInst(Inst):
     def verify(self) -> None:
         s, m = self.operand("a"), self.operand("b")
         ct = checks.coopmatrix(self, m)
-        checks.same_type(self, s.type, ct.component, Status.ir_number_mismatch,
-                         "scalar must have the component type", s, m)
-        checks.same_type(self, ct, _result(self), Status.ir_operand_type_must_match_return_type,
-                         "result type must match the matrix type", m)
+        checks.same_type(
+            self,
+            s.type,
+            ct.component,
+            Status.ir_number_mismatch,
+            "scalar must have the component type",
+            s,
+            m,
+        )
+        checks.same_type(
+            self,
+            ct,
+            _result(self),
+            Status.ir_operand_type_must_match_return_type,
+            "result type must match the matrix type",
+            m,
+        )
 
 
 # ---- the table ------------------------------------------------------------------------------------
@@ -1145,83 +1310,198 @@ def _row(base: type[Inst], spec: InstSpec, **class_attrs: Any) -> None:
     SPECS.append((base, spec, class_attrs))
 
 
-def _blas(name: str, base: type[Inst], props: tuple[Prop, ...], operands: tuple[str, ...], fmt: str,
-          writes: str) -> None:
+def _blas(
+    name: str,
+    base: type[Inst],
+    props: tuple[Prop, ...],
+    operands: tuple[str, ...],
+    fmt: str,
+    writes: str,
+) -> None:
     reads = tuple(o for o in operands if o in ("A", "B") and o != writes)
-    _row(base, InstSpec(name, props, operands, exec=Exec.collective, fmt=fmt, side_effects=True,
-                        reads=reads + (writes,), writes=(writes,)))
+    _row(
+        base,
+        InstSpec(
+            name,
+            props,
+            operands,
+            exec=Exec.collective,
+            fmt=fmt,
+            side_effects=True,
+            reads=reads + (writes,),
+            writes=(writes,),
+        ),
+    )
 
 
 _A2 = ("alpha", "A", "beta", "B")
 _A3 = ("alpha", "A", "B", "beta", "C")
 _blas("axpby", AxpbyInst, (ATOMIC, TRANS_A), _A2, "$alpha , $A , $beta , $B", "B")
-_blas("cumsum", CumsumInst, (ATOMIC, Prop("mode", "int", 0)), _A2,
-      "$alpha , $A , #mode , $beta , $B", "B")
+_blas(
+    "cumsum",
+    CumsumInst,
+    (ATOMIC, Prop("mode", "int", 0)),
+    _A2,
+    "$alpha , $A , #mode , $beta , $B",
+    "B",
+)
 _blas("sum", SumInst, (ATOMIC, TRANS_A), _A2, "$alpha , $A , $beta , $B", "B")
 _blas("gemm", GemmInst, (ATOMIC, TRANS_A, TRANS_B), _A3, "$alpha , $A , $B , $beta , $C", "C")
 _blas("gemv", GemvInst, (ATOMIC, TRANS_A), _A3, "$alpha , $A , $B , $beta , $C", "C")
 _blas("ger", GerInst, (ATOMIC,), _A3, "$alpha , $A , $B , $beta , $C", "C")
 _blas("hadamard", HadamardInst, (ATOMIC,), _A3, "$alpha , $A , $B , $beta , $C", "C")
 
-_row(AllocaInst, InstSpec("alloca", result=R, exec=Exec.collective, fmt="attrs? : type",
-                          side_effects=True))
-_row(ForeachInst, InstSpec("foreach", operands=("from*", "to*"), regions=("body",),
-                           exec=Exec.collective, side_effects=True))
-_row(ForeachTileInst, InstSpec("foreach_tile", (Prop("tile_shape", "ints", ()),),
-                               ("from*", "to*"), regions=("body",), exec=Exec.collective,
-                               side_effects=True))
+_row(
+    AllocaInst,
+    InstSpec("alloca", result=R, exec=Exec.collective, fmt="attrs? : type", side_effects=True),
+)
+_row(
+    ForeachInst,
+    InstSpec(
+        "foreach",
+        operands=("from*", "to*"),
+        regions=("body",),
+        exec=Exec.collective,
+        side_effects=True,
+    ),
+)
+_row(
+    ForeachTileInst,
+    InstSpec(
+        "foreach_tile",
+        (Prop("tile_shape", "ints", ()),),
+        ("from*", "to*"),
+        regions=("body",),
+        exec=Exec.collective,
+        side_effects=True,
+    ),
+)
 _row(ParallelInst, InstSpec("parallel", regions=("body",), exec=Exec.collective, side_effects=True))
-_row(LifetimeStopInst, InstSpec("lifetime_stop", operands=("object",), exec=Exec.collective,
-                                fmt="$object", side_effects=True))
+_row(
+    LifetimeStopInst,
+    InstSpec(
+        "lifetime_stop",
+        operands=("object",),
+        exec=Exec.collective,
+        fmt="$object",
+        side_effects=True,
+    ),
+)
 
 for _name, _allowed in (
-    ("add", _NUM), ("sub", _NUM), ("mul", _NUM), ("div", _NUM),
-    ("rem", _REAL), ("max", _REAL), ("min", _REAL),
-    ("shl", _INT_FAMILIES), ("shr", _INT_FAMILIES),
-    ("and", _LOGIC), ("or", _LOGIC), ("xor", _LOGIC),
+    ("add", _NUM),
+    ("sub", _NUM),
+    ("mul", _NUM),
+    ("div", _NUM),
+    ("rem", _REAL),
+    ("max", _REAL),
+    ("min", _REAL),
+    ("shl", _INT_FAMILIES),
+    ("shr", _INT_FAMILIES),
+    ("and", _LOGIC),
+    ("or", _LOGIC),
+    ("xor", _LOGIC),
 ):
-    _row(ArithBinaryInst, InstSpec(_name, operands=("a", "b"), result=R, fmt="$a , $b : type",
-                                   builder_name=_name + "_" if _name in ("and", "or") else ""),
-         allowed=_allowed)
+    _row(
+        ArithBinaryInst,
+        InstSpec(
+            _name,
+            operands=("a", "b"),
+            result=R,
+            fmt="$a , $b : type",
+            builder_name=_name + "_" if _name in ("and", "or") else "",
+        ),
+        allowed=_allowed,
+    )
 
 for _name, _allowed, _to_comp in (
-    ("abs", _NUM, True), ("neg", _NUM, False), ("not", _LOGIC, False),
-    ("conj", frozenset({"complex"}), False), ("im", frozenset({"complex"}), True),
+    ("abs", _NUM, True),
+    ("neg", _NUM, False),
+    ("not", _LOGIC, False),
+    ("conj", frozenset({"complex"}), False),
+    ("im", frozenset({"complex"}), True),
     ("re", frozenset({"complex"}), True),
 ):
-    _row(ArithUnaryInst, InstSpec(_name, operands=("a",), result=R, fmt="$a : type",
-                                  builder_name="not_" if _name == "not" else ""),
-         allowed=_allowed, to_component=_to_comp)
+    _row(
+        ArithUnaryInst,
+        InstSpec(
+            _name,
+            operands=("a",),
+            result=R,
+            fmt="$a : type",
+            builder_name="not_" if _name == "not" else "",
+        ),
+        allowed=_allowed,
+        to_component=_to_comp,
+    )
 
 _FLOAT = frozenset({"float"})
 _FLOAT_COMPLEX = frozenset({"float", "complex"})
 for _name in ("cos", "sin", "exp", "exp2", "log", "log2"):
     for _native in ("", "native_"):
         _allowed = _FLOAT_COMPLEX if _name.startswith("exp") else _FLOAT
-        _row(MathInst, InstSpec(_native + _name, operands=("a",), result=R, fmt="$a : type"),
-             allowed=_allowed)
+        _row(
+            MathInst,
+            InstSpec(_native + _name, operands=("a",), result=R, fmt="$a : type"),
+            allowed=_allowed,
+        )
 
 for _name, _ordered in (
-    ("equal", False), ("not_equal", False), ("greater_than", True),
-    ("greater_than_equal", True), ("less_than", True), ("less_than_equal", True),
+    ("equal", False),
+    ("not_equal", False),
+    ("greater_than", True),
+    ("greater_than_equal", True),
+    ("less_than", True),
+    ("less_than_equal", True),
 ):
-    _row(CompareInst, InstSpec(_name, operands=("a", "b"), result=R, fmt="$a , $b : type"),
-         ordered=_ordered)
+    _row(
+        CompareInst,
+        InstSpec(_name, operands=("a", "b"), result=R, fmt="$a , $b : type"),
+        ordered=_ordered,
+    )
 
 _row(AssociatedInst, InstSpec("associated", operands=("operand",), result=R, fmt="$operand : type"))
 _MEM_IDX = ("operand", "index_list*")
-_row(AtomicLoadInst, InstSpec("atomic_load", (SCOPE, SEMANTICS), _MEM_IDX, R,
-                              fmt="$operand [ $index_list* ] : type", side_effects=True,
-                              reads=("operand",)))
-_row(StoreInst, InstSpec("atomic_store", (SCOPE, SEMANTICS), ("val",) + _MEM_IDX,
-                         fmt="$val , $operand [ $index_list* ]", side_effects=True,
-                         writes=("operand",)))
+_row(
+    AtomicLoadInst,
+    InstSpec(
+        "atomic_load",
+        (SCOPE, SEMANTICS),
+        _MEM_IDX,
+        R,
+        fmt="$operand [ $index_list* ] : type",
+        side_effects=True,
+        reads=("operand",),
+    ),
+)
+_row(
+    StoreInst,
+    InstSpec(
+        "atomic_store",
+        (SCOPE, SEMANTICS),
+        ("val",) + _MEM_IDX,
+        fmt="$val , $operand [ $index_list* ]",
+        side_effects=True,
+        writes=("operand",),
+    ),
+)
 for _name in ("atomic_add", "atomic_max", "atomic_min"):
-    _row(StoreInst, InstSpec(_name, (SCOPE, SEMANTICS), ("val",) + _MEM_IDX, R,
-                             fmt="$val , $operand [ $index_list* ] : type", side_effects=True,
-                             reads=("operand",), writes=("operand",)))
-_row(BarrierInst, InstSpec("barrier", (Prop("fence_flags", "fence", 0),), fmt="",
-                           side_effects=True))
+    _row(
+        StoreInst,
+        InstSpec(
+            _name,
+            (SCOPE, SEMANTICS),
+            ("val",) + _MEM_IDX,
+            R,
+            fmt="$val , $operand [ $index_list* ] : type",
+            side_effects=True,
+            reads=("operand",),
+            writes=("operand",),
+        ),
+    )
+_row(
+    BarrierInst, InstSpec("barrier", (Prop("fence_flags", "fence", 0),), fmt="", side_effects=True)
+)
 for _name, _kind, _exec, _has_mode in (
     ("group_id", ScalarKind.index, Exec.mixed, True),
     ("num_groups", ScalarKind.index, Exec.mixed, True),
@@ -1231,78 +1511,248 @@ for _name, _kind, _exec, _has_mode in (
     ("subgroup_linear_id", ScalarKind.i32, Exec.spmd, False),
     ("subgroup_local_id", ScalarKind.i32, Exec.spmd, False),
 ):
-    _row(BuiltinInst, InstSpec(_name, (COMP3,) if _has_mode else (), result=R, exec=_exec,
-                               fmt=": type"), result_kind=_kind)
+    _row(
+        BuiltinInst,
+        InstSpec(_name, (COMP3,) if _has_mode else (), result=R, exec=_exec, fmt=": type"),
+        result_kind=_kind,
+    )
 _row(CastInst, InstSpec("cast", operands=("a",), result=R, fmt="$a : type"))
 _row(ConstantInst, InstSpec("constant", (Prop("value", "value", None),), result=R))
-_row(ExpandInst, InstSpec("expand", (Prop("expanded_mode", "int", 0),
-                                     Prop("static_expand_shape", "ints", ())),
-                          ("operand", "expand_shape*"), R))
-_row(FuseInst, InstSpec("fuse", (Prop("from", "int", 0), Prop("to", "int", 0)), ("operand",), R,
-                        fmt="$operand [ #from , #to ] : type"))
-_row(ForInst, InstSpec("for", operands=("from", "to", "step?", "iter_init*"), result="results*",
-                       regions=("body",), builder_name="for_"))
-_row(IfInst, InstSpec("if", operands=("condition",), result="results*",
-                      regions=("then", "otherwise"), builder_name="if_"))
-_row(LoadInst, InstSpec("load", operands=_MEM_IDX, result=R, fmt="$operand [ $index_list* ] : type",
-                        reads=("operand",)))
-_row(SizeInst, InstSpec("size", (Prop("mode", "int", 0),), ("operand",), R,
-                        fmt="$operand [ #mode ] : type"))
-_row(SubviewInst, InstSpec("subview", (Prop("static_offsets", "ints", ()),
-                                       Prop("static_sizes", "ints", ())),
-                           ("operand", "offsets*", "sizes*"), R))
-_row(StoreInst, InstSpec("store", operands=("val",) + _MEM_IDX,
-                         fmt="$val , $operand [ $index_list* ]", side_effects=True,
-                         writes=("operand",)))
-_row(YieldInst, InstSpec("yield", operands=("yielded_vals*",), fmt="( $yielded_vals* )",
-                         side_effects=True))
+_row(
+    ExpandInst,
+    InstSpec(
+        "expand",
+        (Prop("expanded_mode", "int", 0), Prop("static_expand_shape", "ints", ())),
+        ("operand", "expand_shape*"),
+        R,
+    ),
+)
+_row(
+    FuseInst,
+    InstSpec(
+        "fuse",
+        (Prop("from", "int", 0), Prop("to", "int", 0)),
+        ("operand",),
+        R,
+        fmt="$operand [ #from , #to ] : type",
+    ),
+)
+_row(
+    ForInst,
+    InstSpec(
+        "for",
+        operands=("from", "to", "step?", "iter_init*"),
+        result="results*",
+        regions=("body",),
+        builder_name="for_",
+    ),
+)
+_row(
+    IfInst,
+    InstSpec(
+        "if",
+        operands=("condition",),
+        result="results*",
+        regions=("then", "otherwise"),
+        builder_name="if_",
+    ),
+)
+_row(
+    LoadInst,
+    InstSpec(
+        "load",
+        operands=_MEM_IDX,
+        result=R,
+        fmt="$operand [ $index_list* ] : type",
+        reads=("operand",),
+    ),
+)
+_row(
+    SizeInst,
+    InstSpec("size", (Prop("mode", "int", 0),), ("operand",), R, fmt="$operand [ #mode ] : type"),
+)
+_row(
+    SubviewInst,
+    InstSpec(
+        "subview",
+        (Prop("static_offsets", "ints", ()), Prop("static_sizes", "ints", ())),
+        ("operand", "offsets*", "sizes*"),
+        R,
+    ),
+)
+_row(
+    StoreInst,
+    InstSpec(
+        "store",
+        operands=("val",) + _MEM_IDX,
+        fmt="$val , $operand [ $index_list* ]",
+        side_effects=True,
+        writes=("operand",),
+    ),
+)
+_row(
+    YieldInst,
+    InstSpec("yield", operands=("yielded_vals*",), fmt="( $yielded_vals* )", side_effects=True),
+)
 
-_row(SubgroupBroadcastInst, InstSpec("subgroup_broadcast", operands=("a", "idx"), result=R,
-                                     exec=Exec.spmd, fmt="$a , $idx : type"))
+_row(
+    SubgroupBroadcastInst,
+    InstSpec(
+        "subgroup_broadcast",
+        operands=("a", "idx"),
+        result=R,
+        exec=Exec.spmd,
+        fmt="$a , $idx : type",
+    ),
+)
 for _kind in ("exclusive_scan", "inclusive_scan", "reduce"):
     for _opn in ("add", "max", "min"):
-        _row(SubgroupOperationInst, InstSpec(f"subgroup_{_kind}_{_opn}", operands=("a",), result=R,
-                                             exec=Exec.spmd, fmt="$a : type"),
-             ordered=_opn != "add")
+        _row(
+            SubgroupOperationInst,
+            InstSpec(
+                f"subgroup_{_kind}_{_opn}",
+                operands=("a",),
+                result=R,
+                exec=Exec.spmd,
+                fmt="$a : type",
+            ),
+            ordered=_opn != "add",
+        )
 
 _COOP_POS = ("operand", "pos0", "pos1")
-_row(CoopApplyInst, InstSpec(_CM + "apply", operands=("a",), result=R, regions=("body",),
-                             exec=Exec.spmd))
-_row(CoopLoadInst, InstSpec(_CM + "load", (TRANS_A, CHECKED), _COOP_POS, R,
-                            exec=Exec.spmd, fmt="$operand [ $pos0 , $pos1 ] : type",
-                            reads=("operand",)))
-_row(CoopLoadInst, InstSpec(_CM + "atomic_load", (TRANS_A, CHECKED, SCOPE, SEMANTICS), _COOP_POS,
-                            R, exec=Exec.spmd, fmt="$operand [ $pos0 , $pos1 ] : type",
-                            side_effects=True, reads=("operand",)))
-_row(CoopStoreInst, InstSpec(_CM + "store", (TRANS_A, CHECKED), ("val",) + _COOP_POS,
-                             exec=Exec.spmd, fmt="$val , $operand [ $pos0 , $pos1 ]",
-                             side_effects=True, writes=("operand",)))
-_row(CoopStoreInst, InstSpec(_CM + "atomic_store", (TRANS_A, CHECKED, SCOPE, SEMANTICS),
-                             ("val",) + _COOP_POS, exec=Exec.spmd,
-                             fmt="$val , $operand [ $pos0 , $pos1 ]", side_effects=True,
-                             writes=("operand",)))
+_row(
+    CoopApplyInst,
+    InstSpec(_CM + "apply", operands=("a",), result=R, regions=("body",), exec=Exec.spmd),
+)
+_row(
+    CoopLoadInst,
+    InstSpec(
+        _CM + "load",
+        (TRANS_A, CHECKED),
+        _COOP_POS,
+        R,
+        exec=Exec.spmd,
+        fmt="$operand [ $pos0 , $pos1 ] : type",
+        reads=("operand",),
+    ),
+)
+_row(
+    CoopLoadInst,
+    InstSpec(
+        _CM + "atomic_load",
+        (TRANS_A, CHECKED, SCOPE, SEMANTICS),
+        _COOP_POS,
+        R,
+        exec=Exec.spmd,
+        fmt="$operand [ $pos0 , $pos1 ] : type",
+        side_effects=True,
+        reads=("operand",),
+    ),
+)
+_row(
+    CoopStoreInst,
+    InstSpec(
+        _CM + "store",
+        (TRANS_A, CHECKED),
+        ("val",) + _COOP_POS,
+        exec=Exec.spmd,
+        fmt="$val , $operand [ $pos0 , $pos1 ]",
+        side_effects=True,
+        writes=("operand",),
+    ),
+)
+_row(
+    CoopStoreInst,
+    InstSpec(
+        _CM + "atomic_store",
+        (TRANS_A, CHECKED, SCOPE, SEMANTICS),
+        ("val",) + _COOP_POS,
+        exec=Exec.spmd,
+        fmt="$val , $operand [ $pos0 , $pos1 ]",
+        side_effects=True,
+        writes=("operand",),
+    ),
+)
 for _opn in ("add", "max", "min"):
-    _row(CoopStoreInst, InstSpec(_CM + "atomic_" + _opn, (TRANS_A, CHECKED, SCOPE, SEMANTICS),
-                                 ("val",) + _COOP_POS, R, exec=Exec.spmd,
-                                 fmt="$val , $operand [ $pos0 , $pos1 ] : type",
-                                 side_effects=True, reads=("operand",), writes=("operand",)))
-_row(CoopConstructInst, InstSpec(_CM + "construct", operands=("number",), result=R,
-                                 exec=Exec.spmd, fmt="$number : type"))
-_row(CoopExtractInst, InstSpec(_CM + "extract", (Prop("index", "int", 0),), ("mat",), R,
-                               exec=Exec.spmd, fmt="$mat [ #index ] : type"))
-_row(CoopInsertInst, InstSpec(_CM + "insert", (Prop("index", "int", 0),), ("val", "mat"), R,
-                              exec=Exec.spmd, fmt="$val , $mat [ #index ] : type"))
-_row(CoopMulAddInst, InstSpec(_CM + "mul_add", operands=("a", "b", "c"), result=R,
-                              exec=Exec.spmd, fmt="$a , $b , $c : type"))
-_row(CoopPrefetchInst, InstSpec(_CM + "prefetch", (Prop("cache_level", "int", 0),
-                                                    Prop("rows", "int", 0), Prop("cols", "int", 0)),
-                                _COOP_POS, exec=Exec.spmd, side_effects=True,
-                                fmt="#cache_level , $operand [ $pos0 , $pos1 ] , #rows , #cols"))
+    _row(
+        CoopStoreInst,
+        InstSpec(
+            _CM + "atomic_" + _opn,
+            (TRANS_A, CHECKED, SCOPE, SEMANTICS),
+            ("val",) + _COOP_POS,
+            R,
+            exec=Exec.spmd,
+            fmt="$val , $operand [ $pos0 , $pos1 ] : type",
+            side_effects=True,
+            reads=("operand",),
+            writes=("operand",),
+        ),
+    )
+_row(
+    CoopConstructInst,
+    InstSpec(
+        _CM + "construct", operands=("number",), result=R, exec=Exec.spmd, fmt="$number : type"
+    ),
+)
+_row(
+    CoopExtractInst,
+    InstSpec(
+        _CM + "extract",
+        (Prop("index", "int", 0),),
+        ("mat",),
+        R,
+        exec=Exec.spmd,
+        fmt="$mat [ #index ] : type",
+    ),
+)
+_row(
+    CoopInsertInst,
+    InstSpec(
+        _CM + "insert",
+        (Prop("index", "int", 0),),
+        ("val", "mat"),
+        R,
+        exec=Exec.spmd,
+        fmt="$val , $mat [ #index ] : type",
+    ),
+)
+_row(
+    CoopMulAddInst,
+    InstSpec(
+        _CM + "mul_add",
+        operands=("a", "b", "c"),
+        result=R,
+        exec=Exec.spmd,
+        fmt="$a , $b , $c : type",
+    ),
+)
+_row(
+    CoopPrefetchInst,
+    InstSpec(
+        _CM + "prefetch",
+        (Prop("cache_level", "int", 0), Prop("rows", "int", 0), Prop("cols", "int", 0)),
+        _COOP_POS,
+        exec=Exec.spmd,
+        side_effects=True,
+        fmt="#cache_level , $operand [ $pos0 , $pos1 ] , #rows , #cols",
+    ),
+)
 for _opn in ("add", "max", "min"):
-    _row(CoopReduceInst, InstSpec(_CM + "reduce_" + _opn, (Prop("mode", ReduceMode, None),),
-                                  ("a",), R, exec=Exec.spmd, fmt="$a : type"))
-_row(CoopScaleInst, InstSpec(_CM + "scale", operands=("a", "b"), result=R, exec=Exec.spmd,
-                             fmt="$a , $b : type"))
+    _row(
+        CoopReduceInst,
+        InstSpec(
+            _CM + "reduce_" + _opn,
+            (Prop("mode", ReduceMode, None),),
+            ("a",),
+            R,
+            exec=Exec.spmd,
+            fmt="$a : type",
+        ),
+    )
+_row(
+    CoopScaleInst,
+    InstSpec(_CM + "scale", operands=("a", "b"), result=R, exec=Exec.spmd, fmt="$a , $b : type"),
+)
 
 
 def _class_name(mnemonic: str) -> str:

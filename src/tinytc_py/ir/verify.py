@@ -109,13 +109,17 @@ def check_subgroup_dependent(inst: Inst, sgs: int) -> None:
 
 def _int_attr(func: Func, attr, what: str) -> int:
     if not isinstance(attr, IntegerAttr):
-        raise CompilationError(func.loc, Status.ir_expected_integer_attribute, f"{what} must be an integer")
+        raise CompilationError(
+            func.loc, Status.ir_expected_integer_attribute, f"{what} must be an integer"
+        )
     return attr.value
 
 
 def _int_array(func: Func, attr, what: str) -> list[int]:
     if not isinstance(attr, ArrayAttr):
-        raise CompilationError(func.loc, Status.ir_expected_array_attribute, f"{what} must be an array")
+        raise CompilationError(
+            func.loc, Status.ir_expected_array_attribute, f"{what} must be an array"
+        )
     return [_int_attr(func, a, what + " entries") for a in attr.values]
 
 
@@ -135,7 +139,8 @@ def check_function_attrs(func: Func) -> None:
         sgs = _int_attr(func, sgs_attr, "subgroup_size") if sgs_attr is not None else None
         if sgs is not None and sgs <= 0:
             raise CompilationError(
-                func.loc, Status.unsupported_subgroup_size,
+                func.loc,
+                Status.unsupported_subgroup_size,
                 f"subgroup_size must be positive, got {sgs}",
             )
         wgs_attr = attrs.get("work_group_size")
@@ -143,12 +148,14 @@ def check_function_attrs(func: Func) -> None:
             wgs = _int_array(func, wgs_attr, "work_group_size")
             if len(wgs) != 2:
                 raise CompilationError(
-                    func.loc, Status.ir_unexpected_array_attribute_size,
+                    func.loc,
+                    Status.ir_unexpected_array_attribute_size,
                     "work_group_size needs 2 entries",
                 )
             if any(w <= 0 for w in wgs) or (sgs is not None and wgs[0] % sgs):
                 raise CompilationError(
-                    func.loc, Status.unsupported_work_group_size,
+                    func.loc,
+                    Status.unsupported_work_group_size,
                     "work_group_size[0] must be a positive multiple of the subgroup size",
                 )
     for param, pattrs in zip(func.params, func.param_attrs):
@@ -161,16 +168,20 @@ def _check_param_attrs(func: Func, param: Value, attrs: DictionaryAttr) -> None:
     mt = ty.memref if isinstance(ty, GroupType) else ty
     if not isinstance(mt, MemrefType):
         raise CompilationError(
-            param.loc, Status.ir_expected_memref_or_group,
-            "parameter attributes need a memref or group parameter", [param],
+            param.loc,
+            Status.ir_expected_memref_or_group,
+            "parameter attributes need a memref or group parameter",
+            [param],
         )
     align = attrs.get("alignment")
     if align is not None:
         value = _int_attr(func, align, "alignment")
         if value <= 0 or value % mt.element.size:
             raise CompilationError(
-                param.loc, Status.ir_insufficient_alignment,
-                f"alignment must be a multiple of the element size {mt.element.size}", [param],
+                param.loc,
+                Status.ir_insufficient_alignment,
+                f"alignment must be a multiple of the element size {mt.element.size}",
+                [param],
             )
     for key in ("shape_gcd", "stride_gcd"):
         gcd = attrs.get(key)
@@ -179,8 +190,10 @@ def _check_param_attrs(func: Func, param: Value, attrs: DictionaryAttr) -> None:
         values = _int_array(func, gcd, key)
         if len(values) > mt.order or any(v <= 0 for v in values):
             raise CompilationError(
-                param.loc, Status.ir_unexpected_array_attribute_size,
-                f"{key} needs at most {mt.order} positive entries", [param],
+                param.loc,
+                Status.ir_unexpected_array_attribute_size,
+                f"{key} needs at most {mt.order} positive entries",
+                [param],
             )
 
 

@@ -22,12 +22,12 @@ def clone_inst(b: IRBuilder, inst: Inst, vmap: dict[Value, Value]) -> Inst:
     types = [r.type for r in inst.results] if inst.spec.result else None
     new = type(inst)(operands, dict(inst.props), types, inst.loc, inst.attrs)
     b.insert(new, [r.name for r in inst.results])
-    for old_region, new_region in zip(inst.regions, new.regions):
-        for old_p, new_p in zip(old_region.params, new_region.params):
+    for old_region, new_region in zip(inst.regions, new.regions, strict=True):
+        for old_p, new_p in zip(old_region.params, new_region.params, strict=True):
             new_p.name = old_p.name
             vmap[old_p] = new_p
         clone_region(b, old_region, new_region, vmap)
-    for old_r, new_r in zip(inst.results, new.results):
+    for old_r, new_r in zip(inst.results, new.results, strict=True):
         vmap[old_r] = new_r
     return new
 

@@ -32,7 +32,8 @@ class InsertLifetimeStop(FunctionPass):
     def _run_on_region(self, region: Region, aa: AliasInfo) -> set[Value]:
         """Inserts the stops of this region's allocas; returns the roots touched in the region."""
         pending = [
-            inst.result for inst in region.insts
+            inst.result
+            for inst in region.insts
             if inst.name == ALLOCA and not _has_lifetime_stop(inst.result)
         ]
         touched: set[Value] = set()

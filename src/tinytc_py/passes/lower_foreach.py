@@ -141,7 +141,8 @@ class Lowering:
 
     # ---- building blocks ----------------------------------------------------------------------
 
-    def builtin(self, mnemonic: str, ty: NumberType, mode: Comp3 | None = None) -> Value:
+    def builtin(self, mnemonic: str, mode: Comp3 | None = None) -> Value:
+        """A subgroup builtin (i32)."""
         props = {} if mode is None else {"mode": mode}
         return self.b.create(mnemonic, {}, props, self.b.ctx.i32, loc=self.inst.loc).result
 
@@ -153,8 +154,9 @@ class Lowering:
     def clone_body(self) -> None:
         clone_region(self.b, self.body, self.b.region, dict(self.vmap))
 
-    def tile_loop_by_sgs(self, size: Int, block: int, tiles: int, sg_id: Value,
-                         body: BlockBody) -> None:
+    def tile_loop_by_sgs(
+        self, size: Int, block: int, tiles: int, sg_id: Value, body: BlockBody
+    ) -> None:
         """Blocks [k*block, (k+1)*block) of [0, size) for k = sg_id, sg_id+tiles, ...; the last
         subgroup gets the remainder block. body(block_start, is_remainder, trip_count)."""
         f, ty = self.f, sg_id.type
@@ -167,12 +169,12 @@ class Lowering:
                 body(blk, False, block)
         if f.known(rem) != 0:
             cond = self.b.equal(sg_id, f.value(tiles - 1, ty))
-            with self.b.if_(cond) as (then, _):
-                with then:
-                    body(f.mul(blocks, block, ty), True, rem)
+            with self.b.if_(cond) as (then, _), then:
+                body(f.mul(blocks, block, ty), True, rem)
 
-    def tile_loop_uniformly(self, size: Int, block: int, tiles: int, sg_id: Value,
-                            body: Callable[[Int, Int], None]) -> None:
+    def tile_loop_uniformly(
+        self, size: Int, block: int, tiles: int, sg_id: Value, body: Callable[[Int, Int], None]
+    ) -> None:
         """[0, size) in a multiple of `tiles` chunks of near-equal size (at most about `block`);
         chunk k goes to subgroup k % tiles. body(chunk_start, chunk_size)."""
         f, ty = self.f, sg_id.type
@@ -188,9 +190,13 @@ class Lowering:
             hi = f.min(f.add(k, 1, ty), rem, ty)
             body(f.add(f.mul(k, chunk, ty), lo, ty), f.add(chunk, f.sub(hi, lo, ty), ty))
 
-    def loop_nest(self, dims: list[int], innermost: Callable[[], None],
-                  step: Callable[[int], Value | None] = lambda d: None,
-                  on_var: Callable[[int, Value], None] | None = None) -> None:
+    def loop_nest(
+        self,
+        dims: list[int],
+        innermost: Callable[[], None],
+        step: Callable[[int], Value | None] = lambda d: None,
+        on_var: Callable[[int, Value], None] | None = None,
+    ) -> None:
         """Sequential for loops over `dims` (first outermost), then innermost()."""
         if not dims:
             innermost()
@@ -207,7 +213,7 @@ class Lowering:
     def foreach(self) -> None:
         f, n, params = self.f, len(self.frm), self.body.params
         ty0 = self.frm[0].type
-        lane = f.cast(self.builtin("subgroup_local_id", self.b.ctx.i32), ty0)
+        lane = f.cast(self.builtin("subgroup_local_id"), ty0)
 
         def loop0(sg_id: Value, tiles: int, then: Callable[[], None]) -> None:
             offset = f.add(self.frm[0], lane, ty0)
@@ -217,20 +223,20 @@ class Lowering:
                 if not is_remainder:
                     then()
                     return
-                with self.b.if_(self.b.less_than(lane, f.value(trip, ty0))) as (inside, _):
-                    with inside:
-                        then()
+                mask = self.b.less_than(lane, f.value(trip, ty0))
+                with self.b.if_(mask) as (inside, _), inside:
+                    then()
 
             size = f.sub(self.to[0], self.frm[0], ty0)
             self.tile_loop_by_sgs(size, self.sgs, tiles, sg_id, block)
 
         if n == 1:
-            sg = f.cast(self.builtin("subgroup_linear_id", self.b.ctx.i32), ty0)
+            sg = f.cast(self.builtin("subgroup_linear_id"), ty0)
             loop0(sg, self.m_tiles * self.n_tiles, self.clone_body)
             return
         ty1 = self.frm[1].type
-        sgx = f.cast(self.builtin("subgroup_id", self.b.ctx.i32, Comp3.x), ty0)
-        sgy = f.cast(self.builtin("subgroup_id", self.b.ctx.i32, Comp3.y), ty1)
+        sgx = f.cast(self.builtin("subgroup_id", Comp3.x), ty0)
+        sgy = f.cast(self.builtin("subgroup_id", Comp3.y), ty1)
 
         def chunk(start: Int, trip: Int) -> None:
             from1 = f.add(self.frm[1], start, ty1)
@@ -265,18 +271,22 @@ class Lowering:
 
         ty0 = self.frm[0].type
         if n == 1:
-            sg = f.cast(self.builtin("subgroup_linear_id", self.b.ctx.i32), ty0)
+            sg = f.cast(self.builtin("subgroup_linear_id"), ty0)
             tiled(0, sg, self.m_tiles * self.n_tiles, self.clone_body)
             return
-        sgx = f.cast(self.builtin("subgroup_id", self.b.ctx.i32, Comp3.x), ty0)
-        sgy = f.cast(self.builtin("subgroup_id", self.b.ctx.i32, Comp3.y), self.frm[1].type)
+        sgx = f.cast(self.builtin("subgroup_id", Comp3.x), ty0)
+        sgy = f.cast(self.builtin("subgroup_id", Comp3.y), self.frm[1].type)
 
         def tile_size(d: int, i: Value) -> None:
             self.bind(params[n + d], f.min(f.sub(self.to[d], i, i.type), tile[d], i.type))
 
         def rest() -> None:
-            self.loop_nest(list(range(2, n)), self.clone_body,
-                           step=lambda d: f.value(tile[d], self.frm[d].type), on_var=tile_size)
+            self.loop_nest(
+                list(range(2, n)),
+                self.clone_body,
+                step=lambda d: f.value(tile[d], self.frm[d].type),
+                on_var=tile_size,
+            )
 
         tiled(1, sgy, self.n_tiles, lambda: tiled(0, sgx, self.m_tiles, rest))
 

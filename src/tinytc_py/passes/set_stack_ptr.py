@@ -18,6 +18,17 @@ def _align_up(offset: int, alignment: int) -> int:
     return -(-offset // alignment) * alignment
 
 
+def first_fit(live: list[tuple[int, int, Value]], size: int, alignment: int) -> tuple[int, int]:
+    """(index in `live`, offset) of the lowest aligned gap of `size` bytes between the live
+    allocations (sorted by start)."""
+    offset = 0
+    for pos, (start, stop, _) in enumerate(live):
+        if _align_up(offset, alignment) + size <= start:
+            return pos, _align_up(offset, alignment)
+        offset = stop
+    return len(live), _align_up(offset, alignment)
+
+
 class SetStackPtr(FunctionPass):
     name = "set-stack-ptr"
 
@@ -25,15 +36,8 @@ class SetStackPtr(FunctionPass):
         live: list[tuple[int, int, Value]] = []  # (start, stop, alloca value), sorted by start
         for inst in func.body.walk():
             if inst.name == "alloca":
-                size, alignment = alloca_size(inst), alloca_alignment(inst)
-                offset, pos = 0, 0
-                for pos, (start, stop, _) in enumerate(live):
-                    if _align_up(offset, alignment) + size <= start:
-                        break
-                    offset = stop
-                else:
-                    pos = len(live)
-                offset = _align_up(offset, alignment)
+                size = alloca_size(inst)
+                pos, offset = first_fit(live, size, alloca_alignment(inst))
                 live.insert(pos, (offset, offset + size, inst.result))
                 set_stack_ptr(inst, offset)
             elif inst.name == "lifetime_stop":
@@ -42,6 +46,7 @@ class SetStackPtr(FunctionPass):
                 if len(kept) != len(live) - 1:
                     raise inst.error(
                         Status.internal_compiler_error,
-                        "lifetime_stop of a value that is not a live allocation", obj,
+                        "lifetime_stop of a value that is not a live allocation",
+                        obj,
                     )
                 live = kept

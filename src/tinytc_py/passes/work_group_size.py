@@ -2,9 +2,9 @@
 (backend.md §2.1) from the linear-algebra instructions it contains.
 
 A function that has both attributes keeps them; a missing one is computed (the subgroup size
-first, then the local tiling for it). Given or computed, the sizes are checked against the core info: the subgroup
-size must be supported (unsupported_subgroup_size), and W0 % S == 0 and W0*W1 <= the maximum
-work-group size (unsupported_work_group_size).
+first, then the local tiling for it). Given or computed, the sizes are checked against the core
+info: the subgroup size must be supported (unsupported_subgroup_size), and W0 % S == 0 and
+W0*W1 <= the maximum work-group size (unsupported_work_group_size).
 
 The core info is a constructor argument; without one the pass uses the PVC core
 (`CoreInfo.intel_from_name("pvc")`, small register file), which is what the lit tests assume.
@@ -52,7 +52,8 @@ class WorkGroupSize(FunctionPass):
             wgs = [m * sgs, n]
         if wgs[0] % sgs or wgs[0] * wgs[1] > max_wgs:
             raise CompilationError(
-                func.loc, Status.unsupported_work_group_size,
+                func.loc,
+                Status.unsupported_work_group_size,
                 f"unsupported work-group size [{wgs[0]}, {wgs[1]}] for subgroup size {sgs} "
                 f"(W0 must be a multiple of it, W0*W1 at most {max_wgs})",
             )
@@ -67,5 +68,6 @@ class WorkGroupSize(FunctionPass):
         try:
             return self.info.max_work_group_size(sgs)
         except TinytcError as exc:
-            raise CompilationError(func.loc, Status.unsupported_subgroup_size,
-                                   f"subgroup size {sgs} is not supported") from exc
+            raise CompilationError(
+                func.loc, Status.unsupported_subgroup_size, f"subgroup size {sgs} is not supported"
+            ) from exc

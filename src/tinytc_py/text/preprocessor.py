@@ -7,7 +7,8 @@ be assigned before use.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import CompilationError, Location, Status
 
@@ -57,7 +58,9 @@ def evaluate_rpn(items: list[tuple[str | int, Location]], loc: Location) -> int:
         b = stack.pop()
         a = stack.pop()
         if b == 0 and item in ("/", "%"):
-            raise CompilationError(item_loc, Status.ir_division_by_zero, "division by zero in !calc")
+            raise CompilationError(
+                item_loc, Status.ir_division_by_zero, "division by zero in !calc"
+            )
         try:
             value = RPN_OPERATORS[item](a, b)
         except ValueError as exc:
@@ -66,7 +69,9 @@ def evaluate_rpn(items: list[tuple[str | int, Location]], loc: Location) -> int:
             raise CompilationError(item_loc, Status.parse_error, "!calc result out of range")
         stack.append(value)
     if len(stack) != 1:
-        raise CompilationError(loc, Status.parse_error, "!calc expression must leave exactly one value")
+        raise CompilationError(
+            loc, Status.parse_error, "!calc expression must leave exactly one value"
+        )
     return stack[0]
 
 
@@ -90,7 +95,9 @@ class Definitions:
     def lookup(self, name: str, loc: Location) -> Any:
         found = self._find(name)
         if found is None:
-            raise CompilationError(loc, Status.parse_error, f"${name} is used before its definition")
+            raise CompilationError(
+                loc, Status.parse_error, f"${name} is used before its definition"
+            )
         return found[0]
 
     def _find(self, name: str) -> tuple[Any] | None:

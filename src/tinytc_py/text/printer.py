@@ -152,9 +152,7 @@ class Printer:
                 text += ":" + (self.ref(next(sizes)) if s == DYNAMIC else str(s))
             slices.append(text)
         operand = self.ref(inst.operand("operand"))
-        self.out.append(
-            f"{head} {operand}[{','.join(slices)}] : {inst.results[0].type}"
-        )
+        self.out.append(f"{head} {operand}[{','.join(slices)}] : {inst.results[0].type}")
 
     def print_expand(self, inst: Inst, head: str, depth: int) -> None:
         dyn = iter(inst.operand_list("expand_shape"))
@@ -170,9 +168,7 @@ class Printer:
             shape += sep + part
         operand = self.ref(inst.operand("operand"))
         mode = inst.props["expanded_mode"]
-        self.out.append(
-            f"{head} {operand}[{mode}->{shape}] : {inst.results[0].type}"
-        )
+        self.out.append(f"{head} {operand}[{mode}->{shape}] : {inst.results[0].type}")
 
     def close_scope(self) -> None:
         self.visible.pop()

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from enum import IntEnum
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from ..ir.enums import AddressSpace, CheckedFlag, Comp3, MemoryScope, MemorySemantics, Transpose
@@ -19,7 +19,7 @@ def enum_spelling(kind: type[IntEnum], member: IntEnum) -> str:
     return member.name
 
 
-@lru_cache(maxsize=None)
+@cache
 def modifier_table(prop: Prop) -> dict[str, Any]:
     """Modifier word → property value, for one property."""
     if prop.kind == "flag":
@@ -47,10 +47,14 @@ def modifier_text(prop: Prop, value: Any) -> str:
         return f".{prop.name}" if value else ""
     if prop.kind == "fence":
         flags = AddressSpace(value or 0)
-        return "".join(f".{f.text}" for f in (AddressSpace.global_, AddressSpace.local) if f & flags)
+        return "".join(
+            f".{f.text}" for f in (AddressSpace.global_, AddressSpace.local) if f & flags
+        )
     kind = prop.kind
     if kind in _ALWAYS_PRINTED or (
-        value is not None and value != prop.default and kind in (CheckedFlag, MemoryScope, MemorySemantics)
+        value is not None
+        and value != prop.default
+        and kind in (CheckedFlag, MemoryScope, MemorySemantics)
     ):
         return "." + enum_spelling(kind, value)
     if value is not None and prop.default is None:
