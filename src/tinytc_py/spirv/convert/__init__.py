@@ -1,0 +1,94 @@
+"""IR program -> SPIR-V module (backend.md §1, §2.2, §6).
+
+Each function becomes an OpenCL kernel entry point whose parameters follow the calling
+convention of backend.md §1 (a memref is a pointer plus its dynamic shape and stride entries as
+i64; a group is a pointer to pointers plus per-member i64 arrays, size and offset). Memrefs and
+groups are not SPIR-V values: they are *dope vectors* holding the ids of the base pointer and of
+every shape/stride entry (constants or parameters), so subview/expand/fuse/size cost no code
+beyond the address arithmetic.
+
+Scalar types: bool, i8..i64 (index is i64; all ints have signedness 0), bf16 as i16 bits (every
+operation converts to f32 and back), f16/f32/f64, and c32/c64 as 2-vectors (re, im).
+
+Control flow is structured: `if` uses OpSelectionMerge and OpPhi for its results in the merge
+block (so yielded values never need to dominate their uses after the if); `for` has a header
+block with OpPhi for the loop variable and each loop-carried value, OpLoopMerge, a continue
+block and a merge block.
+
+Anything without a rule raises a located CompilationError with Status.not_implemented; no
+instruction is ever emitted half-way into an invalid module. Capabilities are added afterwards
+by ../capex.py from what the module contains.
+
+The conversion is split into mixins by subject (scalar, memory, control, spmd); `Converter`
+combines them and maps each instruction class to its handler.
+"""
+
+from __future__ import annotations
+
+from ...errors import UNKNOWN_LOCATION, CompilationError, Status, TinytcError
+from ...ir import instructions as I
+from ...ir.region import Prog
+from ...target.core_info import CoreInfo
+from ..module import Module
+from .base import ConverterBase, GroupDV, MemrefDV, not_implemented
+from .control import ControlFlowConversion
+from .memory import MemoryConversion
+from .metadata import ArgInfo, KernelInfo, ParamInfo, kernel_sizes
+from .scalar import ScalarConversion, float_to_bf16_bits
+from .spmd import SpmdConversion
+
+
+class Converter(ScalarConversion, MemoryConversion, ControlFlowConversion, SpmdConversion):
+    """Converts the functions of one program into one module."""
+
+    def __init__(self, core_info: CoreInfo) -> None:
+        super().__init__(core_info)
+        self._handlers = [
+            (I.ConstantInst, self.constant),
+            (I.ArithBinaryInst, self.arith_binary),
+            (I.ArithUnaryInst, self.arith_unary),
+            (I.MathInst, self.math),
+            (I.CompareInst, self.compare),
+            (I.CastInst, self.cast),
+            (I.BuiltinInst, self.builtin),
+            (I.AtomicLoadInst, self.unsupported),
+            (I.LoadInst, self.load),
+            (I.StoreInst, self.store),
+            (I.SizeInst, self.size),
+            (I.SubviewInst, self.subview),
+            (I.ExpandInst, self.expand),
+            (I.FuseInst, self.fuse),
+            (I.AssociatedInst, self.associated),
+            (I.ForInst, self.for_),
+            (I.IfInst, self.if_),
+            (I.ParallelInst, self.parallel),
+        ]
+
+
+def convert_prog(prog: Prog, core_info: CoreInfo) -> tuple[Module, list[KernelInfo]]:
+    """The module (without capabilities; see capex) and the kernels' metadata."""
+    conv = Converter(core_info)
+    try:
+        module = conv.convert(prog)
+    except TinytcError:
+        raise
+    except (ValueError, KeyError) as e:  # a module-layer refusal is a compiler bug
+        raise CompilationError(
+            getattr(prog, "loc", UNKNOWN_LOCATION), Status.internal_compiler_error, str(e)
+        ) from e
+    return module, conv.kernels
+
+
+__all__ = [
+    "ArgInfo",
+    "Converter",
+    "ConverterBase",
+    "GroupDV",
+    "KernelInfo",
+    "MemrefDV",
+    "ParamInfo",
+    "convert_prog",
+    "float_to_bf16_bits",
+    "kernel_sizes",
+    "not_implemented",
+]

@@ -1,0 +1,285 @@
+"""Converter state, types, kernel parameters (calling convention, backend.md §1) and dope vectors.
+
+Memrefs and groups are not SPIR-V values: they are *dope vectors* holding the ids of the base
+pointer and of every shape/stride entry (constants or parameters), so subview/expand/fuse/size
+cost no code beyond the address arithmetic."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ...errors import UNKNOWN_LOCATION, CompilationError, Status
+from ...ir import instructions as I
+from ...ir.enums import AddressSpace
+from ...ir.inst import Inst
+from ...ir.region import Func, Prog, Region
+from ...ir.types import (
+    DYNAMIC,
+    BooleanType,
+    CoopmatrixType,
+    GroupType,
+    MemrefType,
+    NumberType,
+    ScalarKind,
+    Type,
+)
+from ...ir.values import Value
+from ...target.core_info import CoreInfo
+from ..module import Block, Function, Module
+from ..tables import (
+    ExecutionMode,
+    Op,
+    StorageClass,
+)
+from .metadata import ArgInfo, KernelInfo, ParamInfo, kernel_sizes
+
+# ---- dope vectors ------------------------------------------------------------------------------
+
+
+@dataclass
+class MemrefDV:
+    ty: MemrefType
+    ptr: int
+    shape: list[int]
+    stride: list[int]
+
+
+@dataclass
+class GroupDV:
+    ty: GroupType
+    ptr: int
+    shape: list[int | None]  # pointer to an i64 array for dynamic modes
+    stride: list[int | None]
+    size: int
+    offset: int | None  # None: static 0
+
+
+def not_implemented(inst: Inst, what: str = "") -> CompilationError:
+    detail = what or f"SPIR-V conversion of '{inst.name}' is not implemented yet"
+    return inst.error(Status.not_implemented, detail)
+
+
+class ConverterBase:
+    """State shared by the conversion mixins: the module, the current function and block, and
+    the map from IR values to SPIR-V ids or dope vectors. Subclasses fill `_handlers`."""
+
+    _handlers: list[tuple[type, Callable[[Inst], None]]]
+
+    def __init__(self, core_info: CoreInfo) -> None:
+        self.core_info = core_info
+        self.mod = Module()
+        self.ocl = 0
+        self.kernels: list[KernelInfo] = []
+
+    # ---- types --------------------------------------------------------------------------------
+
+    def ty(self, ty: Type, inst: Inst | None = None) -> int:
+        """SPIR-V type of a scalar value (bool, number)."""
+        m = self.mod
+        if isinstance(ty, BooleanType):
+            return m.type_bool()
+        if isinstance(ty, NumberType):
+            k = ty.kind
+            if k in (ScalarKind.c32, ScalarKind.c64):
+                return m.type_vector(m.type_float(32 if k is ScalarKind.c32 else 64), 2)
+            if ty.is_float and k is not ScalarKind.bf16:
+                return m.type_float(8 * ty.size)
+            return m.type_int(8 * ty.size)
+        where = inst.loc if inst is not None else UNKNOWN_LOCATION
+        raise CompilationError(
+            where, Status.not_implemented, f"values of type {ty} not supported yet"
+        )
+
+    def f32(self) -> int:
+        return self.mod.type_float(32)
+
+    def i64(self) -> int:
+        return self.mod.type_int(64)
+
+    def i32(self) -> int:
+        return self.mod.type_int(32)
+
+    def c64(self, value: int) -> int:
+        return self.mod.constant(self.i64(), value)
+
+    def memref_ptr_ty(self, mt: MemrefType) -> int:
+        sc = (
+            StorageClass.Workgroup
+            if mt.addrspace is AddressSpace.local
+            else StorageClass.CrossWorkgroup
+        )
+        return self.mod.type_pointer(sc, self.ty(mt.element), mt.element.size)
+
+    def group_ptr_ty(self, gt: GroupType) -> int:
+        return self.mod.type_pointer(StorageClass.CrossWorkgroup, self.memref_ptr_ty(gt.memref), 8)
+
+    def i64_array_ptr_ty(self) -> int:
+        return self.mod.type_pointer(StorageClass.CrossWorkgroup, self.i64(), 8)
+
+    # ---- program / function -------------------------------------------------------------------
+
+    def convert(self, prog: Prog) -> Module:
+        self.ocl = self.mod.ext_inst_import("OpenCL.std")
+        for func in prog.funcs:
+            self.function(func)
+        return self.mod
+
+    def function(self, func: Func) -> None:
+        sgs, wgs = kernel_sizes(func, self.core_info)
+        self.sgs, self.wgs = sgs, wgs
+        self.values: dict[Value, object] = {}
+        self.interface: dict[int, None] = {}
+        info = KernelInfo(func.name, wgs, sgs)
+        param_types: list[int] = []
+        binders: list[tuple[int, Callable[[list[int]], None]]] = []
+        for k, p in enumerate(func.params):
+            types, binder = self.parameter(k, p, info)
+            param_types.extend(types)
+            binders.append((len(types), binder))
+        m = self.mod
+        void = m.type_void()
+        fn = m.add_function(void, m.type_function(void, param_types), name=func.name)
+        ids = [fn.add_parameter(t) for t in param_types]
+        pos = 0
+        for count, binder in binders:
+            binder(ids[pos : pos + count])
+            pos += count
+        self.fn: Function = fn
+        self.block: Block = fn.add_block()
+        self.region(func.body)
+        self.block.emit(Op.Return)
+        m.add_entry_point(fn.id, func.name, list(self.interface))
+        m.add_execution_mode(fn.id, ExecutionMode.LocalSize, wgs[0], wgs[1], 1)
+        m.add_execution_mode(fn.id, ExecutionMode.SubgroupSize, sgs)
+        self.kernels.append(info)
+
+    def parameter(self, k: int, p: Value, info: KernelInfo):
+        """SPIR-V parameter types of IR parameter k and a function binding the ids to `p`."""
+        ty = p.type
+        first = len(info.args)
+        if isinstance(ty, MemrefType):
+            types = [self.memref_ptr_ty(ty)]
+            info.args.append(ArgInfo("memref", k))
+            dyn_shape = [i for i, s in enumerate(ty.shape) if s == DYNAMIC]
+            dyn_stride = [i for i, s in enumerate(ty.stride) if s == DYNAMIC]
+            info.args += [ArgInfo("shape", k, i) for i in dyn_shape]
+            info.args += [ArgInfo("stride", k, i) for i in dyn_stride]
+            types += [self.i64()] * (len(dyn_shape) + len(dyn_stride))
+            info.params.append(
+                ParamInfo(
+                    "memref",
+                    ty.element.kind.text,
+                    first,
+                    len(types),
+                    ty.shape,
+                    ty.stride,
+                    local=ty.addrspace is AddressSpace.local,
+                )
+            )
+
+            def bind(ids: list[int]) -> None:
+                it = iter(ids[1:])
+                shape = [next(it) if s == DYNAMIC else self.c64(s) for s in ty.shape]
+                stride = [next(it) if s == DYNAMIC else self.c64(s) for s in ty.stride]
+                self.values[p] = MemrefDV(ty, ids[0], shape, stride)
+
+            return types, bind
+        if isinstance(ty, GroupType):
+            return self.group_parameter(k, p, ty, info)
+        types = [self.ty(ty)]
+        info.args.append(ArgInfo("scalar", k))
+        info.params.append(ParamInfo("scalar", str(ty), first, 1))
+
+        def bind_scalar(ids: list[int]) -> None:
+            self.values[p] = ids[0]
+
+        return types, bind_scalar
+
+    def group_parameter(self, k: int, p: Value, ty: GroupType, info: KernelInfo):
+        mt = ty.memref
+        first = len(info.args)
+        types = [self.group_ptr_ty(ty)]
+        info.args.append(ArgInfo("group", k))
+        dyn_shape = [i for i, s in enumerate(mt.shape) if s == DYNAMIC]
+        dyn_stride = [i for i, s in enumerate(mt.stride) if s == DYNAMIC]
+        info.args += [ArgInfo("group_shape", k, i) for i in dyn_shape]
+        info.args += [ArgInfo("group_stride", k, i) for i in dyn_stride]
+        types += [self.i64_array_ptr_ty()] * (len(dyn_shape) + len(dyn_stride))
+        if ty.size == DYNAMIC:
+            info.args.append(ArgInfo("group_size", k))
+            types.append(self.i64())
+        if ty.offset == DYNAMIC:
+            info.args.append(ArgInfo("group_offset", k))
+            types.append(self.i64())
+        info.params.append(
+            ParamInfo(
+                "group",
+                mt.element.kind.text,
+                first,
+                len(types),
+                mt.shape,
+                mt.stride,
+                ty.size,
+                ty.offset,
+            )
+        )
+
+        def bind(ids: list[int]) -> None:
+            it = iter(ids[1:])
+            shape = [next(it) if s == DYNAMIC else None for s in mt.shape]
+            stride = [next(it) if s == DYNAMIC else None for s in mt.stride]
+            size = next(it) if ty.size == DYNAMIC else self.c64(ty.size)
+            if ty.offset == DYNAMIC:
+                offset: int | None = next(it)
+            else:
+                offset = self.c64(ty.offset) if ty.offset else None
+            self.values[p] = GroupDV(ty, ids[0], shape, stride, size, offset)
+
+        return types, bind
+
+    # ---- regions and values -------------------------------------------------------------------
+
+    def region(self, region: Region) -> list[int]:
+        """Convert the instructions of `region`; return the ids its yield passes on."""
+        for inst in region.insts:
+            if isinstance(inst, I.YieldInst):
+                return [self.val(v, inst) for v in inst.operand_list("yielded_vals")]
+            self.inst(inst)
+        return []
+
+    def inst(self, inst: Inst) -> None:
+        for v in inst.results:
+            if isinstance(v.type, CoopmatrixType):
+                raise not_implemented(
+                    inst, f"'{inst.name}' on coopmatrix values is not implemented yet"
+                )
+        for cls, handler in self._handlers:
+            if isinstance(inst, cls):
+                handler(inst)
+                return
+        raise not_implemented(inst)
+
+    def val(self, v: Value, inst: Inst) -> int:
+        r = self.values.get(v)
+        if isinstance(r, int):
+            return r
+        if r is None and isinstance(v.type, CoopmatrixType):
+            raise not_implemented(
+                inst, f"'{inst.name}' on coopmatrix values is not implemented yet"
+            )
+        raise CompilationError(inst.loc, Status.spirv_undefined_value, f"undefined value {v}", [v])
+
+    def dv(self, v: Value, inst: Inst):
+        r = self.values.get(v)
+        if isinstance(r, (MemrefDV, GroupDV)):
+            return r
+        raise CompilationError(
+            inst.loc, Status.spirv_missing_dope_vector, f"no dope vector for {v}", [v]
+        )
+
+    def set(self, inst: Inst, rid: object) -> None:
+        self.values[inst.results[0]] = rid
+
+    def unsupported(self, inst: Inst) -> None:
+        raise not_implemented(inst)

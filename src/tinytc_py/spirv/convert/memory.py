@@ -1,0 +1,134 @@
+"""Memory conversion: address arithmetic, load/store, views (subview/expand/fuse) and size."""
+
+from __future__ import annotations
+
+from ...ir.inst import Inst
+from ...ir.types import (
+    DYNAMIC,
+)
+from ..tables import (
+    MemoryAccess,
+    Op,
+)
+from .base import ConverterBase, GroupDV, MemrefDV, not_implemented
+
+
+class MemoryConversion(ConverterBase):
+    # ---- memory -------------------------------------------------------------------------------
+
+    def address(self, d: MemrefDV, indices: list[int]) -> int:
+        if not indices:
+            return d.ptr
+        blk = self.block
+        off = None
+        for idx, st, static in zip(indices, d.stride, d.ty.stride, strict=False):
+            term = idx if static == 1 else blk.op(Op.IMul, self.i64(), idx, st)
+            off = term if off is None else blk.op(Op.IAdd, self.i64(), off, term)
+        return blk.op(Op.InBoundsPtrAccessChain, self.memref_ptr_ty(d.ty), d.ptr, off)
+
+    def load(self, inst: Inst) -> None:
+        d = self.dv(inst.operand("operand"), inst)
+        indices = [self.val(v, inst) for v in inst.operand_list("index_list")]
+        if isinstance(d, GroupDV):
+            self.set(inst, self.load_group(d, indices[0]))
+            return
+        ptr = self.address(d, indices)
+        self.set(inst, self.block.op(Op.Load, self.ty(d.ty.element), ptr))
+
+    def load_group(self, g: GroupDV, idx: int) -> MemrefDV:
+        """Member idx: base G[idx] + offset, dynamic shape/stride entries array[idx] (§1.3)."""
+        blk = self.block
+        mt = g.ty.memref
+        mptr = self.memref_ptr_ty(mt)
+        slot = blk.op(Op.InBoundsPtrAccessChain, self.group_ptr_ty(g.ty), g.ptr, idx)
+        base = blk.op(Op.Load, mptr, slot, MemoryAccess.Aligned, 8)
+        if g.offset is not None:
+            base = blk.op(Op.InBoundsPtrAccessChain, mptr, base, g.offset)
+
+        def entry(arr: int | None, static: int) -> int:
+            if arr is None:
+                return self.c64(static)
+            p = blk.op(Op.InBoundsPtrAccessChain, self.i64_array_ptr_ty(), arr, idx)
+            return blk.op(Op.Load, self.i64(), p, MemoryAccess.Aligned, 8)
+
+        shape = [entry(a, s) for a, s in zip(g.shape, mt.shape, strict=False)]
+        stride = [entry(a, s) for a, s in zip(g.stride, mt.stride, strict=False)]
+        return MemrefDV(mt, base, shape, stride)
+
+    def store(self, inst: Inst) -> None:
+        if inst.name != "store":
+            raise not_implemented(inst)
+        d = self.dv(inst.operand("operand"), inst)
+        val = self.val(inst.operand("val"), inst)
+        indices = [self.val(v, inst) for v in inst.operand_list("index_list")]
+        self.block.emit(Op.Store, self.address(d, indices), val)
+
+    def size(self, inst: Inst) -> None:
+        d = self.dv(inst.operand("operand"), inst)
+        if isinstance(d, GroupDV):
+            self.set(inst, d.size)
+        else:
+            self.set(inst, d.shape[inst.props["mode"]])
+
+    def result_dv(self, inst: Inst, ptr: int, shape: list[int], stride: list[int]) -> MemrefDV:
+        """Prefer the result type's static entries (constants) over computed ids."""
+        rt = inst.results[0].type
+        shape = [s if e == DYNAMIC else self.c64(e) for s, e in zip(shape, rt.shape, strict=False)]
+        stride = [
+            s if e == DYNAMIC else self.c64(e) for s, e in zip(stride, rt.stride, strict=False)
+        ]
+        return MemrefDV(rt, ptr, shape, stride)
+
+    def subview(self, inst: Inst) -> None:
+        d = self.dv(inst.operand("operand"), inst)
+        dyn_offs = iter(self.val(v, inst) for v in inst.operand_list("offsets"))
+        dyn_sizes = iter(self.val(v, inst) for v in inst.operand_list("sizes"))
+        blk = self.block
+        off = None
+        shape, stride = [], []
+        for k, (o, s) in enumerate(
+            zip(inst.props["static_offsets"], inst.props["static_sizes"], strict=False)
+        ):
+            oid = next(dyn_offs) if o == DYNAMIC else None
+            if o != 0:
+                oid = oid if oid is not None else self.c64(o)
+                term = oid if d.ty.stride[k] == 1 else blk.op(Op.IMul, self.i64(), oid, d.stride[k])
+                off = term if off is None else blk.op(Op.IAdd, self.i64(), off, term)
+            if s == 0:
+                continue
+            shape.append(next(dyn_sizes) if s == DYNAMIC else self.c64(s))
+            stride.append(d.stride[k])
+        ptr = d.ptr
+        if off is not None:
+            ptr = blk.op(Op.InBoundsPtrAccessChain, self.memref_ptr_ty(d.ty), d.ptr, off)
+        self.set(inst, self.result_dv(inst, ptr, shape, stride))
+
+    def expand(self, inst: Inst) -> None:
+        d = self.dv(inst.operand("operand"), inst)
+        mode = inst.props["expanded_mode"]
+        dyn = iter(self.val(v, inst) for v in inst.operand_list("expand_shape"))
+        sub_shape = [
+            next(dyn) if s == DYNAMIC else self.c64(s) for s in inst.props["static_expand_shape"]
+        ]
+        sub_stride = [d.stride[mode]]
+        for s in sub_shape[:-1]:
+            sub_stride.append(self.block.op(Op.IMul, self.i64(), sub_stride[-1], s))
+        shape = d.shape[:mode] + sub_shape + d.shape[mode + 1 :]
+        stride = d.stride[:mode] + sub_stride + d.stride[mode + 1 :]
+        self.set(inst, self.result_dv(inst, d.ptr, shape, stride))
+
+    def fuse(self, inst: Inst) -> None:
+        d = self.dv(inst.operand("operand"), inst)
+        frm, to = inst.props["from"], inst.props["to"]
+        size = d.shape[frm]
+        for s in d.shape[frm + 1 : to + 1]:
+            size = self.block.op(Op.IMul, self.i64(), size, s)
+        shape = d.shape[:frm] + [size] + d.shape[to + 1 :]
+        stride = d.stride[: frm + 1] + d.stride[to + 1 :]
+        self.set(inst, self.result_dv(inst, d.ptr, shape, stride))
+
+    def associated(self, inst: Inst) -> None:
+        d = self.dv(inst.operand("operand"), inst)
+        pty = self.memref_ptr_ty(d.ty) if isinstance(d, MemrefDV) else self.group_ptr_ty(d.ty)
+        null = self.mod.constant_null(pty)
+        self.set(inst, self.block.op(Op.PtrNotEqual, self.mod.type_bool(), d.ptr, null))

@@ -1,0 +1,85 @@
+"""Kernel metadata the host needs to launch a converted function (backend.md §1, §2.2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...errors import CompilationError, Status
+from ...ir.attrs import ArrayAttr, IntegerAttr
+from ...ir.region import Func
+from ...target.core_info import CoreInfo
+
+DEFAULT_SUBGROUP_SIZE = 16
+
+
+@dataclass(frozen=True)
+class ArgInfo:
+    """One kernel argument. `kind`: scalar, memref, shape, stride, group, group_shape,
+    group_stride, group_size or group_offset; `param` is the IR parameter it belongs to and
+    `mode` the shape/stride mode (-1 otherwise)."""
+
+    kind: str
+    param: int
+    mode: int = -1
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    """An IR parameter as the host sees it: `kind` scalar/memref/group, `dtype` the (element)
+    type's text, static `shape`/`stride` (DYNAMIC for '?'), group `size`/`offset`, and the range
+    [first_arg, first_arg + num_args) of its kernel arguments."""
+
+    kind: str
+    dtype: str
+    first_arg: int
+    num_args: int
+    shape: tuple[int, ...] = ()
+    stride: tuple[int, ...] = ()
+    size: int = 0
+    offset: int = 0
+    local: bool = False
+
+
+@dataclass
+class KernelInfo:
+    name: str
+    work_group_size: tuple[int, int]
+    subgroup_size: int
+    params: list[ParamInfo] = field(default_factory=list)
+    args: list[ArgInfo] = field(default_factory=list)
+
+
+def _int_attr(attr, default: int | None = None) -> int | None:
+    return attr.value if isinstance(attr, IntegerAttr) else default
+
+
+def kernel_sizes(func: Func, core_info: CoreInfo) -> tuple[int, tuple[int, int]]:
+    """Subgroup size and work-group size from the function attributes (backend.md §2.2).
+
+    Without attributes: subgroup size 16 (or the smallest supported size above it) and
+    work-group size [S, 1]; the work-group-size pass will choose properly later.
+    """
+    attrs = func.attrs
+    sgs = _int_attr(attrs.get("subgroup_size")) if attrs is not None else None
+    wgs_attr = attrs.get("work_group_size") if attrs is not None else None
+    if sgs is None:
+        sizes = sorted(core_info.subgroup_sizes)
+        sgs = next((s for s in sizes if s >= DEFAULT_SUBGROUP_SIZE), sizes[-1])
+    if sgs not in core_info.subgroup_sizes:
+        raise CompilationError(
+            func.loc, Status.unsupported_subgroup_size, f"subgroup size {sgs} is not supported"
+        )
+    if isinstance(wgs_attr, ArrayAttr):
+        wgs = tuple(_int_attr(v, 0) for v in wgs_attr.values)
+        w0, w1 = (wgs + (1,))[:2]
+    else:
+        w0, w1 = sgs, 1
+    max_wgs = core_info.max_work_group_size(sgs)
+    if w0 <= 0 or w1 <= 0 or w0 % sgs or w0 * w1 > max_wgs:
+        raise CompilationError(
+            func.loc,
+            Status.unsupported_work_group_size,
+            f"work-group size [{w0}, {w1}] is not supported with subgroup size {sgs}"
+            f" (maximum {max_wgs})",
+        )
+    return sgs, (w0, w1)
