@@ -1,6 +1,7 @@
 """Compiler driver: IR program -> validated SPIR-V binary plus kernel metadata.
 
-`compile_to_spirv(prog, core_info)` converts every function (spirv/convert.py), declares the
+`compile_to_spirv(prog, core_info)` runs the default pass pipeline (passes/pipeline.py; it
+changes `prog` in place), converts every function (spirv/convert.py), declares the
 capabilities and extensions the module uses (spirv/capex.py), checks them against the core
 info's SPIR-V features, assembles the module and always runs spirv-val on the result: a
 malformed binary can hang the Intel OpenCL runtime forever, so nothing unvalidated leaves here.
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 
 from .errors import CompilationError, Status, TinytcError
 from .ir.region import Prog
+from .passes.pipeline import run_default_pipeline
 from .spirv.assembler import assemble
 from .spirv.capex import capex, check_features
 from .spirv.convert import ArgInfo, KernelInfo, ParamInfo, convert_prog
@@ -45,6 +47,7 @@ def compile_to_spirv(prog: Prog, core_info: CoreInfo | None = None) -> Binary:
     """Compile `prog` for `core_info` (default: PVC); raises CompilationError (rendered with
     the program's sources) or TinytcError."""
     info = core_info if core_info is not None else default_core_info()
+    run_default_pipeline(prog, info)
     try:
         module, kernels = convert_prog(prog, info)
         capex(module)

@@ -51,6 +51,7 @@ class Converter(ScalarConversion, MemoryConversion, ControlFlowConversion, SpmdC
             (I.CompareInst, self.compare),
             (I.CastInst, self.cast),
             (I.BuiltinInst, self.builtin),
+            (I.BarrierInst, self.barrier),
             (I.AtomicLoadInst, self.unsupported),
             (I.LoadInst, self.load),
             (I.StoreInst, self.store),

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
+from ...ir.enums import AddressSpace
 from ...ir.inst import Inst
-from ..tables import (
-    BuiltIn,
-    MemoryAccess,
-    Op,
-    StorageClass,
-)
+from ..tables import BuiltIn, MemoryAccess, MemorySemantics, Op, Scope, StorageClass
 from .base import ConverterBase, not_implemented
 
 _BUILTIN_VEC = {"group_id": BuiltIn.WorkgroupId, "num_groups": BuiltIn.NumWorkgroups}
@@ -50,3 +46,20 @@ class SpmdConversion(ConverterBase):
             self.set(inst, blk.op(Op.UMod if int(mode) == 0 else Op.UDiv, i32, sid, tiles))
         else:
             raise not_implemented(inst)
+
+    # ---- barrier ------------------------------------------------------------------------------
+
+    def barrier(self, inst: Inst) -> None:
+        """OpControlBarrier Workgroup Workgroup with a sequentially consistent fence of the
+        memory the fence flags name (backend.md §6.7: 0, 528, 272 or 784)."""
+        fence = AddressSpace(inst.props["fence_flags"])
+        sem = 0
+        if fence & AddressSpace.global_:
+            sem |= MemorySemantics.CrossWorkgroupMemory
+        if fence & AddressSpace.local:
+            sem |= MemorySemantics.WorkgroupMemory
+        if sem:
+            sem |= MemorySemantics.SequentiallyConsistent
+        i32 = self.i32()
+        wg = self.mod.constant(i32, Scope.Workgroup)
+        self.block.emit(Op.ControlBarrier, wg, wg, self.mod.constant(i32, sem))
