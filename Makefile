@@ -9,9 +9,10 @@ PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.tinytc-installed
-APT_PACKAGES := spirv-tools spirv-headers ocl-icd-opencl-dev opencl-headers
+APT_PACKAGES := spirv-tools spirv-headers ocl-icd-opencl-dev opencl-headers libze-dev gcc g++
 SPIRV_GRAMMAR := /usr/include/spirv/unified1/spirv.core.grammar.json
 CL_HEADER := /usr/include/CL/cl.h
+ZE_HEADER := /usr/include/level_zero/ze_api.h
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
@@ -19,16 +20,16 @@ export PIP_NO_INPUT := 1
 
 .PHONY: setup apt test run
 
-setup: apt $(STAMP)
+setup: apt $(STAMP) capi
 	@command -v spirv-val >/dev/null || { echo "error: spirv-val not found after setup" >&2; exit 1; }
 	@command -v spirv-as >/dev/null || { echo "error: spirv-as not found after setup" >&2; exit 1; }
 	@test -f $(SPIRV_GRAMMAR) || { echo "error: $(SPIRV_GRAMMAR) missing after setup" >&2; exit 1; }
 
 # System packages: skipped when the tools and headers are already there.
 apt:
-	@if command -v spirv-val >/dev/null && command -v spirv-as >/dev/null \
-	    && test -f $(SPIRV_GRAMMAR) && test -f $(CL_HEADER); then \
-	  echo "apt: spirv-tools, spirv-headers and OpenCL headers already present"; \
+	@if command -v spirv-val >/dev/null && command -v spirv-as >/dev/null && command -v g++ >/dev/null \
+	    && test -f $(SPIRV_GRAMMAR) && test -f $(CL_HEADER) && test -f $(ZE_HEADER); then \
+	  echo "apt: spirv-tools, spirv-headers, OpenCL and Level Zero headers already present"; \
 	else \
 	  echo "apt: installing $(APT_PACKAGES)"; \
 	  $(SUDO) apt-get update; \
@@ -46,8 +47,15 @@ $(STAMP): pyproject.toml | $(VPY)
 	$(VPY) -m pip install -e '.[test,opencl]'
 	touch $@
 
+# The C API libraries (libtinytc, libtinytc_cl, libtinytc_ze) in build/lib, built with cffi's
+# embedding mode from the committed headers (capi/build.py; tools/gen_capi.py regenerates those).
+.PHONY: capi
+capi: $(STAMP)
+	$(VPY) capi/build.py --out build/lib
+
 test: setup
 	$(VPY) -m pytest -q
 
+# Compiles examples/ir/matvec_batched.ir, runs it on the default OpenCL device, checks it with NumPy.
 run: setup
-	$(VENV)/bin/tinytc-opt -p check-ir examples/ir/gemm.ir
+	$(VPY) examples/python/run_kernel.py

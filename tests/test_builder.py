@@ -841,7 +841,7 @@ def test_subgroup_broadcast_and_operations(ctx, b):
     with b.function("sg", [ctx.f32, ctx.c64], ["x", "z"]) as f:
         x, z = f.params
         with b.parallel():
-            lid = b.subgroup_local_id(name="lid")
+            lid = b.subgroup_linear_id(name="sid")
             b.subgroup_broadcast(x, lid, name="bx")
             b.subgroup_broadcast(z, lid, ctx.c64)
             for op in ops:
@@ -851,9 +851,9 @@ def test_subgroup_broadcast_and_operations(ctx, b):
     text = (
         "func @sg(%x: f32, %z: c64) {\n"
         "    parallel {\n"
-        "        %lid = subgroup_local_id : i32\n"
-        "        %bx = subgroup_broadcast %x, %lid : f32\n"
-        "        %0 = subgroup_broadcast %z, %lid : c64\n"
+        "        %sid = subgroup_linear_id : i32\n"
+        "        %bx = subgroup_broadcast %x, %sid : f32\n"
+        "        %0 = subgroup_broadcast %z, %sid : c64\n"
         + "".join(lines)
         + "        %10 = subgroup_reduce_add %z : c64\n"
         "    }\n"

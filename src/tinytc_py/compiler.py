@@ -17,6 +17,7 @@ from .passes.pipeline import run_default_pipeline
 from .spirv.assembler import assemble
 from .spirv.capex import capex, check_features
 from .spirv.convert import ArgInfo, KernelInfo, ParamInfo, convert_prog
+from .spirv.module import Module
 from .spirv.validate import SpirvValidationError, validate
 from .target.core_info import CoreFeature, CoreInfo, IntelGpuArchitecture
 
@@ -43,9 +44,19 @@ def default_core_info() -> CoreInfo:
     return CoreInfo.intel_from_arch(IntelGpuArchitecture.pvc)
 
 
-def compile_to_spirv(prog: Prog, core_info: CoreInfo | None = None) -> Binary:
-    """Compile `prog` for `core_info` (default: PVC); raises CompilationError (rendered with
-    the program's sources) or TinytcError."""
+@dataclass
+class CompiledModule:
+    """A converted, not yet assembled SPIR-V module (the C API's tinytc_spv_mod_t) with the
+    kernels' metadata and the core features its binary will carry."""
+
+    module: Module
+    kernels: list[KernelInfo]
+    core_features: CoreFeature
+
+
+def compile_to_module(prog: Prog, core_info: CoreInfo | None = None) -> CompiledModule:
+    """Run the pipeline on `prog` (in place), convert it and declare capabilities; errors are
+    reported through the program's context and raised."""
     info = core_info if core_info is not None else default_core_info()
     run_default_pipeline(prog, info)
     try:
@@ -54,17 +65,38 @@ def compile_to_spirv(prog: Prog, core_info: CoreInfo | None = None) -> Binary:
         check_features(module, info, prog.loc)
     except CompilationError as err:
         raise prog.ctx.report(err) from None
-    data = assemble(module)
+    features = (
+        info.core_features & CoreFeature.large_register_file if info.large_register_file else 0
+    )
+    return CompiledModule(module, kernels, CoreFeature(features))
+
+
+def assemble_module(compiled: CompiledModule) -> Binary:
+    """Assemble and validate: an invalid module is a compiler bug, never handed to a runtime."""
+    data = assemble(compiled.module)
     try:
         validate(data)
     except SpirvValidationError as e:
         raise TinytcError(
             Status.internal_compiler_error, f"generated SPIR-V is invalid (compiler bug):\n{e}"
         ) from e
-    features = (
-        info.core_features & CoreFeature.large_register_file if info.large_register_file else 0
-    )
-    return Binary(data, {k.name: k for k in kernels}, CoreFeature(features))
+    return Binary(data, {k.name: k for k in compiled.kernels}, compiled.core_features)
 
 
-__all__ = ["ArgInfo", "Binary", "KernelInfo", "ParamInfo", "compile_to_spirv", "default_core_info"]
+def compile_to_spirv(prog: Prog, core_info: CoreInfo | None = None) -> Binary:
+    """Compile `prog` for `core_info` (default: PVC); raises CompilationError (rendered with
+    the program's sources) or TinytcError."""
+    return assemble_module(compile_to_module(prog, core_info))
+
+
+__all__ = [
+    "ArgInfo",
+    "Binary",
+    "CompiledModule",
+    "KernelInfo",
+    "ParamInfo",
+    "assemble_module",
+    "compile_to_module",
+    "compile_to_spirv",
+    "default_core_info",
+]

@@ -2,12 +2,17 @@
 
 Built programs are cached per source text (the CPU runtime's SPIR-V JIT takes 0.1-1 s per
 program). Every program goes through compile_to_spirv, which runs spirv-val on the module.
+
+Element-wise helpers: `elementwise` wraps a body in a guarded one-work-item-per-element kernel,
+`run_ops` applies many scalar expressions to input arrays in one launch (one column per
+expression), `assert_ulp` compares floating results in units in the last place of their type.
 """
 
 from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -37,10 +42,153 @@ def build(text: str) -> Program:
 
 
 def bf16_bits(x) -> np.ndarray:
-    """float32 -> bf16 bits (round to nearest even)."""
-    b = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
-    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+    """float32 -> bf16 bits (round to nearest even; NaN stays a quiet NaN of the same sign)."""
+    with np.errstate(over="ignore"):
+        f = np.asarray(x, np.float32)
+    b = f.view(np.uint32).astype(np.uint64)
+    rounded = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(f), (b >> 16).astype(np.uint16) | 0x40, rounded).astype(np.uint16)
 
 
 def bf16_value(bits) -> np.ndarray:
     return (np.asarray(bits, np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+# ---- element-wise kernels over every scalar type ------------------------------------------------
+
+NP_DTYPE = {
+    "i8": np.int8,
+    "i16": np.int16,
+    "i32": np.int32,
+    "i64": np.int64,
+    "index": np.int64,
+    "bf16": np.uint16,  # raw bits
+    "f16": np.float16,
+    "f32": np.float32,
+    "f64": np.float64,
+    "c32": np.complex64,
+    "c64": np.complex128,
+}
+INT_TYPES = ("i8", "i16", "i32", "i64", "index")
+FLOAT_TYPES = ("bf16", "f16", "f32", "f64")
+COMPLEX_TYPES = ("c32", "c64")
+NUMBER_TYPES = INT_TYPES + FLOAT_TYPES + COMPLEX_TYPES
+COMPONENT = {"c32": "f32", "c64": "f64"}
+
+WG = 16  # work-group size of the element-wise kernels
+SG = 8
+
+
+def elementwise(name: str, params: str, body: list[str]) -> str:
+    """Kernel @name(params) running `body` for every i < size(%a, 0) (one work-item each)."""
+    lines = "\n".join(" " * 12 + line for line in body)
+    return f"""
+func @{name}({params}) attributes {{subgroup_size={SG}, work_group_size=[{WG},1]}} {{
+    parallel {{
+        %gid = group_id.x : index
+        %sg = subgroup_id.x : i32
+        %lid = subgroup_local_id : i32
+        %S = subgroup_size : i32
+        %t0 = mul %sg, %S : i32
+        %t1 = add %t0, %lid : i32
+        %t2 = cast %t1 : index
+        %W = constant {WG} : index
+        %g0 = mul %gid, %W : index
+        %i = add %g0, %t2 : index
+        %n = size %a[0] : index
+        %inb = less_than %i, %n : bool
+        if %inb {{
+{lines}
+        }}
+    }}
+}}
+"""
+
+
+def num_groups(n: int) -> int:
+    return -(-n // WG)
+
+
+def store_lines(k: int, value: str, rty: str, out: str) -> list[str]:
+    """Store `value` (of type rty) into column k of `out`; a bool is stored as i32 0/1."""
+    lines = [f"%k{k} = constant {k} : index"]
+    if rty == "bool":
+        lines += [
+            f"%b{k} = if {value} -> (i32) {{",
+            f"    %one{k} = constant 1 : i32",
+            f"    yield (%one{k})",
+            "} else {",
+            f"    %zero{k} = constant 0 : i32",
+            f"    yield (%zero{k})",
+            "}",
+        ]
+        value = f"%b{k}"
+    return lines + [f"store {value}, {out}[%i, %k{k}]"]
+
+
+_INPUTS = (("%a", "%x"), ("%b", "%y"))
+
+
+def run_ops(
+    ty: str,
+    exprs: list[str],
+    inputs: list[np.ndarray],
+    rty: str | None = None,
+    pre: Sequence[str] = (),
+) -> np.ndarray:
+    """Apply every `exprs[k]` (operands %x, %y: elements of inputs[0], inputs[1], of type ty,
+    and whatever the `pre` lines define) and return the results as column k of an
+    (n, len(exprs)) array of type `rty` (default ty; "bool" gives int32 0/1)."""
+    rty = rty or ty
+    params, body = [], []
+    for (mem, val), _arr in zip(_INPUTS, inputs):
+        params.append(f"{mem}: memref<{ty}x?>")
+        body.append(f"{val} = load {mem}[%i] : {ty}")
+    body += pre
+    out_ty = "i32" if rty == "bool" else rty
+    params.append(f"%out: memref<{out_ty}x?x{len(exprs)}>")
+    for k, expr in enumerate(exprs):
+        body.append(f"%r{k} = {expr} : {rty}")
+        body += store_lines(k, f"%r{k}", rty, "%out")
+    src = elementwise("ops", ", ".join(params), body)
+    n = len(inputs[0])
+    out = np.zeros((n, len(exprs)), dtype=NP_DTYPE[out_ty], order="F")
+    build(src).kernel("ops")(*inputs, out, num_groups=num_groups(n))
+    return out
+
+
+def as_float64(x, ty: str) -> np.ndarray:
+    """Values of a float type (bf16: bits) as float64."""
+    if ty == "bf16":
+        return bf16_value(x).astype(np.float64)
+    return np.asarray(x).astype(np.float64)
+
+
+def ulp_of(want: np.ndarray, ty: str) -> np.ndarray:
+    """The spacing of floating type `ty` at the (float64) values `want`."""
+    if ty == "bf16":
+        return np.spacing(np.abs(want).astype(np.float32)).astype(np.float64) * 2.0**16
+    return np.spacing(np.abs(want).astype(NP_DTYPE[ty])).astype(np.float64)
+
+
+def assert_ulp(got, want, ty: str, ulp: float, err_msg: str = "") -> None:
+    """`got` (of float type ty) is within `ulp` units in the last place of the float64 reference
+    `want`; nan must give nan, and infinities and zeros must match exactly (incl. sign)."""
+    g = as_float64(got, ty)
+    w = np.asarray(want, np.float64)
+    with np.errstate(over="ignore"):  # results beyond the type's range must overflow to inf
+        rounded = as_float64(bf16_bits(w) if ty == "bf16" else w.astype(NP_DTYPE[ty]), ty)
+    w = np.where(np.isinf(rounded), rounded, w)
+    np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg=f"{err_msg}: nan")
+    exact = np.isinf(w) | (w == 0)
+    np.testing.assert_array_equal(g[exact], w[exact], err_msg=f"{err_msg}: inf/0")
+    np.testing.assert_array_equal(
+        np.signbit(g[exact]), np.signbit(w[exact]), err_msg=f"{err_msg}: sign of inf/0"
+    )
+    fin = np.isfinite(w) & ~exact
+    err = np.abs(g[fin] - w[fin]) / ulp_of(w[fin], ty)
+    bad = np.flatnonzero(~(err <= ulp))
+    assert bad.size == 0, (
+        f"{err_msg}: {bad.size} values off by more than {ulp} ulp, e.g. got {g[fin][bad[:5]]} "
+        f"want {w[fin][bad[:5]]} ({err[bad[:5]]} ulp)"
+    )

@@ -1,27 +1,39 @@
 """tinytc-opt: run passes on tensor-language text; command-line compatible with upstream.
 
-    tinytc-opt [-O0|-O1|-O2] [-f FLAG|-f no-FLAG]... [-p PASS]... [FILE]
+    tinytc-opt [-d tgl|pvc|bmg|cpu] [-O0|-O1|-O2] [-f FLAG|-f no-FLAG]... [-p PASS]... [FILE]
 
 Reads FILE (stdin when absent), runs the passes in order and prints the resulting IR to stdout,
-unless a dump pass ran (its output is then the result). Errors go to stderr with their location,
+unless a dump pass ran (its output is then the result). Passes that depend on the device
+(work-group-size, lower-foreach) get the core info of `-d` (default pvc, as in `tinytc`). Errors go to stderr with their location,
 and the exit status is 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
 
-from ..errors import TinytcError
+from ..errors import CompilationError, TinytcError
 from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
-from ..passes.registry import PASSES, get_pass, run_function_pass
+from ..ir.region import Prog
+from ..passes.base import FunctionPass
+from ..passes.registry import PASSES, get_pass
+from ..target.core_info import CoreInfo
 from ..text.parser import parse
 from ..text.printer import print_prog
 
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="tinytc-opt", description="Run passes on tensor-language IR.")
+    ap.add_argument(
+        "-d",
+        "--device",
+        default="pvc",
+        choices=("tgl", "pvc", "bmg", "cpu"),
+        help="core info for device-dependent passes (default pvc; cpu = the CPU OpenCL device)",
+    )
     ap.add_argument(
         "-O",
         dest="opt_level",
@@ -60,14 +72,33 @@ def set_flags(ctx: CompilerContext, flags: list[str]) -> None:
         ctx.set_optimization_flag(OptFlag[name], state)
 
 
+def make_pass(name: str, core_info: CoreInfo) -> FunctionPass:
+    """The pass called `name`, given `core_info` when its constructor takes one."""
+    get_pass(name)  # raises for an unknown name
+    cls = PASSES[name]
+    if "core_info" in inspect.signature(cls).parameters:
+        return cls(core_info=core_info)
+    return cls()
+
+
+def _run(p: FunctionPass, prog: Prog) -> None:
+    try:
+        for func in prog.funcs:
+            p.run(func, prog.ctx, sys.stdout)
+    except CompilationError as err:
+        raise prog.ctx.report(err) from None
+
+
 def main(argv: list[str] | None = None) -> int:
+    from .tinytc import core_info_for_device  # not at the top: tinytc imports set_flags from here
+
     args = _parser().parse_args(argv)
     ctx = CompilerContext()
     ctx.opt_level = args.opt_level
     try:
         set_flags(ctx, args.flags)
-        for name in args.passes:
-            get_pass(name)
+        info = core_info_for_device(args.device)
+        passes = [make_pass(name, info) for name in args.passes]
     except (ValueError, TinytcError) as exc:
         print(f"tinytc-opt: {exc}", file=sys.stderr)
         return 1
@@ -83,9 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         prog = parse(text, ctx, args.file or "<stdin>")
         dumped = False
-        for name in args.passes:
-            run_function_pass(name, prog, sys.stdout)
-            dumped = dumped or PASSES[name].dumps
+        for p in passes:
+            _run(p, prog)
+            dumped = dumped or p.dumps
         if not dumped:
             sys.stdout.write(print_prog(prog))
     except TinytcError as exc:

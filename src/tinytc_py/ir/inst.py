@@ -111,9 +111,11 @@ class Inst:
                 v = Value(ty, "", loc)
                 v.defining_inst = self
                 self.results.append(v)
-        from .region import Region
+        self.regions: list[Region] = []
+        if self.region_kinds:  # few instructions have regions: keep the import off the hot path
+            from .region import Region
 
-        self.regions: list[Region] = [Region(kind, self) for kind in self.region_kinds]
+            self.regions = [Region(kind, self) for kind in self.region_kinds]
         try:
             self.verify()
         except CompilationError:

@@ -21,15 +21,15 @@ class Use:
         self.owner = owner
         self.index = index
         self.value = value
-        value.uses.append(self)
+        value.uses[self] = None
 
     def set(self, value: Value) -> None:
-        self.value.uses.remove(self)
+        del self.value.uses[self]
         self.value = value
-        value.uses.append(self)
+        value.uses[self] = None
 
     def drop(self) -> None:
-        self.value.uses.remove(self)
+        del self.value.uses[self]
 
 
 class Value:
@@ -45,7 +45,8 @@ class Value:
         self.type = ty
         self.name = name
         self.loc = loc
-        self.uses: list[Use] = []
+        # an insertion-ordered set: adding and removing a use is O(1) however many uses there are
+        self.uses: dict[Use, None] = {}
         self.defining_inst: Inst | None = None
         self.region: Region | None = None
 

@@ -3,11 +3,13 @@
 Instruction-local restrictions run when an instruction is created (instructions.py). This module
 checks what depends on the surroundings: where an instruction may appear (collective / SPMD),
 yields at the end of regions, function and parameter attributes, values used where they are
-visible (definition before use), and the subgroup-size dependent restrictions.
+visible (definition before use), the subgroup-size dependent restrictions, and (once a function
+is complete) the dynamically-uniform restrictions (analysis/uniformity.py).
 """
 
 from __future__ import annotations
 
+from ..analysis.uniformity import check_dynamically_uniform
 from ..errors import CompilationError, Status
 from .attrs import ArrayAttr, DictionaryAttr, IntegerAttr
 from .inst import Exec, Inst
@@ -224,6 +226,7 @@ def _verify_region(region: Region, visible: set[Value], sgs: int | None) -> None
 def verify_func(func: Func) -> None:
     check_function_attrs(func)
     _verify_region(func.body, set(), function_subgroup_size(func))
+    check_dynamically_uniform(func)
 
 
 def verify_prog(prog: Prog) -> None:
@@ -244,3 +247,4 @@ def finish_func(func: Func) -> None:
     if sgs is not None:
         for inst in func.body.walk():
             check_subgroup_dependent(inst, sgs)
+    check_dynamically_uniform(func)

@@ -29,19 +29,14 @@ from ..ir.builder import IRBuilder
 from ..ir.enums import Comp3
 from ..ir.inst import Inst
 from ..ir.instructions import INSTRUCTIONS
-from ..ir.types import DYNAMIC, MemrefType, NumberType
+from ..ir.types import NumberType
 from ..ir.values import Value
+from . import fold
 from .base import FunctionPass
 from .clone import clone_region
 from .work_group_size import WorkGroupSize, function_sizes
 
 FOREACH = ("foreach", "foreach_tile")
-
-
-def _cdiv(a: int, b: int) -> int:
-    """Integer division truncating toward zero (the IR's div on integers)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
 
 
 Int = Value | int
@@ -61,16 +56,7 @@ class Fold:
         """The number an operand is known to hold: a constant, or the size of a static mode."""
         if isinstance(x, int):
             return x
-        d = x.defining_inst
-        if d is None:
-            return None
-        if d.name == "size":
-            ty = d.operand("operand").type
-            extent = ty.shape[d.props["mode"]] if isinstance(ty, MemrefType) else ty.size
-            return None if extent == DYNAMIC else extent
-        if d.name != "constant":
-            return None
-        value = d.props["value"]
+        value = fold.known(x)
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     def value(self, x: Int, ty: NumberType) -> Value:
@@ -79,50 +65,41 @@ class Fold:
     def cast(self, v: Value, ty: NumberType) -> Value:
         return v if v.type is ty else self.b.cast(v, ty)
 
-    def _binary(self, op: str, x: Int, y: Int, ty: NumberType) -> Value:
-        return getattr(self.b, op)(self.value(x, ty), self.value(y, ty))
+    def _fold(self, op: str, x: Int, y: Int, ty: NumberType) -> Int:
+        """`op x, y` with the rules of constant-propagation (fold.py) applied first."""
+        cx, cy = self.known(x), self.known(y)
+        if cx is not None and cy is not None:
+            folded = fold.binary(op, ty, cx, cy)
+            if folded is not None:
+                return folded
+        rewrite = fold.simplify(op, ty, cx, cy)
+        if rewrite is None:
+            return getattr(self.b, op)(self.value(x, ty), self.value(y, ty))
+        if rewrite.kind == "constant":
+            return rewrite.value
+        operand = (x, y)[rewrite.operand]
+        if rewrite.kind == "operand":
+            return operand
+        unary = INSTRUCTIONS[rewrite.kind].spec.python_name  # neg, not_
+        return getattr(self.b, unary)(self.value(operand, ty))
 
     def add(self, x: Int, y: Int, ty: NumberType) -> Int:
-        cx, cy = self.known(x), self.known(y)
-        if cx is not None and cy is not None:
-            return cx + cy
-        if cx == 0:
-            return y
-        return x if cy == 0 else self._binary("add", x, y, ty)
+        return self._fold("add", x, y, ty)
 
     def sub(self, x: Int, y: Int, ty: NumberType) -> Int:
-        cx, cy = self.known(x), self.known(y)
-        if cx is not None and cy is not None:
-            return cx - cy
-        return x if cy == 0 else self._binary("sub", x, y, ty)
+        return self._fold("sub", x, y, ty)
 
     def mul(self, x: Int, y: Int, ty: NumberType) -> Int:
-        cx, cy = self.known(x), self.known(y)
-        if cx is not None and cy is not None:
-            return cx * cy
-        if cx == 0 or cy == 0:
-            return 0
-        if cx == 1:
-            return y
-        return x if cy == 1 else self._binary("mul", x, y, ty)
+        return self._fold("mul", x, y, ty)
 
     def div(self, x: Int, y: Int, ty: NumberType) -> Int:
-        cx, cy = self.known(x), self.known(y)
-        if cx is not None and cy:
-            return _cdiv(cx, cy)
-        return x if cy == 1 else self._binary("div", x, y, ty)
+        return self._fold("div", x, y, ty)
 
     def rem(self, x: Int, y: Int, ty: NumberType) -> Int:
-        cx, cy = self.known(x), self.known(y)
-        if cx is not None and cy:
-            return cx - cy * _cdiv(cx, cy)
-        return 0 if cy == 1 else self._binary("rem", x, y, ty)
+        return self._fold("rem", x, y, ty)
 
     def min(self, x: Int, y: Int, ty: NumberType) -> Int:
-        cx, cy = self.known(x), self.known(y)
-        if cx is not None and cy is not None:
-            return min(cx, cy)
-        return self._binary("min", x, y, ty)
+        return self._fold("min", x, y, ty)
 
 
 BlockBody = Callable[[Int, bool, Int], None]

@@ -1,10 +1,12 @@
 """The default optimisation pipeline that compilation runs before SPIR-V conversion
 (backend.md §5). It mutates the program in place, as upstream does.
 
-Steps that need a core info (work-group-size, lower-foreach) get the compilation target's, so the
-subgroup and work-group sizes chosen are ones that device supports. Passes that do not exist yet
-(constant-propagation, dead-code-elimination, lower-linalg, lower-coopmatrix) are simply absent
-from PIPELINE; add them here, in the upstream order, when they land.
+Steps that need a core info (work-group-size, lower-linalg, lower-foreach) get the compilation
+target's, so the subgroup and work-group sizes chosen are ones that device supports.
+constant-propagation and dead-code-elimination run only at optimisation level >= 1 (the
+context's `opt_level`), right after the first check-ir and again after lower-foreach; asked for
+by name (`tinytc-opt -p`), they run at any level. lower-coopmatrix (which unrolls
+cooperative_matrix_apply) runs last, before the final check-ir.
 """
 
 from __future__ import annotations
@@ -16,23 +18,35 @@ from ..ir.region import Prog
 from ..target.core_info import CoreInfo
 from .base import FunctionPass
 from .check_ir import CheckIr
+from .constant_propagation import ConstantPropagation
+from .dead_code_elimination import DeadCodeElimination
 from .insert_barrier import InsertBarrier
 from .insert_lifetime_stop import InsertLifetimeStop
+from .lower_coopmatrix import LowerCoopmatrix
 from .lower_foreach import LowerForeach
+from .lower_linalg import LowerLinalg
 from .set_stack_ptr import SetStackPtr
 from .work_group_size import WorkGroupSize
 
 
-def default_pipeline(core_info: CoreInfo) -> list[FunctionPass]:
-    """The passes in upstream order, configured for `core_info`."""
+def default_pipeline(core_info: CoreInfo, opt_level: int = 2) -> list[FunctionPass]:
+    """The passes in upstream order, configured for `core_info` and `opt_level`."""
+
+    def optimize() -> list[FunctionPass]:
+        return [ConstantPropagation(), DeadCodeElimination()] if opt_level >= 1 else []
+
     return [
         CheckIr(),
+        *optimize(),
         InsertLifetimeStop(),
         SetStackPtr(),
         InsertBarrier(),
         WorkGroupSize(core_info),
+        LowerLinalg(core_info),
         SetStackPtr(),
         LowerForeach(core_info),
+        *optimize(),
+        LowerCoopmatrix(core_info),
         CheckIr(),
     ]
 
@@ -42,7 +56,7 @@ def run_default_pipeline(prog: Prog, core_info: CoreInfo) -> None:
     program's context (its reporter sees them) and raised."""
     sink = io.StringIO()
     try:
-        for p in default_pipeline(core_info):
+        for p in default_pipeline(core_info, prog.ctx.opt_level):
             for func in prog.funcs:
                 p.run(func, prog.ctx, sink)
     except CompilationError as err:

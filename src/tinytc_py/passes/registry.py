@@ -9,17 +9,25 @@ from ..errors import Status, TinytcError
 from ..ir.region import Prog
 from .base import FunctionPass
 from .check_ir import CheckIr
+from .constant_propagation import ConstantPropagation
+from .dead_code_elimination import DeadCodeElimination
 from .dump_ir import DumpIr
 from .insert_barrier import InsertBarrier
 from .insert_lifetime_stop import InsertLifetimeStop
+from .lower_coopmatrix import LowerCoopmatrix
 from .lower_foreach import LowerForeach
+from .lower_linalg import LowerLinalg
 from .set_stack_ptr import SetStackPtr
 from .work_group_size import WorkGroupSize
 
 PASSES: dict[str, type[FunctionPass]] = {cls.name: cls for cls in (CheckIr, DumpIr)}
+PASSES[ConstantPropagation.name] = ConstantPropagation
+PASSES[DeadCodeElimination.name] = DeadCodeElimination
 PASSES[InsertBarrier.name] = InsertBarrier
 PASSES[InsertLifetimeStop.name] = InsertLifetimeStop
+PASSES[LowerCoopmatrix.name] = LowerCoopmatrix
 PASSES[LowerForeach.name] = LowerForeach
+PASSES[LowerLinalg.name] = LowerLinalg
 PASSES[SetStackPtr.name] = SetStackPtr
 PASSES[WorkGroupSize.name] = WorkGroupSize
 

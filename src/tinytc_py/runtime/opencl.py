@@ -382,9 +382,15 @@ def _scalar(dtype: str, value: Any, what: str) -> np.generic:
         raise TinytcError(
             Status.invalid_kernel_arguments, f"{what}: {dtype} cannot be a kernel argument"
         )
-    if dtype == "bf16" and not isinstance(value, np.uint16):
-        return np.uint16(float_to_bf16_bits(float(value)))
-    return DTYPES[dtype](value)
+    try:
+        if dtype == "bf16" and not isinstance(value, np.uint16):
+            return np.uint16(float_to_bf16_bits(float(value)))
+        with np.errstate(over="ignore"):  # a float beyond the type's range is inf, as in a cast
+            return DTYPES[dtype](value)
+    except (OverflowError, TypeError, ValueError) as e:  # e.g. 300 for an i8, nan for an i32
+        raise TinytcError(
+            Status.invalid_kernel_arguments, f"{what}: {value!r} is not a valid {dtype} ({e})"
+        ) from e
 
 
 __all__ = [

@@ -29,6 +29,13 @@ _GROUP_OPS = frozenset(
 )
 _BF16_OPS = frozenset({Op.ConvertBF16ToFINTEL, Op.ConvertFToBF16INTEL})
 _BLOCK_IO_OPS = frozenset({Op.SubgroupBlockReadINTEL, Op.SubgroupBlockWriteINTEL})
+#: non-uniform shuffles (coopmatrix reduce); upstream omits these capabilities (§10.2 item 1)
+_SHUFFLE_CAPS = {
+    Op.GroupNonUniformShuffle: Capability.GroupNonUniformShuffle,
+    Op.GroupNonUniformShuffleXor: Capability.GroupNonUniformShuffle,
+    Op.GroupNonUniformShuffleUp: Capability.GroupNonUniformShuffleRelative,
+    Op.GroupNonUniformShuffleDown: Capability.GroupNonUniformShuffleRelative,
+}
 
 #: capability -> core-info feature it depends on
 FEATURE_OF = {
@@ -75,6 +82,8 @@ def _instruction(module: Module, opcode: int) -> None:
     elif opcode in _BLOCK_IO_OPS:
         module.add_capability(Capability.SubgroupBufferBlockIOINTEL)
         module.add_extension("SPV_INTEL_subgroups")
+    elif opcode in _SHUFFLE_CAPS:
+        module.add_capability(_SHUFFLE_CAPS[opcode])
 
 
 def required_features(module: Module) -> list[SpirvFeature]:

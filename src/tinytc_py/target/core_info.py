@@ -371,7 +371,17 @@ def _cl_features(device: Any) -> set[SpirvFeature]:
         f.add(SpirvFeature.bfloat16_conversion)
     if "cl_ext_float_atomics" in ext:
         f |= _cl_float_atomics(device)
+        if _is_intel_cpu(device):
+            # The CPU runtime reports half-precision atomic add, but its JIT has no
+            # atomic_add(half*) to link against (BUILD_PROGRAM_FAILURE "Symbols not found").
+            f -= {SpirvFeature.atomic_float16_add_global, SpirvFeature.atomic_float16_add_local}
     return f
+
+
+def _is_intel_cpu(device: Any) -> bool:
+    import pyopencl as cl
+
+    return device.vendor_id == 0x8086 and bool(device.type & cl.device_type.CPU)
 
 
 def _cl_float_atomics(device: Any) -> set[SpirvFeature]:

@@ -30,15 +30,24 @@ from ...ir import instructions as I
 from ...ir.region import Prog
 from ...target.core_info import CoreInfo
 from ..module import Module
+from .atomics import AtomicConversion
 from .base import ConverterBase, GroupDV, MemrefDV, not_implemented
 from .control import ControlFlowConversion
+from .coopmatrix import CoopmatrixConversion
 from .memory import MemoryConversion
 from .metadata import ArgInfo, KernelInfo, ParamInfo, kernel_sizes
 from .scalar import ScalarConversion, float_to_bf16_bits
 from .spmd import SpmdConversion
 
 
-class Converter(ScalarConversion, MemoryConversion, ControlFlowConversion, SpmdConversion):
+class Converter(
+    CoopmatrixConversion,
+    ScalarConversion,
+    MemoryConversion,
+    AtomicConversion,
+    ControlFlowConversion,
+    SpmdConversion,
+):
     """Converts the functions of one program into one module."""
 
     def __init__(self, core_info: CoreInfo) -> None:
@@ -52,7 +61,11 @@ class Converter(ScalarConversion, MemoryConversion, ControlFlowConversion, SpmdC
             (I.CastInst, self.cast),
             (I.BuiltinInst, self.builtin),
             (I.BarrierInst, self.barrier),
-            (I.AtomicLoadInst, self.unsupported),
+            (I.SubgroupBroadcastInst, self.subgroup_broadcast),
+            (I.SubgroupOperationInst, self.subgroup_operation),
+            (I.AtomicLoadInst, self.atomic_load),
+            (I.AllocaInst, self.alloca),
+            (I.LifetimeStopInst, self.lifetime_stop),
             (I.LoadInst, self.load),
             (I.StoreInst, self.store),
             (I.SizeInst, self.size),
@@ -63,6 +76,22 @@ class Converter(ScalarConversion, MemoryConversion, ControlFlowConversion, SpmdC
             (I.ForInst, self.for_),
             (I.IfInst, self.if_),
             (I.ParallelInst, self.parallel),
+            (I.CoopLoadInst, self.coop_load),
+            (I.CoopStoreInst, self.coop_store),
+            (I.CoopPrefetchInst, self.coop_prefetch),
+            (I.CoopConstructInst, self.coop_construct),
+            (I.CoopExtractInst, self.coop_extract),
+            (I.CoopInsertInst, self.coop_insert),
+            (I.CoopMulAddInst, self.coop_mul_add),
+            (I.CoopReduceInst, self.coop_reduce),
+            (I.CoopScaleInst, self.coop_scale),
+        ]
+        # tried first for instructions with a coopmatrix result (component-wise versions)
+        self._coop_handlers = [
+            (I.ConstantInst, self.coop_constant),
+            (I.ArithBinaryInst, self.coop_arith_binary),
+            (I.ArithUnaryInst, self.coop_arith_unary),
+            (I.CastInst, self.coop_cast),
         ]
 
 

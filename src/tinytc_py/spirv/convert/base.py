@@ -32,6 +32,7 @@ from ..tables import (
     Op,
     StorageClass,
 )
+from .coopmatrix_layout import CoopLayout, coop_layout
 from .metadata import ArgInfo, KernelInfo, ParamInfo, kernel_sizes
 
 # ---- dope vectors ------------------------------------------------------------------------------
@@ -65,6 +66,7 @@ class ConverterBase:
     the map from IR values to SPIR-V ids or dope vectors. Subclasses fill `_handlers`."""
 
     _handlers: list[tuple[type, Callable[[Inst], None]]]
+    _coop_handlers: list[tuple[type, Callable[[Inst], None]]] = []
 
     def __init__(self, core_info: CoreInfo) -> None:
         self.core_info = core_info
@@ -130,6 +132,8 @@ class ConverterBase:
         self.sgs, self.wgs = sgs, wgs
         self.values: dict[Value, object] = {}
         self.interface: dict[int, None] = {}
+        self.func = func
+        self.stack = 0  # the function's local-memory (SLM) array, created by its first alloca
         info = KernelInfo(func.name, wgs, sgs)
         param_types: list[int] = []
         binders: list[tuple[int, Callable[[list[int]], None]]] = []
@@ -240,21 +244,20 @@ class ConverterBase:
 
     # ---- regions and values -------------------------------------------------------------------
 
-    def region(self, region: Region) -> list[int]:
-        """Convert the instructions of `region`; return the ids its yield passes on."""
+    def region(self, region: Region) -> list[int | list[int]]:
+        """Convert the instructions of `region`; return the ids its yield passes on (a list of
+        component ids for a coopmatrix)."""
         for inst in region.insts:
             if isinstance(inst, I.YieldInst):
-                return [self.val(v, inst) for v in inst.operand_list("yielded_vals")]
+                return [self.any_val(v, inst) for v in inst.operand_list("yielded_vals")]
             self.inst(inst)
         return []
 
     def inst(self, inst: Inst) -> None:
-        for v in inst.results:
-            if isinstance(v.type, CoopmatrixType):
-                raise not_implemented(
-                    inst, f"'{inst.name}' on coopmatrix values is not implemented yet"
-                )
-        for cls, handler in self._handlers:
+        handlers = self._handlers
+        if inst.results and isinstance(inst.results[0].type, CoopmatrixType):
+            handlers = self._coop_handlers + handlers  # component-wise arith/cast/constant
+        for cls, handler in handlers:
             if isinstance(inst, cls):
                 handler(inst)
                 return
@@ -264,11 +267,59 @@ class ConverterBase:
         r = self.values.get(v)
         if isinstance(r, int):
             return r
-        if r is None and isinstance(v.type, CoopmatrixType):
-            raise not_implemented(
-                inst, f"'{inst.name}' on coopmatrix values is not implemented yet"
-            )
         raise CompilationError(inst.loc, Status.spirv_undefined_value, f"undefined value {v}", [v])
+
+    # ---- coopmatrix values: a list with one SPIR-V id per work-item component (§3.1) ---------
+
+    def cm(self, v: Value, inst: Inst) -> list[int]:
+        r = self.values.get(v)
+        if isinstance(r, list):
+            return r
+        raise CompilationError(inst.loc, Status.spirv_undefined_value, f"undefined value {v}", [v])
+
+    def any_val(self, v: Value, inst: Inst) -> int | list[int]:
+        """A scalar's id or a coopmatrix's component ids (for yields and phis)."""
+        return self.cm(v, inst) if isinstance(v.type, CoopmatrixType) else self.val(v, inst)
+
+    def layout_of(self, ct: CoopmatrixType, inst: Inst) -> CoopLayout:
+        lay = coop_layout(ct, self.sgs)
+        if lay is None:
+            raise inst.error(
+                Status.ir_unsupported_coopmatrix_shape,
+                f"{ct}: the number of rows must be a power of two",
+            )
+        return lay
+
+    def fresh_ids(self, ty: Type, inst: Inst) -> int | list[int]:
+        """Ids allocated ahead of their definition (loop-carried values)."""
+        if isinstance(ty, CoopmatrixType):
+            return [self.mod.new_id() for _ in range(self.layout_of(ty, inst).V)]
+        return self.mod.new_id()
+
+    def phi(
+        self,
+        block: Block,
+        ty: Type,
+        inst: Inst,
+        incoming: list[tuple[int | list[int], int]],
+        result: int | list[int] = 0,
+    ) -> int | list[int]:
+        """OpPhi of (value, label) pairs; one OpPhi per component for a coopmatrix."""
+        if not isinstance(ty, CoopmatrixType):
+            ops = [x for val, label in incoming for x in (val, label)]
+            return block.op(Op.Phi, self.ty(ty, inst), *ops, result_id=result)
+        comp = self.ty(ty.component)
+        n = self.layout_of(ty, inst).V
+        ids = result if isinstance(result, list) else [0] * n
+        return [
+            block.op(
+                Op.Phi,
+                comp,
+                *[x for vals, label in incoming for x in (vals[k], label)],
+                result_id=ids[k],
+            )
+            for k in range(n)
+        ]
 
     def dv(self, v: Value, inst: Inst):
         r = self.values.get(v)
@@ -278,8 +329,18 @@ class ConverterBase:
             inst.loc, Status.spirv_missing_dope_vector, f"no dope vector for {v}", [v]
         )
 
+    def require(self, inst: Inst, feature, capability: int, extension: str = "") -> None:
+        """Declare `capability` (and `extension`) for an instruction whose SPIR-V form needs a
+        core-info feature the converter can only tell at the emission point (e.g. float atomics
+        depend on the pointer's storage class); a missing feature is a located error."""
+        if not self.core_info.have_spirv_feature(feature):
+            raise inst.error(
+                Status.spirv_required_feature_unavailable,
+                f"'{inst.name}' needs the SPIR-V feature {feature.name}, which the target lacks",
+            )
+        self.mod.add_capability(capability)
+        if extension:
+            self.mod.add_extension(extension)
+
     def set(self, inst: Inst, rid: object) -> None:
         self.values[inst.results[0]] = rid
-
-    def unsupported(self, inst: Inst) -> None:
-        raise not_implemented(inst)

@@ -43,8 +43,8 @@ class ControlFlowConversion(ConverterBase):
         for k, r in enumerate(inst.results):
             if any(len(vals) <= k for vals, _ in incoming):
                 raise CompilationError(inst.loc, Status.ir_yield_mismatch, "missing yield")
-            ops = [x for vals, lbl in incoming for x in (vals[k], lbl)]
-            self.values[r] = self.block.op(Op.Phi, self.ty(r.type, inst), *ops)
+            pairs = [(vals[k], lbl) for vals, lbl in incoming]
+            self.values[r] = self.phi(self.block, r.type, inst, pairs)
 
     def for_(self, inst: Inst) -> None:
         m = self.mod
@@ -54,13 +54,13 @@ class ControlFlowConversion(ConverterBase):
         ity = self.ty(lty)
         step_v = inst.operand("step")
         step = self.val(step_v, inst) if step_v is not None else m.constant(ity, 1)
-        init = [self.val(v, inst) for v in inst.operand_list("iter_init")]
+        init = [self.any_val(v, inst) for v in inst.operand_list("iter_init")]
         pre = self.block
         header_l, body_l, cont_l, merge_l = (m.new_id() for _ in range(4))
         pre.emit(Op.Branch, header_l)
         header = self.fn.add_block(header_l)
         iv, iv_next = m.new_id(), m.new_id()
-        carried = [m.new_id() for _ in inst.results]
+        carried = [self.fresh_ids(r.type, inst) for r in inst.results]
         body = inst.regions[0]
         self.values[body.params[0]] = iv
         for p, c in zip(body.params[1:], carried, strict=False):
@@ -77,7 +77,7 @@ class ControlFlowConversion(ConverterBase):
         cont.emit(Op.Branch, header_l)
         header.op(Op.Phi, ity, frm, pre.label, iv_next, cont_l, result_id=iv)
         for r, c, i0, y in zip(inst.results, carried, init, yielded, strict=False):
-            header.op(Op.Phi, self.ty(r.type, inst), i0, pre.label, y, cont_l, result_id=c)
+            self.phi(header, r.type, inst, [(i0, pre.label), (y, cont_l)], result=c)
         cond = header.op(Op.SLessThan, m.type_bool(), iv, to)
         header.emit(Op.LoopMerge, merge_l, cont_l, *loop_control(inst))
         header.emit(Op.BranchConditional, cond, body_l, merge_l)

@@ -1,16 +1,20 @@
-"""Memory conversion: address arithmetic, load/store, views (subview/expand/fuse) and size."""
+"""Memory conversion: address arithmetic, load/store, views (subview/expand/fuse), size and
+local memory.
+
+All allocas of a function share one module-level `OpVariable Workgroup` i8 array (its size is the
+high-water mark of the offsets set-stack-ptr chose, its alignment the core info's default
+alignment); an alloca is an access chain to its offset, bitcast to the element pointer.
+lifetime_stop only matters to set-stack-ptr and emits nothing.
+"""
 
 from __future__ import annotations
 
+from ...analysis.stack import alloca_alignment, alloca_size, stack_ptr
+from ...errors import Status
 from ...ir.inst import Inst
-from ...ir.types import (
-    DYNAMIC,
-)
-from ..tables import (
-    MemoryAccess,
-    Op,
-)
-from .base import ConverterBase, GroupDV, MemrefDV, not_implemented
+from ...ir.types import DYNAMIC
+from ..tables import Decoration, MemoryAccess, Op, StorageClass
+from .base import ConverterBase, GroupDV, MemrefDV
 
 
 class MemoryConversion(ConverterBase):
@@ -56,8 +60,13 @@ class MemoryConversion(ConverterBase):
         return MemrefDV(mt, base, shape, stride)
 
     def store(self, inst: Inst) -> None:
+        """store, and the atomic stores and updates that share its instruction class."""
+        if inst.name == "atomic_store":
+            self.atomic_store(inst)
+            return
         if inst.name != "store":
-            raise not_implemented(inst)
+            self.atomic_update(inst)
+            return
         d = self.dv(inst.operand("operand"), inst)
         val = self.val(inst.operand("val"), inst)
         indices = [self.val(v, inst) for v in inst.operand_list("index_list")]
@@ -132,3 +141,55 @@ class MemoryConversion(ConverterBase):
         pty = self.memref_ptr_ty(d.ty) if isinstance(d, MemrefDV) else self.group_ptr_ty(d.ty)
         null = self.mod.constant_null(pty)
         self.set(inst, self.block.op(Op.PtrNotEqual, self.mod.type_bool(), d.ptr, null))
+
+    # ---- local memory -------------------------------------------------------------------------
+
+    def alloca(self, inst: Inst) -> None:
+        mt = inst.result.type
+        offset = stack_ptr(inst)
+        if offset is None:
+            raise inst.error(
+                Status.internal_compiler_error,
+                "alloca has no stack_ptr (set-stack-ptr did not run)",
+            )
+        align = alloca_alignment(inst)
+        base_align = self.core_info.default_alignment
+        if align > base_align:
+            raise inst.error(
+                Status.ir_insufficient_alignment,
+                f"alloca alignment {align} exceeds the local memory's base alignment {base_align}",
+            )
+        if offset % align:
+            raise inst.error(
+                Status.ir_insufficient_alignment,
+                f"alloca offset {offset} in local memory is not a multiple of its alignment {align}",
+            )
+        m = self.mod
+        i8 = m.type_int(8)
+        byte_ptr = self.block.op(
+            Op.InBoundsAccessChain,
+            m.type_pointer(StorageClass.Workgroup, i8),
+            self.stack_base(),
+            self.c64(offset),
+        )
+        ptr = self.block.op(Op.Bitcast, self.memref_ptr_ty(mt), byte_ptr)
+        shape = [self.c64(s) for s in mt.shape]
+        stride = [self.c64(s) for s in mt.stride]
+        self.set(inst, MemrefDV(mt, ptr, shape, stride))
+
+    def stack_base(self) -> int:
+        """The function's local-memory array variable, created on first use."""
+        if self.stack:
+            return self.stack
+        allocas = [a for a in self.func.body.walk() if a.name == "alloca"]
+        size = max(stack_ptr(a) + alloca_size(a) for a in allocas)
+        m = self.mod
+        array = m.type_array(m.type_int(8), size)
+        var = m.variable(m.type_pointer(StorageClass.Workgroup, array), StorageClass.Workgroup)
+        m.decorate(var, Decoration.Alignment, self.core_info.default_alignment)
+        self.interface[var] = None
+        self.stack = var
+        return var
+
+    def lifetime_stop(self, inst: Inst) -> None:
+        """Only set-stack-ptr needs it."""

@@ -5,6 +5,7 @@ bf16 values are i16 bits; every operation converts to f32 and back. Complex numb
 
 from __future__ import annotations
 
+import math
 import struct
 from collections.abc import Callable
 
@@ -181,6 +182,12 @@ class ScalarConversion(ConverterBase):
                 "not": lambda: blk.op(Op.Not, t, a),
             }
             self.set(inst, ops[name]())
+        elif src.kind is ScalarKind.bf16:
+            # sign-bit operations on the bits: exact for every input (the f32 round trip would
+            # turn each NaN into the runtime's default NaN 0xFFC1, sign bit set, even for abs)
+            i16 = self.mod.type_int(16)
+            op, mask = (Op.BitwiseAnd, 0x7FFF) if name == "abs" else (Op.BitwiseXor, 0x8000)
+            self.set(inst, blk.op(op, i16, a, self.mod.constant(i16, mask)))
         elif src.is_float:
             fn = {
                 "abs": lambda t, x: self.ext(t, OpenCLStd.fabs, x[0]),
@@ -200,9 +207,8 @@ class ScalarConversion(ConverterBase):
         re, im = self.parts(a, comp)
         if name == "conj":
             return blk.op(Op.CompositeInsert, vty, blk.op(Op.FNegate, comp, im), a, 1)
-        # abs
-        sq = blk.op(Op.FAdd, comp, blk.op(Op.FMul, comp, re, re), blk.op(Op.FMul, comp, im, im))
-        return self.ext(comp, OpenCLStd.sqrt, sq)
+        # abs: hypot does not overflow for magnitudes near the type's range, unlike sqrt(re²+im²)
+        return self.ext(comp, OpenCLStd.hypot, re, im)
 
     def math(self, inst: Inst) -> None:
         a = self.val(inst.operand("a"), inst)
@@ -297,9 +303,23 @@ class ScalarConversion(ConverterBase):
 
 
 def float_to_bf16_bits(value: float) -> int:
-    """Round an f32 to bf16 (round to nearest even; NaN stays NaN)."""
-    bits = struct.unpack("<I", struct.pack("<f", value))[0]
-    if (bits & 0x7F800000) == 0x7F800000 and bits & 0x7FFFFF:
-        return (bits >> 16) | 0x40
+    """Round a Python float (a double) to the nearest bf16, ties to even, in one rounding.
+
+    Rounding to f32 first and then to bf16 would round twice (1.00390625000001 is just above a
+    bf16 tie, but its nearest f32 is the tie itself). So the f32 step rounds to odd instead:
+    truncate toward zero and set the last bit if anything was cut off; with 16 extra bits the
+    second rounding is then exact. Values beyond the f32 range give inf; NaN stays NaN.
+    """
+    if math.isnan(value):
+        return (0x8000 if math.copysign(1.0, value) < 0 else 0) | 0x7FC0
+    try:
+        bits = struct.unpack("<I", struct.pack("<f", value))[0]
+    except OverflowError:  # beyond f32 rounding range, so beyond bf16 max as well
+        return 0xFF80 if value < 0 else 0x7F80
+    f32 = struct.unpack("<f", struct.pack("<I", bits))[0]
+    if f32 != value:
+        if abs(f32) > abs(value):
+            bits -= 1  # one f32 step toward zero (same sign)
+        bits |= 1
     bits += 0x7FFF + ((bits >> 16) & 1)
     return (bits >> 16) & 0xFFFF

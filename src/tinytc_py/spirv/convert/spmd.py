@@ -1,10 +1,27 @@
-"""Builtins (backend.md §2.2, §6.6), barriers and subgroup operations."""
+"""Builtins (backend.md §2.2, §6.6), barriers and subgroup operations.
+
+Subgroup operations use the Groups instructions with scope Subgroup: OpGroupBroadcast, and
+OpGroup{I,F}Add / {S,F}Max / {S,F}Min with the Reduce, InclusiveScan or ExclusiveScan operation.
+OpenCL defines them for 32- and 64-bit integers and for floats only, so i8/i16 are sign-extended
+to i32 (add wraps the same way after truncation; min/max are unchanged), bf16 goes through f32,
+and complex values combine their two parts separately.
+"""
 
 from __future__ import annotations
 
 from ...ir.enums import AddressSpace
 from ...ir.inst import Inst
-from ..tables import BuiltIn, MemoryAccess, MemorySemantics, Op, Scope, StorageClass
+from ...ir.types import NumberType
+from ..tables import (
+    BuiltIn,
+    GroupOperation,
+    MemoryAccess,
+    MemorySemantics,
+    Op,
+    OpenCLStd,
+    Scope,
+    StorageClass,
+)
 from .base import ConverterBase, not_implemented
 
 _BUILTIN_VEC = {"group_id": BuiltIn.WorkgroupId, "num_groups": BuiltIn.NumWorkgroups}
@@ -13,6 +30,15 @@ _BUILTIN_I32 = {
     "subgroup_linear_id": BuiltIn.SubgroupId,
     "subgroup_local_id": BuiltIn.SubgroupLocalInvocationId,
 }
+
+
+_GROUP_OPERATION = {
+    "reduce": GroupOperation.Reduce,
+    "inclusive_scan": GroupOperation.InclusiveScan,
+    "exclusive_scan": GroupOperation.ExclusiveScan,
+}
+_INT_GROUP = {"add": Op.GroupIAdd, "max": Op.GroupSMax, "min": Op.GroupSMin}
+_FLOAT_GROUP = {"add": Op.GroupFAdd, "max": Op.GroupFMax, "min": Op.GroupFMin}
 
 
 class SpmdConversion(ConverterBase):
@@ -63,3 +89,50 @@ class SpmdConversion(ConverterBase):
         i32 = self.i32()
         wg = self.mod.constant(i32, Scope.Workgroup)
         self.block.emit(Op.ControlBarrier, wg, wg, self.mod.constant(i32, sem))
+
+    # ---- subgroup operations ------------------------------------------------------------------
+
+    def subgroup_scope(self) -> int:
+        return self.mod.constant(self.i32(), Scope.Subgroup)
+
+    def subgroup_broadcast(self, inst: Inst) -> None:
+        a = self.val(inst.operand("a"), inst)
+        idx = self.val(inst.operand("idx"), inst)
+        ty = self.ty(inst.results[0].type, inst)
+        self.set(inst, self.block.op(Op.GroupBroadcast, ty, self.subgroup_scope(), a, idx))
+
+    def subgroup_operation(self, inst: Inst) -> None:
+        """subgroup_{reduce,inclusive_scan,exclusive_scan}_{add,max,min}."""
+        kind, opn = inst.name.removeprefix("subgroup_").rsplit("_", 1)
+        ty: NumberType = inst.results[0].type
+        a = self.val(inst.operand("a"), inst)
+        operation = _GROUP_OPERATION[kind]
+        if ty.is_complex:
+            comp = self.ty(ty.component_type)
+            parts = [
+                self.group_op(_FLOAT_GROUP[opn], comp, operation, p) for p in self.parts(a, comp)
+            ]
+            self.set(inst, self.make_complex(self.ty(ty), *parts))
+        elif ty.is_float:
+            self.set(
+                inst,
+                self.via_f32(
+                    ty, lambda t, x: self.group_op(_FLOAT_GROUP[opn], t, operation, x[0]), a
+                ),
+            )
+        elif ty.size < 4:
+            i32, t = self.i32(), self.ty(ty)
+            wide = self.block.op(Op.SConvert, i32, a)
+            r = self.group_op(_INT_GROUP[opn], i32, operation, wide)
+            if kind == "exclusive_scan" and opn != "add":
+                # lane 0 gets the i32 identity; clamp it to the narrow type's identity
+                bits = 8 * ty.size - 1
+                limit = -(1 << bits) if opn == "max" else (1 << bits) - 1
+                clamp = OpenCLStd.s_max if opn == "max" else OpenCLStd.s_min
+                r = self.ext(i32, clamp, r, self.mod.constant(i32, limit & 0xFFFFFFFF))
+            self.set(inst, self.block.op(Op.SConvert, t, r))
+        else:
+            self.set(inst, self.group_op(_INT_GROUP[opn], self.ty(ty), operation, a))
+
+    def group_op(self, opcode: int, ty: int, operation: int, a: int) -> int:
+        return self.block.op(opcode, ty, self.subgroup_scope(), operation, a)

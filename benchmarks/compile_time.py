@@ -1,0 +1,236 @@
+"""Compile time: tensor-language text to a SPIR-V binary, in-process, median of many runs.
+
+    .venv/bin/python benchmarks/compile_time.py [--repeat N] [-d pvc|tgl|bmg|cpu] [--detail]
+                                                [--profile KERNEL]
+
+compile_to_spirv (compiler.py) always runs spirv-val, an external process that costs about as
+much as the rest, so this script times the steps of compile_to_spirv one by one on a fresh parse
+each run:
+- parse: text -> IR (lexer, preprocessor, parser, verifier);
+- compile: the default pass pipeline, SPIR-V conversion, capex, the feature check and assembly
+  (with --detail also split into "passes" and "convert" = conversion + capex + assembly);
+- validate: spirv-val on the binary.
+Kernels that do not compile yet (e.g. gemm, whose lowering is in progress: not_implemented) are
+shown as n/a; any other error is shown as FAILED, and the table goes on. Each column is the
+median of its own step, so "total" (the median of the per-run sums) need not equal their sum.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from tinytc_py.cli.tinytc import DEVICES, core_info_for_device
+from tinytc_py.errors import Status, TinytcError
+from tinytc_py.ir.context import CompilerContext
+from tinytc_py.ir.region import Prog, Region
+from tinytc_py.passes.pipeline import run_default_pipeline
+from tinytc_py.spirv.assembler import assemble
+from tinytc_py.spirv.capex import capex, check_features
+from tinytc_py.spirv.convert import convert_prog
+from tinytc_py.spirv.validate import validate
+from tinytc_py.target.core_info import CoreInfo
+from tinytc_py.text.parser import parse
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "ir"
+
+ELEMENTWISE = """\
+func @axpby(%alpha: f32, %x: memref<f32x?>, %beta: f32, %y: memref<f32x?>) {
+    %c0 = constant 0 : index
+    %n = size %x[0] : index
+    foreach (%i) = (%c0), (%n) {
+        %a = load %x[%i] : f32
+        %b = load %y[%i] : f32
+        %ax = mul %alpha, %a : f32
+        %by = mul %beta, %b : f32
+        %r = add %ax, %by : f32
+        store %r, %y[%i]
+    }
+}
+"""
+
+LOOP = """\
+func @colsum(%A: memref<f64x?x?>, %s: memref<f64x?>) {
+    %j = group_id.x : index
+    %m = size %A[0] : index
+    %c0 = constant 0 : index
+    %c2 = constant 2 : index
+    %z = constant 0.0 : f64
+    %sum = for %i=%c0,%m,%c2 init(%acc=%z) -> (f64) {
+        %v = load %A[%i, %j] : f64
+        %acc2 = add %acc, %v : f64
+        yield (%acc2)
+    } attributes {unroll=2}
+    store %sum, %s[%j]
+}
+"""
+
+GROUP = """\
+func @grp(%G: group<memref<f32x?x3>x?, offset: ?>, %out: memref<f32x?x3>) {
+    %id = group_id.x : index
+    %m = load %G[%id] : memref<f32x?x3>
+    %n = size %m[0] : index
+    %c0 = constant 0 : index
+    %c3 = constant 3 : index
+    for %j=%c0,%c3 {
+        %acc0 = constant 0.0 : f32
+        %s = for %i=%c0,%n init(%acc=%acc0) -> (f32) {
+            %x = load %m[%i, %j] : f32
+            %a2 = add %acc, %x : f32
+            yield (%a2)
+        }
+        store %s, %out[%id, %j]
+    }
+}
+"""
+
+ALLOCA_BARRIER = """\
+func @transpose_slm(%A: memref<f32x32x32x?>, %B: memref<f32x32x32x?>) {
+    %k = group_id.x : index
+    %a = subview %A[0:32,0:32,%k] : memref<f32x32x32>
+    %b = subview %B[0:32,0:32,%k] : memref<f32x32x32>
+    %t = alloca : memref<f32x32x32,local>
+    %c0 = constant 0 : index
+    %c32 = constant 32 : index
+    foreach (%i, %j) = (%c0, %c0), (%c32, %c32) {
+        %v = load %a[%i, %j] : f32
+        store %v, %t[%i, %j]
+    }
+    foreach (%i, %j) = (%c0, %c0), (%c32, %c32) {
+        %v = load %t[%j, %i] : f32
+        store %v, %b[%i, %j]
+    }
+}
+"""
+
+
+def arith_chain(n: int) -> str:
+    """One foreach whose body is a chain of about `n` dependent scalar instructions."""
+    lines = [
+        "func @chain(%x: memref<f32x?>, %y: memref<f32x?>) {",
+        "    %c0 = constant 0 : index",
+        "    %n = size %x[0] : index",
+        "    %h = constant 0.5 : f32",
+        "    foreach (%i) = (%c0), (%n) {",
+        "        %v0 = load %x[%i] : f32",
+    ]
+    ops = ("mul", "add", "sub", "max")
+    for k in range(1, n + 1):
+        lines.append(f"        %v{k} = {ops[k % len(ops)]} %v{k - 1}, %h : f32")
+    lines += [f"        store %v{n}, %y[%i]", "    }", "}", ""]
+    return "\n".join(lines)
+
+
+def example(name: str) -> str:
+    return (EXAMPLES / name).read_text(encoding="utf-8")
+
+
+# name -> source text; gemm stays in the list and compiles once its lowering lands.
+KERNELS: dict[str, Callable[[], str]] = {
+    "axpby (foreach)": lambda: ELEMENTWISE,
+    "colsum (for, dynamic)": lambda: LOOP,
+    "group argument": lambda: GROUP,
+    "alloca + barrier": lambda: ALLOCA_BARRIER,
+    "matvec_batched.ir": lambda: example("matvec_batched.ir"),
+    "chain of 1000 ops": lambda: arith_chain(1000),
+    "gemm.ir": lambda: example("gemm.ir"),
+}
+
+
+def count(region: Region) -> int:
+    return sum(1 + sum(count(r) for r in inst.regions) for inst in region.insts)
+
+
+def count_prog(prog: Prog) -> int:
+    return sum(count(func.body) for func in prog.funcs)
+
+
+def ms_since(start: float) -> float:
+    return (time.perf_counter() - start) * 1e3
+
+
+def compile_steps(text: str, info: CoreInfo) -> tuple[dict[str, float], bytes]:
+    """One compilation, the steps of compiler.compile_to_spirv timed separately (ms)."""
+    t0 = time.perf_counter()
+    prog = parse(text, CompilerContext(), "bench.ir")
+    t = {"parse": ms_since(t0)}
+    t0 = time.perf_counter()
+    run_default_pipeline(prog, info)
+    t["passes"] = ms_since(t0)
+    t0 = time.perf_counter()
+    module, _kernels = convert_prog(prog, info)
+    capex(module)
+    check_features(module, info, prog.loc)
+    data = assemble(module)
+    t["convert"] = ms_since(t0)
+    t0 = time.perf_counter()
+    validate(data)
+    t["validate"] = ms_since(t0)
+    t["compile"] = t["passes"] + t["convert"]
+    t["total"] = t["parse"] + t["compile"] + t["validate"]
+    return t, data
+
+
+def measure(text: str, info: CoreInfo, repeat: int) -> tuple[dict[str, float], bytes]:
+    runs: dict[str, list[float]] = {}
+    data = b""
+    for _ in range(repeat):
+        times, data = compile_steps(text, info)
+        for key, value in times.items():
+            runs.setdefault(key, []).append(value)
+    return {key: statistics.median(values) for key, values in runs.items()}, data
+
+
+def profile(text: str, info: CoreInfo) -> None:
+    prof = cProfile.Profile()
+    prof.runcall(compile_steps, text, info)
+    pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(25)
+
+
+def row(name: str, insts: str, cells: list[str]) -> str:
+    return f"{name:<22} {insts:>12} " + " ".join(f"{c:>11}" for c in cells)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=21, help="runs per kernel (median is shown)")
+    ap.add_argument("-d", "--device", default="pvc", choices=DEVICES, help="target (default pvc)")
+    ap.add_argument("--detail", action="store_true", help="also show passes and convert ms")
+    ap.add_argument("--profile", metavar="KERNEL", choices=KERNELS, help="cProfile one run")
+    args = ap.parse_args(argv)
+    info = core_info_for_device(args.device)
+    if args.profile:
+        profile(KERNELS[args.profile](), info)
+        return 0
+    keys = ["parse", "passes", "convert", "compile", "validate", "total"]
+    if not args.detail:
+        keys = [k for k in keys if k not in ("passes", "convert")]
+    print(f"target: {args.device}, median of {args.repeat} runs")
+    print(row("kernel", "instructions", [f"{k} ms" for k in keys] + ["SPIR-V B"]))
+    for name, source in KERNELS.items():
+        text = source()
+        insts = "?"
+        try:
+            insts = str(count_prog(parse(text, CompilerContext(), name)))
+            times, data = measure(text, info, args.repeat)
+        except TinytcError as e:
+            if e.status != Status.not_implemented:
+                print(row(name, "FAILED", [str(e).splitlines()[0]]))
+                continue
+            print(row(name, insts, ["n/a"] * (len(keys) + 1)))
+            continue
+        except Exception as e:  # noqa: BLE001 - a compiler bug in one kernel: report, go on
+            print(row(name, "FAILED", [f"{type(e).__name__}: {e}"]))
+            continue
+        print(row(name, insts, [f"{times[k]:.2f}" for k in keys] + [str(len(data))]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

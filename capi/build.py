@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""Build libtinytc.so, libtinytc_cl.so and libtinytc_ze.so with cffi's embedding mode.
+
+Each library is one cffi embedding module: `ffi.embedding_api()` declares the functions that
+are implemented in Python (src/tinytc_py/capi/), `ffi.set_source()` adds the C-only ones
+(capi/native*.c, capi/_generated_native.c) and includes the public headers, so the compiler
+checks the cffi declarations against them. The first call into a library starts an embedded
+interpreter (one per process, shared by the three libraries) and runs the init code, which
+attaches the implementations.
+
+How the library finds Python without PYTHONPATH / PYTHONHOME: it links libpython with an RPATH
+to its directory, and it starts the interpreter itself (capi/helpers.c, wired into cffi's
+start-up below) as the interpreter that ran this build: program_name is that executable, so a
+virtual environment is recognised by its pyvenv.cfg exactly as when the venv's python runs
+(its site-packages, .pth files included, are on sys.path before cffi imports _cffi_backend),
+and this checkout's src/ is put in front of sys.path. The host's PYTHON* variables are ignored,
+so a host that sets them for another Python cannot break the library. When the library is
+loaded into a running Python instead, the init code adds the same directories.
+
+Why libtinytc_cl / libtinytc_ze are embedding modules of their own rather than C shims over
+libtinytc: their functions need the Python objects behind the handles (programs, binaries with
+their kernel metadata, recipe handlers), which the public C API does not expose, and upstream's
+libtinytc exports exactly the 234 core/builder functions, so a private entry point in it would
+change its symbol list. The three modules share the interpreter and hence the one handle table.
+They link against libtinytc (DT_NEEDED), so `-ltinytc -ltinytc_cl` works as upstream.
+
+Exports are limited to the API description by a version script; SONAMEs follow upstream:
+libtinytc.so.0.4.0 (file), libtinytc.so.0 (SONAME symlink), libtinytc.so (link-time symlink).
+
+Usage: capi/build.py [--out DIR] [--cc CC] [--keep-c]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import io
+import os
+import site
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CAPI = ROOT / "capi"
+INCLUDE = ROOT / "include"
+DEFAULT_OUT = ROOT / "build" / "lib"
+
+HELPER_CDEF = "char *_tinytc_py_strndup(const char *s, size_t n);\n"
+
+PRELUDE = {
+    "tinytc": '#include "tinytc/tinytc.h"\n',
+    "tinytc_cl": "#define CL_TARGET_OPENCL_VERSION 300\n"
+    '#include "tinytc/tinytc.h"\n#include "tinytc/tinytc_cl.h"\n',
+    "tinytc_ze": '#include "tinytc/tinytc.h"\n#include "tinytc/tinytc_ze.h"\n',
+}
+NATIVE_SOURCES = {
+    "tinytc": ["native.c", "_generated_native.c"],
+    "tinytc_cl": ["native_cl.c"],
+    "tinytc_ze": [],
+}
+
+INIT_CODE = """\
+import sys
+_FUNCTIONS = {functions!r}
+try:
+    import site
+    _before = list(sys.path)
+    for _dir in {site_dirs!r}:
+        site.addsitedir(_dir)
+    _added = [p for p in sys.path if p not in _before]
+    sys.path[:] = [{src!r}] + _added + [p for p in _before if p != {src!r}]
+    from {module} import ffi, lib
+    from tinytc_py.capi import attach
+    attach(ffi, lib, _FUNCTIONS)
+except BaseException as _exc:
+    import os
+    os.write(2, ("lib{library}: cannot load its Python implementation (%s: %s); every call "
+                 "fails with tinytc_status_runtime_error\\n" % (type(_exc).__name__, _exc)).encode())
+    from {module} import ffi as _ffi
+    for _name, _kind in _FUNCTIONS.items():
+        try:
+            if _kind == "status":
+                _ffi.def_extern(name=_name, error=4)(lambda *args: 4)
+            else:
+                _ffi.def_extern(name=_name)(lambda *args: None)
+        except BaseException:
+            pass
+"""
+
+
+class BuildError(Exception):
+    pass
+
+
+def load_generator():
+    spec = importlib.util.spec_from_file_location("gen_capi", ROOT / "tools" / "gen_capi.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("gen_capi", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _check_current(gen, api) -> None:
+    stale = [
+        str(path.relative_to(ROOT))
+        for path, text in gen.outputs(api).items()
+        if not path.exists() or path.read_text() != text
+    ]
+    if stale:
+        raise BuildError(f"stale generated files {stale}: run tools/gen_capi.py first")
+
+
+def _python_link_args() -> list[str]:
+    if not sysconfig.get_config_var("Py_ENABLE_SHARED"):
+        raise BuildError("this Python has no shared libpython; cffi embedding needs one")
+    libdir = sysconfig.get_config_var("LIBDIR")
+    version = sysconfig.get_config_var("LDVERSION") or sysconfig.get_python_version()
+    return [f"-L{libdir}", f"-lpython{version}", f"-Wl,-rpath,{libdir}"]
+
+
+def _site_dirs() -> list[str]:
+    dirs = [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    return list(dict.fromkeys(d for d in dirs if os.path.isdir(d))) or site.getsitepackages()
+
+
+def _version_script(names: list[str]) -> str:
+    return "{\n  global:\n" + "".join(f"    {n};\n" for n in names) + "  local: *;\n};\n"
+
+
+def emit_c(gen, api, library: str, path: Path) -> None:
+    """Writes the C source of one embedding module."""
+    import cffi
+
+    sections = gen.split_cdef(gen.render_cdef(api))
+    info = api.libraries[library]
+    functions = {
+        f.name: "void" if f.returns.strip() == "void" else "status"
+        for f in api.python_functions(library)
+    }
+    ffi = cffi.FFI()
+    ffi.cdef(sections["types"] + sections[f"{library}_types"] + HELPER_CDEF)
+    ffi.embedding_api(sections[library])
+    native = "".join((CAPI / name).read_text() for name in NATIVE_SOURCES[library])
+    ffi.set_source(info["module"], _prelude(library) + (CAPI / "helpers.c").read_text() + native)
+    ffi.embedding_init_code(
+        INIT_CODE.format(
+            functions=functions,
+            site_dirs=_site_dirs(),
+            src=str(ROOT / "src"),
+            module=info["module"],
+            library=library,
+        )
+    )
+    with contextlib.redirect_stdout(io.StringIO()):
+        ffi.emit_c_code(str(path))
+    path.write_text(_patch_startup(path.read_text()))
+
+
+# cffi starts Python with a bare Py_InitializeEx(0), which finds whatever Python the host's PATH
+# suggests and lacks the virtual environment (where _cffi_backend lives); and when Python cannot
+# start, it makes every function return 0, i.e. success. Both spots are replaced by the helpers of
+# capi/helpers.c. The exact text is checked so that a cffi that changed them fails the build.
+_STARTUP_PATCHES = (
+    (
+        "static void _cffi_py_initialize(void)\n{",
+        "static void _tinytc_py_initialize(void);\n"
+        "static void _tinytc_py_unavailable(const char *, char *, int);\n"
+        "static void _cffi_py_initialize(void)\n{",
+    ),
+    ("    Py_InitializeEx(0);\n}", "    _tinytc_py_initialize();\n}"),
+    (
+        'fprintf(stderr, "function %s() called, but initialization code "\n'
+        '                        "failed.  Returning 0.\\n", externpy->name);\n'
+        "        memset(args, 0, externpy->size_of_result);",
+        "_tinytc_py_unavailable(externpy->name, args, externpy->size_of_result);",
+    ),
+)
+
+
+def _patch_startup(code: str) -> str:
+    for old, new in _STARTUP_PATCHES:
+        if code.count(old) != 1:
+            raise BuildError(f"cffi's embedding code changed; cannot find {old!r}")
+        code = code.replace(old, new)
+    return code
+
+
+def _c_literal(text: str) -> str:
+    out = []
+    for byte in text.encode():
+        ch = chr(byte)
+        out.append(ch if 0x20 <= byte < 0x7F and ch not in '"\\?' else f"\\{byte:03o}")
+    return '"' + "".join(out) + '"'
+
+
+def _prelude(library: str) -> str:
+    return (
+        f"#define TINYTC_PY_EXE {_c_literal(sys.executable)}\n"
+        f"#define TINYTC_PY_PATH {_c_literal(str(ROOT / 'src'))}\n" + PRELUDE[library]
+    )
+
+
+def _link(path: Path, target: Path) -> None:
+    if target.is_symlink() or target.exists():
+        target.unlink()
+    target.symlink_to(path.name)
+
+
+# System headers each library's sources include, with the Debian package that has them.
+SYSTEM_HEADERS = {
+    "tinytc_cl": ("CL/cl.h", "opencl-headers"),
+    "tinytc_ze": ("level_zero/ze_api.h", "libze-dev"),
+}
+
+
+def _check_system_headers(cc: str) -> None:
+    for library, (header, package) in SYSTEM_HEADERS.items():
+        probe = subprocess.run(
+            [cc, "-fsyntax-only", "-DCL_TARGET_OPENCL_VERSION=300", "-x", "c", "-"],
+            input=f"#include <{header}>\n",
+            capture_output=True,
+            text=True,
+        )
+        if probe.returncode != 0:
+            raise BuildError(f"lib{library} needs <{header}> (Debian package {package})")
+
+
+def build(
+    out_dir: Path = DEFAULT_OUT, cc: str = "gcc", keep_c: bool = False, quiet: bool = True
+) -> dict[str, Path]:
+    """Builds the three libraries into `out_dir`; returns library name → path of the .so link."""
+    _check_system_headers(cc)
+    gen = load_generator()
+    api = gen.load_api()
+    _check_current(gen, api)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    v = api.version
+    full = f"{v['major']}.{v['minor']}.{v['patch']}"
+    pyinc = sysconfig.get_paths()["include"]
+    built = {}
+    with tempfile.TemporaryDirectory(prefix="tinytc-capi-") as tmp:
+        work = Path(keep_c and out_dir or tmp)
+        for library, info in api.libraries.items():
+            source = work / f"{info['module']}.c"
+            emit_c(gen, api, library, source)
+            script = work / f"{library}.map"
+            script.write_text(_version_script(api.exported(library)))
+            real = out_dir / f"lib{library}.so.{full}"
+            soname = f"lib{library}.so.{v['major']}"
+            cmd = [
+                cc,
+                "-shared",
+                "-fPIC",
+                "-O2",
+                "-fvisibility=hidden",
+                f"-I{INCLUDE}",
+                f"-I{pyinc}",
+                "-o",
+                str(real),
+                str(source),
+                f"-Wl,-soname,{soname}",
+                f"-Wl,--version-script={script}",
+                "-Wl,--no-undefined",
+            ]
+            for need in info.get("needs", []):
+                cmd += [f"-L{out_dir}", "-Wl,--no-as-needed", f"-l{need}", "-Wl,--as-needed"]
+                cmd.append("-Wl,-rpath,$ORIGIN")
+            cmd += _python_link_args()
+            result = subprocess.run(cmd, capture_output=True, text=True)
+            if result.returncode != 0:
+                raise BuildError(f"{' '.join(cmd)}\n{result.stdout}{result.stderr}")
+            _link(real, out_dir / soname)
+            _link(out_dir / soname, out_dir / f"lib{library}.so")
+            built[library] = out_dir / f"lib{library}.so"
+            if not quiet:
+                print(f"built {built[library]} -> {real.name}")
+    return built
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory")
+    ap.add_argument("--cc", default=os.environ.get("CC", "gcc"), help="C compiler")
+    ap.add_argument("--keep-c", action="store_true", help="keep the generated C in --out")
+    args = ap.parse_args(argv)
+    try:
+        build(args.out, args.cc, args.keep_c, quiet=False)
+    except BuildError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

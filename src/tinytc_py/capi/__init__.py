@@ -1,0 +1,17 @@
+"""Python side of libtinytc: the implementations behind the exported C functions.
+
+The shared libraries (built by capi/build.py with cffi's embedding mode) start an interpreter on
+the first call and run `attach`, which connects every Python-implemented C function to its
+implementation here:
+
+* handles.py   handle table, reference counts, ownership (capi.md §1.5, §1.6)
+* errors.py    exception → status mapping; the guard that keeps exceptions inside
+* registry.py  name → implementation, and the attaching itself
+* core.py      core API (§3.1): context, parser, programs, compilation, binaries, core info
+* builder.py   builder API (§3.2): attributes, types, values, instructions, regions, functions
+* recipe.py    recipes (§3.2.8; phase 1: the block-size suggestion only)
+"""
+
+from .registry import attach
+
+__all__ = ["attach"]

@@ -1,0 +1,148 @@
+"""constant-propagation: folds instructions on constants and algebraic identities
+(backend.md §5, step 2; rules in fold.py).
+
+Folded: binary and unary arithmetic, casts and comparisons of constants (in the type's
+semantics); x+0, 0+x, x-0, x*1, 1*x, x*-1 -> neg x, x*0 (integers always, floating point only
+with the unsafe-fp-math flag), x/1, x%1 -> 0 (integers), shifts by 0, and/or/xor with 0 / all
+ones / false / true (xor with all ones -> not x); a cast to the operand's own type; `size` of a
+static memref mode or group; subgroup_broadcast of a constant. Math functions are not folded
+(the device's rounding of cos, exp, ... is not reproducible here).
+
+A folded instruction is replaced by a `constant` (same location and name, inserted where the
+instruction was, in whatever region that is), by an existing value, or by a `neg` / `not`;
+its uses move to the replacement and it is erased. Operands that become unused are left for
+dead-code-elimination. Instructions are visited in program order, so chains fold in one run.
+"""
+
+from __future__ import annotations
+
+from ..ir.enums import OptFlag
+from ..ir.inst import Inst
+from ..ir.instructions import (
+    INSTRUCTIONS,
+    ArithBinaryInst,
+    ArithUnaryInst,
+    CastInst,
+    CompareInst,
+    SizeInst,
+    SubgroupBroadcastInst,
+)
+from ..ir.region import Region
+from ..ir.types import element_type
+from ..ir.values import Value
+from . import fold
+from .base import FunctionPass
+
+Replacement = Value | tuple[str, object]
+"""An existing value, ("constant", value) or ("neg" | "not", operand value)."""
+
+
+class Folder:
+    def __init__(self, unsafe_fp_math: bool) -> None:
+        self.unsafe = unsafe_fp_math
+
+    def region(self, region: Region) -> None:
+        """Folds in program order; the instruction list is rebuilt once (no O(n) erase each)."""
+        out: list[Inst] = []
+        for inst in region.insts:
+            found = self.fold(inst)
+            if found is None:
+                out.append(inst)
+                for sub in inst.regions:
+                    self.region(sub)
+                continue
+            new = self.replace(inst, found)
+            if new is not None:
+                new.parent = region
+                out.append(new)
+        region.insts = out
+
+    # ---- rules --------------------------------------------------------------------------------
+
+    def fold(self, inst: Inst) -> Replacement | None:
+        if isinstance(inst, ArithBinaryInst):
+            return self.binary(inst)
+        if isinstance(inst, ArithUnaryInst):
+            return self.unary(inst)
+        if isinstance(inst, CompareInst):
+            return self.compare(inst)
+        if isinstance(inst, CastInst):
+            return self.cast(inst)
+        if isinstance(inst, SizeInst):
+            size = fold.known(inst.result)
+            return None if size is None else ("constant", size)
+        if isinstance(inst, SubgroupBroadcastInst):
+            a = inst.operand("a")
+            return a if fold.known(a) is not None else None
+        return None
+
+    def binary(self, inst: Inst) -> Replacement | None:
+        a, b = inst.operand("a"), inst.operand("b")
+        ty = element_type(inst.result.type)
+        ca, cb = fold.known(a), fold.known(b)
+        if ca is not None and cb is not None:
+            value = fold.binary(inst.name, ty, ca, cb)
+            if value is not None:
+                return ("constant", value)
+        rewrite = fold.simplify(inst.name, ty, ca, cb, self.unsafe)
+        if rewrite is None:
+            return None
+        operand = (a, b)[rewrite.operand]
+        if rewrite.kind == "operand":
+            return operand
+        if rewrite.kind == "constant":
+            return ("constant", rewrite.value)
+        return (rewrite.kind, operand)
+
+    def unary(self, inst: Inst) -> Replacement | None:
+        a = inst.operand("a")
+        ca = fold.known(a)
+        value = None if ca is None else fold.unary(inst.name, element_type(a.type), ca)
+        return None if value is None else ("constant", value)
+
+    def compare(self, inst: Inst) -> Replacement | None:
+        a, b = inst.operand("a"), inst.operand("b")
+        ca, cb = fold.known(a), fold.known(b)
+        if ca is None or cb is None:
+            return None
+        value = fold.compare(inst.name, a.type, ca, cb)
+        return None if value is None else ("constant", value)
+
+    def cast(self, inst: Inst) -> Replacement | None:
+        a = inst.operand("a")
+        if a.type is inst.result.type:
+            return a
+        ca = fold.known(a)
+        if ca is None:
+            return None
+        value = fold.cast(element_type(a.type), element_type(inst.result.type), ca)
+        return None if value is None else ("constant", value)
+
+    # ---- rewriting ----------------------------------------------------------------------------
+
+    def replace(self, inst: Inst, found: Replacement) -> Inst | None:
+        """Moves the uses of inst to the replacement and drops inst; returns the instruction
+        made for the replacement (None for an existing value), to stand where inst stood."""
+        result = inst.result
+        new = None
+        if isinstance(found, Value):
+            new_value = found
+        else:
+            kind, arg = found
+            if kind == "constant":
+                new = INSTRUCTIONS["constant"]({}, {"value": arg}, result.type, inst.loc)
+            else:
+                new = INSTRUCTIONS[kind]({"a": arg}, {}, result.type, inst.loc)
+            new_value = new.result
+            new_value.name = result.name
+        result.replace_all_uses_with(new_value)
+        inst.drop_uses()
+        inst.parent = None
+        return new
+
+
+class ConstantPropagation(FunctionPass):
+    name = "constant-propagation"
+
+    def run(self, func, ctx, out) -> None:
+        Folder(ctx.optimization_flag(OptFlag.unsafe_fp_math)).region(func.body)

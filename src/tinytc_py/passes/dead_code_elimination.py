@@ -1,0 +1,112 @@
+"""dead-code-elimination: removes code whose effect nobody observes (backend.md §5, step 3).
+
+- An instruction without side effects (the instruction table's flag) whose results are unused
+  is erased. Of the instructions with regions only `if` and `for` qualify, and only when nothing
+  inside them (except the yields) has side effects.
+- An `if` with a constant condition is replaced by its taken branch: the branch's instructions
+  move before the `if`, and the `if`'s results are replaced by the values the branch yields. A
+  false condition without an else branch thus removes the `if`.
+- A `for` whose constant lower bound is not below its constant upper bound never runs: it is
+  erased and its results are replaced by the initial values.
+
+Regions are swept bottom-up, so a removed user exposes its operands in the same sweep; sweeps
+repeat until nothing changes (removing an `if` may make an enclosing loop free of side effects).
+"""
+
+from __future__ import annotations
+
+from ..ir.inst import Inst
+from ..ir.instructions import ForInst, IfInst, YieldInst
+from ..ir.region import Region
+from . import fold
+from .base import FunctionPass
+
+
+def _pure_region(region: Region) -> bool:
+    return all(isinstance(i, YieldInst) or _pure(i) for i in region.insts)
+
+
+def _pure(inst: Inst) -> bool:
+    return not inst.spec.side_effects and all(_pure_region(r) for r in inst.regions)
+
+
+def is_dead(inst: Inst) -> bool:
+    if any(r.uses for r in inst.results):
+        return False
+    if inst.regions:
+        return isinstance(inst, (IfInst, ForInst)) and _pure(inst)
+    return not inst.spec.side_effects
+
+
+def _discard(inst: Inst) -> None:
+    """Detaches an instruction whose results are unused (the region list is rebuilt later)."""
+    inst.drop_uses()
+    inst.parent = None
+
+
+def _inline_branch(inst: Inst, taken: Region) -> list[Inst]:
+    """Replaces the `if` by the instructions of its branch `taken`, which are returned."""
+    body = taken.insts
+    taken.insts = []
+    if body and isinstance(body[-1], YieldInst):
+        terminator = body.pop()
+        for result, value in zip(inst.results, terminator.operands):
+            result.replace_all_uses_with(value)
+        _discard(terminator)
+    _discard(inst)
+    return body
+
+
+def _never_runs(inst: Inst) -> bool:
+    lb, ub = fold.known(inst.operand("from")), fold.known(inst.operand("to"))
+    return lb is not None and ub is not None and lb >= ub
+
+
+def simplify_control(inst: Inst) -> list[Inst] | None:
+    """Folds an `if` with a constant condition or a `for` that never runs; returns the
+    instructions that replace it, or None if inst is neither."""
+    if isinstance(inst, IfInst):
+        cond = fold.known(inst.operand("condition"))
+        if cond is None:
+            return None
+        return _inline_branch(inst, inst.regions[0 if cond else 1])
+    if isinstance(inst, ForInst) and _never_runs(inst):
+        for result, init in zip(inst.results, inst.operand_list("iter_init")):
+            result.replace_all_uses_with(init)
+        _discard(inst)
+        return []
+    return None
+
+
+def sweep(region: Region) -> bool:
+    """One bottom-up pass over the region and its subregions; True if anything changed. The
+    instruction list is rebuilt once, so erasing costs no list search."""
+    changed = False
+    pending = list(region.insts)  # visited from the end
+    kept: list[Inst] = []
+    while pending:
+        inst = pending.pop()
+        replacement = simplify_control(inst)
+        if replacement is not None:
+            pending.extend(replacement)  # the inlined instructions are visited next
+            changed = True
+        elif is_dead(inst):
+            _discard(inst)
+            changed = True
+        else:
+            for sub in inst.regions:
+                changed |= sweep(sub)
+            kept.append(inst)
+    kept.reverse()
+    for inst in kept:
+        inst.parent = region
+    region.insts = kept
+    return changed
+
+
+class DeadCodeElimination(FunctionPass):
+    name = "dead-code-elimination"
+
+    def run(self, func, ctx, out) -> None:
+        while sweep(func.body):
+            pass

@@ -1,0 +1,114 @@
+"""lower-coopmatrix: unrolls every cooperative_matrix_apply over the components of the
+work-item's part of the matrix (backend.md §3.3, last bullet; pipeline step 13).
+
+With the layout of §3.1 (I, J, K, K1, V for the result type and the subgroup size S), component
+v of lane p holds row `p % I + (k1 + k2*K1)*I` and column `p / I + u*(S/I)`, where
+k1 = v % K1, u = v / K1 % (V/K), k2 = v / (K1*V/K). For each v the body is cloned with its
+parameters bound to (row, col, cooperative_matrix_extract %a[v]); the yielded value goes back
+with cooperative_matrix_insert. A component whose column can be padding ((u+1)*(S/I) > N) runs
+its clone under `if col < N` and yields 0 otherwise. The replacement is placed where the apply
+was; nested applies are lowered innermost first.
+
+The layout arithmetic is shared with the SPIR-V conversion (spirv/convert/coopmatrix_layout.py),
+so the two agree on what component v means. A function without subgroup_size gets it from
+work-group-size first.
+"""
+
+from __future__ import annotations
+
+from ..errors import Status
+from ..ir.builder import IRBuilder
+from ..ir.inst import Inst
+from ..ir.values import Value
+from ..spirv.convert.coopmatrix_layout import coop_layout
+from .base import FunctionPass
+from .clone import clone_inst, clone_region
+from .work_group_size import WorkGroupSize, function_sizes
+
+
+class LowerCoopmatrix(FunctionPass):
+    name = "lower-coopmatrix"
+
+    def __init__(self, core_info=None) -> None:
+        self.info = core_info
+
+    def run(self, func, ctx, out) -> None:
+        applies = [i for i in func.body.walk() if i.name == "cooperative_matrix_apply"]
+        if not applies:
+            return
+        sgs, _ = function_sizes(func)
+        if sgs is None:
+            WorkGroupSize(self.info).run(func, ctx, out)
+            sgs, _ = function_sizes(func)
+        for inst in reversed(applies):  # pre-order reversed: inner applies first
+            lower_apply(IRBuilder(ctx, inst.parent), inst, sgs)
+
+
+def lower_apply(b: IRBuilder, inst: Inst, sgs: int) -> None:
+    region = inst.parent
+    start = len(region.insts)
+    ct = inst.results[0].type
+    lay = coop_layout(ct, sgs)
+    if lay is None:
+        raise inst.error(
+            Status.ir_unsupported_coopmatrix_shape,
+            f"{ct}: the number of rows must be a power of two",
+        )
+    ctx = b.ctx
+    i32 = ctx.i32
+    consts: dict[int, Value] = {}
+
+    def const(x: int) -> Value:
+        if x not in consts:
+            consts[x] = b.constant(x, i32, loc=inst.loc)
+        return consts[x]
+
+    def plus(x: Value | None, k: int) -> Value:
+        if x is None:
+            return const(k)
+        return x if k == 0 else b.add(x, const(k), loc=inst.loc)
+
+    lane = b.create("subgroup_local_id", {}, {}, i32, loc=inst.loc).result
+    prow: Value | None = lane
+    pcol: Value | None = None
+    if sgs > lay.I:
+        prow = b.rem(lane, const(lay.I), loc=inst.loc)
+        pcol = b.div(lane, const(lay.I), loc=inst.loc)
+    body = inst.regions[0]
+    p_row, p_col, p_val = body.params
+    a = inst.operand("a")
+    result = a
+    rows: dict[int, Value] = {}
+    cols: dict[int, Value] = {}
+    for v in range(lay.V):
+        block, u = lay.block_col(v)
+        if block not in rows:
+            rows[block] = plus(prow, block * lay.I)
+        if u not in cols:
+            cols[u] = plus(pcol, u * lay.col_step)
+        row, col = rows[block], cols[u]
+        x = b.cooperative_matrix_extract(a, index=v, loc=inst.loc)
+        vmap: dict[Value, Value] = {p_row: row, p_col: col, p_val: x}
+        if lay.may_pad(u):
+            inside = b.less_than(col, const(lay.cols), loc=inst.loc)
+            scope = b.if_(inside, [ct.component], loc=inst.loc)
+            then_r, else_r = scope.inst.regions
+            clone_region(b, body, then_r, vmap)  # its yield becomes the if's yield
+            saved = b.region
+            b.region = else_r
+            b.yield_(b.constant(0, ct.component, loc=inst.loc), loc=inst.loc)
+            b.region = saved
+            y = scope.inst.results[0]
+        else:
+            *insts, last = body.insts
+            for i in insts:
+                clone_inst(b, i, vmap)
+            yielded = last.operand_list("yielded_vals")[0]
+            y = vmap.get(yielded, yielded)
+        result = b.cooperative_matrix_insert(y, result, index=v, loc=inst.loc)
+    inst.results[0].replace_all_uses_with(result)
+    new = region.insts[start:]
+    del region.insts[start:]
+    at = region.insts.index(inst)
+    region.insts[at:at] = new
+    region.erase(inst)

@@ -1,0 +1,98 @@
+"""lower-linalg: every linear-algebra instruction (axpby, cumsum, sum, gemm, gemv, ger, hadamard)
+is replaced in place by code built from scalar, subgroup and cooperative-matrix instructions
+(backend.md §4). The pieces live by subject:
+
+- lower_linalg_common.py: the generator context and the common BLAS update (§4.1);
+- lower_linalg_elementwise.py: foreach-based lowerings (axpby 1-d/2-d, ger, hadamard, gemv,
+  sum to a vector, cumsum along a mode != 0);
+- lower_linalg_collective.py: parallel regions with subgroup operations and SLM (axpby to a
+  scalar, sum to a scalar, cumsum along mode 0);
+- lower_linalg_gemm.py: the register-blocked cooperative-matrix GEMM micro-kernel (§4.2).
+
+The pass reads S and (m_tiles, n_tiles) = (W0/S, W1) from the function attributes (computing
+them with work-group-size first when absent). Allocas it creates come with their lifetime_stop;
+set-stack-ptr places them afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..errors import CompilationError
+from ..ir.builder import IRBuilder
+from ..ir.inst import Inst
+from ..target.core_info import CoreInfo
+from . import lower_linalg_collective as collective
+from . import lower_linalg_elementwise as elementwise
+from .base import FunctionPass
+from .lower_linalg_common import LinalgGen
+from .lower_linalg_gemm import gemm
+from .work_group_size import WorkGroupSize, default_core_info, function_sizes
+
+
+def _axpby(g: LinalgGen) -> None:
+    if g.op("B").type.order == 0:
+        collective.axpby_scalar(g)
+    else:
+        elementwise.axpby(g)
+
+
+def _sum(g: LinalgGen) -> None:
+    if g.op("B").type.order == 0:
+        collective.sum_to_scalar(g)
+    else:
+        elementwise.sum_to_vector(g)
+
+
+def _cumsum(g: LinalgGen) -> None:
+    if g.inst.props["mode"] != 0:
+        elementwise.cumsum_sequential(g)
+    elif g.op("A").type.order == 1:
+        collective.cumsum_workgroup(g)
+    else:
+        collective.cumsum_columns(g)
+
+
+LOWERINGS: dict[str, Callable[[LinalgGen], None]] = {
+    "axpby": _axpby,
+    "cumsum": _cumsum,
+    "sum": _sum,
+    "gemm": gemm,
+    "gemv": elementwise.gemv,
+    "ger": elementwise.ger,
+    "hadamard": elementwise.hadamard,
+}
+
+
+class LowerLinalg(FunctionPass):
+    name = "lower-linalg"
+
+    def __init__(self, core_info: CoreInfo | None = None) -> None:
+        self.info = core_info or default_core_info()
+
+    def run(self, func, ctx, out) -> None:
+        sgs, wgs = function_sizes(func)
+        if sgs is None or wgs is None:
+            WorkGroupSize(self.info).run(func, ctx, out)
+            sgs, wgs = function_sizes(func)
+        m_tiles, n_tiles = wgs[0] // sgs, wgs[1]
+        for inst in [i for i in func.body.walk() if i.name in LOWERINGS]:
+            self._replace(inst, ctx, sgs, m_tiles, n_tiles)
+
+    def _replace(self, inst: Inst, ctx, sgs: int, m_tiles: int, n_tiles: int) -> None:
+        """Builds the lowering at the end of inst's region, then moves it to inst's place."""
+        region = inst.parent
+        start = len(region.insts)
+        b = IRBuilder(ctx, region)
+        try:
+            LOWERINGS[inst.name](LinalgGen(b, inst, sgs, m_tiles, n_tiles, self.info))
+        except CompilationError:
+            for partial in region.insts[start:]:
+                partial.drop_uses()
+            del region.insts[start:]
+            raise
+        new = region.insts[start:]
+        del region.insts[start:]
+        pos = region.insts.index(inst)
+        region.insts[pos:pos] = new
+        region.erase(inst)

@@ -1,0 +1,346 @@
+"""lower-linalg for gemm: the register-blocked cooperative-matrix micro-kernel (backend.md §4.2).
+
+C (M x N) is cut into subgroup tiles of (nb0*block0) x (nb1*block1); a subgroup tile holds nb0 x
+nb1 accumulator coopmatrices <acc(Tc) x block0 x block1, matrix_acc>:
+
+- standard path: block0 = S, block1 = max_cols of the register block, nb1 = 1, K steps {1,2,4,8};
+  a static N is split "uniformly" (chunks of q or q+1 columns, the chunk length is the
+  micro-kernel's N, so no column checks), a dynamic N in blocks of block1 with a checked
+  remainder;
+- DPAS path (the core's matrix table has the precision and S is its required subgroup size):
+  block0/block1 = the table's largest M/N, K steps from the table, both directions in blocks with
+  a checked remainder, loops marked {unroll=false}.
+
+nb0 (and nb1 for DPAS) come from `choose_block_size_multiple`. Subgroup tiles go round-robin
+over subgroup_id.x (M, inner loop) and subgroup_id.y (N, outer loop); the remainder tile goes to
+the last subgroup, with rows_checked (M) / cols_checked (N) on the coopmatrices that can cross
+the edge. Per subgroup tile: accumulators start at 0, the K loop steps by the largest K candidate
+<= K (A and B tiles loaded, outer-product mul_adds), a remainder loop steps by the smallest one
+(DPAS: with A's columns and B's rows checked). Transposes are folded into the loads (`.t` at
+swapped coordinates). Epilogue: acc = alpha*acc, then C = acc + beta*C (C is not read when beta
+is 0; a run-time beta is tested) cast to C's type and stored, or for .atomic an atomic_store
+(beta 0) / atomic_add (beta 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..analysis.tiling import MAX_K_UNROLLING, acc_type, max_register_block_gemm
+from ..ir.enums import CheckedFlag, Comp3, MatrixUse, Transpose
+from ..ir.values import Value
+from ..target.core_info import GemmShape, ceil_div
+from .lower_foreach import Int
+from .lower_linalg_common import SCOPE, SEMANTICS, LinalgGen, known_number
+
+STANDARD_K = tuple(1 << i for i in range(MAX_K_UNROLLING.bit_length()))  # 1, 2, 4, 8
+
+
+def choose_block_size_multiple(block: int, max_size: int, tiles: int, size: int) -> int:
+    """How many `block`-sized coopmatrices one subgroup tile holds along a mode of `size`."""
+    k = 1
+    while 2 * k * block < max_size:
+        k *= 2
+    while k > 1 and (ceil_div(size, k * block) % tiles != 0 or k * block - size >= block):
+        k //= 2
+    return k
+
+
+def _checked(rows: bool, cols: bool) -> CheckedFlag:
+    return CheckedFlag(int(rows) | 2 * int(cols))
+
+
+class GemmLowering:
+    """Block sizes, subgroup distribution and micro-kernel of one gemm instruction."""
+
+    def __init__(self, g: LinalgGen) -> None:
+        self.g, self.b, self.f = g, g.b, g.f
+        inst = g.inst
+        self.alpha, self.A, self.B = g.op("alpha"), g.op("A"), g.op("B")
+        self.beta, self.C = g.op("beta"), g.op("C")
+        self.tA = inst.props["tA"] is Transpose.t
+        self.tB = inst.props["tB"] is Transpose.t
+        self.ta, self.tb = self.A.type.element, self.B.type.element
+        self.tc = self.C.type.element
+        self.acc = acc_type(self.tc)
+        self.M = g.extent(self.C, 0)
+        self.N = g.extent(self.C, 1)
+        self.K = g.extent(self.A, 0 if self.tA else 1)
+        self.configure()
+
+    # ---- block sizes ---------------------------------------------------------------------------
+
+    def dpas_shape(self) -> GemmShape | None:
+        matrix = self.g.info.matrix
+        if matrix is None or self.g.sgs != matrix.required_subgroup_size:
+            return None
+        a, b, c = self.ta.kind.text, self.tb.kind.text, self.tc.kind.text
+        return next((s for s in matrix.gemms if s.a == a and s.b == b and c in s.acc), None)
+
+    def configure(self) -> None:
+        g = self.g
+        c_blocks = 2 if self.tc.is_complex else 1
+        max_rows, max_cols = max_register_block_gemm(
+            self.ta.size, self.tb.size, self.acc.size, g.sgs, g.info.register_space, c_blocks
+        )
+        m = self.f.known(self.M)
+        n = self.f.known(self.N)
+        shape = self.dpas_shape()
+        self.loop_attrs: dict | None = None
+        if shape is not None:
+            self.block0 = max(shape.M)
+            self.block1 = max(shape.N)
+            self.k_candidates = tuple(sorted(shape.K))
+            self.nb1 = choose_block_size_multiple(
+                self.block1, max_cols, g.n_tiles, max_cols if n is None else n
+            )
+            self.uniform_n = False
+            self.check_k = True
+            self.loop_attrs = {"unroll": False}
+        else:
+            self.block0 = g.sgs
+            self.block1 = max_cols
+            self.k_candidates = STANDARD_K
+            self.nb1 = 1
+            self.uniform_n = n is not None
+            self.check_k = False
+        self.nb0 = choose_block_size_multiple(
+            self.block0, max_rows, g.m_tiles, max_rows if m is None else m
+        )
+
+    # ---- loops over subgroup tiles ---------------------------------------------------------------
+
+    def loop_or_once(self, start: Int, end: Int, step: int, body: Callable[[Int], None]) -> None:
+        """for b = start; b < end; b += step: body(b); straight-line when the trip count is
+        known to be 0 or 1."""
+        f = self.f
+        s, e = f.known(start), f.known(end)
+        if s is not None and e is not None:
+            if s >= e:
+                return
+            if s + step >= e:
+                body(s)
+                return
+        self.g.loop(start, end, step, [], lambda i, _: body(i) or [], self.loop_attrs)
+
+    def split(self, size: Int, bs: int) -> tuple[Int, Int]:
+        """(size / bs, size % bs), computed where it is called (before the parallel region)."""
+        ix = self.g.index
+        return self.f.div(size, bs, ix), self.f.rem(size, bs, ix)
+
+    def by_sgs(
+        self,
+        split: tuple[Int, Int],
+        bs: int,
+        tiles: int,
+        sg: Int,
+        body: Callable[[Int, Int | None], None],
+    ) -> None:
+        """Blocks of `bs` round-robin over `tiles` subgroups; the remainder block goes to the
+        last subgroup. `split` = (number of full blocks, remainder). body(start, None) for full
+        blocks, body(start, rem) for the remainder."""
+        f, g, ix = self.f, self.g, self.g.index
+        blocks, rem = split
+        if f.known(blocks) != 0:
+            self.loop_or_once(
+                f.mul(bs, sg, ix), f.mul(blocks, bs, ix), bs * tiles, lambda s: body(s, None)
+            )
+        known_rem = f.known(rem)
+        if known_rem == 0:
+            return
+        conds = []
+        if tiles > 1:
+            conds.append(self.b.equal(g.idx(sg), g.idx(tiles - 1)))
+        if known_rem is None:
+            conds.append(self.b.greater_than(g.idx(rem), g.idx(0)))
+        if not conds:
+            body(f.mul(blocks, bs, ix), rem)
+            return
+        cond = conds[0] if len(conds) == 1 else self.b.and_(*conds)
+        g.if_then(cond, lambda: body(f.mul(blocks, bs, ix), rem))
+
+    def uniformly(
+        self, size: int, bs: int, tiles: int, sg: Int, body: Callable[[Int, int], None]
+    ) -> None:
+        """A static `size` in a multiple of `tiles` chunks of q+1 (the first rem ones) or q
+        elements; chunk c goes to subgroup c % tiles. body(start, length)."""
+        if size == 0:
+            return
+        f, ix = self.f, self.g.index
+        blocks = ceil_div(ceil_div(size, bs), tiles) * tiles
+        q, rem = divmod(size, blocks)
+        if rem > 0:
+            self.loop_or_once(
+                f.mul(q + 1, sg, ix), (q + 1) * rem, (q + 1) * tiles, lambda s: body(s, q + 1)
+            )
+        if q > 0:
+            turn = f.rem(f.add(sg, rem % tiles, ix), tiles, ix)
+            start = f.add((q + 1) * rem, f.mul(q, turn, ix), ix)
+            self.loop_or_once(start, size, q * tiles, lambda s: body(s, q))
+
+    # ---- the kernel ----------------------------------------------------------------------------
+
+    def build(self) -> None:
+        g, f, ix = self.g, self.f, self.g.index
+        kb = self.k_block()
+        self.K0 = f.mul(f.div(self.K, kb, ix), kb, ix)
+        m_split = self.split(self.M, self.block0 * self.nb0)
+        n_split = None if self.uniform_n else self.split(self.N, self.block1 * self.nb1)
+        with self.b.parallel():
+            sgm: Int = 0
+            sgn: Int = 0
+            if g.m_tiles > 1:
+                sgm = g.cast(g.builtin("subgroup_id", Comp3.x), g.index)
+            if g.n_tiles > 1:
+                sgn = g.cast(g.builtin("subgroup_id", Comp3.y), g.index)
+
+            def m_loop(n0: Int, cols: int, col_checks: list[bool]) -> None:
+                def m_block(m0: Int, rem: Int | None) -> None:
+                    rows = self.tile_checks(rem, self.block0, self.nb0)
+                    self.microkernel(m0, n0, rows, col_checks, cols)
+
+                self.by_sgs(m_split, self.block0 * self.nb0, g.m_tiles, sgm, m_block)
+
+            if self.uniform_n:
+                n = f.known(self.N)
+                self.uniformly(n, self.block1, g.n_tiles, sgn, lambda n0, q: m_loop(n0, q, [False]))
+                return
+
+            def n_block(n0: Int, rem: Int | None) -> None:
+                m_loop(n0, self.block1, self.tile_checks(rem, self.block1, self.nb1))
+
+            self.by_sgs(n_split, self.block1 * self.nb1, g.n_tiles, sgn, n_block)
+
+    def tile_checks(self, rem: Int | None, block: int, count: int) -> list[bool]:
+        """Per coopmatrix of a subgroup tile: does it need a bounds check? A full tile needs
+        none; a static remainder needs ceil(rem/block) coopmatrices, the last maybe checked;
+        a dynamic remainder uses all `count`, all checked."""
+        if rem is None:
+            return [False] * count
+        r = self.f.known(rem)
+        if r is None:
+            return [True] * count
+        return [(i + 1) * block > r for i in range(ceil_div(r, block))]
+
+    def k_block(self) -> int:
+        k = self.f.known(self.K)
+        if k is None:
+            return self.k_candidates[-1]
+        fitting = [c for c in self.k_candidates if c <= k]
+        return fitting[-1] if fitting else self.k_candidates[0]
+
+    def load_a(self, m: Int, k: Value, kb: int, row_check: bool, k_check: bool) -> Value:
+        g = self.g
+        ty = g.ctx.coopmatrix(self.ta, self.block0, kb, MatrixUse.a)
+        flag = _checked(row_check, k_check)
+        pos = (k, g.idx(m)) if self.tA else (g.idx(m), k)
+        trans = Transpose.t if self.tA else Transpose.n
+        return self.b.cooperative_matrix_load(self.A, *pos, ty, tA=trans, checked=flag)
+
+    def load_b(self, k: Value, n: Int, kb: int, cols: int, col_check: bool, k_check: bool) -> Value:
+        g = self.g
+        ty = g.ctx.coopmatrix(self.tb, kb, cols, MatrixUse.b)
+        flag = _checked(k_check, col_check)
+        pos = (g.idx(n), k) if self.tB else (k, g.idx(n))
+        trans = Transpose.t if self.tB else Transpose.n
+        return self.b.cooperative_matrix_load(self.B, *pos, ty, tA=trans, checked=flag)
+
+    def microkernel(
+        self, m0: Int, n0: Int, rows: list[bool], cols_checks: list[bool], cols: int
+    ) -> None:
+        g, f, ix = self.g, self.f, self.g.index
+        nm, nn = len(rows), len(cols_checks)
+        acc_ty = g.ctx.coopmatrix(self.acc, self.block0, cols, MatrixUse.acc)
+        m_pos = [f.add(m0, i * self.block0, ix) for i in range(nm)]
+        n_pos = [f.add(n0, j * self.block1, ix) for j in range(nn)]
+
+        def k_step(kb: int, k_check: bool):
+            def body(k: Value, accs: list[Value]) -> list[Value]:
+                a = [self.load_a(m_pos[i], k, kb, rows[i], k_check) for i in range(nm)]
+                b = [self.load_b(k, n_pos[j], kb, cols, cols_checks[j], k_check) for j in range(nn)]
+                return [
+                    self.b.cooperative_matrix_mul_add(a[i], b[j], accs[i * nn + j])
+                    for i in range(nm)
+                    for j in range(nn)
+                ]
+
+            return body
+
+        zero = g.zero(acc_ty)
+        accs = [zero] * (nm * nn)
+        kb, K0 = self.k_block(), self.K0
+        if f.known(K0) != 0:
+            accs = self.k_loop(0, K0, kb, accs, k_step(kb, False))
+        accs = self.k_remainder(K0, accs, k_step(self.k_candidates[0], self.check_k))
+        self.epilogue(accs, m_pos, n_pos, rows, cols_checks, cols)
+
+    def k_loop(self, start: Int, end: Int, step: int, accs: list[Value], body) -> list[Value]:
+        """for k = start; k < end; k += step carrying the accumulators; straight-line when the
+        trip count is known to be 1."""
+        s, e = self.f.known(start), self.f.known(end)
+        if s is not None and e is not None and s < e <= s + step:
+            return body(self.g.idx(s), accs)
+        return self.g.loop(start, end, step, accs, body, self.loop_attrs)
+
+    def k_remainder(self, K0: Int, accs: list[Value], body) -> list[Value]:
+        """for k in [K0, K) step smallest candidate; inside `if K0 < K` when not known."""
+        g, f = self.g, self.f
+        k0, k = f.known(K0), f.known(self.K)
+        step = self.k_candidates[0]
+        if k0 is not None and k is not None:
+            if k0 >= k:
+                return accs
+            return self.k_loop(K0, self.K, step, accs, body)
+        scope = self.b.if_(self.b.less_than(g.idx(K0), g.idx(self.K)), [a.type for a in accs])
+        with scope as (then, otherwise):
+            with then:
+                self.b.yield_(*g.loop(K0, self.K, step, accs, body, self.loop_attrs))
+            with otherwise:
+                self.b.yield_(*accs)
+        return scope.results
+
+    def epilogue(
+        self,
+        accs: list[Value],
+        m_pos: list[Int],
+        n_pos: list[Int],
+        rows: list[bool],
+        cols_checks: list[bool],
+        cols: int,
+    ) -> None:
+        g, b = self.g, self.b
+        nn = len(n_pos)
+        alpha = None if known_number(self.alpha) == 1 else g.promote(self.alpha, self.acc)
+        c_ty = g.ctx.coopmatrix(self.tc, self.block0, cols, MatrixUse.acc)
+        acc_ty = g.ctx.coopmatrix(self.acc, self.block0, cols, MatrixUse.acc)
+        for t, acc in enumerate(accs):
+            i, j = divmod(t, nn)
+            p0, p1 = g.idx(m_pos[i]), g.idx(n_pos[j])
+            flag = _checked(rows[i], cols_checks[j])
+            if alpha is not None:
+                acc = b.cooperative_matrix_scale(alpha, acc)
+            if g.atomic:
+                op = g.atomic_op(self.beta)
+                name = "cooperative_matrix_atomic_" + op
+                getattr(b, name)(
+                    g.cast(acc, c_ty),
+                    self.C,
+                    p0,
+                    p1,
+                    checked=flag,
+                    scope=SCOPE,
+                    semantics=SEMANTICS,
+                )
+                continue
+
+            def load_c(p0: Value = p0, p1: Value = p1, flag: CheckedFlag = flag) -> Value:
+                c = b.cooperative_matrix_load(self.C, p0, p1, c_ty, checked=flag)
+                return g.cast(c, acc_ty)
+
+            out = g.combine(acc, self.beta, load_c)
+            out = acc if out is None else out
+            b.cooperative_matrix_store(g.cast(out, c_ty), self.C, p0, p1, checked=flag)
+
+
+def gemm(g: LinalgGen) -> None:
+    GemmLowering(g).build()

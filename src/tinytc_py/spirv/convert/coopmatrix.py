@@ -1,0 +1,289 @@
+"""Cooperative matrices on the generic (SIMT) path (backend.md §3.1, §3.3), with block IO for
+loads and stores where it is provably legal (§3.4, coopmatrix_memory.py).
+
+Representation: a coopmatrix value is a Python list of V SPIR-V ids, one scalar per component
+of the work-item's part of the matrix (coopmatrix_layout.py says which element component v of
+lane p holds). Upstream packs the components into one vector (of any length, which spirv-val
+rejects, §10.2 item 2) and packs small matrix_a types into i32; as SSA scalars every module
+validates, `if`/`for` carry one OpPhi per component (ConverterBase.phi), and the packing is
+invisible: component v of cooperative_matrix_extract/insert is the element §3.1 assigns to v.
+
+- construct / constant / scale / arithmetic / cast: component-wise (bf16 through f32). A cast
+  from matrix_acc to matrix_b permutes the components when K1 differs (i8 with rows > S).
+- extract / insert: component `index` (0 <= index < V, else ir_out_of_bounds).
+- mul_add D = A*B + C (rows of A, C, D multiples of S, else ir_unsupported_coopmatrix_shape):
+  for every k and column n, B(k, n) is promoted to C's type and broadcast from the lane that
+  holds it (OpGroupBroadcast, at least 32 bits wide), then each row block accumulates
+  A(m, k)*B(k, n) with fma (bf16 accumulates in f32; complex keeps re/im accumulators).
+- reduce .row: each lane folds the columns of each of its row blocks. reduce .column: fold over
+  the row blocks, then a butterfly of OpGroupNonUniformShuffleXor over each chunk of S columns
+  (at stage v, lanes with p & v == 0 keep the lower column of each pair and receive the upper
+  partial from lane p ^ v); in the end lane p holds column j0 + p. 8/16-bit types reduce in
+  32 bits.
+- prefetch: no-op.
+"""
+
+from __future__ import annotations
+
+from ...errors import Status
+from ...ir.enums import ReduceMode
+from ...ir.inst import Inst
+from ...ir.types import CoopmatrixType, NumberType, ScalarKind
+from ..tables import Op, OpenCLStd, Scope
+from .coopmatrix_memory import CoopmatrixMemoryConversion
+from .scalar import _INT_BINARY, _INT_EXT
+
+_SMALL_INT = (ScalarKind.i8, ScalarKind.i16)
+_SMALL_FLOAT = (ScalarKind.f16, ScalarKind.bf16)
+
+
+class CoopmatrixConversion(CoopmatrixMemoryConversion):
+    # ---- component-wise scalar helpers ----------------------------------------------------------
+
+    def cm_binary(self, name: str, ty: NumberType, a: int, b: int) -> int:
+        if ty.is_integer:
+            rty = self.ty(ty)
+            if name in _INT_EXT:
+                return self.ext(rty, _INT_EXT[name], a, b)
+            return self.block.op(_INT_BINARY[name], rty, a, b)
+        if ty.is_float:
+            return self.via_f32(ty, lambda t, x: self.float_binary(name, t, *x), a, b)
+        return self.complex_binary(name, ty, a, b)
+
+    def cm_unary(self, name: str, ty: NumberType, a: int) -> int:
+        blk = self.block
+        if ty.is_integer:
+            t = self.ty(ty)
+            if name == "abs":
+                return self.ext(t, OpenCLStd.s_abs, a)
+            return blk.op(Op.SNegate if name == "neg" else Op.Not, t, a)
+        if ty.is_float:
+            if name == "abs":
+                return self.via_f32(ty, lambda t, x: self.ext(t, OpenCLStd.fabs, x[0]), a)
+            return self.via_f32(ty, lambda t, x: self.block.op(Op.FNegate, t, x[0]), a)
+        return self.complex_unary(name, ty, a)
+
+    def cm_cast(self, a: int, src: NumberType, dst: NumberType) -> int:
+        if src is dst:
+            return a
+        if dst.is_complex and src.is_complex:
+            return self.block.op(Op.FConvert, self.ty(dst), a)
+        if dst.is_complex:
+            re = self.convert_scalar(a, src, dst.component_type)
+            null = self.mod.constant_null(self.ty(dst))
+            return self.block.op(Op.CompositeInsert, self.ty(dst), re, null, 0)
+        return self.convert_scalar(a, src, dst)
+
+    def cm_check_rows(self, inst: Inst, *types: CoopmatrixType) -> None:
+        for t in types:
+            if t.rows % self.sgs:
+                raise inst.error(
+                    Status.ir_unsupported_coopmatrix_shape,
+                    f"{inst.name}: the rows of {t} must be a multiple of the subgroup size "
+                    f"{self.sgs}",
+                )
+
+    # ---- component-wise instructions ------------------------------------------------------------
+
+    def coop_constant(self, inst: Inst) -> None:
+        ct = inst.results[0].type
+        c = self.const(ct.component, inst.props["value"])
+        self.set(inst, [c] * self.layout_of(ct, inst).V)
+
+    def coop_construct(self, inst: Inst) -> None:
+        ct = inst.results[0].type
+        x = self.val(inst.operand("number"), inst)
+        self.set(inst, [x] * self.layout_of(ct, inst).V)
+
+    def coop_arith_binary(self, inst: Inst) -> None:
+        a, b = self.cm(inst.operand("a"), inst), self.cm(inst.operand("b"), inst)
+        comp = inst.results[0].type.component
+        self.set(inst, [self.cm_binary(inst.name, comp, x, y) for x, y in zip(a, b, strict=True)])
+
+    def coop_arith_unary(self, inst: Inst) -> None:
+        a = self.cm(inst.operand("a"), inst)
+        comp = inst.operand("a").type.component
+        self.set(inst, [self.cm_unary(inst.name, comp, x) for x in a])
+
+    def coop_scale(self, inst: Inst) -> None:
+        s = self.val(inst.operand("a"), inst)
+        m = self.cm(inst.operand("b"), inst)
+        comp = inst.results[0].type.component
+        self.set(inst, [self.cm_binary("mul", comp, s, x) for x in m])
+
+    def coop_cast(self, inst: Inst) -> None:
+        st, dt = inst.operand("a").type, inst.results[0].type
+        a = self.cm(inst.operand("a"), inst)
+        vals = [self.cm_cast(x, st.component, dt.component) for x in a]
+        ls, ld = self.layout_of(st, inst), self.layout_of(dt, inst)
+        if ls.K1 != ld.K1:  # the same elements, numbered differently (matrix_acc -> matrix_b)
+            vals = [vals[ls.component(*ld.block_col(v))] for v in range(ld.V)]
+        self.set(inst, vals)
+
+    def coop_extract(self, inst: Inst) -> None:
+        m = self.cm(inst.operand("mat"), inst)
+        self.set(inst, m[self.cm_index(inst, len(m))])
+
+    def coop_insert(self, inst: Inst) -> None:
+        m = list(self.cm(inst.operand("mat"), inst))
+        m[self.cm_index(inst, len(m))] = self.val(inst.operand("val"), inst)
+        self.set(inst, m)
+
+    def cm_index(self, inst: Inst, length: int) -> int:
+        idx = inst.props["index"]
+        if not 0 <= idx < length:
+            raise inst.error(
+                Status.ir_out_of_bounds,
+                f"index {idx} is outside the work-item vector of length {length} "
+                f"(subgroup size {self.sgs})",
+                inst.operand("mat"),
+            )
+        return idx
+
+    # ---- mul_add --------------------------------------------------------------------------------
+
+    def cm_broadcast(self, x: int, ty: NumberType, lane: int) -> int:
+        """OpGroupBroadcast of a real scalar from `lane`; 8/16-bit values travel as 32 bits."""
+        i32 = self.i32()
+        scope = self.mod.constant(i32, Scope.Subgroup)
+        lid = self.mod.constant(i32, lane)
+        if ty.kind in _SMALL_INT or ty.kind in _SMALL_FLOAT:
+            wide = ty.ctx.i32 if ty.is_integer else ty.ctx.f32
+            y = self.convert_scalar(x, ty, wide)
+            y = self.block.op(Op.GroupBroadcast, self.ty(wide), scope, y, lid)
+            return self.convert_scalar(y, wide, ty)
+        return self.block.op(Op.GroupBroadcast, self.ty(ty), scope, x, lid)
+
+    def cm_split(self, x: int, ty: NumberType) -> tuple[int, int | None]:
+        """(re, im) of a complex value; (x, None) for a real one."""
+        if not ty.is_complex:
+            return x, None
+        return self.parts(x, self.ty(ty.component_type))
+
+    def coop_mul_add(self, inst: Inst) -> None:
+        A, B, C = (inst.operand(k) for k in ("a", "b", "c"))
+        at, bt, ct, rt = A.type, B.type, C.type, inst.results[0].type
+        self.cm_check_rows(inst, at, ct, rt)
+        la, lb, lc = (self.layout_of(t, inst) for t in (at, bt, ct))
+        a, b, c = self.cm(A, inst), self.cm(B, inst), self.cm(C, inst)
+        ctx = ct.ctx
+        acc_ty = ctx.f32 if ct.component.kind is ScalarKind.bf16 else ct.component
+        real = acc_ty.component_type
+        fma = self.cm_fma(real)
+        neg = self.cm_neg(real)
+
+        def promote(x: int, ty: NumberType) -> tuple[int, int | None]:
+            target = acc_ty if ty.is_complex else real
+            return self.cm_split(self.cm_cast(x, ty, target), target)
+
+        acc = [self.cm_split(self.cm_cast(x, ct.component, acc_ty), acc_ty) for x in c]
+        a_p = [promote(x, at.component) for x in a]
+        a_neg_im: dict[int, int] = {}
+        for k in range(bt.rows):
+            for n in range(bt.cols):
+                lane, v = lb.owner(k, n)
+                br, bi = promote(b[v], bt.component)
+                br = self.cm_broadcast(br, real, lane)
+                bi = self.cm_broadcast(bi, real, lane) if bi is not None else None
+                for m in range(lc.K):
+                    va, vc = la.component(m, k), lc.component(m, n)
+                    ar, ai = a_p[va]
+                    cr, ci = acc[vc]
+                    cr = fma(ar, br, cr)
+                    if ai is not None and bi is not None:
+                        if va not in a_neg_im:
+                            a_neg_im[va] = neg(ai)
+                        cr = fma(a_neg_im[va], bi, cr)
+                    if ci is not None:
+                        if bi is not None:
+                            ci = fma(ar, bi, ci)
+                        if ai is not None:
+                            ci = fma(ai, br, ci)
+                    acc[vc] = (cr, ci)
+        vty = self.ty(acc_ty)
+        out = [self.make_complex(vty, cr, ci) if ci is not None else cr for cr, ci in acc]
+        self.set(inst, [self.cm_cast(x, acc_ty, rt.component) for x in out])
+
+    def cm_fma(self, ty: NumberType):
+        t = self.ty(ty)
+        if ty.is_integer:
+            return lambda x, y, z: self.block.op(Op.IAdd, t, self.block.op(Op.IMul, t, x, y), z)
+        return lambda x, y, z: self.ext(t, OpenCLStd.fma, x, y, z)
+
+    def cm_neg(self, ty: NumberType):
+        t = self.ty(ty)
+        return lambda x: self.block.op(Op.SNegate if ty.is_integer else Op.FNegate, t, x)
+
+    # ---- reduce ---------------------------------------------------------------------------------
+
+    def coop_reduce(self, inst: Inst) -> None:
+        at, rt = inst.operand("a").type, inst.results[0].type
+        self.cm_check_rows(inst, at)
+        la, lr = self.layout_of(at, inst), self.layout_of(rt, inst)
+        op = inst.name.removeprefix("cooperative_matrix_reduce_")
+        comp = at.component
+        ctx = comp.ctx
+        work = comp
+        if comp.kind in _SMALL_INT:
+            work = ctx.i32
+        elif comp.kind in _SMALL_FLOAT:
+            work = ctx.f32
+        x = [self.cm_cast(v, comp, work) for v in self.cm(inst.operand("a"), inst)]
+
+        def fold(vals: list[int]) -> int:
+            r = vals[0]
+            for y in vals[1:]:
+                r = self.cm_binary(op, work, r, y)
+            return r
+
+        out = [0] * lr.V
+        if inst.props["mode"] is ReduceMode.row:
+            for blk in range(la.K):
+                cols = [x[la.component(blk, u)] for u in range(la.cols_per_lane)]
+                out[lr.component(blk, 0)] = fold(cols)
+        else:
+            zero = self.mod.constant_null(self.ty(work))
+            S = self.sgs
+            for chunk in range(lr.V):
+                xs = [
+                    fold([x[la.component(blk, j)] for blk in range(la.K)]) if j < at.cols else zero
+                    for j in range(chunk * S, (chunk + 1) * S)
+                ]
+                out[chunk] = self.cm_butterfly(xs, work, op)
+        self.set(inst, [self.cm_cast(v, work, comp) for v in out])
+
+    def cm_butterfly(self, xs: list[int], ty: NumberType, op: str) -> int:
+        """Lane p ends with the combination over all lanes of xs[p] (len(xs) == S)."""
+        m, i32, blk = self.mod, self.i32(), self.block
+        lane = self.cm_lane_id()
+        scope = m.constant(i32, Scope.Subgroup)
+        bool_ty = m.type_bool()
+        parts = [self.cm_split(v, ty) for v in xs]
+        real = ty.component_type
+        rty = self.ty(real)
+        step = 1
+        while len(parts) > 1:
+            mask = m.constant(i32, step)
+            low = blk.op(
+                Op.IEqual, bool_ty, blk.op(Op.BitwiseAnd, i32, lane, mask), m.constant(i32, 0)
+            )
+
+            def exchange(lo: int, hi: int, mask: int = mask, low: int = low) -> tuple[int, int]:
+                keep = blk.op(Op.Select, rty, low, lo, hi)
+                send = blk.op(Op.Select, rty, low, hi, lo)
+                return keep, blk.op(Op.GroupNonUniformShuffleXor, rty, scope, send, mask)
+
+            nxt = []
+            for i in range(0, len(parts), 2):
+                (lr_, li), (hr, hi) = parts[i], parts[i + 1]
+                kr, rr = exchange(lr_, hr)
+                new_r = self.cm_binary(op, real, kr, rr)
+                new_i = None
+                if li is not None and hi is not None:
+                    ki, ri = exchange(li, hi)
+                    new_i = self.cm_binary(op, real, ki, ri)
+                nxt.append((new_r, new_i))
+            parts = nxt
+            step *= 2
+        r, i = parts[0]
+        return self.make_complex(self.ty(ty), r, i) if i is not None else r

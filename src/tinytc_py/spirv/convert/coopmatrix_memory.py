@@ -1,0 +1,492 @@
+"""Cooperative matrix memory access: load, store and the element-wise atomics (backend.md §3.3,
+§3.4, §6.8).
+
+Generic (SIMT) path: a "matrix walker" gives each lane its row `pos0 + p % I` and column
+`pos1 + p / I` (after `.t` swapped position, shape and stride, so the transpose is only
+addressing). Row block b adds b*I rows, lane column u adds u*(S/I) columns; every element is one
+scalar OpLoad / OpStore (or atomic) at `ptr + row*stride0 + col*stride1`. Guards:
+- rows_checked / both: each row block runs under `if (row < shape0)` (unsigned compare, so a
+  negative row fails as well); a skipped block loads zeros.
+- cols_checked / both: each element runs under `if (col < shape1)`.
+- padding (M < S, lane columns that reach col >= N): each element runs under `col - pos1 < N`.
+  Unlike upstream (backend.md §10.2 item 4) the mask tests the matrix's N, so a store never
+  writes the padding columns into a wider memref.
+All offsets and conditions are computed before the first branch, so every id dominates its uses.
+
+Block path (SPV_INTEL_subgroups; core-info feature subgroup_buffer_block_io): when rows >= S,
+no transpose, no row check, stride0 == 1, global memory, T != c64 and the alignment is provable
+(element size >= R, or base alignment, gcd(pos0)*size and gcd(stride1)*size all multiples of R;
+R = 4 for reads and 16 for writes), each column is moved by OpSubgroupBlockRead/WriteINTEL:
+lane p gets element i*S + p of a vector of up to 8 (i8: 16) row blocks, bitcast from the IO
+integer type (f16/bf16 i16, f32 i32, f64/c32 i64). A memref exactly as tall as the matrix
+(static stride (1, M), shape0 = M) also moves several columns per IO. Alignment facts come
+from the IR: the `alignment` parameter attribute (else the core info's default alignment),
+subview offsets, `stride_gcd`, and the gcd of constants, sums, products and loop variables.
+
+Platform restriction: on cores that are not Intel GPUs (ip_version 0, e.g. the CPU OpenCL
+runtime) only 32-bit elements (i32, f32) use block IO. The CPU runtime's JIT does not vectorize a
+kernel whose only lane dependence is an 8/16/64-bit block read or write, and the scalar fallback
+then moves one element per subgroup (observed: lanes 1..S-1 neither read nor written).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ...errors import Status
+from ...ir.attrs import ArrayAttr, IntegerAttr
+from ...ir.enums import AddressSpace, CheckedFlag, Transpose
+from ...ir.inst import Inst
+from ...ir.region import Func
+from ...ir.types import DYNAMIC, CoopmatrixType, MemrefType, NumberType, ScalarKind
+from ...ir.values import Value
+from ...target.core_info import SpirvFeature
+from ..tables import BuiltIn, Capability, Op, SelectionControl, StorageClass
+from .atomics import _float_update_requirement
+from .base import MemrefDV
+from .coopmatrix_layout import CoopLayout
+from .scalar import ScalarConversion
+from .spmd import SpmdConversion
+
+_NO_ATOMICS = (ScalarKind.i8, ScalarKind.i16, ScalarKind.bf16)
+_INT_UPDATE = {"add": Op.AtomicIAdd, "max": Op.AtomicSMax, "min": Op.AtomicSMin}
+_FLOAT_UPDATE = {"add": Op.AtomicFAddEXT, "max": Op.AtomicFMaxEXT, "min": Op.AtomicFMinEXT}
+
+
+@dataclass
+class Walk:
+    """Per-instruction addressing of the generic path: ids of the element offset of row block b
+    (`rowoff`), of lane column u relative to it (`coloff`, None for 0), and the guards."""
+
+    lay: CoopLayout
+    d: MemrefDV
+    rowoff: list[int]
+    coloff: list[int | None]
+    row_ok: list[int | None]
+    col_ok: list[int | None]
+
+
+# ---- alignment facts (IR level) ------------------------------------------------------------------
+
+
+def _int_attr(attrs, name: str) -> int | None:
+    a = attrs.get(name) if attrs is not None else None
+    return a.value if isinstance(a, IntegerAttr) else None
+
+
+def value_gcd(v: Value) -> int:
+    """A number every runtime value of the integer `v` is a multiple of (0: v is 0)."""
+    d = v.defining_inst
+    if d is None:
+        owner = v.region.owner if v.region is not None else None
+        if isinstance(owner, Inst) and owner.name == "for" and v is v.region.params[0]:
+            step = owner.operand("step")
+            return math.gcd(value_gcd(owner.operand("from")), value_gcd(step) if step else 1)
+        return 1
+    name = d.name
+    if name == "constant":
+        value = d.props["value"]
+        return abs(value) if isinstance(value, int) and not isinstance(value, bool) else 1
+    if name in ("add", "sub"):
+        return math.gcd(value_gcd(d.operand("a")), value_gcd(d.operand("b")))
+    if name == "mul":
+        return value_gcd(d.operand("a")) * value_gcd(d.operand("b"))
+    if name == "cast":
+        return value_gcd(d.operand("a"))
+    return 1
+
+
+def _param_attrs(func: Func, v: Value):
+    for p, attrs in zip(func.params, func.param_attrs, strict=False):
+        if p is v:
+            return attrs
+    return None
+
+
+def stride_gcd(func: Func, v: Value, mode: int) -> int:
+    mt = v.type
+    assert isinstance(mt, MemrefType)
+    if mt.stride[mode] != DYNAMIC:
+        return mt.stride[mode]
+    a = _param_attrs(func, v) if v.defining_inst is None else None
+    g = a.get("stride_gcd") if a is not None else None
+    if isinstance(g, ArrayAttr) and mode < len(g.values):
+        e = g.values[mode]
+        return e.value if isinstance(e, IntegerAttr) else 1
+    return 1
+
+
+def base_alignment(func: Func, v: Value, default: int) -> int:
+    """Bytes the base pointer of memref `v` is known to be aligned to."""
+    mt = v.type
+    assert isinstance(mt, MemrefType)
+    d = v.defining_inst
+    size = mt.element.size
+    if d is None:
+        return _int_attr(_param_attrs(func, v), "alignment") or default
+    if d.name in ("expand", "fuse"):
+        return base_alignment(func, d.operand("operand"), default)
+    if d.name == "subview":
+        src = d.operand("operand")
+        a = base_alignment(func, src, default)
+        dyn = iter(d.operand_list("offsets"))
+        for k, off in enumerate(d.props["static_offsets"]):
+            g = value_gcd(next(dyn)) if off == DYNAMIC else abs(off)
+            a = math.gcd(a, g * stride_gcd(func, src, k) * size)
+        return a
+    if d.name == "load":  # a group member: G[i] + offset
+        gt = d.operand("operand").type
+        src = d.operand("operand")
+        a = default
+        if src.defining_inst is None:
+            a = _int_attr(_param_attrs(func, src), "alignment") or default
+        off = getattr(gt, "offset", 0)
+        return math.gcd(a, 1 if off == DYNAMIC else off * size)
+    return size
+
+
+# ---- conversion ----------------------------------------------------------------------------------
+
+
+class CoopmatrixMemoryConversion(ScalarConversion, SpmdConversion):
+    def cm_lane_id(self) -> int:
+        return self.load_builtin(BuiltIn.SubgroupLocalInvocationId, self.i32(), 4)
+
+    def cm_cond_exec(
+        self, cond: int, then: Callable[[], list[int]], other: list[int], types: list[int]
+    ) -> list[int]:
+        """Structured `if (cond) then()`; returns phis of then()'s values and `other`."""
+        m = self.mod
+        then_l, merge_l = m.new_id(), m.new_id()
+        start = self.block.label
+        self.block.emit(Op.SelectionMerge, merge_l, SelectionControl.None_)
+        self.block.emit(Op.BranchConditional, cond, then_l, merge_l)
+        self.block = self.fn.add_block(then_l)
+        vals = then()
+        end = self.block.label
+        self.block.emit(Op.Branch, merge_l)
+        self.block = self.fn.add_block(merge_l)
+        return [
+            self.block.op(Op.Phi, t, v, end, o, start)
+            for v, o, t in zip(vals, other, types, strict=True)
+        ]
+
+    def cm_scaled(self, stride: int, static: int, factor: int) -> int | None:
+        """Id of factor*stride (a constant for a static stride); None when it is 0."""
+        if factor == 0 or static == 0:
+            return None
+        if static != DYNAMIC:
+            return self.c64(factor * static)
+        if factor == 1:
+            return stride
+        return self.block.op(Op.IMul, self.i64(), stride, self.c64(factor))
+
+    def cm_add64(self, a: int | None, b: int | None) -> int | None:
+        if a is None or b is None:
+            return b if a is None else a
+        return self.block.op(Op.IAdd, self.i64(), a, b)
+
+    def cm_ult(self, a: int, b: int) -> int:
+        return self.block.op(Op.ULessThan, self.mod.type_bool(), a, b)
+
+    def cm_walk_setup(self, inst: Inst, ct: CoopmatrixType, d: MemrefDV) -> Walk:
+        lay = self.layout_of(ct, inst)
+        blk, i64 = self.block, self.i64()
+        pos = [self.val(inst.operand("pos0"), inst), self.val(inst.operand("pos1"), inst)]
+        shape, stride, static = list(d.shape), list(d.stride), list(d.ty.stride)
+        if inst.props["tA"] is Transpose.t:
+            for x in (pos, shape, stride, static):
+                x.reverse()
+        lane = blk.op(Op.SConvert, i64, self.cm_lane_id())
+        prow, pcol = lane, None
+        if lay.sgs > lay.I:
+            prow = blk.op(Op.UMod, i64, lane, self.c64(lay.I))
+            pcol = blk.op(Op.UDiv, i64, lane, self.c64(lay.I))
+        row = blk.op(Op.IAdd, i64, pos[0], prow)
+        col = self.cm_add64(pos[1], pcol)
+        assert col is not None
+        r0 = row if static[0] == 1 else blk.op(Op.IMul, i64, row, stride[0])
+        c0 = col if static[1] == 1 else blk.op(Op.IMul, i64, col, stride[1])
+        base = blk.op(Op.IAdd, i64, r0, c0)
+        rowoff = [
+            self.cm_add64(base, self.cm_scaled(stride[0], static[0], b * lay.I))
+            for b in range(lay.K)
+        ]
+        coloff = [
+            self.cm_scaled(stride[1], static[1], u * lay.col_step) for u in range(lay.cols_per_lane)
+        ]
+        checked = inst.props["checked"]
+        row_ok: list[int | None] = [None] * lay.K
+        if checked in (CheckedFlag.rows, CheckedFlag.both):
+            row_ok = [
+                self.cm_ult(self.cm_add64(row, self.c64(b * lay.I)), shape[0]) for b in range(lay.K)
+            ]
+        col_ok: list[int | None] = []
+        for u in range(lay.cols_per_lane):
+            cond = None
+            if checked in (CheckedFlag.cols, CheckedFlag.both):
+                cond = self.cm_ult(self.cm_add64(col, self.c64(u * lay.col_step)), shape[1])
+            if lay.may_pad(u) and pcol is not None:
+                pad = self.cm_ult(
+                    self.cm_add64(pcol, self.c64(u * lay.col_step)), self.c64(lay.cols)
+                )
+                cond = (
+                    pad if cond is None else blk.op(Op.LogicalAnd, self.mod.type_bool(), cond, pad)
+                )
+            col_ok.append(cond)
+        return Walk(lay, d, rowoff, coloff, row_ok, col_ok)
+
+    def cm_walk(
+        self, w: Walk, elem: Callable[[int, int], int | None], rty: int | None
+    ) -> list[int]:
+        """Runs elem(pointer, component) for every element under the guards; collects its
+        results (zero where a guard fails) by component when `rty` is the component type."""
+        lay = w.lay
+        pty = self.memref_ptr_ty(w.d.ty)
+        zero = [self.mod.constant_null(rty)] if rty is not None else []
+        types = [rty] if rty is not None else []
+        out = [0] * lay.V
+
+        def one(b: int, u: int) -> list[int]:
+            off = self.cm_add64(w.rowoff[b], w.coloff[u])
+            ptr = self.block.op(Op.InBoundsPtrAccessChain, pty, w.d.ptr, off)
+            r = elem(ptr, lay.component(b, u))
+            return [r] if rty is not None and r is not None else []
+
+        def block(b: int) -> list[int]:
+            vals: list[int] = []
+            for u in range(lay.cols_per_lane):
+                cond = w.col_ok[u]
+                if cond is None:
+                    vals += one(b, u)
+                else:
+                    vals += self.cm_cond_exec(cond, lambda b=b, u=u: one(b, u), zero, types)
+            return vals
+
+        for b in range(lay.K):
+            cond = w.row_ok[b]
+            if cond is None:
+                vals = block(b)
+            else:
+                vals = self.cm_cond_exec(
+                    cond, lambda b=b: block(b), zero * lay.cols_per_lane, types * lay.cols_per_lane
+                )
+            for u, r in enumerate(vals):
+                out[lay.component(b, u)] = r
+        return out
+
+    # ---- instructions ---------------------------------------------------------------------------
+
+    def coop_load(self, inst: Inst) -> None:
+        ct = inst.results[0].type
+        d = self.dv(inst.operand("operand"), inst)
+        elem_ty = self.ty(ct.component)
+        atomic = inst.name.endswith("atomic_load")
+        if not atomic:
+            res = self.cm_block_io(inst, ct, d, None)
+            if res is not None:
+                self.set(inst, res)
+                return
+        w = self.cm_walk_setup(inst, ct, d)
+        if atomic:
+            at = self.cm_atomic(inst, d)
+            self.set(inst, self.cm_walk(w, lambda p, v: at(p, 0), elem_ty))
+            return
+        self.set(inst, self.cm_walk(w, lambda p, v: self.block.op(Op.Load, elem_ty, p), elem_ty))
+
+    def coop_store(self, inst: Inst) -> None:
+        ct = inst.operand("val").type
+        d = self.dv(inst.operand("operand"), inst)
+        vals = self.cm(inst.operand("val"), inst)
+        if inst.name == "cooperative_matrix_store":
+            if self.cm_block_io(inst, ct, d, vals) is not None:
+                return
+
+            def st(p: int, v: int) -> None:
+                self.block.emit(Op.Store, p, vals[v])
+
+            self.cm_walk(self.cm_walk_setup(inst, ct, d), st, None)
+            return
+        at = self.cm_atomic(inst, d)
+        w = self.cm_walk_setup(inst, ct, d)
+        rty = self.ty(ct.component) if inst.results else None
+        res = self.cm_walk(w, lambda p, v: at(p, vals[v]), rty)
+        if inst.results:
+            self.set(inst, res)
+
+    def coop_prefetch(self, inst: Inst) -> None:
+        """A hint; the generic and block paths ignore it (backend.md §3.3)."""
+
+    # ---- atomics --------------------------------------------------------------------------------
+
+    def cm_atomic(self, inst: Inst, d: MemrefDV) -> Callable[[int, int], int | None]:
+        """elem(pointer, value) doing the element-wise atomic of `inst` (backend.md §6.8)."""
+        elem = d.ty.element
+        kind = inst.name.removeprefix("cooperative_matrix_atomic_")
+        if elem.kind in _NO_ATOMICS:
+            raise inst.error(
+                Status.spirv_unsupported_atomic_data_type,
+                f"'{inst.name}' on {elem} has no SPIR-V atomic instruction",
+            )
+        if elem.kind in (ScalarKind.i64, ScalarKind.index):
+            self.require(inst, SpirvFeature.int64_atomics, Capability.Int64Atomics)
+        m, i32 = self.mod, self.i32()
+        scope = m.constant(i32, int(inst.props["scope"]))
+        sem = m.constant(i32, int(inst.props["semantics"]))
+        local = d.ty.addrspace is AddressSpace.local
+        comp_ty = elem.component_type
+        comp = self.ty(comp_ty)
+        op = 0
+        if kind in _FLOAT_UPDATE and elem.is_integer:
+            op = _INT_UPDATE[kind]
+        elif kind in _FLOAT_UPDATE:
+            op = _FLOAT_UPDATE[kind]
+            self.require(
+                inst, *_float_update_requirement("atomic_" + kind, 8 * comp_ty.size, local)
+            )
+
+        sc = StorageClass.Workgroup if local else StorageClass.CrossWorkgroup
+        via_i64 = kind in ("load", "store") and comp_ty.kind is ScalarKind.f64
+        if via_i64:  # the CPU runtime has no double atomic_xchg: move the bits as i64
+            self.require(inst, SpirvFeature.int64_atomics, Capability.Int64Atomics)
+        i64p = m.type_pointer(sc, self.i64(), 8)
+
+        def scalar(ty: int, p: int, x: int) -> int | None:
+            blk = self.block
+            if via_i64:
+                p = blk.op(Op.Bitcast, i64p, p)
+            if kind == "load":
+                if via_i64:
+                    return blk.op(Op.Bitcast, ty, blk.op(Op.AtomicLoad, self.i64(), p, scope, sem))
+                return blk.op(Op.AtomicLoad, ty, p, scope, sem)
+            if kind == "store":
+                if via_i64:
+                    x = blk.op(Op.Bitcast, self.i64(), x)
+                blk.emit(Op.AtomicStore, p, scope, sem, x)
+                return None
+            return blk.op(op, ty, p, scope, sem, x)
+
+        if not elem.is_complex:
+            ety = self.ty(elem)
+            return lambda p, x: scalar(ety, p, x)
+        cptr = m.type_pointer(sc, comp, comp_ty.size)
+
+        def cplx(p: int, x: int) -> int | None:
+            blk = self.block
+            re_p = blk.op(Op.InBoundsAccessChain, cptr, p, m.constant(i32, 0))
+            im_p = blk.op(Op.InBoundsAccessChain, cptr, p, m.constant(i32, 1))
+            xr, xi = self.parts(x, comp) if x else (0, 0)
+            r, i = scalar(comp, re_p, xr), scalar(comp, im_p, xi)
+            return None if r is None or i is None else self.make_complex(self.ty(elem), r, i)
+
+        return cplx
+
+    # ---- block path (§3.4) ----------------------------------------------------------------------
+
+    def cm_block_io_ok(
+        self, inst: Inst, ct: CoopmatrixType, lay: CoopLayout, d: MemrefDV, write: bool
+    ) -> bool:
+        elem: NumberType = ct.component
+        if (
+            not self.core_info.have_spirv_feature(SpirvFeature.subgroup_buffer_block_io)
+            or lay.sgs != lay.I
+            or inst.props["tA"] is not Transpose.n
+            or inst.props["checked"] in (CheckedFlag.rows, CheckedFlag.both)
+            or elem.kind is ScalarKind.c64
+            or d.ty.stride[0] != 1
+            or d.ty.addrspace is not AddressSpace.global_
+            or (elem.size != 4 and not self.core_info.ip_version)
+        ):
+            return False
+        r = 16 if write else 4
+        size = elem.size
+        if size >= r:
+            return True
+        mv = inst.operand("operand")
+        align = base_alignment(self.func, mv, self.core_info.default_alignment)
+        return (
+            align % r == 0
+            and value_gcd(inst.operand("pos0")) * size % r == 0
+            and stride_gcd(self.func, mv, 1) * size % r == 0
+        )
+
+    def cm_block_io(
+        self, inst: Inst, ct: CoopmatrixType, d: MemrefDV, vals: list[int] | None
+    ) -> list[int] | None:
+        """Load (vals None) or store `ct` with subgroup block IO; None if not applicable."""
+        lay = self.layout_of(ct, inst)
+        if not self.cm_block_io_ok(inst, ct, lay, d, vals is not None):
+            return None
+        m, blk, i64 = self.mod, self.block, self.i64()
+        elem = ct.component
+        io = m.type_int(8 * elem.size)
+        ety = self.ty(elem)
+        max_vec = 16 if elem.size == 1 else 8
+        bpi = min(lay.K, max_vec)
+        cpi = 1
+        checked = inst.props["checked"] is CheckedFlag.cols
+        mt = d.ty
+        if not checked and mt.shape[0] == lay.rows and mt.stride[1] == lay.rows:
+            while bpi * 2 * cpi <= max_vec and lay.cols_per_lane % (2 * cpi) == 0:
+                cpi *= 2
+        pos0 = self.val(inst.operand("pos0"), inst)
+        pos1 = self.val(inst.operand("pos1"), inst)
+        c0 = pos1 if mt.stride[1] == 1 else blk.op(Op.IMul, i64, pos1, d.stride[1])
+        start = blk.op(Op.IAdd, i64, pos0, c0)
+        ptr = blk.op(Op.InBoundsPtrAccessChain, self.memref_ptr_ty(mt), d.ptr, start)
+        io_ptr_ty = m.type_pointer(StorageClass.CrossWorkgroup, io, elem.size)
+        io_ptr = blk.op(Op.Bitcast, io_ptr_ty, ptr)
+        col_ok: list[int | None] = [None] * lay.cols_per_lane
+        if checked:
+            for u in range(lay.cols_per_lane):
+                col_ok[u] = self.cm_ult(self.cm_add64(pos1, self.c64(u)), d.shape[1])
+        n = bpi * cpi
+        vty = io if n == 1 else m.type_vector(io, n)
+        out = [0] * lay.V
+        zero = m.constant_null(ety)
+
+        def comps(b0: int, u0: int) -> list[int]:
+            return [lay.component(b0 + i % bpi, u0 + i // bpi) for i in range(n)]
+
+        def io_op(b0: int, u0: int) -> list[int]:
+            off = self.cm_add64(
+                self.c64(b0 * lay.sgs) if b0 else None,
+                self.cm_scaled(d.stride[1], mt.stride[1], u0),
+            )
+            p = io_ptr
+            if off is not None:
+                p = self.block.op(Op.InBoundsPtrAccessChain, io_ptr_ty, io_ptr, off)
+            if vals is None:
+                r = self.block.op(Op.SubgroupBlockReadINTEL, vty, p)
+                parts = (
+                    [r]
+                    if n == 1
+                    else [self.block.op(Op.CompositeExtract, io, r, i) for i in range(n)]
+                )
+                return [self.cm_io_cast(x, ety, io, elem) for x in parts]
+            data = [self.cm_io_cast(vals[v], io, ety, elem) for v in comps(b0, u0)]
+            x = data[0] if n == 1 else self.block.op(Op.CompositeConstruct, vty, *data)
+            self.block.emit(Op.SubgroupBlockWriteINTEL, p, x)
+            return []
+
+        for u0 in range(0, lay.cols_per_lane, cpi):
+            for b0 in range(0, lay.K, bpi):
+                cond = col_ok[u0]
+                if cond is None:
+                    got = io_op(b0, u0)
+                else:
+                    k = n if vals is None else 0
+                    got = self.cm_cond_exec(
+                        cond, lambda b0=b0, u0=u0: io_op(b0, u0), [zero] * k, [ety] * k
+                    )
+                for v, x in zip(comps(b0, u0), got, strict=False):
+                    out[v] = x
+        return out
+
+    def cm_io_cast(self, x: int, to: int, frm: int, elem: NumberType) -> int:
+        """Bitcast between the element type and the block IO integer type (same size)."""
+        if to == frm:
+            return x
+        return self.block.op(Op.Bitcast, to, x)
