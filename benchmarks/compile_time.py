@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tinytc_py.cli.tinytc import DEVICES, core_info_for_device
+from tinytc_py.cli.options import DEVICES, core_info_for_device
 from tinytc_py.errors import Status, TinytcError
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.region import Prog, Region
@@ -110,6 +110,36 @@ func @transpose_slm(%A: memref<f32x32x32x?>, %B: memref<f32x32x32x?>) {
 """
 
 
+GEMM_16 = """\
+func @gemm16(%alpha: f32, %A: memref<f32x16x16x?>, %B: memref<f32x16x16x?>, %beta: f32,
+             %C: memref<f32x16x16x?>) {
+    %gid = group_id.x : index
+    %a = subview %A[0:16,0:16,%gid] : memref<f32x16x16>
+    %b = subview %B[0:16,0:16,%gid] : memref<f32x16x16>
+    %c = subview %C[0:16,0:16,%gid] : memref<f32x16x16>
+    gemm.n.n %alpha, %a, %b, %beta, %c
+}
+"""
+
+# Three chained GEMMs: A_i from a group argument, two intermediates in local memory (alloca).
+GEMM_CHAIN3 = """\
+func @gemm_chain3(%A: group<memref<f32x32x32>x?>, %B: memref<f32x32x32x?>,
+                  %C: memref<f32x32x32x?>) {
+    %gid = group_id.x : index
+    %a = load %A[%gid] : memref<f32x32x32>
+    %b = subview %B[0:32,0:32,%gid] : memref<f32x32x32>
+    %c = subview %C[0:32,0:32,%gid] : memref<f32x32x32>
+    %t1 = alloca : memref<f32x32x32,local>
+    %t2 = alloca : memref<f32x32x32,local>
+    %one = constant 1.0 : f32
+    %zero = constant 0.0 : f32
+    gemm.n.n %one, %a, %b, %zero, %t1
+    gemm.n.t %one, %t1, %b, %zero, %t2
+    gemm.t.n %one, %t2, %a, %zero, %c
+}
+"""
+
+
 def arith_chain(n: int) -> str:
     """One foreach whose body is a chain of about `n` dependent scalar instructions."""
     lines = [
@@ -140,6 +170,8 @@ KERNELS: dict[str, Callable[[], str]] = {
     "matvec_batched.ir": lambda: example("matvec_batched.ir"),
     "chain of 1000 ops": lambda: arith_chain(1000),
     "gemm.ir": lambda: example("gemm.ir"),
+    "gemm 16^3 f32 batched": lambda: GEMM_16,
+    "3 gemms+group+alloca": lambda: GEMM_CHAIN3,
 }
 
 

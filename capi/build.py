@@ -27,6 +27,11 @@ They link against libtinytc (DT_NEEDED), so `-ltinytc -ltinytc_cl` works as upst
 Exports are limited to the API description by a version script; SONAMEs follow upstream:
 libtinytc.so.0.4.0 (file), libtinytc.so.0 (SONAME symlink), libtinytc.so (link-time symlink).
 
+Next to the libraries it writes pkg-config files (pkgconfig/tinytc.pc, tinytc_cl.pc,
+tinytc_ze.pc) and a CMake package configuration (cmake/tinytc/tinytcConfig.cmake) that point at
+this build tree, so `PKG_CONFIG_PATH=build/lib/pkgconfig pkg-config --cflags --libs tinytc` and
+`find_package(tinytc)` with `tinytc_DIR=build/lib/cmake/tinytc` work.
+
 Usage: capi/build.py [--out DIR] [--cc CC] [--keep-c]
 """
 
@@ -279,7 +284,58 @@ def build(
             built[library] = out_dir / f"lib{library}.so"
             if not quiet:
                 print(f"built {built[library]} -> {real.name}")
+    _package_files(out_dir, full)
     return built
+
+
+def _package_files(out_dir: Path, version: str) -> None:
+    """pkg-config files (out_dir/pkgconfig/tinytc{,_cl,_ze}.pc) and a CMake package
+    configuration (out_dir/cmake/tinytc/tinytcConfig{,Version}.cmake) for the built tree."""
+    pc = out_dir / "pkgconfig"
+    pc.mkdir(exist_ok=True)
+    head = f"includedir={INCLUDE}\nlibdir={out_dir.resolve()}\n\n"
+    libs = "-L${libdir} -Wl,-rpath,${libdir}"
+    (pc / "tinytc.pc").write_text(
+        head + "Name: tinytc\nDescription: Tiny Tensor Compiler C API (tinytc-py)\n"
+        f"Version: {version}\nCflags: -I${{includedir}}\nLibs: {libs} -ltinytc\n"
+    )
+    for lib, runtime, what in (
+        ("tinytc_cl", "-lOpenCL", "OpenCL"),
+        ("tinytc_ze", "-lze_loader", "Level Zero"),
+    ):
+        (pc / f"{lib}.pc").write_text(
+            head + f"Name: {lib}\nDescription: {what} interoperability of tinytc (tinytc-py)\n"
+            f"Version: {version}\nRequires: tinytc\nCflags: -I${{includedir}}\n"
+            f"Libs: {libs} -l{lib} {runtime}\n"
+        )
+    cm = out_dir / "cmake" / "tinytc"
+    cm.mkdir(parents=True, exist_ok=True)
+    targets = "".join(
+        f"if(NOT TARGET tinytc::{lib})\n"
+        f"  add_library(tinytc::{lib} SHARED IMPORTED)\n"
+        f"  set_target_properties(tinytc::{lib} PROPERTIES\n"
+        f'    IMPORTED_LOCATION "{out_dir.resolve()}/lib{lib}.so"\n'
+        f'    IMPORTED_SONAME "lib{lib}.so.{version.split(".")[0]}"\n'
+        f'    INTERFACE_INCLUDE_DIRECTORIES "{INCLUDE}"{deps})\n'
+        "endif()\n"
+        for lib, deps in (
+            ("tinytc", ""),
+            ("tinytc_cl", '\n    INTERFACE_LINK_LIBRARIES "tinytc::tinytc;OpenCL"'),
+            ("tinytc_ze", '\n    INTERFACE_LINK_LIBRARIES "tinytc::tinytc;ze_loader"'),
+        )
+    )
+    (cm / "tinytcConfig.cmake").write_text(
+        "# tinytc-py: imported targets tinytc::tinytc, tinytc::tinytc_cl, tinytc::tinytc_ze\n"
+        f'set(tinytc_VERSION {version})\nset(tinytc_INCLUDE_DIRS "{INCLUDE}")\n' + targets
+    )
+    (cm / "tinytcConfigVersion.cmake").write_text(
+        f'set(PACKAGE_VERSION "{version}")\n'
+        "if(PACKAGE_FIND_VERSION VERSION_GREATER PACKAGE_VERSION)\n"
+        "  set(PACKAGE_VERSION_COMPATIBLE FALSE)\nelse()\n"
+        "  set(PACKAGE_VERSION_COMPATIBLE TRUE)\n"
+        "  if(PACKAGE_FIND_VERSION STREQUAL PACKAGE_VERSION)\n"
+        "    set(PACKAGE_VERSION_EXACT TRUE)\n  endif()\nendif()\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

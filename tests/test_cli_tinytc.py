@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tinytc_py.cli import opt as opt_cli
+from tinytc_py.cli import options as cli_options
 from tinytc_py.cli import tinytc as tinytc_cli
 from tinytc_py.spirv import dump, validate
 from tinytc_py.target.core_info import CoreFeature
@@ -151,14 +152,14 @@ def test_options_accepted(capsysbinary, source, options):
 
 
 def test_large_register_file_sets_core_feature():
-    info = tinytc_cli.core_info_for_device("pvc", ["large-register-file"])
+    info = cli_options.core_info_for_device("pvc", ["large-register-file"])
     assert info.core_features & CoreFeature.large_register_file
     assert info.register_space == 16384
-    assert tinytc_cli.core_info_for_device("pvc").register_space == 8192
+    assert cli_options.core_info_for_device("pvc").register_space == 8192
 
 
 def test_generic_cpu_fallback():
-    info = tinytc_cli.generic_cpu_core_info()
+    info = cli_options.generic_cpu_core_info()
     assert info.subgroup_sizes == (4, 8, 16, 32, 64)
     assert info.register_space == 2048
     assert info.max_work_group_size(64) >= 64

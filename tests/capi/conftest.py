@@ -5,6 +5,7 @@ environment without any Python variables (the library must find its Python on it
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import subprocess
 import sys
@@ -49,12 +50,14 @@ class CProgram:
     exe: Path
     lib_dir: Path
 
-    def run(self, *args: str, check: bool = True, input: str | None = None):
+    def run(
+        self, *args: str, check: bool = True, input: str | None = None, env: dict | None = None
+    ):
         result = subprocess.run(
             [str(self.exe), *args],
             capture_output=True,
             text=True,
-            env=clean_env(),
+            env={**clean_env(), **(env or {})},
             input=input,
             timeout=120,
         )
@@ -100,3 +103,18 @@ def compile_c(capi_libs, tmp_path):
         return CProgram(exe, capi_libs)
 
     return compile_
+
+
+@pytest.fixture(scope="session")
+def cl_env() -> dict[str, str]:
+    """OCL_ICD_VENDORS for the test programs: the folder device.py registered (or the user's)."""
+    try:
+        from tinytc_py.runtime import device
+    except ImportError:
+        pytest.skip("pyopencl is not installed")
+    folder = device.ICD_VENDORS or os.environ.get("OCL_ICD_VENDORS")
+    try:
+        device.default_device()
+    except RuntimeError as e:
+        pytest.skip(str(e))
+    return {"OCL_ICD_VENDORS": str(folder)} if folder else {}

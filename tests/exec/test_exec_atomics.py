@@ -9,6 +9,7 @@ import pytest
 from tinytc_py.compiler import compile_to_spirv
 from tinytc_py.errors import CompilationError, Status
 from tinytc_py.ir.context import CompilerContext
+from tinytc_py.runtime.opencl import DTYPES
 from tinytc_py.target.core_info import CoreInfo, IntelGpuArchitecture
 from tinytc_py.text.parser import parse
 
@@ -16,16 +17,7 @@ from .support import build
 
 S = 8
 GROUPS = 6
-NP = {
-    "i32": np.int32,
-    "i64": np.int64,
-    "index": np.int64,
-    "f16": np.float16,
-    "f32": np.float32,
-    "f64": np.float64,
-    "c32": np.complex64,
-    "c64": np.complex128,
-}
+NP = {t: d for t, d in DTYPES.items() if t not in ("i8", "i16", "bf16")}  # no atomics
 
 
 def global_kernel(ty: str) -> str:

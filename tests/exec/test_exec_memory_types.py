@@ -6,23 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tinytc_py.runtime.opencl import Group
+from tinytc_py.runtime.opencl import DTYPES, Group
 
 from .support import build
 
-NP = {
-    "i8": np.int8,
-    "i16": np.int16,
-    "i32": np.int32,
-    "i64": np.int64,
-    "index": np.int64,
-    "bf16": np.uint16,
-    "f16": np.float16,
-    "f32": np.float32,
-    "f64": np.float64,
-    "c32": np.complex64,
-    "c64": np.complex128,
-}
+NP = DTYPES
 
 KERNEL = """
 func @views(%a: memref<{ty}x?x?>, %b: memref<{ty}x?x?, strided<1,?>>, %f: memref<{ty}x?>)

@@ -9,9 +9,11 @@ import pytest
 from tinytc_py.compiler import compile_to_spirv
 from tinytc_py.errors import CompilationError, Status
 from tinytc_py.ir.context import CompilerContext
+from tinytc_py.runtime.opencl import DTYPES
 from tinytc_py.text.parser import parse
 
 from .support import build
+from .test_exec_memory_types import special_values
 
 FOREACH_1D = """
 func @k(%a: memref<{ty}x?>, %b: memref<{ty}x?>, %lo: index, %hi: index)
@@ -156,3 +158,57 @@ func @k(%a: memref<f32x?>, %b: memref<f32x?>) {
     b = np.zeros_like(a)
     k(a, b, num_groups=(1, 1, 1))
     np.testing.assert_array_equal(b, a * a)
+
+
+@pytest.mark.parametrize("ty", ["i16", "i32", "i64"])
+def test_foreach_and_for_over_integer_types(ty):
+    """Loop bounds of every integer type: the loop variable keeps its type."""
+    text = f"""
+func @k(%b: memref<i64x?>, %lo: {ty}, %hi: {ty})
+    attributes {{subgroup_size=8, work_group_size=[16,1]}} {{
+    foreach (%i) = (%lo), (%hi) {{
+        %one = constant 1 : {ty}
+        %s = for %j=%lo,%i init(%acc=%one) -> ({ty}) {{
+            %a2 = add %acc, %one : {ty}
+            yield (%a2)
+        }}
+        %k = cast %i : index
+        %v = cast %s : i64
+        store %v, %b[%k]
+    }}
+}}
+"""
+    lo, hi = 3, 45
+    b = np.full(50, -1, np.int64)
+    build(text).kernel("k")(b, lo, hi, num_groups=(1, 1, 1))
+    want = np.full(50, -1, np.int64)
+    want[lo:hi] = np.arange(lo, hi) - lo + 1
+    np.testing.assert_array_equal(b, want)
+
+
+@pytest.mark.parametrize("ty", list(DTYPES))
+def test_local_memory_round_trip_every_type(ty):
+    """Values of every type go through an alloca and come back reversed, bit-exactly."""
+    n = 19
+    text = f"""
+func @k(%a: memref<{ty}x{n}>, %b: memref<{ty}x{n}>)
+    attributes {{subgroup_size=4, work_group_size=[8,1]}} {{
+    %t = alloca : memref<{ty}x{n},local>
+    %c0 = constant 0 : index
+    %cn = constant {n} : index
+    foreach (%i) = (%c0), (%cn) {{
+        %x = load %a[%i] : {ty}
+        store %x, %t[%i]
+    }}
+    foreach (%i) = (%c0), (%cn) {{
+        %last = constant {n - 1} : index
+        %r = sub %last, %i : index
+        %x = load %t[%r] : {ty}
+        store %x, %b[%i]
+    }}
+}}
+"""
+    a = special_values(ty, n)
+    b = np.zeros_like(a)
+    build(text).kernel("k")(a, b, num_groups=(1, 1, 1))
+    np.testing.assert_array_equal(b[::-1].copy().view(np.uint8), a.view(np.uint8))

@@ -8,22 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tinytc_py.runtime.opencl import DTYPES
+
 from .support import bf16_bits, bf16_value, build
 
 S = 8
 TYPES = ["i8", "i16", "i32", "i64", "index", "bf16", "f16", "f32", "f64", "c32", "c64"]
-NP = {
-    "i8": np.int8,
-    "i16": np.int16,
-    "i32": np.int32,
-    "i64": np.int64,
-    "index": np.int64,
-    "f16": np.float16,
-    "f32": np.float32,
-    "f64": np.float64,
-    "c32": np.complex64,
-    "c64": np.complex128,
-}
+NP = {t: d for t, d in DTYPES.items() if t != "bf16"}  # bf16 is checked through its bits
 OPS = [
     f"subgroup_{k}_{o}"
     for k in ("reduce", "inclusive_scan", "exclusive_scan")

@@ -9,7 +9,8 @@ implementation here:
 * registry.py  name → implementation, and the attaching itself
 * core.py      core API (§3.1): context, parser, programs, compilation, binaries, core info
 * builder.py   builder API (§3.2): attributes, types, values, instructions, regions, functions
-* recipe.py    recipes (§3.2.8; phase 1: the block-size suggestion only)
+* recipe.py    recipes (§3.2.8) over tinytc_py.recipes
+* cl.py        OpenCL interop (§3.3) on the host's OpenCL objects (libtinytc_cl only)
 """
 
 from .registry import attach

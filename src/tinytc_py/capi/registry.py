@@ -40,9 +40,15 @@ def attach(ffi: Any, lib: Any, functions: dict[str, str]) -> list[str]:
     `functions` maps each C name to "status" or "void" (its return kind). Returns the names
     that got the not-implemented stub.
     """
-    if state.ffi is None:
+    # The handle helpers use libtinytc's ffi: the structs and callbacks the core API hands out
+    # (locations, the error reporter) are its types. A process whose first call goes to
+    # libtinytc_cl runs on that library's ffi until libtinytc itself starts.
+    if state.ffi is None or "tinytc_compiler_context_create" in functions:
         state.ffi, state.lib = ffi, lib
     from . import builder, core, recipe  # noqa: F401 - importing registers the implementations
+
+    if any(name.startswith("tinytc_cl_") for name in functions):
+        from . import cl  # noqa: F401 - only the OpenCL library needs OpenCL
 
     missing = []
     for name, kind in functions.items():

@@ -16,40 +16,18 @@ import sys
 
 from ..errors import CompilationError, TinytcError
 from ..ir.context import CompilerContext
-from ..ir.enums import OptFlag
 from ..ir.region import Prog
 from ..passes.base import FunctionPass
 from ..passes.registry import PASSES, get_pass
 from ..target.core_info import CoreInfo
 from ..text.parser import parse
 from ..text.printer import print_prog
+from .options import add_common_options, core_info_for_device, set_flags
 
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="tinytc-opt", description="Run passes on tensor-language IR.")
-    ap.add_argument(
-        "-d",
-        "--device",
-        default="pvc",
-        choices=("tgl", "pvc", "bmg", "cpu"),
-        help="core info for device-dependent passes (default pvc; cpu = the CPU OpenCL device)",
-    )
-    ap.add_argument(
-        "-O",
-        dest="opt_level",
-        type=int,
-        choices=(0, 1, 2),
-        default=2,
-        help="optimization level (default 2)",
-    )
-    ap.add_argument(
-        "-f",
-        dest="flags",
-        action="append",
-        default=[],
-        metavar="FLAG",
-        help="enable FLAG, or disable it with no-FLAG (flags: unsafe-fp-math)",
-    )
+    add_common_options(ap, "core info for device-dependent passes")
     ap.add_argument(
         "-p",
         dest="passes",
@@ -60,16 +38,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("file", nargs="?", help="input file (stdin when absent)")
     return ap
-
-
-def set_flags(ctx: CompilerContext, flags: list[str]) -> None:
-    """Applies -f options; raises ValueError for an unknown flag."""
-    for flag in flags:
-        state = 0 if flag.startswith("no-") else 1
-        name = flag.removeprefix("no-").replace("-", "_")
-        if name not in OptFlag.__members__:
-            raise ValueError(f"unknown flag '{flag}'")
-        ctx.set_optimization_flag(OptFlag[name], state)
 
 
 def make_pass(name: str, core_info: CoreInfo) -> FunctionPass:
@@ -90,8 +58,6 @@ def _run(p: FunctionPass, prog: Prog) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .tinytc import core_info_for_device  # not at the top: tinytc imports set_flags from here
-
     args = _parser().parse_args(argv)
     ctx = CompilerContext()
     ctx.opt_level = args.opt_level

@@ -19,87 +19,13 @@ from ..compiler import compile_to_spirv
 from ..errors import CompilationError, TinytcError
 from ..ir.context import CompilerContext
 from ..spirv import dump
-from ..target.core_info import CoreFeature, CoreInfo, SpirvFeature
 from ..text.parser import parse
-from .opt import set_flags
-
-DEVICES = ("tgl", "pvc", "bmg", "cpu")
-DEFAULT_DEVICE = "pvc"
-CORE_FEATURES = {"large-register-file": CoreFeature.large_register_file}
-
-# Fallback for `-d cpu` without an OpenCL CPU device: what the Intel CPU runtime reports on an
-# AVX-512 machine (backend.md §7.2: register space 32 zmm x 64 B, max work-group size 8192,
-# subgroup sizes 4..64; it reports every SPIR-V feature).
-CPU_SUBGROUP_SIZES = (4, 8, 16, 32, 64)
-CPU_REGISTER_SPACE = 32 * 64
-CPU_MAX_WORK_GROUP_SIZE = 8192
-
-
-def generic_cpu_core_info() -> CoreInfo:
-    """The `-d cpu` core info when no OpenCL CPU device is available."""
-    info = CoreInfo.generic(CPU_REGISTER_SPACE, CPU_MAX_WORK_GROUP_SIZE, CPU_SUBGROUP_SIZES)
-    info.spirv_features = set(SpirvFeature)
-    info.name = "generic-cpu"
-    return info
-
-
-def _opencl_cpu_core_info() -> CoreInfo | None:
-    """The core info of the first SPIR-V capable OpenCL CPU device, or None."""
-    try:
-        from ..runtime import device as _device
-        from ..runtime.opencl import core_info_for
-
-        cl = _device.cl
-        for platform in cl.get_platforms():
-            for dev in _device._platform_devices(platform):
-                if dev.type & cl.device_type.CPU and _device.supports_spirv(dev):
-                    return core_info_for(dev)
-    except Exception:  # noqa: BLE001 - no pyopencl, no ICD loader, no platform: use the fallback
-        return None
-    return None
-
-
-def core_info_for_device(name: str, features: list[str] | None = None) -> CoreInfo:
-    """The core info `-d NAME` selects, with the `-F` core features set; raises ValueError."""
-    if name == "cpu":
-        info = _opencl_cpu_core_info() or generic_cpu_core_info()
-    elif name in DEVICES:
-        info = CoreInfo.intel_from_name(name)
-    else:
-        raise ValueError(f"unknown device '{name}' (choose from {', '.join(DEVICES)})")
-    for feature in features or ():
-        flag = CORE_FEATURES.get(feature)
-        if flag is None:
-            raise ValueError(f"unknown core feature '{feature}'")
-        info.core_features |= flag
-    return info
+from .options import CORE_FEATURES, add_common_options, core_info_for_device, set_flags
 
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="tinytc", description="Compile tensor-language IR to SPIR-V.")
-    ap.add_argument(
-        "-d",
-        "--device",
-        default=DEFAULT_DEVICE,
-        choices=DEVICES,
-        help=f"target device (default {DEFAULT_DEVICE}; cpu = the CPU OpenCL device)",
-    )
-    ap.add_argument(
-        "-O",
-        dest="opt_level",
-        type=int,
-        choices=(0, 1, 2),
-        default=2,
-        help="optimization level (default 2)",
-    )
-    ap.add_argument(
-        "-f",
-        dest="flags",
-        action="append",
-        default=[],
-        metavar="FLAG",
-        help="enable FLAG, or disable it with no-FLAG (flags: unsafe-fp-math)",
-    )
+    add_common_options(ap, "target device")
     ap.add_argument(
         "-F",
         dest="features",

@@ -188,7 +188,7 @@ def launch(
 
 
 def _elem_strides(arr: np.ndarray) -> tuple[int, ...] | None:
-    size = arr.itemsize
+    size = arr.dtype.itemsize  # pyopencl.array.Array has no .itemsize
     if any(s <= 0 or s % size for s, n in zip(arr.strides, arr.shape, strict=False) if n > 1):
         return None
     return tuple(s // size if n > 1 else 0 for s, n in zip(arr.strides, arr.shape, strict=False))

@@ -19,8 +19,9 @@ Anything without a rule raises a located CompilationError with Status.not_implem
 instruction is ever emitted half-way into an invalid module. Capabilities are added afterwards
 by ../capex.py from what the module contains.
 
-The conversion is split into mixins by subject (scalar, memory, control, spmd); `Converter`
-combines them and maps each instruction class to its handler.
+The conversion is split into mixins by subject: scalar, memory (incl. local memory), atomics,
+control, spmd (builtins, barrier, subgroup operations) and coopmatrix (coopmatrix_layout,
+coopmatrix_memory); `Converter` combines them and maps each instruction class to its handler.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ _FLOAT_UPDATE = {
 _NO_ATOMICS = (ScalarKind.i8, ScalarKind.i16, ScalarKind.bf16)
 
 
-def _float_update_requirement(name: str, bits: int, local: bool):
+def float_update_requirement(name: str, bits: int, local: bool):
     """(core feature, capability, extension) of a float atomic add/min/max."""
     kind = "add" if name == "atomic_add" else "min_max"
     feature = SpirvFeature[f"atomic_float{bits}_{kind}_{'local' if local else 'global'}"]
@@ -47,10 +47,9 @@ def _float_update_requirement(name: str, bits: int, local: bool):
 
 
 class AtomicConversion(ConverterBase):
-    def atomic_target(self, inst: Inst) -> tuple[MemrefDV, NumberType, int, int, int]:
-        """(dope vector, element type, pointer, scope id, semantics id) of an atomic access."""
-        d = self.dv(inst.operand("operand"), inst)
-        elem = d.ty.element
+    def atomic_operands(self, inst: Inst, elem: NumberType) -> tuple[int, int]:
+        """(scope id, semantics id) of an atomic instruction on `elem` values, after checking
+        that SPIR-V has atomics for the type and the target the features they need."""
         if elem.kind in _NO_ATOMICS:
             raise inst.error(
                 Status.spirv_unsupported_atomic_data_type,
@@ -58,12 +57,18 @@ class AtomicConversion(ConverterBase):
             )
         if elem.kind in (ScalarKind.i64, ScalarKind.index):
             self.require(inst, SpirvFeature.int64_atomics, Capability.Int64Atomics)
-        indices = [self.val(v, inst) for v in inst.operand_list("index_list")]
-        ptr = self.address(d, indices)
         i32 = self.i32()
         scope = self.mod.constant(i32, int(inst.props["scope"]))
         sem = self.mod.constant(i32, int(inst.props["semantics"]))
-        return d, elem, ptr, scope, sem
+        return scope, sem
+
+    def atomic_target(self, inst: Inst) -> tuple[MemrefDV, NumberType, int, int, int]:
+        """(dope vector, element type, pointer, scope id, semantics id) of an atomic access."""
+        d = self.dv(inst.operand("operand"), inst)
+        elem = d.ty.element
+        scope, sem = self.atomic_operands(inst, elem)
+        indices = [self.val(v, inst) for v in inst.operand_list("index_list")]
+        return d, elem, self.address(d, indices), scope, sem
 
     def component_pointers(self, d: MemrefDV, ptr: int) -> tuple[int, int, int]:
         """(component type, pointer to re, pointer to im) of a complex element pointer."""
@@ -151,7 +156,7 @@ class AtomicConversion(ConverterBase):
             return
         local = d.ty.addrspace is AddressSpace.local
         bits = 8 * (elem.component_type.size if elem.is_complex else elem.size)
-        self.require(inst, *_float_update_requirement(name, bits, local))
+        self.require(inst, *float_update_requirement(name, bits, local))
         op = _FLOAT_UPDATE[name]
         if elem.is_complex:  # only add is defined on complex numbers
             comp, re, im = self.component_pointers(d, ptr)

@@ -35,7 +35,6 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ...errors import Status
 from ...ir.attrs import ArrayAttr, IntegerAttr
 from ...ir.enums import AddressSpace, CheckedFlag, Transpose
 from ...ir.inst import Inst
@@ -44,13 +43,12 @@ from ...ir.types import DYNAMIC, CoopmatrixType, MemrefType, NumberType, ScalarK
 from ...ir.values import Value
 from ...target.core_info import SpirvFeature
 from ..tables import BuiltIn, Capability, Op, SelectionControl, StorageClass
-from .atomics import _float_update_requirement
+from .atomics import AtomicConversion, float_update_requirement
 from .base import MemrefDV
 from .coopmatrix_layout import CoopLayout
 from .scalar import ScalarConversion
 from .spmd import SpmdConversion
 
-_NO_ATOMICS = (ScalarKind.i8, ScalarKind.i16, ScalarKind.bf16)
 _INT_UPDATE = {"add": Op.AtomicIAdd, "max": Op.AtomicSMax, "min": Op.AtomicSMin}
 _FLOAT_UPDATE = {"add": Op.AtomicFAddEXT, "max": Op.AtomicFMaxEXT, "min": Op.AtomicFMinEXT}
 
@@ -150,7 +148,7 @@ def base_alignment(func: Func, v: Value, default: int) -> int:
 # ---- conversion ----------------------------------------------------------------------------------
 
 
-class CoopmatrixMemoryConversion(ScalarConversion, SpmdConversion):
+class CoopmatrixMemoryConversion(ScalarConversion, AtomicConversion, SpmdConversion):
     def cm_lane_id(self) -> int:
         return self.load_builtin(BuiltIn.SubgroupLocalInvocationId, self.i32(), 4)
 
@@ -325,16 +323,8 @@ class CoopmatrixMemoryConversion(ScalarConversion, SpmdConversion):
         """elem(pointer, value) doing the element-wise atomic of `inst` (backend.md §6.8)."""
         elem = d.ty.element
         kind = inst.name.removeprefix("cooperative_matrix_atomic_")
-        if elem.kind in _NO_ATOMICS:
-            raise inst.error(
-                Status.spirv_unsupported_atomic_data_type,
-                f"'{inst.name}' on {elem} has no SPIR-V atomic instruction",
-            )
-        if elem.kind in (ScalarKind.i64, ScalarKind.index):
-            self.require(inst, SpirvFeature.int64_atomics, Capability.Int64Atomics)
+        scope, sem = self.atomic_operands(inst, elem)
         m, i32 = self.mod, self.i32()
-        scope = m.constant(i32, int(inst.props["scope"]))
-        sem = m.constant(i32, int(inst.props["semantics"]))
         local = d.ty.addrspace is AddressSpace.local
         comp_ty = elem.component_type
         comp = self.ty(comp_ty)
@@ -343,9 +333,7 @@ class CoopmatrixMemoryConversion(ScalarConversion, SpmdConversion):
             op = _INT_UPDATE[kind]
         elif kind in _FLOAT_UPDATE:
             op = _FLOAT_UPDATE[kind]
-            self.require(
-                inst, *_float_update_requirement("atomic_" + kind, 8 * comp_ty.size, local)
-            )
+            self.require(inst, *float_update_requirement("atomic_" + kind, 8 * comp_ty.size, local))
 
         sc = StorageClass.Workgroup if local else StorageClass.CrossWorkgroup
         via_i64 = kind in ("load", "store") and comp_ty.kind is ScalarKind.f64
