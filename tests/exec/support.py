@@ -20,7 +20,7 @@ import pytest
 pytest.importorskip("pyopencl")
 
 from tinytc_py.runtime import device as _device  # noqa: E402  (sets OCL_ICD_VENDORS first)
-from tinytc_py.runtime.opencl import Program, program  # noqa: E402
+from tinytc_py.runtime.opencl import DTYPES, Program, program  # noqa: E402
 
 
 @functools.cache
@@ -56,19 +56,7 @@ def bf16_value(bits) -> np.ndarray:
 
 # ---- element-wise kernels over every scalar type ------------------------------------------------
 
-NP_DTYPE = {
-    "i8": np.int8,
-    "i16": np.int16,
-    "i32": np.int32,
-    "i64": np.int64,
-    "index": np.int64,
-    "bf16": np.uint16,  # raw bits
-    "f16": np.float16,
-    "f32": np.float32,
-    "f64": np.float64,
-    "c32": np.complex64,
-    "c64": np.complex128,
-}
+NP_DTYPE = DTYPES  # bf16 as raw uint16 bits
 INT_TYPES = ("i8", "i16", "i32", "i64", "index")
 FLOAT_TYPES = ("bf16", "f16", "f32", "f64")
 COMPLEX_TYPES = ("c32", "c64")

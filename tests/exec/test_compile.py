@@ -170,22 +170,3 @@ def test_required_feature_unavailable():
     assert "subgroup_dispatch" in str(e.value)
     generic.set_spirv_feature(SpirvFeature.subgroup_dispatch)
     compile_text("func @k() {\n}\n", generic)
-
-
-NOT_YET: dict[str, str] = {}
-
-
-@pytest.mark.parametrize("name", NOT_YET)
-def test_not_implemented_is_located(name):
-    src = NOT_YET[name]
-    with pytest.raises(CompilationError) as e:
-        compile_text(src)
-    err = e.value
-    assert err.status is Status.not_implemented
-    line = next(
-        i
-        for i, text in enumerate(src.splitlines())
-        if name in text.split("=")[-1] or text.strip().startswith(name)
-    )
-    assert err.loc.begin.line == line + 1  # 1-based
-    assert name in err.rendered

@@ -10,57 +10,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .support import bf16_bits, bf16_value, build
+from .support import NP_DTYPE as NP
+from .support import bf16_bits, bf16_value, build, elementwise, num_groups
 
 pytestmark = pytest.mark.timeout(120, method="thread")
 
 N = 37  # not a multiple of the work-group size: the guard matters
-WG = 16
-SG = 8
-
-NP = {
-    "i8": np.int8,
-    "i16": np.int16,
-    "i32": np.int32,
-    "i64": np.int64,
-    "index": np.int64,
-    "f16": np.float16,
-    "f32": np.float32,
-    "f64": np.float64,
-    "bf16": np.uint16,
-    "c32": np.complex64,
-    "c64": np.complex128,
-}
 RTOL = {"f16": 2e-3, "bf16": 1e-2, "f32": 1e-6, "f64": 1e-13, "c32": 1e-6, "c64": 1e-13}
-
-
-def elementwise(name: str, params: str, body: str) -> str:
-    """A kernel @name(params) running `body` for every i < size(%a, 0)."""
-    return f"""
-func @{name}({params}) attributes {{subgroup_size={SG}, work_group_size=[{WG},1]}} {{
-    parallel {{
-        %gid = group_id.x : index
-        %sg = subgroup_id.x : i32
-        %lid = subgroup_local_id : i32
-        %S = subgroup_size : i32
-        %t0 = mul %sg, %S : i32
-        %t1 = add %t0, %lid : i32
-        %t2 = cast %t1 : index
-        %W = constant {WG} : index
-        %g0 = mul %gid, %W : index
-        %i = add %g0, %t2 : index
-        %n = size %a[0] : index
-        %inb = less_than %i, %n : bool
-        if %inb {{
-{body}
-        }}
-    }}
-}}
-"""
-
-
-def groups(n: int = N) -> int:
-    return -(-n // WG)
 
 
 def store_ops(ty: str, exprs: list[str], out: str = "%c") -> str:
@@ -83,9 +39,9 @@ def run_binary(ty: str, ops: list[str], a: np.ndarray, b: np.ndarray) -> np.ndar
         ]
     )
     params = f"%a: memref<{ty}x?>, %b: memref<{ty}x?>, %c: memref<{ty}x?x{len(ops)}>"
-    k = build(elementwise("binary", params, body)).kernel("binary")
+    k = build(elementwise("binary", params, [body])).kernel("binary")
     c = np.zeros((len(a), len(ops)), dtype=NP[ty], order="F")
-    k(a, b, c, num_groups=groups(len(a)))
+    k(a, b, c, num_groups=num_groups(len(a)))
     return c
 
 
@@ -185,9 +141,9 @@ def run_unary(ty: str, ops: list[str], a: np.ndarray, rty: str | None = None) ->
         [f"            %x = load %a[%i] : {ty}", store_ops(rty, [f"{op} %x" for op in ops])]
     )
     params = f"%a: memref<{ty}x?>, %c: memref<{rty}x?x{len(ops)}>"
-    k = build(elementwise("unary", params, body)).kernel("unary")
+    k = build(elementwise("unary", params, [body])).kernel("unary")
     c = np.zeros((len(a), len(ops)), dtype=NP[rty], order="F")
-    k(a, c, num_groups=groups(len(a)))
+    k(a, c, num_groups=num_groups(len(a)))
     return c
 
 
@@ -278,9 +234,9 @@ def run_compare(ty: str, ops: list[str], a: np.ndarray, b: np.ndarray) -> np.nda
         ]
     body = "\n".join(" " * 12 + line for line in lines)
     params = f"%a: memref<{ty}x?>, %b: memref<{ty}x?>, %c: memref<i32x?x{len(ops)}>"
-    k = build(elementwise("compare", params, body)).kernel("compare")
+    k = build(elementwise("compare", params, [body])).kernel("compare")
     c = np.zeros((len(a), len(ops)), dtype=np.int32, order="F")
-    k(a, b, c, num_groups=groups(len(a)))
+    k(a, b, c, num_groups=num_groups(len(a)))
     return c
 
 
@@ -310,32 +266,29 @@ def test_cast():
         "%a: memref<f32x?>, %b: memref<i32x?>, %z: memref<c32x?>, %oi: memref<i32x?>, "
         "%od: memref<f64x?>, %oh: memref<f16x?>, %oc: memref<c32x?>, %ob: memref<bf16x?>, "
         "%of: memref<f32x?>, %o8: memref<i8x?>, %ol: memref<i64x?>, %oz: memref<c64x?>",
-        "\n".join(
-            " " * 12 + line
-            for line in [
-                "%x = load %a[%i] : f32",
-                "%y = load %b[%i] : i32",
-                "%w = load %z[%i] : c32",
-                "%x0 = cast %x : i32",
-                "store %x0, %oi[%i]",
-                "%x1 = cast %x : f64",
-                "store %x1, %od[%i]",
-                "%x2 = cast %x : f16",
-                "store %x2, %oh[%i]",
-                "%x3 = cast %x : c32",
-                "store %x3, %oc[%i]",
-                "%x4 = cast %x : bf16",
-                "store %x4, %ob[%i]",
-                "%y0 = cast %y : f32",
-                "store %y0, %of[%i]",
-                "%y1 = cast %y : i8",
-                "store %y1, %o8[%i]",
-                "%y2 = cast %y : i64",
-                "store %y2, %ol[%i]",
-                "%w0 = cast %w : c64",
-                "store %w0, %oz[%i]",
-            ]
-        ),
+        [
+            "%x = load %a[%i] : f32",
+            "%y = load %b[%i] : i32",
+            "%w = load %z[%i] : c32",
+            "%x0 = cast %x : i32",
+            "store %x0, %oi[%i]",
+            "%x1 = cast %x : f64",
+            "store %x1, %od[%i]",
+            "%x2 = cast %x : f16",
+            "store %x2, %oh[%i]",
+            "%x3 = cast %x : c32",
+            "store %x3, %oc[%i]",
+            "%x4 = cast %x : bf16",
+            "store %x4, %ob[%i]",
+            "%y0 = cast %y : f32",
+            "store %y0, %of[%i]",
+            "%y1 = cast %y : i8",
+            "store %y1, %o8[%i]",
+            "%y2 = cast %y : i64",
+            "store %y2, %ol[%i]",
+            "%w0 = cast %w : c64",
+            "store %w0, %oz[%i]",
+        ],
     )
     k = build(src).kernel("cast")
     a = np.linspace(-5.5, 5.5, N).astype(np.float32)
@@ -355,7 +308,7 @@ def test_cast():
             np.complex128,
         )
     ]
-    k(a, b, z, *outs, num_groups=groups())
+    k(a, b, z, *outs, num_groups=num_groups(N))
     oi, od, oh, oc, ob, of, o8, ol, oz = outs
     np.testing.assert_array_equal(oi, np.trunc(a).astype(np.int32))
     np.testing.assert_array_equal(od, a.astype(np.float64))

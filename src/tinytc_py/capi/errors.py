@@ -43,8 +43,6 @@ def status_of(exc: BaseException) -> int:
         return int(Status.out_of_range)
     if isinstance(exc, OSError):
         return int(Status.file_io_error)
-    if isinstance(exc, NotImplementedError):
-        return int(Status.not_implemented)
     if isinstance(exc, Exception):
         return int(Status.runtime_error)
     return int(Status.unknown)

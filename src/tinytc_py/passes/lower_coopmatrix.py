@@ -9,18 +9,18 @@ with cooperative_matrix_insert. A component whose column can be padding ((u+1)*(
 its clone under `if col < N` and yields 0 otherwise. The replacement is placed where the apply
 was; nested applies are lowered innermost first.
 
-The layout arithmetic is shared with the SPIR-V conversion (spirv/convert/coopmatrix_layout.py),
+The layout arithmetic is shared with the SPIR-V conversion (analysis/coopmatrix_layout.py),
 so the two agree on what component v means. A function without subgroup_size gets it from
 work-group-size first.
 """
 
 from __future__ import annotations
 
+from ..analysis.coopmatrix_layout import coop_layout
 from ..errors import Status
 from ..ir.builder import IRBuilder
 from ..ir.inst import Inst
 from ..ir.values import Value
-from ..spirv.convert.coopmatrix_layout import coop_layout
 from .base import FunctionPass
 from .clone import clone_inst, clone_region
 from .work_group_size import WorkGroupSize, function_sizes

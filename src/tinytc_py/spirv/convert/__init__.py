@@ -20,8 +20,8 @@ instruction is ever emitted half-way into an invalid module. Capabilities are ad
 by ../capex.py from what the module contains.
 
 The conversion is split into mixins by subject: scalar, memory (incl. local memory), atomics,
-control, spmd (builtins, barrier, subgroup operations) and coopmatrix (coopmatrix_layout,
-coopmatrix_memory); `Converter` combines them and maps each instruction class to its handler.
+control, spmd (builtins, barrier, subgroup operations) and coopmatrix (+ coopmatrix_memory; the
+layout arithmetic is analysis/coopmatrix_layout.py); `Converter` combines them and maps each instruction class to its handler.
 """
 
 from __future__ import annotations

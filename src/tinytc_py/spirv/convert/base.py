@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ...analysis.coopmatrix_layout import CoopLayout, coop_layout
 from ...errors import UNKNOWN_LOCATION, CompilationError, Status
 from ...ir import instructions as I
 from ...ir.enums import AddressSpace
@@ -32,7 +33,6 @@ from ..tables import (
     Op,
     StorageClass,
 )
-from .coopmatrix_layout import CoopLayout, coop_layout
 from .metadata import ArgInfo, KernelInfo, ParamInfo, kernel_sizes
 
 # ---- dope vectors ------------------------------------------------------------------------------

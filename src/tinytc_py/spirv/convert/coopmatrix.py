@@ -2,7 +2,7 @@
 loads and stores where it is provably legal (§3.4, coopmatrix_memory.py).
 
 Representation: a coopmatrix value is a Python list of V SPIR-V ids, one scalar per component
-of the work-item's part of the matrix (coopmatrix_layout.py says which element component v of
+of the work-item's part of the matrix (analysis/coopmatrix_layout.py says which element component v of
 lane p holds). Upstream packs the components into one vector (of any length, which spirv-val
 rejects, §10.2 item 2) and packs small matrix_a types into i32; as SSA scalars every module
 validates, `if`/`for` carry one OpPhi per component (ConverterBase.phi), and the packing is

@@ -35,6 +35,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ...analysis.coopmatrix_layout import CoopLayout
 from ...ir.attrs import ArrayAttr, IntegerAttr
 from ...ir.enums import AddressSpace, CheckedFlag, Transpose
 from ...ir.inst import Inst
@@ -45,7 +46,6 @@ from ...target.core_info import SpirvFeature
 from ..tables import BuiltIn, Capability, Op, SelectionControl, StorageClass
 from .atomics import AtomicConversion, float_update_requirement
 from .base import MemrefDV
-from .coopmatrix_layout import CoopLayout
 from .scalar import ScalarConversion
 from .spmd import SpmdConversion
 

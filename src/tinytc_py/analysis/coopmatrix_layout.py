@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...ir.enums import MatrixUse
-from ...ir.types import CoopmatrixType
+from ..ir.enums import MatrixUse
+from ..ir.types import CoopmatrixType
 
 
 @dataclass(frozen=True)
