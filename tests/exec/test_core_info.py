@@ -73,12 +73,13 @@ def test_generic():
 def test_cpu_device():
     pytest.importorskip("pyopencl")
     from tinytc_py.runtime import device
+    from tinytc_py.runtime.cl_core_info import core_info_from_cl_device
 
     try:
         dev = device.default_device()
     except RuntimeError:
         pytest.skip("no OpenCL device")
-    info = CoreInfo.from_cl_device(dev)
+    info = core_info_from_cl_device(dev)
     assert info.subgroup_sizes == tuple(sorted(device.subgroup_sizes(dev)))
     assert info.max_work_group_size(info.subgroup_sizes[0]) == dev.max_work_group_size
     assert info.default_alignment == dev.mem_base_addr_align // 8

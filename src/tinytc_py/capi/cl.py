@@ -2,7 +2,7 @@
 
 The host passes raw cl_device_id / cl_context / cl_kernel / cl_command_queue handles. Devices are
 queried through pyopencl (`Device.from_int_ptr`, without taking a reference) to reuse
-`CoreInfo.from_cl_device`; everything else calls the OpenCL ICD loader the process has loaded
+`runtime.cl_core_info.core_info_from_cl_device`; everything else calls the OpenCL ICD loader the process has loaded
 through ctypes on the raw handles, so the host's objects are used as they are and the library
 never owns anything the host did not get from it (the cl_program of a kernel bundle is the
 host's to release). Failures of OpenCL calls are compute_runtime_error (capi.md §1.4); the build
@@ -18,6 +18,7 @@ from typing import Any
 from ..compiler import Binary, compile_to_spirv
 from ..errors import UNKNOWN_LOCATION, Status, TinytcError
 from ..ir.context import CompilerContext
+from ..runtime.cl_core_info import core_info_from_cl_device
 from ..target.core_info import CoreFeature, CoreInfo, IntelGpuArchitecture, _is_arch
 from .core import BinaryObj
 from .errors import invalid
@@ -92,7 +93,7 @@ def _device(p: Any) -> Any:
 
 
 def core_info_of(p: Any) -> CoreInfo:
-    return CoreInfo.from_cl_device(_device(p))
+    return core_info_from_cl_device(_device(p))
 
 
 @export

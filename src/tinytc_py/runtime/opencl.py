@@ -37,6 +37,7 @@ from ..ir.region import Prog  # noqa: E402
 from ..ir.types import DYNAMIC  # noqa: E402
 from ..spirv.convert import KernelInfo, ParamInfo, float_to_bf16_bits  # noqa: E402
 from ..target.core_info import CoreFeature, CoreInfo  # noqa: E402
+from .cl_core_info import core_info_from_cl_device  # noqa: E402
 
 DTYPES = {
     "i8": np.int8,
@@ -79,7 +80,7 @@ _core_infos: dict[int, CoreInfo] = {}
 def core_info_for(dev: Any) -> CoreInfo:
     key = dev.int_ptr
     if key not in _core_infos:
-        _core_infos[key] = CoreInfo.from_cl_device(dev)
+        _core_infos[key] = core_info_from_cl_device(dev)
     return _core_infos[key]
 
 
