@@ -101,12 +101,24 @@ class BuildError(Exception):
     pass
 
 
+def _load_script(path: Path, name: str):
+    """A script of the repository as a module, loaded once (they are not a package)."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
 def load_generator():
-    spec = importlib.util.spec_from_file_location("gen_capi", ROOT / "tools" / "gen_capi.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("gen_capi", module)
-    spec.loader.exec_module(module)
-    return module
+    """tools/gen_capi.py: the API description and the header generator."""
+    return _load_script(ROOT / "tools" / "gen_capi.py", "gen_capi")
+
+
+def load_ze_cpu_build():
+    """capi/ze_cpu/build.py: our Level Zero driver for the CPU (libze_tinytc_cpu.so)."""
+    return _load_script(CAPI / "ze_cpu" / "build.py", "ze_cpu_build")
 
 
 def _check_current(gen, api) -> None:
@@ -223,14 +235,9 @@ SYSTEM_HEADERS = {
 
 
 def _check_system_headers(cc: str) -> None:
+    ze_cpu = load_ze_cpu_build()
     for library, (header, package) in SYSTEM_HEADERS.items():
-        probe = subprocess.run(
-            [cc, "-fsyntax-only", "-DCL_TARGET_OPENCL_VERSION=300", "-x", "c", "-"],
-            input=f"#include <{header}>\n",
-            capture_output=True,
-            text=True,
-        )
-        if probe.returncode != 0:
+        if not ze_cpu.header_available(cc, header):
             raise BuildError(f"lib{library} needs <{header}> (Debian package {package})")
 
 
@@ -285,7 +292,39 @@ def build(
             if not quiet:
                 print(f"built {built[library]} -> {real.name}")
     _package_files(out_dir, full)
+    ze_cpu = load_ze_cpu_build()
+    try:
+        driver = ze_cpu.build_driver(out_dir, cc)
+    except ze_cpu.DriverBuildError as e:
+        raise BuildError(str(e)) from e
+    if not quiet:
+        print(f"built {driver} (Level Zero driver for the CPU)")
+    validator = build_spirv_validator(out_dir, cc)
+    if validator is not None and not quiet:
+        print(f"built {validator} (in-process spirv-val)")
     return built
+
+
+SPIRV_TOOLS_ARCHIVE = Path("/usr/lib/x86_64-linux-gnu/libSPIRV-Tools.a")
+SPIRV_VAL_LIBRARY = "libtinytc_spirv_val.so"
+
+
+def build_spirv_validator(out_dir: Path, cc: str = "gcc") -> Path | None:
+    """out_dir/libtinytc_spirv_val.so: SPIRV-Tools' validator for tinytc_py.spirv.validate
+    (capi/spirv_val/spirv_val.c says why). None when the static SPIRV-Tools library is not
+    installed; the compiler then runs the spirv-val program instead."""
+    if not SPIRV_TOOLS_ARCHIVE.is_file():
+        return None
+    target = Path(out_dir) / SPIRV_VAL_LIBRARY
+    cmd = [
+        cc, "-shared", "-fPIC", "-O2", "-fvisibility=hidden", "-o", str(target),
+        str(CAPI / "spirv_val" / "spirv_val.c"), str(SPIRV_TOOLS_ARCHIVE), "-lstdc++", "-lm",
+        "-Wl,--no-undefined",
+    ]  # fmt: skip
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise BuildError(f"{' '.join(cmd)}\n{result.stdout}{result.stderr}")
+    return target.resolve()
 
 
 def _package_files(out_dir: Path, version: str) -> None:

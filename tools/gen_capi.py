@@ -14,6 +14,9 @@ Outputs (committed; the first line of each says it is generated):
                             (`/* section: NAME */`): types, then per library its interop types
                             and the functions implemented in Python (ffi.embedding_api)
   capi/_generated_native.c  the enum to_string functions, compiled into libtinytc
+  capi/fortran/tinytc.f90   Fortran modules tinytc, tinytc_cl, tinytc_ze: iso_c_binding
+                            interfaces of every function, enum constants, bind(c) structs
+                            (compiled together with the user's program; see examples/fortran)
 
 Usage: gen_capi.py [--check] [--compare-spec CAPI_MD]
   --check           exit 1 when a committed output differs from what the inputs give
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import textwrap
 import tomllib
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -575,10 +579,187 @@ def outputs(api: Api) -> dict[Path, str]:
         inc / "tinytc" / "export.h": render_export(),
         ROOT / "capi" / "_generated_cdef.h": render_cdef(api),
         ROOT / "capi" / "_generated_native.c": render_native(api),
+        FORTRAN_PATH: render_fortran(api),
     }
     for header in ("builder", "core", "tinytc_cl", "tinytc_ze"):
         files[inc / "tinytc" / f"{header}.h"] = render_functions_header(api, header)
     return files
+
+
+# ---- Fortran module ------------------------------------------------------------------------------
+
+FORTRAN_PATH = ROOT / "capi" / "fortran" / "tinytc.f90"
+# By-value scalars: C type -> Fortran kind (enums are c_int; handles and interop handles c_ptr).
+F_SCALARS = {
+    "int8_t": "integer(c_int8_t)",
+    "uint8_t": "integer(c_int8_t)",
+    "uint16_t": "integer(c_int16_t)",
+    "int32_t": "integer(c_int32_t)",
+    "uint32_t": "integer(c_int32_t)",
+    "int64_t": "integer(c_int64_t)",
+    "size_t": "integer(c_size_t)",
+    "float": "real(c_float)",
+    "double": "real(c_double)",
+    "cl_int": "integer(c_int32_t)",
+    "cl_uint": "integer(c_int32_t)",
+}
+# Pointer parameters that point at three entries (work-group and global sizes of tinytc_cl).
+F_FIXED_ARRAYS = {"num_groups": 3, "local_size": 3, "global_size": 3}
+# Pointer parameters that may be NULL: optional dummies (an absent one is passed as NULL).
+F_OPTIONAL = {"loc", "event", "wait_events"}
+F_WIDTH = 100
+
+
+def _f_scalar(api: Api, ctype: str) -> str:
+    """The Fortran type of a C value type (without pointer)."""
+    ctype = ctype.removeprefix("const ").removesuffix(" const")
+    typedefs = {name: c for name, c, _ in api.typedefs}
+    ctype = typedefs.get(ctype, ctype)
+    if ctype in F_SCALARS:
+        return F_SCALARS[ctype]
+    if ctype in {e.ctype for e in api.enums}:
+        return "integer(c_int)"
+    if ctype in {f"tinytc_{s['name']}_t" for s in api.structs}:
+        return f"type({ctype})"
+    if ctype in api.callbacks:
+        return "type(c_funptr)"
+    if re.fullmatch(r"(const_)?tinytc_\w+_t|cl_\w+|ze_\w+_handle_t|void \*|char \*", ctype):
+        return "type(c_ptr)"
+    raise ApiError(f"no Fortran type for C type {ctype!r}")
+
+
+def _f_dummy(api: Api, params: list[Param], i: int, callback: bool = False) -> str:
+    """The declaration of the i-th dummy argument (capi.md 1.7 decides what is an array)."""
+    decl = _f_dummy_decl(api, params, i, callback)
+    if params[i].name in F_OPTIONAL and ", value" not in decl:
+        decl = decl.replace(" ::", ", optional ::")
+    return decl
+
+
+def _f_dummy_decl(api: Api, params: list[Param], i: int, callback: bool) -> str:
+    p = params[i]
+    base = p.ctype.removesuffix("*").strip()
+    stars = p.ctype.count("*")
+    const = p.ctype.startswith("const ") or " const" in base
+    intent = ", intent(in)" if const else ", intent(inout)"
+    if stars == 0 or p.ctype in ("void *", "const void *", "char *"):
+        return f"{_f_scalar(api, p.ctype if stars else base)}, value :: {p.name}"
+    if stars > 1:
+        return f"type(c_ptr), intent(inout) :: {p.name}"  # out-pointer to library memory
+    if base in ("char const", "const char"):
+        if callback:
+            return f"type(c_ptr), value :: {p.name}"
+        return f"character(kind=c_char), dimension(*), intent(in) :: {p.name}"
+    ftype = _f_scalar(api, base)
+    if p.name in F_FIXED_ARRAYS:
+        return f"{ftype}, dimension({F_FIXED_ARRAYS[p.name]}){intent} :: {p.name}"
+    prev = params[i - 1] if i else None
+    if (
+        prev is not None
+        and prev.ctype.removesuffix(" *") in F_SCALARS
+        and "int" in _f_scalar(api, prev.ctype.removesuffix(" *"))
+    ):
+        return f"{ftype}, dimension(*){intent} :: {p.name}"
+    return f"{ftype}{intent} :: {p.name}"
+
+
+def _f_wrap(text: str, indent: str) -> str:
+    """One Fortran statement, broken with `&` before F_WIDTH columns."""
+    lines, line = [], indent
+    for word in re.split(r"(?<=[,(]) ", text):
+        if len(line) + len(word) > F_WIDTH - 2 and line.strip():
+            lines.append(line.rstrip() + " &")
+            line = indent + "    "
+        line += word + ("" if word.endswith("(") else " ")
+    lines.append(line.rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def _f_doc(text: str, indent: str) -> str:
+    lines = textwrap.wrap(text, F_WIDTH - len(indent) - 3)
+    return "".join(f"{indent}{'!>' if i == 0 else '! '} {line}\n" for i, line in enumerate(lines))
+
+
+def _f_procedure(api: Api, name: str, returns: str, params: list[Param], bind: str) -> str:
+    args = ", ".join(p.name for p in params)
+    kind = "subroutine" if normalize_type(returns) == "void" else "function"
+    ret = normalize_type(returns)
+    if kind == "subroutine":
+        ret = ""
+    else:
+        ret = "type(c_ptr) " if ret.endswith("*") else _f_scalar(api, ret) + " "
+    callback = bind == ""
+    head = _f_wrap(f"{ret}{kind} {name}({args}) bind(c{bind})", "        ")
+    body = "".join(
+        f"            {_f_dummy(api, params, i, callback)}\n" for i in range(len(params))
+    )
+    return f"{head}            import\n{body}        end {kind} {name}\n"
+
+
+def _f_constant(ftype: str, name: str, value: str) -> str:
+    return f"    {ftype}, parameter :: {name} = {value}\n"
+
+
+def _f_module_tinytc(api: Api) -> str:
+    v = api.version
+    out = ["module tinytc\n", "    use, intrinsic :: iso_c_binding\n", "    implicit none\n\n"]
+    out.append("    ! ---- Version and macros ----\n")
+    for key in ("major", "minor", "patch"):
+        out.append(_f_constant("integer(c_int)", f"TINYTC_VERSION_{key.upper()}", str(v[key])))
+    out.append(_f_constant("integer(c_int64_t)", "TINYTC_DYNAMIC", "-huge(0_c_int64_t) - 1"))
+    for name, value, _ in api.macros:
+        if name != "TINYTC_DYNAMIC":
+            value = f"int(z'{value[2:]}', c_int)" if value.startswith("0x") else value
+            out.append(_f_constant("integer(c_int)", name, value))
+    for e in api.enums:
+        out.append(f"\n    ! ---- {e.ctype} ----\n")
+        for case, value, _ in e.members:
+            out.append(_f_constant("integer(c_int)", e.cname(case), str(value)))
+        out.append(
+            _f_constant("integer(c_int)", f"TINYTC_ENUM_NUM_{e.name.upper()}", str(len(e.members)))
+        )
+    out.append("\n    ! ---- Structs (bind(c) mirrors of the C structs) ----\n")
+    for s in api.structs:
+        out.append(_f_doc(s["doc"], "    ") + f"    type, bind(c) :: tinytc_{s['name']}_t\n")
+        for ctype, name in s["fields"]:
+            out.append(f"        {_f_scalar(api, normalize_type(ctype))} :: {name}\n")
+        out.append(f"    end type tinytc_{s['name']}_t\n")
+    out.append("\n    ! ---- Callbacks: pass c_funloc(p) of a procedure with this interface ----\n")
+    out.append("    abstract interface\n")
+    for name, cb in api.callbacks.items():
+        out.append(_f_doc(cb["doc"], "        "))
+        out.append(_f_procedure(api, name, cb["returns"], parse_params(cb["params"]), ""))
+    out.append("    end interface\n")
+    return "".join(out)
+
+
+def render_fortran(api: Api) -> str:
+    """Fortran 2008 modules with iso_c_binding interfaces: `tinytc` (constants, structs and every
+    function of libtinytc), `tinytc_cl` and `tinytc_ze` (the interop functions; their runtime
+    handles are type(c_ptr)). Arrays (capi.md 1.7) are assumed-size dummies, NUL-terminated or
+    counted strings character(kind=c_char) arrays, out-pointers references; a NULL location is
+    an absent optional `loc`."""
+    out = [
+        f"! {GENERATED}\n",
+        "! Fortran interfaces of the tinytc C API: compile this file with your program and link\n",
+        "! with -ltinytc (and -ltinytc_cl / -ltinytc_ze when you use those modules).\n",
+        "! Strings passed to the library need a trailing c_null_char unless a length is passed.\n",
+    ]
+    for lib in api.libraries:
+        if lib == "tinytc":
+            out.append(_f_module_tinytc(api))
+        else:
+            out.append(f"\nmodule {lib}\n    use tinytc\n    implicit none\n")
+        out.append("\n    interface\n")
+        group = None
+        for f in [f for h in GROUP_ORDER for f in api.by_header(h) if f.library == lib]:
+            if f.group != group:
+                group = f.group
+                out.append(f"        ! ---- {group} ----\n")
+            out.append(_f_doc(f.doc, "        "))
+            out.append(_f_procedure(api, f.name, f.returns, f.params, f', name="{f.name}"'))
+        out.append(f"    end interface\nend module {lib}\n")
+    return "".join(out)
 
 
 # ---- comparison with capi.md --------------------------------------------------------------------

@@ -9,7 +9,7 @@ compile depend on a system file. So the tables are generated once, committed, an
 Inputs: the core grammar and the OpenCL.std extended-instruction grammar from Debian's
 spirv-headers, plus tools/spirv_grammar_patch.json for the few newer instructions, operand kinds
 and enumerants that this spirv-headers release lacks (SPV_KHR_cooperative_matrix,
-SPV_INTEL_bfloat16_conversion).
+SPV_INTEL_bfloat16_conversion) and corrections of instructions it gets wrong (OpAsmTargetINTEL).
 
 Usage: gen_spirv_tables.py [--grammar-dir DIR] [--patch FILE] [--output FILE] [--check]
 """
@@ -66,6 +66,12 @@ def merge_patch(core: dict, patch: dict) -> None:
             raise GrammarError(
                 f"patch gives {inst['opname']} = {inst['opcode']}, grammar says {known}"
             )
+    by_name = {i["opname"]: i for i in core["instructions"]}
+    for fix in patch.get("corrections", []):
+        inst = by_name.get(fix["opname"])
+        if inst is None or inst["opcode"] != fix["opcode"]:
+            raise GrammarError(f"correction for unknown instruction {fix['opname']}")
+        inst["operands"] = fix["operands"]
     kinds = {k["kind"]: k for k in core["operand_kinds"]}
     for kind in patch.get("operand_kinds", []):
         if kind["kind"] in kinds:

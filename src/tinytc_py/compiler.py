@@ -89,6 +89,18 @@ def compile_to_spirv(prog: Prog, core_info: CoreInfo | None = None) -> Binary:
     return assemble_module(compile_to_module(prog, core_info))
 
 
+def binary_of(source: str | Prog | Binary, core_info: CoreInfo) -> Binary:
+    """What the runtimes' `program(...)` accepts: tensor-language text or a program is
+    compiled for `core_info`, a binary is taken as it is."""
+    if isinstance(source, Binary):
+        return source
+    if isinstance(source, str):
+        from .text.parser import parse
+
+        source = parse(source)
+    return compile_to_spirv(source, core_info)
+
+
 __all__ = [
     "ArgInfo",
     "Binary",
@@ -96,6 +108,7 @@ __all__ = [
     "KernelInfo",
     "ParamInfo",
     "assemble_module",
+    "binary_of",
     "compile_to_module",
     "compile_to_spirv",
     "default_core_info",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tinytc_py.errors import Status, TinytcError
+from tinytc_py.ir.types import ScalarKind
 from tinytc_py.target.core_info import (
     CoreFeature,
     CoreInfo,
@@ -86,3 +87,43 @@ def test_cpu_device():
     assert info.have_spirv_feature(SpirvFeature.subgroup_dispatch)
     if "cl_khr_fp64" in dev.extensions:
         assert info.have_spirv_feature(SpirvFeature.float64)
+    if dev.vendor_id == 0x8086 and dev.type & device.cl.device_type.CPU:
+        width = 4 * dev.native_vector_width_float  # 64 B with AVX-512: 32 registers
+        assert info.vector_register_size == width
+        assert info.register_space == width * (32 if width >= 64 else 16)
+
+
+def simd_cpu() -> CoreInfo:
+    """The CPU OpenCL runtime's core on an AVX-512 machine, without the device."""
+    info = CoreInfo.generic(32 * 64, 8192, (4, 8, 16, 32, 64))
+    info.vector_register_size = 64
+    return info
+
+
+@pytest.mark.parametrize(
+    ("types", "sgs"),
+    [
+        (("f32", "f32", "f32"), 16),
+        (("f64", "f64", "f64"), 8),
+        (("f16", "f16", "f16"), 16),
+        (("c64", "c64", "c64"), 4),
+        (("i8", "i8", "i32"), 16),
+        ((), 16),
+    ],
+)
+def test_simd_cpu_sizes(types, sgs):
+    """A SIMD CPU core: one vector register of the accumulator type per row block (32-bit
+    without linear algebra) and one subgroup per work-group (backend.md §2.1)."""
+    from tinytc_py.analysis.tiling import BlasShape, suggest_local_tiling, suggest_subgroup_size
+    from tinytc_py.ir.context import CompilerContext
+
+    ctx = CompilerContext()
+    shapes = []
+    if types:
+        a, b, c = (ctx.number(ScalarKind[t]) for t in types)
+        shapes = [BlasShape(a, b, c, (64, 64), True)]
+    info = simd_cpu()
+    assert suggest_subgroup_size(shapes, info) == sgs
+    assert suggest_local_tiling(shapes, sgs, info) == (1, 1)
+    info.subgroup_sizes = (4, 8)  # the native size unsupported: the generic rule applies
+    assert suggest_subgroup_size(shapes, info) in (4, 8)

@@ -7,6 +7,20 @@ from backend.md §3.1, independently of the converter's, and extract/insert test
 component index maps to memory to pin the work-item layout down.
 
 Arrays are column-major (Fortran order), as memrefs are.
+
+Coverage (issue 4; T = .n/.t, shapes: M a power of two, N not a multiple of 16; the matrix
+sizes are static by definition, the memrefs dynamic or static):
+  load/store       all 4 T combos x 14 (type, shape): f32 f64 c32 c64 i8 i16 i32 f16 bf16
+  checked ld/st    n,t x rows/cols/both, at both edges: f32 f64 c32 c64 i8 i16 i32 f16 bf16
+  atomic ld/st     n,t x rows/cols/both checked: f32 f64 c32 c64 i64; .t.both across 4 groups
+  atomic add/max/min  4 work-groups into the same C: f32 f64 i32 i64 (+ add for c32 c64)
+  mul_add          15 type combos incl. f16/bf16 -> f32, mixed real/complex (here: .n loads)
+  reduce           add/max/min x row/column: f32 f64 c32 c64 i8 i32 f16 bf16
+  cast             acc -> a/b (same type and narrowing), widening, real -> complex
+  apply, extract/insert, scale/construct/constant, arithmetic: f32 f64 c32 c64 f16 bf16 + ints
+  prefetch         inside every mul_add kernel
+The gemm grid (all 4 T x f32/f64/c32/c64/f16->f32/bf16->f32 x 8 dynamic shapes, checked and
+atomic stores from several work-groups) is in test_exec_coopmatrix_tiles.py.
 """
 
 from __future__ import annotations
@@ -185,21 +199,30 @@ def test_load_store_transposes(ty, M, N, S):
 
 
 @pytest.mark.parametrize(
-    "ty,M,N,S,use",
+    "ty,M,N,S,use,atomic",
     [
-        ("f32", 16, 13, 16, "acc"),
-        ("f32", 4, 13, 16, "acc"),
-        ("i32", 32, 5, 8, "b"),
-        ("i8", 64, 5, 16, "b"),
-        ("f64", 8, 17, 32, "a"),
-        ("c32", 16, 5, 8, "a"),
-        ("i16", 32, 13, 16, "a"),
+        ("f32", 16, 13, 16, "acc", ""),
+        ("f32", 4, 13, 16, "acc", ""),
+        ("i32", 32, 5, 8, "b", ""),
+        ("i8", 64, 5, 16, "b", ""),
+        ("f64", 8, 17, 32, "a", ""),
+        ("c32", 16, 5, 8, "a", ""),
+        ("i16", 32, 13, 16, "a", ""),
+        ("c64", 8, 13, 8, "acc", ""),
+        ("f16", 32, 5, 16, "b", ""),
+        ("bf16", 16, 17, 8, "a", ""),
+        # atomic load / store: small (the JIT of per-component atomics with checks is slow)
+        ("f32", 8, 5, 8, "acc", "atomic_"),
+        ("f64", 8, 3, 8, "acc", "atomic_"),
+        ("c32", 8, 3, 8, "acc", "atomic_"),
+        ("c64", 4, 3, 8, "acc", "atomic_"),
+        ("i64", 8, 3, 8, "acc", "atomic_"),
     ],
 )
-def test_checked_load_store_at_edges(ty, M, N, S, use):
+def test_checked_load_store_at_edges(ty, M, N, S, use, atomic):
     """The tile overhangs an m x n window (a subview of a larger array, so unchecked accesses
     stay inside the allocation) at both ends: checked loads give zeros outside, checked stores
-    write only inside; rows/cols/both with .n and .t."""
+    write only inside; rows/cols/both with .n and .t; also with the atomic load / store."""
     mt = cm(ty, M, N, use)
     m, n = M - 1, max(N - 3, 1)
     D = max(M, N) + 2
@@ -210,10 +233,10 @@ def test_checked_load_store_at_edges(ty, M, N, S, use):
         %Aw = subview %A[{D}:{m}, {D}:{n}] : {win}
 """
     for k, (t, chk) in enumerate(cases):
-        body += f"""        %a{k} = cooperative_matrix_load.{t}.{chk}_checked %Aw[%x,%y] : {mt}
+        body += f"""        %a{k} = cooperative_matrix_{atomic}load.{t}.{chk}_checked %Aw[%x,%y] : {mt}
         cooperative_matrix_store %a{k}, %T{k}[%c0,%c0]
         %Bw{k} = subview %B{k}[{D}:{m}, {D}:{n}] : {win}
-        cooperative_matrix_store.{t}.{chk}_checked %a{k}, %Bw{k}[%x,%y]
+        cooperative_matrix_{atomic}store.{t}.{chk}_checked %a{k}, %Bw{k}[%x,%y]
 """
     full = f"memref<{ty}x{M}x{N}>"
     params = ", ".join(
@@ -261,6 +284,8 @@ def test_checked_load_store_at_edges(ty, M, N, S, use):
         ("f16", 16, 13, 8, "a"),
         ("f64", 2, 17, 32, "a"),
         ("c32", 32, 5, 16, "b"),
+        ("c64", 8, 5, 8, "acc"),
+        ("bf16", 32, 5, 16, "b"),
     ],
 )
 def test_extract_insert_layout(ty, M, N, S, use):
@@ -394,6 +419,8 @@ def test_mul_add_rows_not_multiple_of_subgroup_size():
         ("i8", 32, 13, 16, "b"),
         ("bf16", 16, 13, 8, "acc"),
         ("c32", 16, 17, 8, "acc"),
+        ("c64", 8, 13, 8, "acc"),
+        ("f16", 16, 5, 16, "a"),
     ],
 )
 def test_reduce(ty, M, N, S, use):
@@ -422,7 +449,7 @@ def test_reduce(ty, M, N, S, use):
         exp = fn[op](a, axis=1 if mode == "row" else 0, keepdims=True)
         if ty in ("i8",):
             exp = exp.astype(np.int64).astype(np.int8)  # wraps like the device
-        np.testing.assert_allclose(value(ty, R), exp, rtol=1e-2 if ty == "bf16" else 1e-6)
+        np.testing.assert_allclose(value(ty, R), exp, rtol=1e-2 if "16" in ty else 1e-6)
 
 
 # ---- atomics -------------------------------------------------------------------------------------
@@ -529,6 +556,8 @@ def np_unary(op, a):
         ("f64", 4, 17, 8, "acc"),
         ("bf16", 16, 5, 16, "acc"),
         ("c32", 16, 5, 16, "acc"),
+        ("c64", 8, 13, 8, "b"),
+        ("f16", 16, 13, 16, "a"),
     ],
 )
 def test_arith_component_wise(ty, M, N, S, use):
@@ -546,7 +575,11 @@ def test_arith_component_wise(ty, M, N, S, use):
         outs.append(("b", op, ty))
     for op in UNARY[fam]:
         k = len(outs)
-        rty = "f32" if fam == "complex" and op in ("abs", "re", "im") else ty
+        rty = (
+            {"c32": "f32", "c64": "f64"}[ty]
+            if fam == "complex" and op in ("abs", "re", "im")
+            else ty
+        )
         body += f"        %r{k} = {op} %a : {cm(rty, M, N, use)}\n"
         body += f"        cooperative_matrix_store %r{k}, %R{k}[%c0,%c0]\n"
         outs.append(("u", op, rty))
@@ -564,7 +597,7 @@ def test_arith_component_wise(ty, M, N, S, use):
         exp = np_binary(op, a, b) if kind == "b" else np_unary(op, a)
         if ty == "bf16":
             exp = bf16_value(bf16_bits(exp))
-        np.testing.assert_allclose(value(t, R), exp, rtol=1e-6, err_msg=op)
+        np.testing.assert_allclose(value(t, R), exp, rtol=1e-3 if ty == "f16" else 1e-6, err_msg=op)
 
 
 @pytest.mark.parametrize(
@@ -578,6 +611,14 @@ def test_arith_component_wise(ty, M, N, S, use):
         ("f32", "c32", 16, 5, 16, "acc"),
         ("c32", "c64", 16, 5, 16, "b"),
         ("bf16", "f32", 16, 13, 16, "acc"),
+        # acc -> a / b of the same type (a result fed into another mul_add), narrowing
+        ("f32", "f32", 16, 13, 16, "a"),
+        ("f64", "f64", 8, 5, 8, "b"),
+        ("c64", "c64", 8, 13, 8, "a"),
+        ("c32", "c32", 16, 5, 16, "b"),
+        ("f32", "f16", 32, 5, 16, "b"),
+        ("f64", "f32", 16, 13, 8, "acc"),
+        ("c64", "c32", 8, 5, 8, "b"),
     ],
 )
 def test_cast(src, dst, M, N, S, use):
@@ -595,7 +636,11 @@ def test_cast(src, dst, M, N, S, use):
     np.testing.assert_array_equal(value(dst, B), exp.astype(value(dst, B).dtype))
 
 
-@pytest.mark.parametrize("ty,M,N,S", [("f32", 16, 13, 16), ("c64", 4, 5, 8), ("i8", 32, 24, 8)])
+@pytest.mark.parametrize(
+    "ty,M,N,S",
+    [("f32", 16, 13, 16), ("c64", 4, 5, 8), ("i8", 32, 24, 8), ("f64", 8, 17, 8)]
+    + [("c32", 16, 5, 16), ("f16", 32, 13, 16), ("bf16", 16, 5, 8)],
+)
 def test_constant_construct_scale(ty, M, N, S):
     mt = cm(ty, M, N, "acc")
     body = f"""        %c0 = constant 0 : index
@@ -611,9 +656,9 @@ def test_constant_construct_scale(ty, M, N, S):
     params = f"%A: memref<{ty}x{M}x{N}>, %B: memref<{ty}x{M}x{N}>, %s: {ty}"
     A = rand(ty, (M, N), -5, 5)
     B = np.zeros((M, N), NP[ty], order="F")
-    s = NP[ty](2 - 1j if ty.startswith("c") else 2)
+    s = 2.0 if ty == "bf16" else NP[ty](2 - 1j if ty.startswith("c") else 2)
     build(func("ccs", params, body, S)).kernel("ccs")(A, B, s)
-    np.testing.assert_array_equal(B, (s + 3 + s * A).astype(NP[ty]))
+    np.testing.assert_array_equal(value(ty, B), s + 3 + s * value(ty, A))  # all exact
 
 
 # ---- control flow: loop-carried and if-yielded coopmatrices --------------------------------------
@@ -670,6 +715,9 @@ def test_gemm_loop_carried_accumulator(S):
         ("i8", 64, 5, 16, "b"),  # K1 = 2
         ("f64", 8, 17, 32, "a"),
         ("c32", 16, 5, 8, "acc"),
+        ("c64", 8, 5, 8, "b"),
+        ("f16", 16, 13, 16, "a"),
+        ("bf16", 16, 5, 8, "acc"),
     ],
 )
 def test_apply(ty, M, N, S, use):
@@ -698,5 +746,6 @@ def test_apply(ty, M, N, S, use):
     B = np.zeros((M, N), NP[ty], order="F")
     build(func("ap", params, body, S)).kernel("ap")(A, B)
     i, j = np.indices((M, N))
-    exp = (np.where(i <= j, 2 * A, 0) + (i - j)).astype(NP[ty])
-    np.testing.assert_array_equal(B, exp)
+    a = value(ty, A)
+    exp = (np.where(i <= j, 2 * a, 0) + (i - j)).astype(a.dtype)  # exact in every type
+    np.testing.assert_array_equal(value(ty, B), exp)

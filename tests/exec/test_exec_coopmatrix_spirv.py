@@ -1,6 +1,10 @@
 """Cooperative-matrix SPIR-V without a device: when the block-IO path (backend.md §3.4) is taken,
 the representation (one scalar per component, no odd vector lengths), capabilities and
-extensions, and compile-time errors. Every module here has passed spirv-val."""
+extensions, and compile-time errors. Every module here has passed spirv-val.
+
+Coverage: no execution here (see test_exec_coopmatrix.py / test_exec_coopmatrix_tiles.py for
+the instruction x transpose x shape x type x atomic grid); every module built by any exec test
+goes through compile_to_spirv, which always runs spirv-val."""
 
 from __future__ import annotations
 
@@ -18,7 +22,11 @@ pytestmark = pytest.mark.timeout(120, method="thread")
 
 
 def pvc() -> CoreInfo:
-    return CoreInfo.intel_from_name("pvc")
+    """PVC without its matrix extension, so the block and generic paths are what is tested
+    (the DPAS path has tests/spirv/test_dpas.py)."""
+    info = CoreInfo.intel_from_name("pvc")
+    info.matrix = None
+    return info
 
 
 def cpu_like() -> CoreInfo:

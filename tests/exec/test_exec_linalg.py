@@ -9,6 +9,20 @@ NaN (C must not be read); .atomic updates (beta 0: atomic_store, beta 1: atomic_
 several work-groups update the same C; explicit work-group sizes with several subgroups in both
 directions (the SLM paths of sum/cumsum and the subgroup distribution of gemm).
 
+Coverage (issue 4; T = transposes, S = shapes incl. non-multiples of 16, all dynamic + static,
+types f32/f64/c32/c64/f16->f32/bf16->f32 (+ f32 x c32 -> c32), A = .atomic from GROUPS=3
+work-groups into the same C, beta 0 (atomic store) and 1 (atomic add)):
+  axpby    T n,t        S 7 (2-d) + 7 (1-d) + 0-d    all types  A n,t x 6 types x 7 shapes
+  gemv     T n,t        S 7                          all types  A n,t x 6 types x 7 shapes
+  ger      (none)       S 7                          all types  A 6 types x 7 shapes
+  hadamard (none)       S 7 (1-d) + 7 (2-d)          all types  A 1-d, 2-d x 6 types x 7 shapes
+  sum      T n,t (2-d)  S 7 (2-d) + 9 (1-d)          all types  A n,t,1-d x 6 types
+  cumsum   modes 0,1,2  S 9 (1-d) + 7 (2-d) + 6 (3-d) all types A 1-d, 2-d x 6 types x 8 shapes
+  gemm     T all 4 for every type, S 8 dynamic (+5 static f32 x 4 T), A all 4 T for f32,
+           one T per other type with beta 1 and another with beta 0 (JIT cost), 8 shapes each
+The coopmatrix-level gemm (mul_add, checked loads, atomics) and foreach_tile are in
+test_exec_coopmatrix_tiles.py.
+
 Kernels of one instruction share one program (the JIT costs 0.1-1 s per program). Memrefs are
 column-major: arrays are Fortran-ordered. References are computed in complex128; the tolerance
 is relative to the magnitude of the terms (alpha*|A||B| + |beta||C| summed like the result).
@@ -60,6 +74,9 @@ TYPES2 = [
     ("f32", "c64"),
 ]
 ATOMIC_TYPES = ["f32", "f64", "c32", "c64"]
+# (A, B) of the .atomic axpby / sum / cumsum: the atomic types and mixed f16 / bf16 -> f32
+ATOMIC_TYPES2 = TYPES2[:6]
+ATOMIC_TYPES3 = TYPES3[:6]  # (A, B, C) of the .atomic ger / hadamard / gemv / gemm
 SHAPES = [(1, 1), (5, 3), (16, 16), (17, 33), (40, 7), (64, 64), (33, 100)]
 SIZES = [1, 5, 16, 17, 40, 100, 1000]
 GEMM_SHAPES = [(1, 1, 1), (5, 3, 7), (16, 16, 16), (17, 33, 9), (40, 7, 64), (64, 64, 64)]
@@ -197,13 +214,14 @@ def _axpby_program() -> dict[str, str]:
             out["static"].append(
                 func(f"axpby2s_{t}_{m}x{n}", sig, f"axpby.{t} %alpha, %A, %beta, %B", WG_ATTRS)
             )
-    for ty in ATOMIC_TYPES + ["f16"]:
-        tb = "f32" if ty == "f16" else ty
+    for ty, tb in ATOMIC_TYPES2:
         for beta in (0, 1):
-            body = f"%beta = constant {const(tb, beta)} : {tb}\n"
-            body += "    axpby.atomic.t %alpha, %A, %beta, %B"
-            sig = f"%alpha: {ty}, %A: {mr(ty, (None, None))}, %B: {mr(tb, (None, None))}"
-            out[f"atomic_{ty}"].append(func(f"axpby_atomic{beta}_{ty}", sig, body, WG_ATTRS))
+            for t in "nt":
+                body = f"%beta = constant {const(tb, beta)} : {tb}\n"
+                body += f"    axpby.atomic.{t} %alpha, %A, %beta, %B"
+                sig = f"%alpha: {ty}, %A: {mr(ty, (None, None))}, %B: {mr(tb, (None, None))}"
+                name = f"axpby_atomic{beta}_{t}_{ty}"
+                out[f"atomic_{ty}"].append(func(name, sig, body, WG_ATTRS))
     return {k: "\n".join(v) for k, v in out.items()}
 
 
@@ -262,20 +280,21 @@ def test_axpby_static(t):
         check("f32", B, 2 * op_t(a, t) - b, 3, f"static axpby.{t} {m}x{n}")
 
 
-@pytest.mark.parametrize("ty", ATOMIC_TYPES + ["f16"])
-def test_axpby_atomic(ty):
+@pytest.mark.parametrize(("ty", "tb"), ATOMIC_TYPES2)
+@pytest.mark.parametrize("t", "nt")
+def test_axpby_atomic(ty, tb, t):
     p = get(AXPBY[f"atomic_{ty}"])
-    tb = "f32" if ty == "f16" else ty
     rng = np.random.default_rng(RNG_SEED)
     alpha = alpha_of(ty)
-    for m, n in SHAPES[1:5]:
-        A, a = rand(rng, ty, (n, m))
+    for m, n in SHAPES:
+        A, a = rand(rng, ty, (n, m) if t == "t" else (m, n))
         B, b = rand(rng, tb, (m, n))
-        p.kernel(f"axpby_atomic1_{ty}")(alpha, A, B, num_groups=GROUPS)
-        check(tb, B, b + GROUPS * alpha * a.T, 3 * GROUPS, f"axpby.atomic beta=1 {m}x{n}")
+        want = alpha * op_t(a, t)
+        p.kernel(f"axpby_atomic1_{t}_{ty}")(alpha, A, B, num_groups=GROUPS)
+        check(tb, B, b + GROUPS * want, 3 * GROUPS, f"axpby.atomic.{t} beta=1 {m}x{n}")
         B = nan_like(tb, (m, n))
-        p.kernel(f"axpby_atomic0_{ty}")(alpha, A, B, num_groups=GROUPS)
-        check(tb, B, alpha * a.T, 3, f"axpby.atomic beta=0 {m}x{n}")
+        p.kernel(f"axpby_atomic0_{t}_{ty}")(alpha, A, B, num_groups=GROUPS)
+        check(tb, B, want, 3, f"axpby.atomic.{t} beta=0 {m}x{n}")
 
 
 # ---- ger, hadamard, gemv ------------------------------------------------------------------------
@@ -303,16 +322,19 @@ def _a3_program() -> dict[str, str]:
         both(f"had2_{s}", (None, None), (None, None), (None, None), "hadamard", WG_ATTRS)
         for t in "nt":
             both(f"gemv_{t}_{s}", (None, None), (None,), (None,), f"gemv.{t}")
-    for ta, tb, tc in TYPES3[:4]:
+    for ta, tb, tc in ATOMIC_TYPES3:
         s = f"{ta}_{tb}_{tc}"
         for beta in (0, 1):
             body = f"%beta = constant {const(tc, beta)} : {tc}\n    "
             for name, a, b, c, inst in (
                 ("ger", (None,), (None,), (None, None), "ger.atomic"),
                 ("had", (None, None), (None, None), (None, None), "hadamard.atomic"),
+                ("had1", (None,), (None,), (None,), "hadamard.atomic"),
+                ("gemvn", (None, None), (None,), (None,), "gemv.atomic.n"),
                 ("gemv", (None, None), (None,), (None,), "gemv.atomic.t"),
             ):
-                sig = f"%alpha: {ta}, %A: {mr(ta, a)}, %B: {mr(tb, b)}, %C: {mr(tc, c)}"
+                al = promote(ta, tb)
+                sig = f"%alpha: {al}, %A: {mr(ta, a)}, %B: {mr(tb, b)}, %C: {mr(tc, c)}"
                 text = body + f"{inst} %alpha, %A, %B, %beta, %C"
                 out[f"atomic_{s}"].append(func(f"{name}_atomic{beta}_{s}", sig, text, WG_ATTRS))
     out["static"].append(
@@ -433,31 +455,38 @@ def test_a3_static():
     check("f64", C, 2 * np.outer(a, b) + 0.5 * c, 3, "static ger")
 
 
-@pytest.mark.parametrize(("ta", "tb", "tc"), TYPES3[:4])
+@pytest.mark.parametrize(("ta", "tb", "tc"), ATOMIC_TYPES3)
 def test_a3_atomic(ta, tb, tc):
+    """ger / hadamard (1-d, 2-d) / gemv.n / gemv.t .atomic from GROUPS work-groups."""
     p = get(A3[f"atomic_{ta}_{tb}_{tc}"])
     rng = np.random.default_rng(RNG_SEED)
-    alpha = alpha_of(ta)
+    alpha = alpha_of(promote(ta, tb))
     s = f"{ta}_{tb}_{tc}"
-    for m, n in SHAPES[1:5]:
+    for m, n in SHAPES:
         cases = []
         A, a = rand(rng, ta, (m,))
         B, b = rand(rng, tb, (n,))
-        cases.append(("ger", A, B, (m, n), np.outer(a, b)))
+        cases.append(("ger", A, B, (m, n), np.outer(a, b), np.outer(abs(a), abs(b))))
         A, a = rand(rng, ta, (m, n))
         B, b = rand(rng, tb, (m, n))
-        cases.append(("had", A, B, (m, n), a * b))
+        cases.append(("had", A, B, (m, n), a * b, abs(a * b)))
+        A, a = rand(rng, ta, (m * n,))
+        B, b = rand(rng, tb, (m * n,))
+        cases.append(("had1", A, B, (m * n,), a * b, abs(a * b)))
+        A, a = rand(rng, ta, (m, n))
+        B, b = rand(rng, tb, (n,))
+        cases.append(("gemvn", A, B, (m,), a @ b, abs(a) @ abs(b)))
         A, a = rand(rng, ta, (n, m))
         B, b = rand(rng, tb, (n,))
-        cases.append(("gemv", A, B, (m,), a.T @ b))
-        for name, A, B, shape, ab in cases:
+        cases.append(("gemv", A, B, (m,), a.T @ b, abs(a.T) @ abs(b)))
+        for name, A, B, shape, ab, mag in cases:
             C, c = rand(rng, tc, shape)
             p.kernel(f"{name}_atomic1_{s}")(alpha, A, B, C, num_groups=GROUPS)
-            mag = GROUPS * (3 * max(1, n)) + 1
-            check(tc, C, c + GROUPS * alpha * ab, mag, f"{name}.atomic beta=1 {m}x{n}")
+            want, mag1 = c + GROUPS * alpha * ab, GROUPS * abs(alpha) * mag + 1
+            check(tc, C, want, mag1, f"{name}.atomic beta=1 {m}x{n}")
             C = nan_like(tc, shape)
             p.kernel(f"{name}_atomic0_{s}")(alpha, A, B, C, num_groups=GROUPS)
-            check(tc, C, alpha * ab, 3 * max(1, n), f"{name}.atomic beta=0 {m}x{n}")
+            check(tc, C, alpha * ab, abs(alpha) * mag, f"{name}.atomic beta=0 {m}x{n}")
 
 
 # ---- sum -----------------------------------------------------------------------------------------
@@ -484,14 +513,14 @@ def _sum_program() -> dict[str, str]:
                 WG_ATTRS,
             )
         )
-    for ty in ATOMIC_TYPES:
+    for ty, tb in ATOMIC_TYPES2:
         for beta in (0, 1):
-            body = f"%beta = constant {const(ty, beta)} : {ty}\n    "
-            sig = f"%alpha: {ty}, %A: {mr(ty, (None, None))}, %B: {mr(ty, (None,))}"
-            out[f"atomic_{ty}"].append(
-                func(f"sum2_atomic{beta}_{ty}", sig, body + "sum.atomic.t %alpha, %A, %beta, %B")
-            )
-            sig = f"%alpha: {ty}, %A: {mr(ty, (None,))}, %B: {mr(ty, ())}"
+            body = f"%beta = constant {const(tb, beta)} : {tb}\n    "
+            sig = f"%alpha: {ty}, %A: {mr(ty, (None, None))}, %B: {mr(tb, (None,))}"
+            for t in "nt":
+                text = body + f"sum.atomic.{t} %alpha, %A, %beta, %B"
+                out[f"atomic_{ty}"].append(func(f"sum2_atomic{beta}_{t}_{ty}", sig, text))
+            sig = f"%alpha: {ty}, %A: {mr(ty, (None,))}, %B: {mr(tb, ())}"
             text = body + "sum.atomic %alpha, %A, %beta, %B"
             out[f"atomic_{ty}"].append(func(f"sum1_atomic{beta}_{ty}", sig, text, WG_ATTRS))
     sig = f"%alpha: f32, %A: {mr('f32', (40, 7))}, %beta: f32, %B: {mr('f32', (7,))}"
@@ -556,29 +585,31 @@ def test_sum_static():
     check("f32", B, 2 * a.sum() + 0.5 * b, 250, "static sum to scalar")
 
 
-@pytest.mark.parametrize("ty", ATOMIC_TYPES)
-def test_sum_atomic(ty):
+@pytest.mark.parametrize(("ty", "tb"), ATOMIC_TYPES2)
+def test_sum_atomic(ty, tb):
     p = get(SUM[f"atomic_{ty}"])
     rng = np.random.default_rng(RNG_SEED)
     alpha = alpha_of(ty)
-    for m, n in SHAPES[1:5]:
-        A, a = rand(rng, ty, (n, m))
-        B, b = rand(rng, ty, (m,))
-        mag = GROUPS * 3 * n + 1
-        p.kernel(f"sum2_atomic1_{ty}")(alpha, A, B, num_groups=GROUPS)
-        check(ty, B, b + GROUPS * alpha * a.sum(axis=0), mag, f"sum.atomic.t beta=1 {m}x{n}")
-        B = nan_like(ty, (m,))
-        p.kernel(f"sum2_atomic0_{ty}")(alpha, A, B, num_groups=GROUPS)
-        check(ty, B, alpha * a.sum(axis=0), mag, f"sum.atomic.t beta=0 {m}x{n}")
+    for m, n in SHAPES:
+        for t in "nt":
+            A, a = rand(rng, ty, (n, m) if t == "t" else (m, n))
+            B, b = rand(rng, tb, (m,))
+            want = alpha * op_t(a, t).sum(axis=1)
+            mag = GROUPS * abs(alpha) * np.abs(op_t(a, t)).sum(axis=1) + 1
+            p.kernel(f"sum2_atomic1_{t}_{ty}")(alpha, A, B, num_groups=GROUPS)
+            check(tb, B, b + GROUPS * want, mag, f"sum.atomic.{t} beta=1 {m}x{n}")
+            B = nan_like(tb, (m,))
+            p.kernel(f"sum2_atomic0_{t}_{ty}")(alpha, A, B, num_groups=GROUPS)
+            check(tb, B, want, mag, f"sum.atomic.{t} beta=0 {m}x{n}")
     for n in SIZES:
         A, a = rand(rng, ty, (n,))
-        B, b = rand(rng, ty, ())
-        mag = GROUPS * 3 * n + 1
+        B, b = rand(rng, tb, ())
+        mag = GROUPS * abs(alpha) * np.abs(a).sum() + 1
         p.kernel(f"sum1_atomic1_{ty}")(alpha, A, B, num_groups=GROUPS)
-        check(ty, B, b + GROUPS * alpha * a.sum(), mag, f"sum.atomic beta=1 n={n}")
-        B = nan_like(ty, ())
+        check(tb, B, b + GROUPS * alpha * a.sum(), mag, f"sum.atomic beta=1 n={n}")
+        B = nan_like(tb, ())
         p.kernel(f"sum1_atomic0_{ty}")(alpha, A, B, num_groups=GROUPS)
-        check(ty, B, alpha * a.sum(), mag, f"sum.atomic beta=0 n={n}")
+        check(tb, B, alpha * a.sum(), mag, f"sum.atomic beta=0 n={n}")
 
 
 # ---- cumsum --------------------------------------------------------------------------------------
@@ -603,11 +634,11 @@ def _cumsum_program() -> dict[str, str]:
             dyn = sig.format(A=mr(ta, shape), B=mr(tb, shape))
             text = f"cumsum %alpha, %A, {mode}, %beta, %B"
             out[s].append(func(f"cumsum{d}_{mode}_{s}", dyn, text, WG_ATTRS))
-    for ty in ATOMIC_TYPES:
+    for ty, tb in ATOMIC_TYPES2:
         for beta in (0, 1):
-            body = f"%beta = constant {const(ty, beta)} : {ty}\n    "
+            body = f"%beta = constant {const(tb, beta)} : {tb}\n    "
             for shape, mode in [((None,), 0), ((None, None), 0), ((None, None), 1)]:
-                sig = f"%alpha: {ty}, %A: {mr(ty, shape)}, %B: {mr(ty, shape)}"
+                sig = f"%alpha: {ty}, %A: {mr(ty, shape)}, %B: {mr(tb, shape)}"
                 text = body + f"cumsum.atomic %alpha, %A, {mode}, %beta, %B"
                 out[f"atomic_{ty}"].append(
                     func(f"cumsum{len(shape)}_{mode}_atomic{beta}_{ty}", sig, text, WG_ATTRS)
@@ -681,42 +712,50 @@ def test_cumsum_static():
         check("f32", B, 2 * np.cumsum(a, axis=mode) + 0.5 * b, 2 * _cumsum_mag(a, mode) + 1, name)
 
 
-@pytest.mark.parametrize("ty", ATOMIC_TYPES)
-def test_cumsum_atomic(ty):
+@pytest.mark.parametrize(("ty", "tb"), ATOMIC_TYPES2)
+def test_cumsum_atomic(ty, tb):
     p = get(CUMSUM[f"atomic_{ty}"])
     rng = np.random.default_rng(RNG_SEED)
     alpha = alpha_of(ty)
-    for shape, mode in [((40,), 0), ((100,), 0), ((17, 5), 0), ((17, 5), 1), ((3, 40), 1)]:
+    shapes = [((1,), 0), ((40,), 0), ((100,), 0), ((17, 5), 0), ((17, 5), 1), ((3, 40), 1)]
+    shapes += [((33, 16), 0), ((1, 1), 1)]
+    for shape, mode in shapes:
         A, a = rand(rng, ty, shape)
-        B, b = rand(rng, ty, shape)
+        B, b = rand(rng, tb, shape)
         want, mag = np.cumsum(a, axis=mode), GROUPS * abs(alpha) * _cumsum_mag(a, mode) + 1
         kernel = f"cumsum{len(shape)}_{mode}_atomic"
         p.kernel(f"{kernel}1_{ty}")(alpha, A, B, num_groups=GROUPS)
-        check(ty, B, b + GROUPS * alpha * want, mag, f"{kernel} beta=1 {shape}")
-        B = nan_like(ty, shape)
+        check(tb, B, b + GROUPS * alpha * want, mag, f"{kernel} beta=1 {shape}")
+        B = nan_like(tb, shape)
         p.kernel(f"{kernel}0_{ty}")(alpha, A, B, num_groups=GROUPS)
-        check(ty, B, alpha * want, mag, f"{kernel} beta=0 {shape}")
+        check(tb, B, alpha * want, mag, f"{kernel} beta=0 {shape}")
 
 
 # ---- gemm ----------------------------------------------------------------------------------------
 
 TRANSPOSES = [("n", "n"), ("n", "t"), ("t", "n"), ("t", "t")]
 GEMM_STATIC = [(5, 3, 7), (17, 33, 9), (40, 7, 64), (64, 64, 64), (31, 20, 100)]
-# Transposes per type with dynamic shapes: every combination for f32, a few for the other types
-# (one dynamic gemm kernel costs 1-5 s of JIT on the CPU runtime).
-GEMM_DYNAMIC = {
-    ("f32", "f32", "f32"): TRANSPOSES,
-    ("f64", "f64", "f64"): [("n", "n"), ("t", "t")],
-    ("c32", "c32", "c32"): [("n", "t"), ("t", "n")],
-    ("c64", "c64", "c64"): [("n", "n"), ("t", "t")],
-    ("f16", "f16", "f32"): [("n", "n"), ("t", "n")],
-    ("bf16", "bf16", "f32"): [("n", "t")],
-    ("f32", "c32", "c32"): [("n", "n")],
-}
+# Every transpose combination for every type, with dynamic shapes (one program per type).
+GEMM_DYNAMIC = {ty: TRANSPOSES for ty in TYPES3}
 GEMM_ZERO_BETA = {(("f32", "f32", "f32"), ("n", "n")), (("c64", "c64", "c64"), ("t", "t"))}
 GEMM_ZERO_BETA |= {(("f16", "f16", "f32"), ("t", "n"))}
 GEMM_DEFAULT_WGS = {("f32", "f32", "f32"), ("f16", "f16", "f32")}
-GEMM_ATOMIC = [("f32", 0), ("f32", 1), ("f64", 1), ("c32", 1), ("c64", 0), ("c64", 1)]
+# .atomic: (A, B, C types), transposes, beta; GROUPS work-groups update the same C. Every
+# transpose combination with f32 and every type with beta 1 (atomic add) and 0 (atomic store);
+# a few kernels per type (a bf16 gemm kernel costs ~2 s of JIT, an f32 one ~0.8 s)
+GEMM_ATOMIC = [(TYPES3[0], t, 1) for t in TRANSPOSES] + [(TYPES3[0], ("n", "n"), 0)]
+GEMM_ATOMIC += [
+    (TYPES3[1], ("t", "t"), 1),
+    (TYPES3[1], ("n", "t"), 0),
+    (TYPES3[2], ("n", "t"), 1),
+    (TYPES3[2], ("t", "n"), 0),
+    (TYPES3[3], ("t", "n"), 1),
+    (TYPES3[3], ("t", "t"), 0),
+    (TYPES3[4], ("t", "t"), 1),
+    (TYPES3[4], ("n", "n"), 0),
+    (TYPES3[5], ("t", "n"), 1),
+    (TYPES3[5], ("n", "t"), 0),
+]
 
 
 def _gemm_shapes(m, n, k, ta, tb):
@@ -749,11 +788,14 @@ def _gemm_program() -> dict[str, str]:
             inst = f"gemm.{t1}.{t2} %alpha, %A, %B, %beta, %C"
             attrs = "" if (t1, t2) == ("n", "n") else WG_ATTRS  # .n.n: the default sizes
             out[f"static_{m}x{n}x{k}"].append(func(f"gemms_{t1}{t2}_{m}x{n}x{k}", sig, inst, attrs))
-    for ty, beta in GEMM_ATOMIC:
-        body = f"%beta = constant {const(ty, beta)} : {ty}\n"
-        body += "    gemm.atomic.t.n %alpha, %A, %B, %beta, %C"
-        sig = f"%alpha: {ty}, %A: {mr(ty, dyn2)}, %B: {mr(ty, dyn2)}, %C: {mr(ty, dyn2)}"
-        out[f"atomic{beta}_{ty}"].append(func(f"gemm_atomic{beta}_{ty}", sig, body, WG_ATTRS))
+    for (ta, tb, tc), (t1, t2), beta in GEMM_ATOMIC:
+        s = f"{ta}_{tb}_{tc}"
+        body = f"%beta = constant {const(tc, beta)} : {tc}\n"
+        body += f"    gemm.atomic.{t1}.{t2} %alpha, %A, %B, %beta, %C"
+        sig = f"%alpha: {promote(ta, tb)}, %A: {mr(ta, dyn2)}, %B: {mr(tb, dyn2)}, "
+        sig += f"%C: {mr(tc, dyn2)}"
+        name = f"gemm_atomic{beta}_{t1}{t2}_{s}"
+        out[f"atomic_{s}"].append(func(name, sig, body, WG_ATTRS))
     dyn3 = mr("f32", (None, None, None))
     batched = f"""func @gemm_batched(%alpha: f32, %A: {dyn3}, %B: {dyn3}, %beta: f32, %C: {dyn3}) {{
     %g = group_id.x : index
@@ -815,22 +857,28 @@ def test_gemm_static(m, n, k):
         check("f32", C, 1.5 * ab - 0.5 * c, 1.5 * mag + 1, name)
 
 
-@pytest.mark.parametrize(("ty", "beta"), GEMM_ATOMIC)
-def test_gemm_atomic(ty, beta):
-    p = get(GEMM[f"atomic{beta}_{ty}"], gemm=True)
+@pytest.mark.parametrize(
+    ("ta", "tb", "tc", "t1", "t2", "beta"), [(*ty, *t, beta) for ty, t, beta in GEMM_ATOMIC]
+)
+def test_gemm_atomic(ta, tb, tc, t1, t2, beta):
+    """GROUPS work-groups each add alpha*op1(A)op2(B) into the same C (beta 1: atomic add;
+    beta 0: atomic store, C full of NaN beforehand)."""
+    s = f"{ta}_{tb}_{tc}"
+    p = get(GEMM[f"atomic_{s}"], gemm=True)
     rng = np.random.default_rng(RNG_SEED)
-    alpha = alpha_of(ty)
-    for m, n, k in GEMM_SHAPES[1:6]:
-        A, B, ab, mag = _gemm_case(rng, ty, ty, ty, "t", "n", m, n, k)
+    alpha = alpha_of(promote(ta, tb))
+    name = f"gemm_atomic{beta}_{t1}{t2}_{s}"
+    for m, n, k in GEMM_SHAPES:
+        A, B, ab, mag = _gemm_case(rng, ta, tb, tc, t1, t2, m, n, k)
         if beta:
-            C, c = rand(rng, ty, (m, n))
-            p.kernel(f"gemm_atomic1_{ty}")(alpha, A, B, C, num_groups=GROUPS)
+            C, c = rand(rng, tc, (m, n))
+            p.kernel(name)(alpha, A, B, C, num_groups=GROUPS)
             want = c + GROUPS * alpha * ab
-            check(ty, C, want, GROUPS * abs(alpha) * mag + 1, f"gemm.atomic beta=1 {m}x{n}x{k}")
+            check(tc, C, want, GROUPS * abs(alpha) * mag + 1, f"{name} {m}x{n}x{k}")
         else:
-            C = nan_like(ty, (m, n))
-            p.kernel(f"gemm_atomic0_{ty}")(alpha, A, B, C, num_groups=GROUPS)
-            check(ty, C, alpha * ab, abs(alpha) * mag, f"gemm.atomic beta=0 {m}x{n}x{k}")
+            C = nan_like(tc, (m, n))
+            p.kernel(name)(alpha, A, B, C, num_groups=GROUPS)
+            check(tc, C, alpha * ab, abs(alpha) * mag, f"{name} {m}x{n}x{k}")
 
 
 def test_gemm_batched():

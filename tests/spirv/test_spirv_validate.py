@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
 from tinytc_py.spirv import Module, SpirvToolMissing, SpirvValidationError, assemble, dump, validate
+from tinytc_py.spirv.assembler import words_from_binary
 from tinytc_py.spirv.tables import Capability, Op, StorageClass
 
+# the module (tinytc_py.spirv's `validate` attribute is the function of the same name)
+validate_module = importlib.import_module("tinytc_py.spirv.validate")
 BF16_EXT = "SPV_INTEL_bfloat16_conversion"
 
 
@@ -66,8 +71,28 @@ def test_missing_validator_is_a_clear_error(add_kernel, monkeypatch):
     with pytest.raises(SpirvToolMissing, match="spirv-val-missing not found"):
         validate(binary, spirv_val="spirv-val-missing")
     monkeypatch.setenv("PATH", "")
+    monkeypatch.setattr(validate_module, "_validator_library", lambda: None)
     with pytest.raises(SpirvToolMissing, match="spirv-tools"):
         validate(binary)
+
+
+def test_in_process_validator_agrees_with_the_program(add_kernel):
+    """`make capi` builds SPIRV-Tools' validator into build/lib; it must give spirv-val's
+    verdicts and messages (the program is still used when the library is absent)."""
+    library = validate_module._validator_library()
+    if library is None:
+        pytest.skip("libtinytc_spirv_val.so was not built (no libSPIRV-Tools.a)")
+    good = words_from_binary(assemble(add_kernel()))
+    mod = add_kernel()
+    del mod.capabilities[Capability.Int64]
+    bad = words_from_binary(assemble(mod))
+    for words in (good, bad):
+        in_process = validate_module._validate_in_process(library, words, "spv1.4")
+        program = validate_module._validate_with_program("spirv-val", words, "spv1.4")
+        assert in_process == program
+    assert in_process is not None and "Int64" in in_process
+    with pytest.raises(ValueError, match="target environment"):
+        validate_module._validate_in_process(library, good, "spv9.9")
 
 
 @pytest.mark.parametrize("components", [1, 2, 16])

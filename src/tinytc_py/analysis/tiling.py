@@ -92,6 +92,9 @@ def max_register_block_gemm(
 
 def suggest_subgroup_size(shapes: list[BlasShape], info: CoreInfo) -> int:
     sizes = list(info.subgroup_sizes)
+    native = simd_subgroup_size(shapes, info)
+    if native is not None:
+        return native
     matrix = info.matrix
     if matrix is not None and any(
         s.is_gemm and matrix.have_precision(s.a.kind.text, s.b.kind.text, s.c.kind.text)
@@ -114,11 +117,29 @@ def suggest_subgroup_size(shapes: list[BlasShape], info: CoreInfo) -> int:
     return next((c for c in candidates if c >= shape0), candidates[-1])
 
 
+def simd_subgroup_size(shapes: list[BlasShape], info: CoreInfo) -> int | None:
+    """On a core that runs a subgroup as the SIMD lanes of a CPU thread: the subgroup size
+    whose lanes fill one vector register with the largest accumulator type (32-bit without
+    shapes), so a coopmatrix row block is one register (f32 on AVX-512: 16, f64: 8). Narrower
+    subgroups leave lanes idle; wider ones make the runtime split every operation. None on
+    other cores or when that size is not supported."""
+    width = info.vector_register_size
+    if not width:
+        return None
+    size = max((acc_type(s.c).size for s in shapes), default=4)
+    native = width // size
+    return native if native in info.subgroup_sizes else None
+
+
 def suggest_local_tiling(
     shapes: list[BlasShape], subgroup_size: int, info: CoreInfo
 ) -> tuple[int, int]:
-    """(m_tiles, n_tiles): the work-group size is [m_tiles * subgroup_size, n_tiles]."""
-    if not shapes:
+    """(m_tiles, n_tiles): the work-group size is [m_tiles * subgroup_size, n_tiles].
+
+    On a SIMD CPU core (`vector_register_size`) a work-group runs on one thread, its subgroups
+    one after the other, so more subgroups add no parallelism, only loop overhead: one subgroup.
+    """
+    if not shapes or info.vector_register_size:
         return 1, 1
     big = max(shapes, key=lambda s: acc_type(s.c).size)
     M = max(s.shape[0] for s in shapes)

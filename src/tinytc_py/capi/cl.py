@@ -22,7 +22,7 @@ from ..runtime.cl_core_info import core_info_from_cl_device
 from ..target.core_info import CoreFeature, CoreInfo, IntelGpuArchitecture, _is_arch
 from .core import BinaryObj
 from .errors import invalid
-from .handles import addr, need, out, table
+from .handles import addr, addresses, need, out, table
 from .recipe import CRecipe
 from .registry import export
 
@@ -312,9 +312,4 @@ def tinytc_cl_recipe_handler_submit(
     h = table.get("recipe_handler", handler)
     if not isinstance(h, ClRecipeHandler):
         invalid("not an OpenCL recipe handler")
-    wait = []
-    if num_wait_events:
-        need(wait_events)
-        base = addr(wait_events)
-        wait = list((_vp * num_wait_events).from_address(base))
-    h.submit(addr(queue), wait, addr(event))
+    h.submit(addr(queue), addresses(num_wait_events, wait_events), addr(event))

@@ -210,6 +210,15 @@ def is_null(p: Any) -> bool:
     return p == state.ffi.NULL
 
 
+def addresses(count: int, p: Any) -> list[int]:
+    """The `count` pointer-sized values of a C array of handles (wait-event lists)."""
+    if not count:
+        return []
+    need(p)
+    values = state.ffi.cast("uintptr_t *", p)
+    return [int(values[i]) for i in range(count)]
+
+
 def need(*pointers: Any) -> None:
     """NULL handles and out-pointers are invalid arguments."""
     for p in pointers:

@@ -49,6 +49,8 @@ def attach(ffi: Any, lib: Any, functions: dict[str, str]) -> list[str]:
 
     if any(name.startswith("tinytc_cl_") for name in functions):
         from . import cl  # noqa: F401 - only the OpenCL library needs OpenCL
+    if any(name.startswith("tinytc_ze_") for name in functions):
+        from . import ze  # noqa: F401 - only the Level Zero library needs Level Zero
 
     missing = []
     for name, kind in functions.items():

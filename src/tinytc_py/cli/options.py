@@ -55,7 +55,8 @@ CORE_FEATURES = {"large-register-file": CoreFeature.large_register_file}
 # AVX-512 machine (backend.md §7.2: register space 32 zmm x 64 B, max work-group size 8192,
 # subgroup sizes 4..64; it reports every SPIR-V feature).
 CPU_SUBGROUP_SIZES = (4, 8, 16, 32, 64)
-CPU_REGISTER_SPACE = 32 * 64
+CPU_VECTOR_REGISTER = 64  # bytes: an AVX-512 register, as runtime/cl_core_info.py finds it
+CPU_REGISTER_SPACE = 32 * CPU_VECTOR_REGISTER
 CPU_MAX_WORK_GROUP_SIZE = 8192
 
 
@@ -63,6 +64,7 @@ def generic_cpu_core_info() -> CoreInfo:
     """The `-d cpu` core info when no OpenCL CPU device is available."""
     info = CoreInfo.generic(CPU_REGISTER_SPACE, CPU_MAX_WORK_GROUP_SIZE, CPU_SUBGROUP_SIZES)
     info.spirv_features = set(SpirvFeature)
+    info.vector_register_size = CPU_VECTOR_REGISTER
     info.name = "generic-cpu"
     return info
 

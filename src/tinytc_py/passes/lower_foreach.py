@@ -144,8 +144,11 @@ class Lowering:
             end = f.value(f.mul(blocks, block, ty), ty)
             with self.b.for_(start, end, f.value(block * tiles, ty)) as blk:
                 body(blk, False, block)
-        if f.known(rem) != 0:
+        known_rem = f.known(rem)
+        if known_rem != 0:
             cond = self.b.equal(sg_id, f.value(tiles - 1, ty))
+            if known_rem is None:  # a size that is a multiple of the block has no remainder
+                cond = self.b.and_(cond, self.b.greater_than(f.value(rem, ty), f.value(0, ty)))
             with self.b.if_(cond) as (then, _), then:
                 body(f.mul(blocks, block, ty), True, rem)
 

@@ -17,10 +17,12 @@ from .device import _cl_get_device_info, cl, subgroup_sizes  # device sets up th
 def core_info_from_cl_device(device: Any) -> CoreInfo:
     """Core info of a pyopencl device (§7.2 "CL/ZE construction").
 
-    Intel GPUs would be recognised by IP version; every other device (notably the Intel
-    CPU runtime) becomes a generic core: register space 32 x 64 B, the device's maximum
-    work-group size and its CL_DEVICE_SUB_GROUP_SIZES_INTEL. Features come from the
-    extensions; the default alignment is CL_DEVICE_MEM_BASE_ADDR_ALIGN / 8.
+    Intel GPUs would be recognised by IP version; every other device becomes a generic core:
+    register space 32 x 64 B, the device's maximum work-group size and its
+    CL_DEVICE_SUB_GROUP_SIZES_INTEL. The Intel CPU runtime vectorizes a subgroup across the
+    SIMD lanes of one thread, so its core describes the CPU's vector register file instead
+    (`_cpu_vector_registers`). Features come from the extensions; the default alignment is
+    CL_DEVICE_MEM_BASE_ADDR_ALIGN / 8.
     """
     sgs = tuple(sorted(subgroup_sizes(device)))
     if not sgs:
@@ -29,12 +31,28 @@ def core_info_from_cl_device(device: Any) -> CoreInfo:
     ip = _cl_ip_version(device) if is_gpu and device.vendor_id == 0x8086 else 0
     if ip:
         info = CoreInfo.intel(ip, _cl_int(device, 0x4252, 8), _cl_int(device, 0x4253, 8), sgs)
+    elif _is_intel_cpu(device):
+        width, count = _cpu_vector_registers(device)
+        info = CoreInfo.generic(width * count, int(device.max_work_group_size), sgs)
+        info.vector_register_size = width
+        info.name = device.name.strip()
     else:
         info = CoreInfo.generic(32 * 64, int(device.max_work_group_size), sgs)
         info.name = device.name.strip()
     info.spirv_features = _cl_features(device)
     info.default_alignment = max(1, int(device.mem_base_addr_align) // 8)
     return info
+
+
+def _cpu_vector_registers(device: Any) -> tuple[int, int]:
+    """(bytes per vector register, number of vector registers) of a CPU device.
+
+    The width is CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT x 4 B (16 floats with AVX-512, 8 with
+    AVX/AVX2, 4 with SSE); the count is fixed by the instruction set: AVX-512 has 32 registers
+    (zmm0-31), AVX/AVX2 and SSE 16.
+    """
+    width = 4 * max(1, int(device.native_vector_width_float))
+    return width, 32 if width >= 64 else 16
 
 
 def _cl_ip_version(device: Any) -> int:

@@ -4,17 +4,11 @@
     k = prog.kernel("name")
     k(A, B, 2.0, num_groups=(n, 1, 1))              # NumPy arrays are copied in and back
 
-Arguments follow the calling convention of backend.md §1, filled from the kernel metadata:
-- scalars: Python or NumPy numbers, converted to the parameter's type (bf16: a float, rounded,
-  or np.uint16 bits);
-- memrefs: NumPy arrays (tinytc memrefs are column-major; the array's own element strides are
-  used when they fit the memref type, otherwise a Fortran-ordered copy; results are copied back
-  into the array after the launch), `pyopencl.array.Array`s (used in place), `Memref(buffer,
-  shape, strides)` for a plain cl.Buffer, or `cl.LocalMemory` for a local memref parameter;
-- groups: a list of NumPy arrays or `Group(members, offset)`. Groups need fine-grained SVM
-  (pointers stored in memory): the member data, the pointer array and the per-member shape and
-  stride arrays are SVM allocations; member i's data starts `offset` elements after G[i].
-Dynamic shape and stride entries are int64, in elements.
+Arguments follow the calling convention of backend.md §1 as `runtime.args` describes. OpenCL
+specifics: NumPy memrefs are staged in a cl.Buffer and copied back after the launch;
+`pyopencl.array.Array`s are used in place; `Memref(buffer, ...)` takes a plain cl.Buffer;
+`cl.LocalMemory` fills a local memref parameter. Groups need fine-grained SVM (pointers stored
+in memory): the member data, the pointer table and the dope tables are SVM allocations.
 Launch: global size = num_groups x work-group size (backend.md §2.3).
 """
 
@@ -22,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,45 +24,30 @@ from . import device as _device  # sets OCL_ICD_VENDORS before pyopencl lists pl
 
 cl = _device.cl
 
-from ..compiler import Binary, compile_to_spirv  # noqa: E402
+from ..compiler import Binary, binary_of  # noqa: E402
 from ..errors import Status, TinytcError  # noqa: E402
 from ..ir.region import Prog  # noqa: E402
 from ..ir.types import DYNAMIC  # noqa: E402
-from ..spirv.convert import KernelInfo, ParamInfo, float_to_bf16_bits  # noqa: E402
+from ..spirv.convert import KernelInfo, ParamInfo  # noqa: E402
 from ..target.core_info import CoreFeature, CoreInfo  # noqa: E402
+from .args import (  # noqa: E402 - re-exported: the launch API of this module
+    DTYPES,
+    Group,
+    Memref,
+    check_arg_count,
+    dope_values,
+    elem_strides,
+    fortran_strides,
+    global_size,
+    group_layout,
+    invalid_argument,
+    memref_layout,
+    scalar_value,
+    span,
+    staged,
+    writeback_targets,
+)
 from .cl_core_info import core_info_from_cl_device  # noqa: E402
-
-DTYPES = {
-    "i8": np.int8,
-    "i16": np.int16,
-    "i32": np.int32,
-    "i64": np.int64,
-    "index": np.int64,
-    "bf16": np.uint16,
-    "f16": np.float16,
-    "f32": np.float32,
-    "f64": np.float64,
-    "c32": np.complex64,
-    "c64": np.complex128,
-}
-
-
-@dataclass
-class Memref:
-    """A device buffer viewed as a memref: shape and strides in elements."""
-
-    buffer: Any
-    shape: tuple[int, ...]
-    strides: tuple[int, ...]
-
-
-@dataclass
-class Group:
-    """Group argument: member arrays and the offset (in elements) applied to every member."""
-
-    members: Sequence[np.ndarray]
-    offset: int = 0
-
 
 # ---- programs ----------------------------------------------------------------------------------
 
@@ -129,14 +107,7 @@ def program(
         context = context or _device.default_context()
     elif context is None:
         context = cl.Context([dev])
-    if isinstance(source, Binary):
-        binary = source
-    else:
-        if isinstance(source, str):
-            from ..text.parser import parse
-
-            source = parse(source)
-        binary = compile_to_spirv(source, core_info or core_info_for(dev))
+    binary = binary_of(source, core_info or core_info_for(dev))
     return Program(binary, context, dev)
 
 
@@ -157,23 +128,13 @@ class Kernel:
         launch(self, args, num_groups, queue)
 
 
-def global_size(num_groups: int | Sequence[int], local: Sequence[int]) -> tuple[int, int, int]:
-    ng = (num_groups,) if isinstance(num_groups, int) else tuple(num_groups)
-    ng = (ng + (1, 1, 1))[:3]
-    return tuple(n * l for n, l in zip(ng, local, strict=False))  # type: ignore[return-value]
-
-
 def launch(
     kernel: Kernel, args: Sequence[Any], num_groups: int | Sequence[int] = 1, queue: Any = None
 ) -> None:
     """Set the arguments of `kernel` from `args` (one per IR parameter), run it on
     num_groups work-groups and copy NumPy results back."""
     info = kernel.info
-    if len(args) != len(info.params):
-        raise TinytcError(
-            Status.invalid_kernel_arguments,
-            f"{info.name} takes {len(info.params)} arguments, got {len(args)}",
-        )
+    check_arg_count(info.name, info.params, args)
     prog = kernel.program
     queue = queue or (
         _device.default_queue()
@@ -186,69 +147,6 @@ def launch(
     local = kernel.work_group_size
     cl.enqueue_nd_range_kernel(queue, kernel.cl_kernel, global_size(num_groups, local), local)
     binder.finish()
-
-
-def _elem_strides(arr: np.ndarray) -> tuple[int, ...] | None:
-    size = arr.dtype.itemsize  # pyopencl.array.Array has no .itemsize
-    if any(s <= 0 or s % size for s, n in zip(arr.strides, arr.shape, strict=False) if n > 1):
-        return None
-    return tuple(s // size if n > 1 else 0 for s, n in zip(arr.strides, arr.shape, strict=False))
-
-
-def _fortran_strides(shape: Sequence[int]) -> tuple[int, ...]:
-    out, s = [], 1
-    for n in shape:
-        out.append(s)
-        s *= n
-    return tuple(out)
-
-
-def _fits(p: ParamInfo, shape: Sequence[int], strides: Sequence[int]) -> bool:
-    return all(
-        e in (DYNAMIC, x) or n <= 1 for e, x, n in zip(p.stride, strides, shape, strict=False)
-    )
-
-
-def _memref_layout(p: ParamInfo, arr: np.ndarray, what: str) -> tuple[int, ...]:
-    """Element strides to pass `arr` with (its own if they fit the type, else Fortran order)."""
-    if arr.ndim != len(p.shape) or any(
-        e not in (DYNAMIC, n) for e, n in zip(p.shape, arr.shape, strict=False)
-    ):
-        raise TinytcError(
-            Status.invalid_kernel_arguments,
-            f"{what}: array shape {arr.shape} does not fit memref shape",
-        )
-    want = np.dtype(DTYPES[p.dtype])
-    if arr.dtype != want:
-        raise TinytcError(
-            Status.invalid_kernel_arguments, f"{what}: expected dtype {want}, got {arr.dtype}"
-        )
-    fortran = _fortran_strides(arr.shape)
-    full_stride = tuple(fortran)
-    if DYNAMIC not in p.stride:
-        full_stride = p.stride
-    for cand in (_elem_strides(arr), fortran, full_stride):
-        if cand is not None and _fits(p, arr.shape, cand):
-            return tuple(c if c else f for c, f in zip(cand, fortran, strict=False))
-    raise TinytcError(
-        Status.invalid_kernel_arguments, f"{what}: no layout of the array fits the memref strides"
-    )
-
-
-def _span(shape: Sequence[int], strides: Sequence[int]) -> int:
-    if any(n == 0 for n in shape):
-        return 0
-    return 1 + sum((n - 1) * s for n, s in zip(shape, strides, strict=False))
-
-
-def _staged(
-    arr: np.ndarray, strides: Sequence[int], flat: np.ndarray, offset: int = 0
-) -> np.ndarray:
-    """A view of `flat` (from element `offset`) with arr's shape and the given strides."""
-    item = arr.itemsize
-    return np.lib.stride_tricks.as_strided(
-        flat[offset:], shape=arr.shape, strides=tuple(s * item for s in strides)
-    )
 
 
 class _ArgBinder:
@@ -266,52 +164,45 @@ class _ArgBinder:
         self.keep.append(value)
         self.kernel.cl_kernel.set_arg(index, value)
 
+    def set_all(self, first: int, values: Sequence[Any]) -> None:
+        for i, v in enumerate(values):
+            self.set(first + i, v)
+
     def bind(self, k: int, p: ParamInfo, a: Any) -> None:
         what = f"{self.kernel.info.name} argument {k}"
         if p.kind == "scalar":
-            self.set(p.first_arg, _scalar(p.dtype, a, what))
+            self.set(p.first_arg, scalar_value(p.dtype, a, what))
         elif p.kind == "memref":
             self.memref(p, a, what)
         else:
             self.group(p, a, what)
 
-    def dope(self, p: ParamInfo, first: int, shape: Sequence[int], strides: Sequence[int]) -> None:
-        pos = first + 1
-        for e, n in zip(p.shape, shape, strict=False):
-            if e == DYNAMIC:
-                self.set(pos, np.int64(n))
-                pos += 1
-        for e, s in zip(p.stride, strides, strict=False):
-            if e == DYNAMIC:
-                self.set(pos, np.int64(s))
-                pos += 1
-
     def memref(self, p: ParamInfo, a: Any, what: str) -> None:
         if isinstance(a, cl.LocalMemory):
             if DYNAMIC in p.shape or DYNAMIC in p.stride:
-                raise TinytcError(Status.invalid_kernel_arguments, f"{what}: dynamic local memref")
+                raise invalid_argument(f"{what}: dynamic local memref")
             self.set(p.first_arg, a)
             return
         if isinstance(a, Memref):
             self.set(p.first_arg, a.buffer)
-            self.dope(p, p.first_arg, a.shape, a.strides)
+            self.set_all(p.first_arg + 1, dope_values(p, a.shape, a.strides))
             return
         if not isinstance(a, np.ndarray) and hasattr(a, "base_data"):  # pyopencl.array.Array
             if a.offset:
-                raise TinytcError(Status.invalid_kernel_arguments, f"{what}: array with offset")
-            strides = _elem_strides(a) or _fortran_strides(a.shape)
+                raise invalid_argument(f"{what}: array with offset")
+            strides = elem_strides(a) or fortran_strides(a.shape)
             self.set(p.first_arg, a.base_data)
-            self.dope(p, p.first_arg, a.shape, strides)
+            self.set_all(p.first_arg + 1, dope_values(p, a.shape, strides))
             return
         arr = np.asarray(a)
-        strides = _memref_layout(p, arr, what)
-        flat = np.zeros(max(1, _span(arr.shape, strides)), dtype=arr.dtype)
-        view = _staged(arr, strides, flat)
+        strides = memref_layout(p, arr, what)
+        flat = np.zeros(max(1, span(arr.shape, strides)), dtype=arr.dtype)
+        view = staged(arr, strides, flat)
         view[...] = arr
         mf = cl.mem_flags
         buf = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=flat)
         self.set(p.first_arg, buf)
-        self.dope(p, p.first_arg, arr.shape, strides)
+        self.set_all(p.first_arg + 1, dope_values(p, arr.shape, strides))
         if isinstance(a, np.ndarray) and a.flags.writeable:
             self.copy_back.append((a, buf, flat, view))
 
@@ -328,45 +219,18 @@ class _ArgBinder:
         return out
 
     def group(self, p: ParamInfo, a: Any, what: str) -> None:
-        grp = a if isinstance(a, Group) else Group(list(a))
-        members = [np.asarray(m) for m in grp.members]
-        offset = grp.offset
-        if p.size != DYNAMIC and p.size != len(members):
-            raise TinytcError(
-                Status.invalid_kernel_arguments,
-                f"{what}: group size {p.size}, got {len(members)} members",
-            )
-        if p.offset != DYNAMIC and offset != p.offset:
-            raise TinytcError(
-                Status.invalid_kernel_arguments, f"{what}: group offset is {p.offset}"
-            )
-        ptrs = np.zeros(max(1, len(members)), dtype=np.uint64)
-        dyn_shape = [i for i, e in enumerate(p.shape) if e == DYNAMIC]
-        dyn_stride = [i for i, e in enumerate(p.stride) if e == DYNAMIC]
-        shapes = np.zeros((len(dyn_shape), max(1, len(members))), dtype=np.int64)
-        strides_arr = np.zeros((len(dyn_stride), max(1, len(members))), dtype=np.int64)
-        for i, m in enumerate(members):
-            strides = _memref_layout(p, m, f"{what} member {i}")
-            data = np.zeros(offset + max(1, _span(m.shape, strides)), dtype=m.dtype)
-            mem = self.svm(data)
-            view = _staged(m, strides, mem, offset)
+        layout = group_layout(p, a, what)
+        ptrs = np.zeros(max(1, len(layout.members)), dtype=np.uint64)
+        originals = writeback_targets(a)
+        for i, m in enumerate(layout.members):
+            mem = self.svm(np.zeros(layout.sizes[i], dtype=m.dtype))
+            view = staged(m, layout.strides[i], mem, layout.offset)
             view[...] = m
             ptrs[i] = mem.__array_interface__["data"][0]
-            shapes[:, i] = [m.shape[j] for j in dyn_shape]
-            strides_arr[:, i] = [strides[j] for j in dyn_stride]
-            if m.flags.writeable and isinstance(grp.members[i], np.ndarray):
-                self.svm_back.append((grp.members[i], view))
-        pos = p.first_arg
-        self.set(pos, cl.SVM(self.svm(ptrs)))
-        for row in list(shapes) + list(strides_arr):
-            pos += 1
-            self.set(pos, cl.SVM(self.svm(row)))
-        if p.size == DYNAMIC:
-            pos += 1
-            self.set(pos, np.int64(len(members)))
-        if p.offset == DYNAMIC:
-            pos += 1
-            self.set(pos, np.int64(offset))
+            if m.flags.writeable and isinstance(originals[i], np.ndarray):
+                self.svm_back.append((originals[i], view))
+        tables = [cl.SVM(self.svm(t)) for t in [ptrs, *layout.tables]]
+        self.set_all(p.first_arg, tables + layout.trailing(p))
 
     def finish(self) -> None:
         for _arr, buf, flat, _view in self.copy_back:
@@ -378,23 +242,8 @@ class _ArgBinder:
             arr[...] = view
 
 
-def _scalar(dtype: str, value: Any, what: str) -> np.generic:
-    if dtype not in DTYPES:
-        raise TinytcError(
-            Status.invalid_kernel_arguments, f"{what}: {dtype} cannot be a kernel argument"
-        )
-    try:
-        if dtype == "bf16" and not isinstance(value, np.uint16):
-            return np.uint16(float_to_bf16_bits(float(value)))
-        with np.errstate(over="ignore"):  # a float beyond the type's range is inf, as in a cast
-            return DTYPES[dtype](value)
-    except (OverflowError, TypeError, ValueError) as e:  # e.g. 300 for an i8, nan for an i32
-        raise TinytcError(
-            Status.invalid_kernel_arguments, f"{what}: {value!r} is not a valid {dtype} ({e})"
-        ) from e
-
-
 __all__ = [
+    "DTYPES",
     "Group",
     "Kernel",
     "Memref",

@@ -67,6 +67,9 @@ def capex(module: Module) -> None:
             module.add_capability(_FLOAT_CAPS[g[offset + 2]])
         elif opcode == Op.TypeVector and g[offset + 3] > 4:
             module.add_capability(Capability.Vector16)
+        elif opcode == Op.AsmTargetINTEL:  # the DPAS path's inline vISA (OpAsmINTEL needs it)
+            module.add_capability(Capability.AsmINTEL)
+            module.add_extension("SPV_INTEL_inline_assembly")
     for function in module.functions:
         for block in function.blocks:
             for opcode, _offset, _count in iter_instructions(block.code):

@@ -2910,7 +2910,7 @@ OPERANDS: dict[int, tuple[str, ...]] = {
     5598: ("IdResultType", "IdResult", "IdRef", "IdRef"),
     5600: ("IdResultType", "IdResult", "IdRef"),
     5601: ("IdResultType", "IdResult", "IdRef*"),
-    5609: ("IdResultType", "IdResult", "LiteralString"),
+    5609: ("IdResult", "LiteralString"),
     5610: ("IdResultType", "IdResult", "IdRef", "IdRef", "LiteralString", "LiteralString"),
     5611: ("IdResultType", "IdResult", "IdRef", "IdRef*"),
     5614: ("IdResultType", "IdResult", "IdRef", "IdScope", "IdMemorySemantics", "IdRef"),

@@ -19,20 +19,34 @@ users) is still checked on the same instructions. What spirv-val can then no lon
 checked here instead: the exact types of the extension (i16 <-> f32, same component count) and
 that the capability and the extension are declared.
 
+Inline assembly (SPV_INTEL_inline_assembly, the DPAS path of backend.md §3.5): spirv-val 2023.1
+rejects OpAsmTargetINTEL and OpAsmINTEL outside a block (fixed in SPIRV-Tools 2025.3), so the
+same approach applies. In the copy, each OpAsmINTEL becomes a stand-in function with the asm's
+function type whose body returns OpUndef, each OpAsmCallINTEL an OpFunctionCall of it (same
+layout), and the target, the capability, the extension and the SideEffectsINTEL decorations are
+dropped. spirv-val then checks the argument and result types of every call against the asm's
+function type. Checked here instead: the capability and the extension are declared, every
+OpAsmINTEL names a declared target, and its constraint string has one "=" entry per output
+(struct members count one each) followed by one entry per parameter.
+
 SPV_KHR_cooperative_matrix is equally unknown to that spirv-val; it is not rewritten because
 this compiler never emits it (backend.md §6.2), so such a module fails with spirv-val's message.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import shutil
 import subprocess
 from array import array
 
+from ..native_libs import built_library
 from .assembler import words_from_binary
 from .module import iter_instructions, string_words
-from .tables import HAS_RESULT_TYPE, OP_NAMES, Capability, Op
+from .tables import HAS_RESULT_TYPE, OP_NAMES, Capability, Decoration, Op
 
+VALIDATOR_LIBRARY = "libtinytc_spirv_val.so"
 BF16_EXTENSION = "SPV_INTEL_bfloat16_conversion"
 _BF16_EXTENSION_WORDS = tuple(string_words(BF16_EXTENSION))
 #: bf16 conversion -> (stand-in opcode, result (type opcode, width), operand (type opcode, width))
@@ -56,22 +70,20 @@ def target_env(words: array) -> str:
 
 
 def validate(binary: bytes, env: str | None = None, spirv_val: str = "spirv-val") -> None:
-    """Raise SpirvValidationError unless spirv-val accepts `binary`."""
+    """Raise SpirvValidationError unless spirv-val accepts `binary`.
+
+    SPIRV-Tools' validator runs in the process when `make capi` built it
+    (native_libs.py); otherwise, or with another `spirv_val` program, the program runs."""
     words = words_from_binary(binary)
     checked, rewritten = _without_bf16_conversions(words)
-    executable = shutil.which(spirv_val)
-    if executable is None:
-        raise SpirvToolMissing(
-            f"{spirv_val} not found on PATH; install SPIRV-Tools (Debian package spirv-tools)"
-        )
-    proc = subprocess.run(
-        [executable, "--target-env", env or target_env(words), "-"],
-        input=checked.tobytes(),
-        capture_output=True,
-        timeout=120,
-    )
-    if proc.returncode != 0:
-        output = (proc.stderr + proc.stdout).decode(errors="replace").strip()
+    checked = _without_inline_asm(checked)
+    env = env or target_env(words)
+    library = _validator_library() if spirv_val == "spirv-val" else None
+    if library is not None:
+        output = _validate_in_process(library, checked, env)
+    else:
+        output = _validate_with_program(spirv_val, checked, env)
+    if output is not None:
         note = (
             "\n(validated a copy with OpConvertFToBF16INTEL/OpConvertBF16ToFINTEL shown as"
             " OpConvertFToU/OpConvertUToF, see tinytc_py.spirv.validate)"
@@ -79,6 +91,50 @@ def validate(binary: bytes, env: str | None = None, spirv_val: str = "spirv-val"
             else ""
         )
         raise SpirvValidationError(f"spirv-val rejected the module:\n{output}{note}")
+
+
+@functools.cache
+def _validator_library() -> ctypes.CDLL | None:
+    path = built_library(VALIDATOR_LIBRARY, "TINYTC_SPIRV_VAL_LIB")
+    if path is None:
+        return None
+    try:
+        library = ctypes.CDLL(str(path))
+    except OSError:
+        return None
+    fn = library.tinytc_spirv_validate
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_char_p,
+                   ctypes.c_size_t]  # fmt: skip
+    return library
+
+
+def _validate_in_process(library: ctypes.CDLL, words: array, env: str) -> str | None:
+    """None if valid, else the validator's message."""
+    message = ctypes.create_string_buffer(4096)
+    address = words.buffer_info()[0]
+    code = library.tinytc_spirv_validate(address, len(words), env.encode(), message, 4096)
+    if code == 2:
+        raise ValueError(f"unknown SPIR-V target environment {env!r}")
+    return None if code == 0 else message.value.decode(errors="replace").strip()
+
+
+def _validate_with_program(spirv_val: str, words: array, env: str) -> str | None:
+    """None if valid, else the program's output."""
+    executable = shutil.which(spirv_val)
+    if executable is None:
+        raise SpirvToolMissing(
+            f"{spirv_val} not found on PATH; install SPIRV-Tools (Debian package spirv-tools)"
+        )
+    proc = subprocess.run(
+        [executable, "--target-env", env, "-"],
+        input=words.tobytes(),
+        capture_output=True,
+        timeout=120,
+    )
+    if proc.returncode == 0:
+        return None
+    return (proc.stderr + proc.stdout).decode(errors="replace").strip()
 
 
 def _without_bf16_conversions(words: array) -> tuple[array, bool]:
@@ -141,3 +197,105 @@ def _check_conversion(
 
 def _type_text(kind: tuple[int, int]) -> str:
     return f"{'float' if kind[0] == Op.TypeFloat else 'int'}{kind[1]} scalar or vector"
+
+
+ASM_EXTENSION = "SPV_INTEL_inline_assembly"
+_ASM_EXTENSION_WORDS = tuple(string_words(ASM_EXTENSION))
+
+
+def _literal_strings(words) -> list[str]:
+    """The consecutive literal strings in `words` (each NUL-terminated, padded to a word)."""
+    data = array("I", words).tobytes()
+    out, start = [], 0
+    while start < len(data):
+        end = data.index(b"\0", start)
+        out.append(data[start:end].decode())
+        start = (end // 4 + 1) * 4
+    return out
+
+
+def _without_inline_asm(words: array) -> array:
+    """A copy of `words` in which inline assembly is replaced by stand-in functions (see the
+    module docstring); `words` itself when it has none."""
+    if not any(op == Op.AsmINTEL for op, _o, _c in iter_instructions(words, 5)):
+        return words
+    out = array("I", words[:5])
+    declared: set[str] = set()
+    targets: set[int] = set()
+    asms: dict[int, tuple[int, int]] = {}  # asm id -> (result type, function type)
+    functions: dict[int, tuple[int, ...]] = {}  # function type -> (return, *params)
+    members: dict[int, int] = {}  # struct type -> member count
+    void = 0
+    standins_at = 0
+    for opcode, offset, count in iter_instructions(words, 5):
+        inst = words[offset : offset + count]
+        if opcode == Op.Capability and inst[1] == Capability.AsmINTEL:
+            declared.add("capability")
+            continue
+        if opcode == Op.Extension and tuple(inst[1:]) == _ASM_EXTENSION_WORDS:
+            declared.add("extension")
+            continue
+        if opcode == Op.Decorate and inst[2] == Decoration.SideEffectsINTEL:
+            continue
+        if opcode == Op.AsmTargetINTEL:
+            targets.add(inst[1])
+            continue
+        if opcode == Op.AsmINTEL:
+            _check_asm(inst, declared, targets, functions, members, void)
+            asms[inst[2]] = (inst[1], inst[3])
+            continue
+        if opcode == Op.TypeVoid:
+            void = inst[1]
+        elif opcode == Op.TypeFunction:
+            functions[inst[1]] = tuple(inst[2:])
+        elif opcode == Op.TypeStruct:
+            members[inst[1]] = count - 2
+        elif opcode == Op.AsmCallINTEL:
+            inst[0] = count << 16 | Op.FunctionCall
+        elif opcode == Op.Function and not standins_at:
+            standins_at = len(out)
+        out.extend(inst)
+    standins, out[3] = _standins(asms, functions, void, words[3])
+    out[standins_at:standins_at] = standins
+    return out
+
+
+def _standins(
+    asms: dict[int, tuple[int, int]], functions: dict[int, tuple[int, ...]], void: int, bound: int
+) -> tuple[array, int]:
+    """One function per OpAsmINTEL, with its id and function type, returning OpUndef; and the
+    new id bound."""
+    code = array("I")
+    for asm, (rty, fty) in asms.items():
+        code.extend((5 << 16 | Op.Function, rty, asm, 0, fty))
+        for pty in functions[fty][1:]:
+            code.extend((3 << 16 | Op.FunctionParameter, pty, bound))
+            bound += 1
+        code.extend((2 << 16 | Op.Label, bound))
+        bound += 1
+        if rty == void:
+            code.append(1 << 16 | Op.Return)
+        else:
+            code.extend((3 << 16 | Op.Undef, rty, bound, 2 << 16 | Op.ReturnValue, bound))
+            bound += 1
+        code.append(1 << 16 | Op.FunctionEnd)
+    return code, bound
+
+
+def _check_asm(inst, declared, targets, functions, members, void) -> None:
+    """What spirv-val cannot see once OpAsmINTEL became a stand-in function."""
+    if declared != {"capability", "extension"}:
+        raise SpirvValidationError(
+            f'OpAsmINTEL %{inst[2]} requires OpCapability AsmINTEL and OpExtension "{ASM_EXTENSION}"'
+        )
+    if inst[4] not in targets:
+        raise SpirvValidationError(f"OpAsmINTEL %{inst[2]}: %{inst[4]} is no OpAsmTargetINTEL")
+    constraints = _literal_strings(inst[5:])[1]
+    ret, *params = functions.get(inst[3], (0,))
+    outputs = 0 if ret == void else members.get(ret, 1)
+    entries = constraints.split(",") if constraints else []
+    if [e.startswith("=") for e in entries] != [True] * outputs + [False] * len(params):
+        raise SpirvValidationError(
+            f"OpAsmINTEL %{inst[2]}: constraints {constraints!r} do not list {outputs} output(s)"
+            f" followed by {len(params)} input(s)"
+        )

@@ -99,6 +99,15 @@ class MatrixExt:
     def have_precision(self, a: str, b: str, acc: str) -> bool:
         return any(g.a == a and g.b == b and acc in g.acc for g in self.gemms)
 
+    def have_type(self, elem: str, rows: int, cols: int, use: str) -> bool:
+        """Whether a `use` ("a", "b" or "acc") operand of some table row may be elem x rows x
+        cols (A is M x K, B is K x N, the accumulator M x N)."""
+        if use == "a":
+            return any(g.a == elem and rows in g.M and cols in g.K for g in self.gemms)
+        if use == "b":
+            return any(g.b == elem and rows in g.K and cols in g.N for g in self.gemms)
+        return any(elem in g.acc and rows in g.M and cols in g.N for g in self.gemms)
+
 
 def intel_matrix_ext(pitch_alignment: int) -> MatrixExt:
     """The PVC/BMG table (they differ only in the 2D block IO pitch alignment)."""
@@ -129,7 +138,10 @@ class CoreInfo:
 
     `max_wgs` maps each subgroup size to its maximum work-group size; `ip_version` is set for
     Intel GPU cores (0 otherwise), `regs_small`/`regs_large` and `grf_size` let the register
-    space follow the large-register-file flag.
+    space follow the large-register-file flag. `vector_register_size` (bytes, 0 on GPUs) marks a
+    core whose runtime runs a subgroup as the SIMD lanes of one CPU thread (the Intel CPU OpenCL
+    runtime): the heuristics then pick one vector register per row block and one subgroup per
+    work-group, and mul_add broadcasts B elements through uniform loads (backend.md §2.1, §3.3).
     """
 
     subgroup_sizes: tuple[int, ...]
@@ -144,6 +156,7 @@ class CoreInfo:
     max_wgs_large: dict[int, int] | None = None
     support_level: SupportLevel = SupportLevel.basic
     name: str = "generic"
+    vector_register_size: int = 0
 
     # ---- constructors ------------------------------------------------------------------------
 
@@ -180,8 +193,9 @@ class CoreInfo:
         grf_size = 64 if big_grf else 32
         regs_large = 256 if big_grf else 128
 
+        smin = sgs[0]  # of the reported sizes, also when some are dropped below
+
         def wgs(regs: int) -> dict[int, int]:
-            smin = sgs[0]
             return {
                 s: min(threads_per_eu * 128 // regs, threads_per_eu * smin // s)
                 * eus_per_subslice
@@ -189,13 +203,24 @@ class CoreInfo:
                 for s in sgs
             }
 
+        # A device that reports too few threads per EU (a CPU behind a Level Zero driver has
+        # no EUs) gets a maximum work-group size of 0 for the larger sizes; such a size could
+        # never launch, so it is dropped rather than offered to the heuristics.
+        small = wgs(128)
+        sgs = tuple(s for s in sgs if small[s] > 0)
+        if not sgs:
+            raise TinytcError(
+                Status.invalid_core_info,
+                f"no subgroup size has a work-group size above 0 with {threads_per_eu} threads "
+                f"per EU and {eus_per_subslice} EUs per subslice",
+            )
         info = cls(
             sgs,
             grf_size * 128,
-            wgs(128),
+            {s: small[s] for s in sgs},
             ip_version=ip_version,
             register_space_large=grf_size * regs_large,
-            max_wgs_large=wgs(regs_large),
+            max_wgs_large={s: n for s, n in wgs(regs_large).items() if s in sgs},
             name=f"intel-{ip_version:#x}",
         )
         if big_grf:

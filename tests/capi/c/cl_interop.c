@@ -1,10 +1,13 @@
 /* OpenCL interop on the host's own OpenCL objects: core info and support level from a
  * cl_device_id, kernel bundles from a program and from a binary on the host's cl_context,
  * group/global size helpers, a launch with clSetKernelArg (memref = buffer + dynamic extent as
- * int64), and the small GEMM batched recipe on the host's queue checked against C. */
+ * int64), and both recipes (small GEMM batched, tall and skinny) on the host's queue with
+ * every memory kind (cl_mem buffers, Intel USM shared pointers, SVM pointers), checked against C.
+ * Prints one line per recipe run and then "ok". */
 #include "check.h"
 
 #include <CL/cl.h>
+#include <CL/cl_ext.h>
 #include <tinytc/tinytc_cl.h>
 
 #include <math.h>
@@ -28,6 +31,84 @@ static const char source[] = "func @copy(%A: memref<i32x64x?>, %B: memref<i32x64
                              "    %zero = constant 0 : i32\n"
                              "    axpby.n %two, %a, %zero, %b\n"
                              "}\n";
+
+/* Device memory of one tinytc_mem_type_t kind, filled from and read back into host arrays. */
+struct dev_mem {
+    tinytc_mem_type_t type;
+    cl_context context;
+    cl_command_queue queue;
+    cl_mem buffer;
+    void *ptr;
+    size_t size;
+};
+
+static clSharedMemAllocINTEL_fn shared_alloc = NULL;
+static clMemBlockingFreeINTEL_fn usm_free = NULL;
+
+static int mem_create(struct dev_mem *m, tinytc_mem_type_t type, cl_context context,
+                      cl_device_id device, cl_command_queue queue, const void *host,
+                      size_t size) {
+    cl_int err = CL_SUCCESS;
+    m->type = type;
+    m->context = context;
+    m->queue = queue;
+    m->size = size;
+    m->buffer = NULL;
+    m->ptr = NULL;
+    if (type == tinytc_mem_type_buffer) {
+        m->buffer = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, size,
+                                   (void *)host, &err);
+        CL_OK(err);
+    } else if (type == tinytc_mem_type_usm_pointer) {
+        m->ptr = shared_alloc(context, device, NULL, size, 64, &err);
+        CL_OK(err);
+        EXPECT(m->ptr != NULL);
+        memcpy(m->ptr, host, size); /* shared USM is host-accessible */
+    } else {
+        m->ptr = clSVMAlloc(context, CL_MEM_READ_WRITE, size, 64);
+        EXPECT(m->ptr != NULL);
+        CL_OK(clEnqueueSVMMemcpy(queue, CL_TRUE, m->ptr, host, size, 0, NULL, NULL));
+    }
+    return 0;
+}
+
+/* What set_args takes: the cl_mem handle itself for buffers, else the pointer. */
+static const void *mem_value(const struct dev_mem *m) {
+    return m->type == tinytc_mem_type_buffer ? (const void *)m->buffer : m->ptr;
+}
+
+static int mem_read(struct dev_mem *m, void *host) {
+    if (m->type == tinytc_mem_type_buffer) {
+        CL_OK(clEnqueueReadBuffer(m->queue, m->buffer, CL_TRUE, 0, m->size, host, 0, NULL, NULL));
+    } else if (m->type == tinytc_mem_type_usm_pointer) {
+        CL_OK(clFinish(m->queue));
+        memcpy(host, m->ptr, m->size);
+    } else {
+        CL_OK(clEnqueueSVMMemcpy(m->queue, CL_TRUE, host, m->ptr, m->size, 0, NULL, NULL));
+    }
+    return 0;
+}
+
+static int mem_release(struct dev_mem *m) {
+    if (m->type == tinytc_mem_type_buffer) {
+        CL_OK(clReleaseMemObject(m->buffer));
+    } else if (m->type == tinytc_mem_type_usm_pointer) {
+        CL_OK(usm_free(m->context, m->ptr));
+    } else {
+        clSVMFree(m->context, m->ptr);
+    }
+    return 0;
+}
+
+static int check_close(const float *got, const float *ref, int n, const char *what) {
+    for (int i = 0; i < n; ++i) {
+        if (fabsf(got[i] - ref[i]) > 1e-4f * (1.0f + fabsf(ref[i]))) {
+            fprintf(stderr, "%s: C[%d] = %g, expected %g\n", what, i, got[i], ref[i]);
+            return 1;
+        }
+    }
+    return 0;
+}
 
 static int reports = 0;
 static void reporter(char const *what, const tinytc_location_t *loc, void *user) {
@@ -76,7 +157,7 @@ static int run_copy(cl_context context, cl_command_queue queue, cl_program bundl
 }
 
 static int run_recipe(cl_context context, cl_device_id device, cl_command_queue queue,
-                      tinytc_core_info_t info, float beta) {
+                      tinytc_core_info_t info, float beta, tinytc_mem_type_t mem) {
     enum { M = 8, N = 5, K = 6, howmany = 7 };
     tinytc_compiler_context_t ctx;
     tinytc_type_t f32;
@@ -120,37 +201,86 @@ static int run_recipe(cl_context context, cl_device_id device, cl_command_queue 
             }
         }
     }
-    cl_int err;
-    cl_mem A = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof(a), a, &err);
-    CL_OK(err);
-    cl_mem B = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof(b), b, &err);
-    CL_OK(err);
-    cl_mem C = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof(c), c, &err);
-    CL_OK(err);
+    struct dev_mem A, B, C;
+    if (mem_create(&A, mem, context, device, queue, a, sizeof(a)) ||
+        mem_create(&B, mem, context, device, queue, b, sizeof(b)) ||
+        mem_create(&C, mem, context, device, queue, c, sizeof(c))) {
+        return 1;
+    }
     double wrong = 1.0;
     EXPECT_STATUS(tinytc_recipe_small_gemm_batched_set_args(
-                      handler, howmany, sizeof(wrong), &wrong, tinytc_mem_type_buffer, A,
-                      tinytc_mem_type_buffer, B, sizeof(beta), &beta, tinytc_mem_type_buffer, C),
+                      handler, howmany, sizeof(wrong), &wrong, mem, mem_value(&A), mem,
+                      mem_value(&B), sizeof(beta), &beta, mem, mem_value(&C)),
                   tinytc_status_invalid_kernel_arguments);
-    OK(tinytc_recipe_small_gemm_batched_set_args(handler, howmany, sizeof(alpha), &alpha,
-                                                 tinytc_mem_type_buffer, A, tinytc_mem_type_buffer,
-                                                 B, sizeof(beta), &beta, tinytc_mem_type_buffer, C));
+    OK(tinytc_recipe_small_gemm_batched_set_args(handler, howmany, sizeof(alpha), &alpha, mem,
+                                                 mem_value(&A), mem, mem_value(&B), sizeof(beta),
+                                                 &beta, mem, mem_value(&C)));
     cl_event done;
+    OK(tinytc_recipe_handler_retain(handler));
     OK(tinytc_cl_recipe_handler_submit(handler, queue, 0, NULL, &done));
+    OK(tinytc_recipe_handler_release(handler));
     CL_OK(clWaitForEvents(1, &done));
     clReleaseEvent(done);
-    CL_OK(clEnqueueReadBuffer(queue, C, CL_TRUE, 0, sizeof(c), c, 0, NULL, NULL));
-    for (int i = 0; i < M * N * howmany; ++i) {
-        if (fabsf(c[i] - ref[i]) > 1e-4f * (1.0f + fabsf(ref[i]))) {
-            fprintf(stderr, "C[%d] = %g, expected %g\n", i, c[i], ref[i]);
-            return 1;
-        }
+    if (mem_read(&C, c) || check_close(c, ref, M * N * howmany, "small_gemm_batched")) {
+        return 1;
     }
-    clReleaseMemObject(A);
-    clReleaseMemObject(B);
-    clReleaseMemObject(C);
+    if (mem_release(&A) || mem_release(&B) || mem_release(&C)) return 1;
     OK(tinytc_recipe_release(recipe)); /* the handler keeps it alive */
     OK(tinytc_recipe_handler_release(handler));
+    printf("small_gemm_batched %s beta=%g: %d entries ok\n", tinytc_mem_type_to_string(mem),
+           (double)beta, M * N * howmany);
+    return 0;
+}
+
+/* C = alpha * A * B + beta * C with A M x K (ldA = M + 3), B K x N, C M x N (ldC = M + 1); M is
+ * dynamic in the recipe and not a multiple of the block size. */
+static int run_tall_and_skinny(cl_context context, cl_device_id device, cl_command_queue queue,
+                               tinytc_core_info_t info, float beta, tinytc_mem_type_t mem) {
+    enum { M = 300, N = 6, K = 5, ldA = M + 3, ldB = K, ldC = M + 1 };
+    static float a[ldA * K], b[ldB * N], c[ldC * N], ref[ldC * N];
+    const float alpha = 0.75f;
+    tinytc_compiler_context_t ctx;
+    tinytc_type_t f32;
+    tinytc_recipe_t recipe;
+    tinytc_recipe_handler_t handler;
+    int32_t block = 0;
+    OK(tinytc_compiler_context_create(&ctx));
+    OK(tinytc_f32_type_get(&f32, ctx));
+    OK(tinytc_recipe_tall_and_skinny_suggest_block_size(info, &block));
+    OK(tinytc_recipe_tall_and_skinny_create(&recipe, info, f32, N, K, block));
+    OK(tinytc_compiler_context_release(ctx));
+    OK(tinytc_cl_recipe_handler_create(&handler, context, device, recipe));
+    OK(tinytc_recipe_release(recipe));
+
+    for (int i = 0; i < ldA * K; ++i) a[i] = (float)((i * 7) % 13) - 6.0f;
+    for (int i = 0; i < ldB * N; ++i) b[i] = (float)((i * 3) % 7) - 3.0f;
+    for (int i = 0; i < ldC * N; ++i) c[i] = ref[i] = (float)(i % 5);
+    for (int n = 0; n < N; ++n) {
+        for (int m = 0; m < M; ++m) {
+            float acc = 0.0f;
+            for (int k = 0; k < K; ++k) acc += a[m + k * ldA] * b[k + n * ldB];
+            ref[m + n * ldC] = alpha * acc + (beta != 0.0f ? beta * c[m + n * ldC] : 0.0f);
+        }
+    }
+    struct dev_mem A, B, C;
+    if (mem_create(&A, mem, context, device, queue, a, sizeof(a)) ||
+        mem_create(&B, mem, context, device, queue, b, sizeof(b)) ||
+        mem_create(&C, mem, context, device, queue, c, sizeof(c))) {
+        return 1;
+    }
+    OK(tinytc_recipe_tall_and_skinny_set_args(handler, M, sizeof(alpha), &alpha, mem,
+                                              mem_value(&A), ldA, mem, mem_value(&B), ldB,
+                                              sizeof(beta), &beta, mem, mem_value(&C), ldC));
+    OK(tinytc_cl_recipe_handler_submit(handler, queue, 0, NULL, NULL));
+    CL_OK(clFinish(queue));
+    /* rows M..ldC-1 of C are padding the kernel must not touch: compare everything */
+    if (mem_read(&C, c) || check_close(c, ref, ldC * N, "tall_and_skinny")) {
+        return 1;
+    }
+    if (mem_release(&A) || mem_release(&B) || mem_release(&C)) return 1;
+    OK(tinytc_recipe_handler_release(handler));
+    printf("tall_and_skinny %s beta=%g: %d entries ok\n", tinytc_mem_type_to_string(mem),
+           (double)beta, ldC * N);
     return 0;
 }
 
@@ -215,8 +345,22 @@ int main(void) {
     OK(tinytc_binary_release(bin));
     OK(tinytc_prog_release(program));
 
-    if (run_recipe(context, device, queue, info, 0.0f)) return 1;
-    if (run_recipe(context, device, queue, info, 0.5f)) return 1;
+    /* the recipes with every memory kind the OpenCL handler accepts */
+    cl_platform_id platform;
+    CL_OK(clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof(platform), &platform, NULL));
+    shared_alloc = (clSharedMemAllocINTEL_fn)clGetExtensionFunctionAddressForPlatform(
+        platform, "clSharedMemAllocINTEL");
+    usm_free = (clMemBlockingFreeINTEL_fn)clGetExtensionFunctionAddressForPlatform(
+        platform, "clMemBlockingFreeINTEL");
+    EXPECT(shared_alloc != NULL && usm_free != NULL); /* cl_intel_unified_shared_memory */
+    const tinytc_mem_type_t kinds[3] = {tinytc_mem_type_buffer, tinytc_mem_type_usm_pointer,
+                                        tinytc_mem_type_svm_pointer};
+    for (int k = 0; k < 3; ++k) {
+        if (run_recipe(context, device, queue, info, 0.0f, kinds[k])) return 1;
+        if (run_recipe(context, device, queue, info, 0.5f, kinds[k])) return 1;
+        if (run_tall_and_skinny(context, device, queue, info, 0.0f, kinds[k])) return 1;
+        if (run_tall_and_skinny(context, device, queue, info, 1.0f, kinds[k])) return 1;
+    }
     OK(tinytc_core_info_release(info));
     clReleaseCommandQueue(queue);
     clReleaseContext(context);

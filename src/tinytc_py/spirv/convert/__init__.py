@@ -20,8 +20,9 @@ instruction is ever emitted half-way into an invalid module. Capabilities are ad
 by ../capex.py from what the module contains.
 
 The conversion is split into mixins by subject: scalar, memory (incl. local memory), atomics,
-control, spmd (builtins, barrier, subgroup operations) and coopmatrix (+ coopmatrix_memory; the
-layout arithmetic is analysis/coopmatrix_layout.py); `Converter` combines them and maps each instruction class to its handler.
+control, spmd (builtins, barrier, subgroup operations) and coopmatrix (+ coopmatrix_memory, and
+coopmatrix_dpas for PVC/BMG, which falls back to the other two; the layout arithmetic is
+analysis/coopmatrix_layout.py); `Converter` combines them and maps each instruction class to its handler.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from ..module import Module
 from .atomics import AtomicConversion
 from .base import ConverterBase, GroupDV, MemrefDV, not_implemented
 from .control import ControlFlowConversion
-from .coopmatrix import CoopmatrixConversion
+from .coopmatrix_dpas import CoopmatrixDpasConversion
 from .memory import MemoryConversion
 from .metadata import ArgInfo, KernelInfo, ParamInfo, kernel_sizes
 from .scalar import ScalarConversion, float_to_bf16_bits
@@ -42,7 +43,7 @@ from .spmd import SpmdConversion
 
 
 class Converter(
-    CoopmatrixConversion,
+    CoopmatrixDpasConversion,
     ScalarConversion,
     MemoryConversion,
     AtomicConversion,

@@ -13,7 +13,9 @@ invisible: component v of cooperative_matrix_extract/insert is the element §3.1
 - extract / insert: component `index` (0 <= index < V, else ir_out_of_bounds).
 - mul_add D = A*B + C (rows of A, C, D multiples of S, else ir_unsupported_coopmatrix_shape):
   for every k and column n, B(k, n) is promoted to C's type and broadcast from the lane that
-  holds it (OpGroupBroadcast, at least 32 bits wide), then each row block accumulates
+  holds it (OpGroupBroadcast, at least 32 bits wide) - or, on a SIMD CPU core, when B comes
+  straight from an unchecked load, read again at a uniform address (cm_uniform_loader), which
+  the CPU JIT turns into an FMA with a broadcast memory operand - then each row block accumulates
   A(m, k)*B(k, n) with fma (bf16 accumulates in f32; complex keeps re/im accumulators).
 - reduce .row: each lane folds the columns of each of its row blocks. reduce .column: fold over
   the row blocks, then a butterfly of OpGroupNonUniformShuffleXor over each chunk of S columns
@@ -179,12 +181,16 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         acc = [self.cm_split(self.cm_cast(x, ct.component, acc_ty), acc_ty) for x in c]
         a_p = [promote(x, at.component) for x in a]
         a_neg_im: dict[int, int] = {}
+        uniform = self.cm_uniform_loader(B, inst)
         for k in range(bt.rows):
             for n in range(bt.cols):
-                lane, v = lb.owner(k, n)
-                br, bi = promote(b[v], bt.component)
-                br = self.cm_broadcast(br, real, lane)
-                bi = self.cm_broadcast(bi, real, lane) if bi is not None else None
+                if uniform is not None:
+                    br, bi = promote(uniform(k, n), bt.component)
+                else:
+                    lane, v = lb.owner(k, n)
+                    br, bi = promote(b[v], bt.component)
+                    br = self.cm_broadcast(br, real, lane)
+                    bi = self.cm_broadcast(bi, real, lane) if bi is not None else None
                 for m in range(lc.K):
                     va, vc = la.component(m, k), lc.component(m, n)
                     ar, ai = a_p[va]

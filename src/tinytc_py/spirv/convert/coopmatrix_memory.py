@@ -26,7 +26,11 @@ subview offsets, `stride_gcd`, and the gcd of constants, sums, products and loop
 Platform restriction: on cores that are not Intel GPUs (ip_version 0, e.g. the CPU OpenCL
 runtime) only 32-bit elements (i32, f32) use block IO. The CPU runtime's JIT does not vectorize a
 kernel whose only lane dependence is an 8/16/64-bit block read or write, and the scalar fallback
-then moves one element per subgroup (observed: lanes 1..S-1 neither read nor written).
+then moves one element per subgroup (observed: lanes 1..S-1 neither read nor written). On a SIMD
+CPU core (core info `vector_register_size`) every block IO moves one register (one row block of
+one column): the JIT shuffles a vector block read lane by lane into registers (measured: a
+16x8 f32 matrix_a load costs ~10% of a batched 16^3 GEMM), while a one-register read is a
+plain vector load.
 """
 
 from __future__ import annotations
@@ -314,6 +318,47 @@ class CoopmatrixMemoryConversion(ScalarConversion, AtomicConversion, SpmdConvers
         if inst.results:
             self.set(inst, res)
 
+    def cm_uniform_loader(self, v: Value, user: Inst) -> Callable[[int, int], int] | None:
+        """On a SIMD CPU core (core info `vector_register_size`): a function giving element
+        (i, j) of the coopmatrix `v` read again from memory at an address that is the same in
+        every lane, when `v` is an unchecked cooperative_matrix_load earlier in `user`'s region
+        and nothing in between may write memory. The CPU JIT folds such a load into a broadcast
+        operand of the FMA, where broadcasting the component from its lane costs shuffles (and
+        the shuffled values spill). None otherwise."""
+        load = v.defining_inst
+        if (
+            not self.core_info.vector_register_size
+            or load is None
+            or load.name != "cooperative_matrix_load"
+            or load.props["checked"] is not CheckedFlag.none
+            or load.parent is not user.parent
+        ):
+            return None
+        insts = user.parent.insts
+        between = insts[insts.index(load) + 1 : insts.index(user)]
+        if any(x.spec.writes or x.spec.side_effects or x.regions for x in between):
+            return None
+        d = self.dv(load.operand("operand"), load)
+        pos = [self.val(load.operand("pos0"), load), self.val(load.operand("pos1"), load)]
+        stride, static = list(d.stride), list(d.ty.stride)
+        if load.props["tA"] is Transpose.t:  # element (i, j) is at memref[pos0 + j, pos1 + i]
+            for x in (pos, stride, static):
+                x.reverse()
+        blk, i64 = self.block, self.i64()
+        r0 = pos[0] if static[0] == 1 else blk.op(Op.IMul, i64, pos[0], stride[0])
+        c0 = pos[1] if static[1] == 1 else blk.op(Op.IMul, i64, pos[1], stride[1])
+        base = blk.op(Op.IAdd, i64, r0, c0)
+        pty, ety = self.memref_ptr_ty(d.ty), self.ty(v.type.component)
+
+        def element(i: int, j: int) -> int:
+            step = self.cm_add64(
+                self.cm_scaled(stride[0], static[0], i), self.cm_scaled(stride[1], static[1], j)
+            )
+            ptr = self.block.op(Op.InBoundsPtrAccessChain, pty, d.ptr, self.cm_add64(base, step))
+            return self.block.op(Op.Load, ety, ptr)
+
+        return element
+
     def coop_prefetch(self, inst: Inst) -> None:
         """A hint; the generic and block paths ignore it (backend.md §3.3)."""
 
@@ -411,7 +456,7 @@ class CoopmatrixMemoryConversion(ScalarConversion, AtomicConversion, SpmdConvers
         elem = ct.component
         io = m.type_int(8 * elem.size)
         ety = self.ty(elem)
-        max_vec = 16 if elem.size == 1 else 8
+        max_vec = 1 if self.core_info.vector_register_size else 16 if elem.size == 1 else 8
         bpi = min(lay.K, max_vec)
         cpi = 1
         checked = inst.props["checked"] is CheckedFlag.cols

@@ -1,0 +1,697 @@
+"""Cooperative matrices on the DPAS/XMX path of PVC and BMG (backend.md §3.5, §7.3).
+
+Cores with a matrix extension run 2D block loads/stores/prefetches and `dpas` as inline vISA
+(SPV_INTEL_inline_assembly): one OpAsmINTEL per distinct (operation, types, shape), called with
+OpAsmCallINTEL. Each op falls back to the block/generic path (coopmatrix.py,
+coopmatrix_memory.py) when a precondition fails (§3.2), so this class only adds fast paths.
+
+Register image. The data a message or a dpas reads and writes must sit in registers exactly as
+the generic layout (analysis/coopmatrix_layout.py) numbers the components, so the DPAS path and
+the generic path can hand values to each other. With S = 16 and rows >= 16, a SPIR-V vector of
+components is laid out component-major: component v of lane p sits at byte `(v*16 + p)*size`.
+matrix_a of a 1- or 2-byte type is passed VNNI-packed: the ω = 4/size consecutive components
+(consecutive K-columns) of a dword share one i32, channel v % ω, so its byte is
+`(v/ω*16 + p)*4 + (v % ω)*size`. That is the GRF image the hardware wants: the accumulator as
+`m + n*16 + bm*16*N`, A VNNI-packed along K, B with K_dpas consecutive rows per column.
+
+Pieces. The converter keeps a coopmatrix as a list of V scalar ids. SPIR-V vectors hold at
+most 16 components (spirv-val rejects longer ones, unlike upstream's, §10.2 item 2), so a value
+goes to the asm as several vectors of 16 (or 8) components, one asm operand each, and a result
+comes back as a struct of such vectors. Every message and every dpas operand is placed inside
+one piece; the message geometry is chosen so that this holds, and the register image of every
+message is checked element by element against the layout above before the path is taken.
+
+2D block messages (`raw_sends.15`, LSC 2D block): an 8-dword payload [base address (2 dwords),
+width-1, height-1, pitch-1 (bytes), x, y, (array_len-1)<<16 | (height-1)<<8 | (width-1)], where
+"width" runs along the memory-contiguous mode (our rows) and x is in message elements. The
+hardware clamps to the surface and returns zeros outside, so the checked flags need no code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ...analysis.coopmatrix_layout import CoopLayout
+from ...ir.enums import AddressSpace, MatrixUse, Transpose
+from ...ir.inst import Inst
+from ...ir.region import Func
+from ...ir.types import DYNAMIC, CoopmatrixType, MemrefType
+from ...ir.values import Value
+from ...target.core_info import MatrixExt
+from ..tables import Decoration, Op
+from .base import MemrefDV
+from .coopmatrix import CoopmatrixConversion
+from .coopmatrix_memory import base_alignment, stride_gcd, value_gcd
+
+GRF = 64  # register size in bytes on PVC and BMG
+EXEC = 16  # dpas execution size = the required subgroup size
+SDEPTH = 8  # systolic depth: dwords of K per dpas
+RCOUNT = 8  # repeat count: accumulator columns per dpas
+ASM_TARGET = "spirv64-unknown-unknown"
+#: vISA type names, and dpas precision names of the multiplicands
+VISA_TYPE = {"i8": "b", "i16": "w", "i32": "d", "f16": "hf", "bf16": "bf", "f32": "f"}
+PRECISION = {"i8": "s8", "f16": "hf", "bf16": "bf"}
+_SIZE_LOG2 = {1: 0, 2: 1, 4: 2, 8: 3}
+
+
+@dataclass(frozen=True)
+class Block2d:
+    """Geometry of the 2D block messages moving one matrix. `width` elements along the
+    memory-contiguous mode times `height`, `arr` blocks side by side along the width; the
+    matrix takes `x_msgs` x `y_msgs` messages. `size` is the message element size (4 for the
+    d32 transpose of matrix_a, where `omega` matrix elements share a dword)."""
+
+    size: int
+    width: int
+    height: int
+    arr: int
+    x_msgs: int
+    y_msgs: int
+    vnni: bool = False
+    transpose: bool = False
+    omega: int = 1
+
+    @property
+    def msg_bytes(self) -> int:
+        return self.arr * self.width * self.height * self.size
+
+    @property
+    def grfs(self) -> int:
+        return -(-self.msg_bytes // GRF)
+
+    @property
+    def shape_dword(self) -> int:
+        """Payload dword 7."""
+        return (self.arr - 1) << 16 | (self.height - 1) << 8 | (self.width - 1)
+
+    @property
+    def shift(self) -> int:
+        """x = pos0 >> shift: pos0 counts matrix elements, x message elements."""
+        return _SIZE_LOG2[self.omega]
+
+    def elements(self, i: int, j: int) -> Iterator[tuple[int, int, int]]:
+        """(byte in the message's registers, matrix row, matrix col) of message (i, j)."""
+        w, h, s = self.width, self.height, self.size
+        if self.transpose:  # d32 transpose: dword column r of memory row c lands in row r
+            es = s // self.omega
+            for c in range(h):
+                for r in range(w):
+                    for sub in range(self.omega):
+                        col = (i * w + r) * self.omega + sub
+                        yield (r * h + c) * 4 + sub * es, j * h + c, col
+            return
+        om = 4 // s if self.vnni else 1
+        for a in range(self.arr):
+            for c in range(h):
+                for r in range(w):
+                    row, col = (i * self.arr + a) * w + r, j * h + c
+                    if self.vnni:
+                        yield ((a * (h // om) + c // om) * w + r) * 4 + c % om * s, row, col
+                    else:
+                        yield ((a * h + c) * w + r) * s, row, col
+
+
+def load_descriptor(cfg: Block2d) -> int:
+    """LSC 2D block load: opcode 3, VNNI bit 7, data size bits 9.., transpose bit 15,
+    response length (GRFs) bits 20..24, message length 1 bit 25."""
+    return (
+        3
+        | cfg.vnni << 7
+        | _SIZE_LOG2[cfg.size] << 9
+        | cfg.transpose << 15
+        | min(31, cfg.grfs) << 20
+        | 1 << 25
+    )
+
+
+def store_descriptor(cfg: Block2d) -> int:
+    """LSC 2D block store: opcode 7; the data travel as the second source."""
+    return 7 | _SIZE_LOG2[cfg.size] << 9 | 1 << 25
+
+
+def prefetch_descriptor(cfg: Block2d, cache_level: int) -> int:
+    """A 2D block load without response; cache control (bits 17..19) 2 for the cache closest
+    to the core (level 0 in the IR is L1: skip it, keep L3), else 4."""
+    return 3 | _SIZE_LOG2[cfg.size] << 9 | (2 if cache_level == 1 else 4) << 17 | 1 << 25
+
+
+def _fit(n: int, limit: int) -> int:
+    """The largest power of two <= limit that divides n (1 if none)."""
+    k = 1
+    while 2 * k <= limit and n % (2 * k) == 0:
+        k *= 2
+    return k
+
+
+def load_config(
+    size: int, rows: int, cols: int, use: MatrixUse, transpose: bool, piece_bytes: int
+) -> Block2d | None:
+    """Messages for a load of a rows x cols matrix (§3.5 block geometry); each message must fit
+    into one piece of `piece_bytes`. None if the shape cannot be tiled."""
+    if transpose:  # only matrix_a: d32 transpose of dwords of ω = 4/size K-neighbours
+        omega = 4 // size
+        kd = cols // omega
+        w, h = min(kd, 8), min(rows, EXEC)
+        if cols % omega or kd % w or rows % h:
+            return None
+        return Block2d(4, w, h, 1, kd // w, rows // h, transpose=True, omega=omega)
+    max_w = (4 // size) * SDEPTH if use is MatrixUse.b else EXEC
+    w = min(rows, max_w)
+    h = cols if cols <= 32 else _fit(cols, 32)
+    vnni = use is MatrixUse.a
+    om = 4 // size if vnni else 1
+    if rows % w or cols % h or h % om:
+        return None
+    arr = _fit(rows // w, GRF // (w * size)) if h == cols else 1
+    while arr > 1 and arr * w * h * size > piece_bytes:
+        arr //= 2
+    fits = [c for c in range(h, 0, -om) if cols % c == 0 and arr * w * c * size <= piece_bytes]
+    if not fits:
+        return None
+    h = fits[0]
+    return Block2d(size, w, h, arr, rows // (w * arr), cols // h, vnni=vnni)
+
+
+def store_config(size: int, rows: int, cols: int) -> Block2d | None:
+    """Messages for a store: at most 16 rows (64 bytes) by 8 columns each."""
+    w, h = min(rows, EXEC, GRF // size), min(cols, RCOUNT)
+    if rows % w or cols % h:
+        return None
+    return Block2d(size, w, h, 1, rows // w, cols // h)
+
+
+def prefetch_config(size: int, rows: int, cols: int) -> Block2d | None:
+    w, h = min(rows, EXEC), min(cols, 32)
+    if rows % w or cols % h:
+        return None
+    arr = _fit(rows // w, GRF // (w * size)) if h == cols else 1
+    return Block2d(size, w, h, arr, rows // (w * arr), cols // h)
+
+
+@dataclass(frozen=True)
+class Pieces:
+    """How the components of one coopmatrix value travel to and from the asm: `count` vectors
+    of `per` units; a unit is one component, or ω packed components of a matrix_a dword."""
+
+    unit: int  # bytes of a unit per lane
+    omega: int  # components per unit
+    per: int
+    count: int
+
+    @property
+    def piece_bytes(self) -> int:
+        return self.per * EXEC * self.unit
+
+    def place(self, offset: int, length: int) -> tuple[int, int] | None:
+        """(piece, byte offset in it) of the register range [offset, offset+length); None if
+        it is not GRF-aligned or crosses a piece."""
+        k, off = divmod(offset, self.piece_bytes)
+        if offset % GRF or off + length > self.piece_bytes:
+            return None
+        return k, off
+
+
+def layout_byte(lay: CoopLayout, pc: Pieces, size: int, row: int, col: int) -> int:
+    """Byte of element (row, col) in the register image of the whole value (see docstring)."""
+    lane, v = lay.owner(row, col)
+    return (v // pc.omega * EXEC + lane) * pc.unit + v % pc.omega * size
+
+
+def plan_messages(
+    cfg: Block2d, lay: CoopLayout, pc: Pieces, size: int
+) -> list[tuple[int, int, int, int]] | None:
+    """(x offset, y offset, piece, byte offset) of every message, after checking that each
+    message's register image is exactly the layout's; None if it is not."""
+    plan = []
+    for i in range(cfg.x_msgs):
+        for j in range(cfg.y_msgs):
+            base = None
+            for byte, row, col in cfg.elements(i, j):
+                at = layout_byte(lay, pc, size, row, col)
+                base = at - byte if base is None else base
+                if at - byte != base:
+                    return None
+            assert base is not None
+            where = pc.place(base, cfg.msg_bytes)
+            if where is None:
+                return None
+            plan.append((i * cfg.width * cfg.arr, j * cfg.height, *where))
+    return plan
+
+
+def _names() -> Iterator[str]:
+    n = 0
+    while True:
+        yield f"tinytc_{n}"
+        n += 1
+
+
+def _payload(p: str, q: str, ptr: str, w: str, h: str, pitch: str, cfg: Block2d) -> list[str]:
+    """Declare payload `p` (8 ud, aliased as 4 uq by `q`) and fill all but x and y."""
+    return [
+        f".decl {p} v_type=G type=ud num_elts=8 align=wordx32",
+        f".decl {q} v_type=G type=uq num_elts=4 align=wordx32 alias=<{p},0>",
+        f"mov (M1,1) {q}(0,0)<1> {ptr}(0,0)<0;1,0>",
+        f"add (M1,1) {p}(0,2)<1> {w}(0,0)<0;1,0> -1:d",
+        f"add (M1,1) {p}(0,3)<1> {h}(0,0)<0;1,0> -1:d",
+        f"add (M1,1) {p}(0,4)<1> {pitch}(0,0)<0;1,0> -1:d",
+        f"mov (M1,1) {p}(0,7)<1> 0x{cfg.shape_dword:x}:ud",
+    ]
+
+
+def _coords(p: str, x: str, y: str, dx: int, dy: int) -> list[str]:
+    """Payload x and y of the message at (dx, dy) from the matrix origin."""
+    return [
+        f"add (M1,1) {p}(0,{k})<1> {src}(0,0)<0;1,0> {delta}:d"
+        if delta
+        else f"mov (M1,1) {p}(0,{k})<1> {src}(0,0)<0;1,0>"
+        for k, src, delta in ((5, x, dx), (6, y, dy))
+    ]
+
+
+def block2d_asm(
+    kind: str,
+    cfg: Block2d,
+    plan: list[tuple[int, int, int, int]],
+    first_arg: int,
+    data: int,
+    names: Iterator[str],
+    desc: int,
+) -> str:
+    """vISA of a 2D block load ("load", data pieces are outputs $data...), store (data pieces
+    are inputs $data...) or prefetch (no data). The surface arguments are $first_arg.. in the
+    order pointer, width bytes, height, pitch bytes, pos0, pos1."""
+    ptr, w, h, pitch, x, y = (f"${first_arg + k}" for k in range(6))
+    p, q = next(names), next(names)
+    lines = ["{", *_payload(p, q, ptr, w, h, pitch, cfg)]
+    if cfg.shift:
+        xs = next(names)
+        lines += [
+            f".decl {xs} v_type=G type=d num_elts=1 align=dword",
+            f"shr (M1,1) {xs}(0,0)<1> {x}(0,0)<0;1,0> {cfg.shift}:d",
+        ]
+        x = xs
+    for dx, dy, piece, off in plan:
+        lines += _coords(p, x, y, dx, dy)
+        reg = f"${data + piece}.{off}"
+        if kind == "load":
+            lines.append(
+                f"raw_sends.15.1.0.{cfg.grfs} (M1, 1) 0x0:ud 0x{desc:x}:ud {p}.0 %null.0 {reg}"
+            )
+        elif kind == "store":
+            lines.append(
+                f"raw_sends.15.1.{cfg.grfs}.0 (M1, 1) 0x0:ud 0x{desc:x}:ud {p}.0 {reg} %null.0"
+            )
+        else:
+            lines.append(f"raw_sends.15.1.0.0 (M1, 1) 0x0:ud 0x{desc:x}:ud {p}.0 %null.0 %null.0")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def shape_gcd(func: Func, v: Value, mode: int) -> int:
+    """A number shape(mode) of memref `v` is known to be a multiple of."""
+    mt = v.type
+    assert isinstance(mt, MemrefType)
+    if mt.shape[mode] != DYNAMIC:
+        return mt.shape[mode]
+    d = v.defining_inst
+    if d is None:
+        for p, attrs in zip(func.params, func.param_attrs, strict=False):
+            g = attrs.get("shape_gcd") if p is v and attrs is not None else None
+            if g is not None and mode < len(g.values):
+                return getattr(g.values[mode], "value", 1)
+        return 1
+    if d.name == "subview":  # a dynamic size of the kept modes
+        sizes = iter(d.operand_list("sizes"))
+        kept = 0
+        for s in d.props["static_sizes"]:
+            size = next(sizes) if s == DYNAMIC else None
+            if s == 0:
+                continue
+            if kept == mode:
+                return value_gcd(size) if size is not None else s
+            kept += 1
+    return 1
+
+
+class CoopmatrixDpasConversion(CoopmatrixConversion):
+    """The DPAS path (backend.md §3.2 (1)): tried first, falls back to the inherited paths."""
+
+    def __init__(self, core_info) -> None:
+        super().__init__(core_info)
+        self._asm: dict[tuple, int] = {}  # (operation, types, shape) -> OpAsmINTEL id
+        self._asm_names = _names()  # vISA temporaries need module-unique names
+
+    # ---- preconditions --------------------------------------------------------------------------
+
+    def dpas_matrix(self) -> MatrixExt | None:
+        m = self.core_info.matrix
+        return m if m is not None and self.sgs == m.required_subgroup_size == EXEC else None
+
+    def dpas_block_io_ok(self, inst: Inst, operand: Value, size: int) -> bool:
+        """check_2d_block_io (§3.5): global memory, 64-byte base, pos0 on 4 bytes, unit stride
+        in mode 0, pitch alignment of the core, width a multiple of 4 bytes."""
+        m = self.core_info.matrix
+        mt = operand.type
+        assert m is not None and isinstance(mt, MemrefType)
+        f = self.func
+        pitch = mt.stride[1]
+        return (
+            mt.addrspace is AddressSpace.global_
+            and base_alignment(f, operand, self.core_info.default_alignment)
+            % m.block_io_base_alignment
+            == 0
+            and value_gcd(inst.operand("pos0")) * size % m.block_io_pos0_alignment == 0
+            and mt.stride[0] == 1
+            and stride_gcd(f, operand, 1) * size % m.block_io_pitch_alignment == 0
+            and shape_gcd(f, operand, 0) * size % m.block_io_width_alignment == 0
+            and (pitch == DYNAMIC or m.block_io_min_pitch <= pitch * size <= m.block_io_max_pitch)
+        )
+
+    def dpas_pieces(self, ct: CoopmatrixType, inst: Inst) -> Pieces | None:
+        size = ct.component.size
+        packed = ct.use is MatrixUse.a and size < 4
+        omega = 4 // size if packed else 1
+        units = self.layout_of(ct, inst).V // omega
+        per = 16 if units % 16 == 0 else 8
+        if units % per:
+            return None
+        return Pieces(4 if packed else size, omega, per, units // per)
+
+    # ---- packing --------------------------------------------------------------------------------
+
+    def dpas_unit_ty(self, ct: CoopmatrixType, pc: Pieces) -> int:
+        return self.i32() if pc.omega > 1 else self.ty(ct.component)
+
+    def dpas_piece_ty(self, ct: CoopmatrixType, pc: Pieces) -> int:
+        return self.mod.type_vector(self.dpas_unit_ty(ct, pc), pc.per)
+
+    def dpas_result_ty(self, ct: CoopmatrixType, pc: Pieces) -> int:
+        vty = self.dpas_piece_ty(ct, pc)
+        return vty if pc.count == 1 else self.mod.unique(Op.TypeStruct, *[vty] * pc.count)
+
+    def dpas_pack(self, ct: CoopmatrixType, pc: Pieces, vals: list[int]) -> list[int]:
+        """The asm operands (vectors) of a coopmatrix value."""
+        blk, comp = self.block, self.ty(ct.component)
+        units = vals
+        if pc.omega > 1:
+            wty = self.mod.type_vector(comp, pc.omega)
+            units = [
+                blk.op(
+                    Op.Bitcast,
+                    self.i32(),
+                    blk.op(Op.CompositeConstruct, wty, *vals[k : k + pc.omega]),
+                )
+                for k in range(0, len(vals), pc.omega)
+            ]
+        vty = self.dpas_piece_ty(ct, pc)
+        return [
+            blk.op(Op.CompositeConstruct, vty, *units[k : k + pc.per])
+            for k in range(0, len(units), pc.per)
+        ]
+
+    def dpas_unpack(self, ct: CoopmatrixType, pc: Pieces, res: int) -> list[int]:
+        """The component ids of an asm result (a vector, or a struct of vectors)."""
+        blk = self.block
+        uty = self.dpas_unit_ty(ct, pc)
+        idx = [[u] for u in range(pc.per)]
+        if pc.count > 1:
+            idx = [[k, u] for k in range(pc.count) for u in range(pc.per)]
+        units = [blk.op(Op.CompositeExtract, uty, res, *ix) for ix in idx]
+        if pc.omega == 1:
+            return units
+        comp = self.ty(ct.component)
+        wty = self.mod.type_vector(comp, pc.omega)
+        out = []
+        for u in units:
+            w = blk.op(Op.Bitcast, wty, u)
+            out += [blk.op(Op.CompositeExtract, comp, w, c) for c in range(pc.omega)]
+        return out
+
+    def dpas_asm(self, key: tuple, ret: int, params: list[int], code: str, constraints: str) -> int:
+        """The OpAsmINTEL for `key`, created once per module."""
+        asm = self._asm.get(key)
+        if asm is None:
+            m = self.mod
+            fty = m.type_function(ret, params)
+            target = m.unique(Op.AsmTargetINTEL, ASM_TARGET)
+            asm = self._asm[key] = m.declare(Op.AsmINTEL, ret, fty, target, code, constraints)
+        return asm
+
+    def dpas_surface(self, inst: Inst, d: MemrefDV, size: int) -> list[int]:
+        """Pointer, width bytes, height, pitch bytes, pos0, pos1 (i32 but the pointer)."""
+        blk, i32, i64 = self.block, self.i32(), self.i64()
+
+        def to32(x: int) -> int:
+            return blk.op(Op.SConvert, i32, x)
+
+        def bytes32(x: int) -> int:
+            return to32(blk.op(Op.IMul, i64, x, self.c64(size)))
+
+        pos0 = self.val(inst.operand("pos0"), inst)
+        pos1 = self.val(inst.operand("pos1"), inst)
+        return [
+            d.ptr,
+            bytes32(d.shape[0]),
+            to32(d.shape[1]),
+            bytes32(d.stride[1]),
+            to32(pos0),
+            to32(pos1),
+        ]
+
+    def dpas_surface_types(self, d: MemrefDV) -> list[int]:
+        return [self.memref_ptr_ty(d.ty)] + [self.i32()] * 5
+
+    # ---- instructions ---------------------------------------------------------------------------
+
+    def coop_load(self, inst: Inst) -> None:
+        res = self.dpas_load(inst) if inst.name == "cooperative_matrix_load" else None
+        if res is None:
+            super().coop_load(inst)
+        else:
+            self.set(inst, res)
+
+    def dpas_load(self, inst: Inst) -> list[int] | None:
+        ct: CoopmatrixType = inst.results[0].type
+        m, elem = self.dpas_matrix(), ct.component
+        mv = inst.operand("operand")
+        transpose = inst.props["tA"] is Transpose.t
+        if (
+            m is None
+            or not m.have_type(elem.kind.text, ct.rows, ct.cols, ct.use.name)
+            or (transpose and ct.use is not MatrixUse.a)
+            or not self.dpas_block_io_ok(inst, mv, elem.size)
+        ):
+            return None
+        pc = self.dpas_pieces(ct, inst)
+        if pc is None:
+            return None
+        cfg = load_config(elem.size, ct.rows, ct.cols, ct.use, transpose, pc.piece_bytes)
+        lay = self.layout_of(ct, inst)
+        plan = plan_messages(cfg, lay, pc, elem.size) if cfg is not None else None
+        if cfg is None or plan is None:
+            return None
+        d = self.dv(mv, inst)
+        ret = self.dpas_result_ty(ct, pc)
+        params = self.dpas_surface_types(d)
+        key = ("load", ct, transpose, params[0])
+        if key not in self._asm:
+            code = block2d_asm(
+                "load", cfg, plan, pc.count, 0, self._asm_names, load_descriptor(cfg)
+            )
+            cons = ",".join(["=rw"] * pc.count + ["rw.u"] * 6)
+            self.dpas_asm(key, ret, params, code, cons)
+        res = self.block.op(
+            Op.AsmCallINTEL, ret, self._asm[key], *self.dpas_surface(inst, d, elem.size)
+        )
+        return self.dpas_unpack(ct, pc, res)
+
+    def coop_store(self, inst: Inst) -> None:
+        if inst.name != "cooperative_matrix_store" or not self.dpas_store(inst):
+            super().coop_store(inst)
+
+    def dpas_store(self, inst: Inst) -> bool:
+        ct: CoopmatrixType = inst.operand("val").type
+        m, elem = self.dpas_matrix(), ct.component
+        mv = inst.operand("operand")
+        if (
+            m is None
+            or inst.props["tA"] is not Transpose.n
+            or not m.have_type(elem.kind.text, ct.rows, ct.cols, ct.use.name)
+            or not self.dpas_block_io_ok(inst, mv, elem.size)
+        ):
+            return False
+        pc = self.dpas_pieces(ct, inst)
+        cfg = store_config(elem.size, ct.rows, ct.cols)
+        if pc is None or cfg is None:
+            return False
+        plan = plan_messages(cfg, self.layout_of(ct, inst), pc, elem.size)
+        if plan is None:
+            return False
+        d = self.dv(mv, inst)
+        vty = self.dpas_piece_ty(ct, pc)
+        params = [vty] * pc.count + self.dpas_surface_types(d)
+        key = ("store", ct, params[-6])
+        if key not in self._asm:
+            code = block2d_asm(
+                "store", cfg, plan, pc.count, 0, self._asm_names, store_descriptor(cfg)
+            )
+            cons = ",".join(["rw"] * pc.count + ["rw.u"] * 6)
+            asm = self.dpas_asm(key, self.mod.type_void(), params, code, cons)
+            self.mod.decorate(asm, Decoration.SideEffectsINTEL)
+        args = self.dpas_pack(ct, pc, self.cm(inst.operand("val"), inst))
+        args += self.dpas_surface(inst, d, elem.size)
+        self.block.op(Op.AsmCallINTEL, self.mod.type_void(), self._asm[key], *args)
+        return True
+
+    def coop_prefetch(self, inst: Inst) -> None:
+        """2D prefetch on the DPAS path; a no-op elsewhere (backend.md §3.5)."""
+        mv = inst.operand("operand")
+        size = mv.type.element.size
+        rows, cols, level = (inst.props[k] for k in ("rows", "cols", "cache_level"))
+        cfg = prefetch_config(size, rows, cols) if size <= 4 else None
+        if self.dpas_matrix() is None or cfg is None or not self.dpas_block_io_ok(inst, mv, size):
+            return
+        d = self.dv(mv, inst)
+        params = self.dpas_surface_types(d)
+        key = ("prefetch", size, rows, cols, level, params[0])
+        if key not in self._asm:
+            plan = [
+                (i * cfg.width * cfg.arr, j * cfg.height, 0, 0)
+                for i in range(cfg.x_msgs)
+                for j in range(cfg.y_msgs)
+            ]
+            desc = prefetch_descriptor(cfg, level)
+            code = block2d_asm("prefetch", cfg, plan, 0, 0, self._asm_names, desc)
+            asm = self.dpas_asm(key, self.mod.type_void(), params, code, ",".join(["rw.u"] * 6))
+            self.mod.decorate(asm, Decoration.SideEffectsINTEL)
+        self.block.op(
+            Op.AsmCallINTEL, self.mod.type_void(), self._asm[key], *self.dpas_surface(inst, d, size)
+        )
+
+    def coop_mul_add(self, inst: Inst) -> None:
+        res = self.dpas_mul_add(inst)
+        if res is None:
+            super().coop_mul_add(inst)
+        else:
+            self.set(inst, res)
+
+    def dpas_mul_add(self, inst: Inst) -> list[int] | None:
+        A, B, C = (inst.operand(k) for k in ("a", "b", "c"))
+        at, bt, ct, rt = A.type, B.type, C.type, inst.results[0].type
+        m = self.dpas_matrix()
+        names = [t.component.kind.text for t in (at, bt, ct, rt)]
+        shape = (at.rows, bt.cols, at.cols)
+        if m is None or not all(m.have_gemm(names[0], names[1], acc, *shape) for acc in names[2:]):
+            return None
+        pieces = [self.dpas_pieces(t, inst) for t in (at, bt, ct, rt)]
+        if any(p is None for p in pieces):
+            return None
+        pa, pb, pcc, pr = pieces
+        assert pa is not None and pb is not None and pcc is not None and pr is not None
+        zero_c = _is_zero(C)
+        key = ("dpas", at, bt, ct, rt, zero_c)
+        ret = self.dpas_result_ty(rt, pr)
+        params = [self.dpas_piece_ty(at, pa)] * pa.count + [self.dpas_piece_ty(bt, pb)] * pb.count
+        if not zero_c:
+            params += [self.dpas_piece_ty(ct, pcc)] * pcc.count
+        if key not in self._asm:
+            code = dpas_code(at, bt, ct, rt, (pa, pb, pcc, pr), zero_c, self._asm_names)
+            if code is None:
+                return None
+            cons = ",".join(["=rw"] * pr.count + ["rw"] * len(params))
+            self.dpas_asm(key, ret, params, code, cons)
+        args = self.dpas_pack(at, pa, self.cm(A, inst)) + self.dpas_pack(bt, pb, self.cm(B, inst))
+        if not zero_c:
+            args += self.dpas_pack(ct, pcc, self.cm(C, inst))
+        res = self.block.op(Op.AsmCallINTEL, ret, self._asm[key], *args)
+        return self.dpas_unpack(rt, pr, res)
+
+
+def _is_zero(v: Value) -> bool:
+    d = v.defining_inst
+    return d is not None and d.name == "constant" and d.props["value"] in (0, (0, 0))
+
+
+def dpas_code(
+    at: CoopmatrixType,
+    bt: CoopmatrixType,
+    ct: CoopmatrixType,
+    rt: CoopmatrixType,
+    pieces: tuple[Pieces, Pieces, Pieces, Pieces],
+    zero_c: bool,
+    names: Iterator[str],
+) -> str | None:
+    """vISA of D = A*B + C: for every K step of ω*8, every 16 rows and every 8 columns one
+    `dpas.<pa>.<pb>.8.8 (M1,16) dst src0 A B` (§3.5 offsets). Operands: $0.. the result pieces,
+    then A's, B's and (unless C is the constant 0, when the first src0 is %null) C's pieces.
+    None if some dpas operand would cross a piece."""
+    pa, pb, pc, pr = pieces
+    sa, sb, sc, sr = (t.component.size for t in (at, bt, ct, rt))
+    kk = 4 // sa * SDEPTH
+    a0 = pr.count
+    b0 = a0 + pa.count
+    c0 = b0 + pb.count
+    lines = ["{"]
+    a_alias = [next(names) for _ in range(pa.count)]
+    b_alias = [next(names) for _ in range(pb.count)]
+    for alias, first, pcs in ((a_alias, a0, pa), (b_alias, b0, pb)):
+        for k, name in enumerate(alias):
+            lines.append(
+                f".decl {name} v_type=G type=d num_elts={pcs.piece_bytes // 4}"
+                f" align=wordx32 alias=<${first + k},0>"
+            )
+    temp = None
+    if rt.component is not ct.component and at.cols > kk:
+        temp = next(names)
+        lines.append(
+            f".decl {temp} v_type=G type={VISA_TYPE[ct.component.kind.text]}"
+            f" num_elts={ct.rows * ct.cols} align=wordx32"
+        )
+    pa_name, pb_name = PRECISION[at.component.kind.text], PRECISION[bt.component.kind.text]
+    nc, kc = ct.cols, at.cols
+
+    def reg(pcs: Pieces, first: int, offset: int, length: int) -> str | None:
+        where = pcs.place(offset, length)
+        return None if where is None else f"${first + where[0]}.{where[1]}"
+
+    for k in range(0, kc, kk):
+        last = k + kk >= kc
+        for m in range(0, ct.rows, EXEC):
+            for n in range(0, nc, RCOUNT):
+                a_at = pa.place((k * EXEC + m * kc) * sa, SDEPTH * EXEC * 4)
+                b_at = pb.place((k * nc + n * kk) * sb, RCOUNT * kk * sb)
+                tile = m * nc + n * EXEC
+                if last or temp is None:
+                    dst = reg(pr, 0, tile * sr, RCOUNT * EXEC * sr)
+                else:
+                    dst = f"{temp}.{tile * sc}"
+                if k == 0:
+                    src0 = "%null.0" if zero_c else reg(pc, c0, tile * sc, RCOUNT * EXEC * sc)
+                elif temp is not None:
+                    src0 = f"{temp}.{tile * sc}"
+                else:
+                    src0 = reg(pr, 0, tile * sr, RCOUNT * EXEC * sr)
+                if a_at is None or b_at is None or dst is None or src0 is None:
+                    return None
+                lines.append(
+                    f"dpas.{pa_name}.{pb_name}.{SDEPTH}.{RCOUNT} (M1,{EXEC}) {dst} {src0}"
+                    f" {a_alias[a_at[0]]}.{a_at[1]} {b_alias[b_at[0]]}({b_at[1] // GRF},0)"
+                )
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = [
+    "Block2d",
+    "CoopmatrixDpasConversion",
+    "Pieces",
+    "dpas_code",
+    "load_config",
+    "load_descriptor",
+    "prefetch_config",
+    "prefetch_descriptor",
+    "store_config",
+    "store_descriptor",
+]
