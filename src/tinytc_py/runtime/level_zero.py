@@ -58,7 +58,7 @@ from .args import (
     writeback_targets,
 )
 from .ze_api import UINT64_MAX, ZeError, address, call, ffi, handle
-from .ze_core_info import core_info_from_ze_device
+from .ze_core_info import core_info_from_ze_device, device_properties
 
 CPU_DRIVER = "libze_tinytc_cpu.so"
 GPU_DRIVER = "ze_intel_gpu"
@@ -111,8 +111,6 @@ class Device:
 
     @property
     def name(self) -> str:
-        from .ze_core_info import device_properties
-
         return ffi.string(device_properties(self.handle)[0].name).decode(errors="replace")
 
 
