@@ -41,8 +41,9 @@ from ..native_libs import built_library
 from ..spirv.convert import KernelInfo, ParamInfo
 from ..target.core_info import CoreFeature, CoreInfo
 from . import ze_api
-from .args import (
+from .launch import (
     DTYPES,
+    BuiltProgram,
     Group,
     Memref,
     check_arg_count,
@@ -414,21 +415,12 @@ def stream(context: Context, device: Device) -> _Stream:
     return _streams[key]
 
 
-class Program:
+class Program(BuiltProgram):
     """A compiled program built into a module on one device."""
 
     def __init__(self, binary: Binary, context: Context, device: Device) -> None:
-        self.binary = binary
-        self.context = context
-        self.device = device
+        super().__init__(binary, context, device)
         self.module = build(binary, context, device)
-        self._kernels: dict[str, Kernel] = {}
-
-    def kernel(self, name: str) -> Kernel:
-        k = self._kernels.get(name)
-        if k is None:
-            k = self._kernels[name] = Kernel(self, self.binary.kernel(name))
-        return k
 
 
 def program(
@@ -614,6 +606,9 @@ class RecipeHandler:
             else CommandList.borrow(command_list)
         )
         lst.launch(self.active, (self.groups, 1, 1), signal, wait)
+
+
+Program.kernel_class = Kernel
 
 
 __all__ = [

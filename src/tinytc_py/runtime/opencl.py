@@ -30,8 +30,10 @@ from ..ir.region import Prog  # noqa: E402
 from ..ir.types import DYNAMIC  # noqa: E402
 from ..spirv.convert import KernelInfo, ParamInfo  # noqa: E402
 from ..target.core_info import CoreFeature, CoreInfo  # noqa: E402
-from .args import (  # noqa: E402 - re-exported: the launch API of this module
+from .cl_core_info import core_info_from_cl_device  # noqa: E402
+from .launch import (  # noqa: E402 - re-exported: the launch API of this module
     DTYPES,
+    BuiltProgram,
     Group,
     Memref,
     check_arg_count,
@@ -47,7 +49,6 @@ from .args import (  # noqa: E402 - re-exported: the launch API of this module
     staged,
     writeback_targets,
 )
-from .cl_core_info import core_info_from_cl_device  # noqa: E402
 
 # ---- programs ----------------------------------------------------------------------------------
 
@@ -78,21 +79,12 @@ def build(binary: Binary, context: Any, dev: Any) -> Any:
     return prg
 
 
-class Program:
-    """A compiled and built program on one device."""
+class Program(BuiltProgram):
+    """A compiled program built into a cl.Program on one device."""
 
     def __init__(self, binary: Binary, context: Any, dev: Any) -> None:
-        self.binary = binary
-        self.context = context
-        self.device = dev
+        super().__init__(binary, context, dev)
         self.cl_program = build(binary, context, dev)
-        self._kernels: dict[str, Kernel] = {}
-
-    def kernel(self, name: str) -> Kernel:
-        k = self._kernels.get(name)
-        if k is None:
-            k = self._kernels[name] = Kernel(self, self.binary.kernel(name))
-        return k
 
 
 def program(
@@ -240,6 +232,9 @@ class _ArgBinder:
             arr[...] = view
         for arr, view in self.svm_back:
             arr[...] = view
+
+
+Program.kernel_class = Kernel
 
 
 __all__ = [

@@ -1,6 +1,7 @@
-"""The runtime-independent half of launching a kernel: how Python values become the kernel
-arguments of the calling convention (backend.md §1). The OpenCL and Level Zero runtimes share
-it and differ only in how memory is allocated and how an argument is set.
+"""The runtime-independent half of launching a kernel: programs that hand out their kernels,
+and how Python values become the kernel arguments of the calling convention (backend.md §1).
+The OpenCL and Level Zero runtimes share it and differ only in how a program is built, how
+memory is allocated and how an argument is set.
 
 - scalars: Python or NumPy numbers converted to the parameter's type (bf16: a float, rounded,
   or np.uint16 bits);
@@ -21,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..compiler import Binary
 from ..errors import Status, TinytcError
 from ..ir.types import DYNAMIC
 from ..spirv.convert import ParamInfo, float_to_bf16_bits
@@ -38,6 +40,25 @@ DTYPES = {
     "c32": np.complex64,
     "c64": np.complex128,
 }
+
+
+class BuiltProgram:
+    """A compiled program built for one device of a runtime. `kernel(name)` makes the
+    runtime's kernel (`kernel_class(program, kernel info)`) once per name."""
+
+    kernel_class: Any
+
+    def __init__(self, binary: Binary, context: Any, device: Any) -> None:
+        self.binary = binary
+        self.context = context
+        self.device = device
+        self._kernels: dict[str, Any] = {}
+
+    def kernel(self, name: str) -> Any:
+        k = self._kernels.get(name)
+        if k is None:
+            k = self._kernels[name] = self.kernel_class(self, self.binary.kernel(name))
+        return k
 
 
 @dataclass
