@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tinytc_py.analysis.tiling import suggest_subgroup_size
 from tinytc_py.cli import opt as opt_cli
 from tinytc_py.cli import options as cli_options
 from tinytc_py.cli import tinytc as tinytc_cli
@@ -164,6 +165,9 @@ def test_generic_cpu_fallback():
     assert info.subgroup_sizes == (4, 8, 16, 32, 64)
     assert info.register_space == 2048
     assert info.max_work_group_size(64) >= 64
+    # like the OpenCL CPU device's core info: a subgroup fills one AVX-512 register
+    assert info.vector_register_size == 64
+    assert suggest_subgroup_size([], info) == 16
 
 
 def test_syntax_error_has_location(capsys, source):
