@@ -97,8 +97,9 @@ def num_groups(n: int) -> int:
     return -(-n // WG)
 
 
-def store_lines(k: int, value: str, rty: str, out: str) -> list[str]:
-    """Store `value` (of type rty) into column k of `out`; a bool is stored as i32 0/1."""
+def store_lines(k: int, value: str, rty: str, out: str, at: str | None = None) -> list[str]:
+    """Store `value` (of type rty) into column k of `out` (or at the indices `at`); a bool is
+    stored as i32 0/1."""
     lines = [f"%k{k} = constant {k} : index"]
     if rty == "bool":
         lines += [
@@ -111,8 +112,18 @@ def store_lines(k: int, value: str, rty: str, out: str) -> list[str]:
             "}",
         ]
         value = f"%b{k}"
-    return lines + [f"store {value}, {out}[%i, %k{k}]"]
+    return lines + [f"store {value}, {out}[{at or f'%i, %k{k}'}]"]
 
+
+#: compare instructions and their NumPy functions
+CMP = {
+    "equal": np.equal,
+    "not_equal": np.not_equal,
+    "greater_than": np.greater,
+    "greater_than_equal": np.greater_equal,
+    "less_than": np.less,
+    "less_than_equal": np.less_equal,
+}
 
 _INPUTS = (("%a", "%x"), ("%b", "%y"))
 

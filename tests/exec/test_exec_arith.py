@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from .support import CMP, bf16_bits, bf16_value, build, elementwise, num_groups
 from .support import NP_DTYPE as NP
-from .support import bf16_bits, bf16_value, build, elementwise, num_groups
 
 pytestmark = pytest.mark.timeout(120, method="thread")
 
@@ -201,16 +201,6 @@ def test_complex_unary(ty):
     r = run_unary(ty, ["abs", "re", "im"], a, rty=real)
     for k, fn in enumerate((np.abs, np.real, np.imag)):
         np.testing.assert_allclose(r[:, k], fn(a), rtol=10 * RTOL[ty])
-
-
-CMP = {
-    "equal": np.equal,
-    "not_equal": np.not_equal,
-    "greater_than": np.greater,
-    "greater_than_equal": np.greater_equal,
-    "less_than": np.less,
-    "less_than_equal": np.less_equal,
-}
 
 
 def run_compare(ty: str, ops: list[str], a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -11,18 +11,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .support import COMPLEX_TYPES, FLOAT_TYPES, INT_TYPES, NP_DTYPE, as_float64, bf16_bits, run_ops
+from .support import (
+    CMP,
+    COMPLEX_TYPES,
+    FLOAT_TYPES,
+    INT_TYPES,
+    NP_DTYPE,
+    as_float64,
+    bf16_bits,
+    run_ops,
+)
 
 pytestmark = pytest.mark.timeout(120, method="thread")
-
-CMP = {
-    "equal": np.equal,
-    "not_equal": np.not_equal,
-    "greater_than": np.greater,
-    "greater_than_equal": np.greater_equal,
-    "less_than": np.less,
-    "less_than_equal": np.less_equal,
-}
 
 
 def grid(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -32,23 +32,12 @@ import warnings
 import numpy as np
 import pytest
 
-from .support import _device_or_none, bf16_bits, bf16_value, build
+from .support import NP_DTYPE, _device_or_none, bf16_bits, bf16_value, build
 
 pytestmark = pytest.mark.timeout(300, method="thread")
 
 RNG = np.random.default_rng(1234)
-NP = {
-    "i8": np.int8,
-    "i16": np.int16,
-    "i32": np.int32,
-    "i64": np.int64,
-    "f16": np.float16,
-    "bf16": np.uint16,
-    "f32": np.float32,
-    "f64": np.float64,
-    "c32": np.complex64,
-    "c64": np.complex128,
-}
+NP = NP_DTYPE  # bf16 as raw uint16 bits
 SIZE = {"i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
 SIZE |= {"c32": 8, "c64": 16}
 

@@ -40,18 +40,11 @@ from tinytc_py.errors import CompilationError, Status
 from tinytc_py.passes.registry import run_function_pass
 from tinytc_py.text.parser import parse
 
-from .support import bf16_bits, bf16_value, build
+from .support import NP_DTYPE, bf16_bits, bf16_value, build
 
 pytestmark = pytest.mark.timeout(300, method="thread")
 
-NP = {
-    "f16": np.float16,
-    "bf16": np.uint16,
-    "f32": np.float32,
-    "f64": np.float64,
-    "c32": np.complex64,
-    "c64": np.complex128,
-}
+NP = NP_DTYPE  # bf16 as raw uint16 bits
 EPS = {"f16": 2e-3, "bf16": 2e-2, "f32": 5e-5, "f64": 1e-12, "c32": 5e-5, "c64": 1e-12}
 # (A, B, C) element types; alpha has promote(A, B)'s type, beta C's type
 TYPES3 = [

@@ -29,6 +29,7 @@ from .support import (
     as_float64,
     bf16_value,
     build,
+    store_lines,
 )
 
 pytestmark = pytest.mark.timeout(120, method="thread")
@@ -83,20 +84,8 @@ def run_constants(ty: str, literals: list[str], out_ty: str | None = None) -> np
     out_ty = out_ty or ty
     lines = []
     for k, lit in enumerate(literals):
-        lines += [f"%r{k} = constant {lit} : {ty}", f"%k{k} = constant {k} : index"]
-        if ty == "bool":
-            lines += [
-                f"%v{k} = if %r{k} -> (i32) {{",
-                f"    %one{k} = constant 1 : i32",
-                f"    yield (%one{k})",
-                "} else {",
-                f"    %zero{k} = constant 0 : i32",
-                f"    yield (%zero{k})",
-                "}",
-                f"store %v{k}, %out[%k{k}]",
-            ]
-        else:
-            lines.append(f"store %r{k}, %out[%k{k}]")
+        lines.append(f"%r{k} = constant {lit} : {ty}")
+        lines += store_lines(k, f"%r{k}", ty, "%out", at=f"%k{k}")
     body = "\n".join("    " + line for line in lines)
     src = f"func @consts(%out: memref<{out_ty}x{len(literals)}>) {HEADER} {{\n{body}\n}}\n"
     out = np.zeros(len(literals), NP_DTYPE[out_ty])

@@ -23,7 +23,7 @@ from ..ir.inst import Inst
 from ..ir.values import Value
 from .base import FunctionPass
 from .clone import clone_inst, clone_region
-from .work_group_size import WorkGroupSize, function_sizes
+from .work_group_size import ensure_sizes
 
 
 class LowerCoopmatrix(FunctionPass):
@@ -36,10 +36,7 @@ class LowerCoopmatrix(FunctionPass):
         applies = [i for i in func.body.walk() if i.name == "cooperative_matrix_apply"]
         if not applies:
             return
-        sgs, _ = function_sizes(func)
-        if sgs is None:
-            WorkGroupSize(self.info).run(func, ctx, out)
-            sgs, _ = function_sizes(func)
+        sgs, _ = ensure_sizes(func, ctx, out, self.info)
         for inst in reversed(applies):  # pre-order reversed: inner applies first
             lower_apply(IRBuilder(ctx, inst.parent), inst, sgs)
 

@@ -34,7 +34,7 @@ from ..ir.values import Value
 from . import fold
 from .base import FunctionPass
 from .clone import clone_region
-from .work_group_size import WorkGroupSize, function_sizes
+from .work_group_size import ensure_sizes
 
 FOREACH = ("foreach", "foreach_tile")
 
@@ -278,10 +278,7 @@ class LowerForeach(FunctionPass):
         self.info = core_info
 
     def run(self, func, ctx, out) -> None:
-        sgs, wgs = function_sizes(func)
-        if sgs is None or wgs is None:
-            WorkGroupSize(self.info).run(func, ctx, out)
-            sgs, wgs = function_sizes(func)
+        sgs, wgs = ensure_sizes(func, ctx, out, self.info)
         m_tiles, n_tiles = wgs[0] // sgs, wgs[1]
         for inst in [i for i in func.body.walk() if i.name in FOREACH]:
             if inst.name == "foreach_tile" and inst.props["tile_shape"][0] % sgs:

@@ -27,7 +27,7 @@ from . import lower_linalg_elementwise as elementwise
 from .base import FunctionPass
 from .lower_linalg_common import LinalgGen
 from .lower_linalg_gemm import gemm
-from .work_group_size import WorkGroupSize, default_core_info, function_sizes
+from .work_group_size import default_core_info, ensure_sizes
 
 
 def _axpby(g: LinalgGen) -> None:
@@ -71,10 +71,7 @@ class LowerLinalg(FunctionPass):
         self.info = core_info or default_core_info()
 
     def run(self, func, ctx, out) -> None:
-        sgs, wgs = function_sizes(func)
-        if sgs is None or wgs is None:
-            WorkGroupSize(self.info).run(func, ctx, out)
-            sgs, wgs = function_sizes(func)
+        sgs, wgs = ensure_sizes(func, ctx, out, self.info)
         m_tiles, n_tiles = wgs[0] // sgs, wgs[1]
         for inst in [i for i in func.body.walk() if i.name in LOWERINGS]:
             self._replace(inst, ctx, sgs, m_tiles, n_tiles)

@@ -34,6 +34,16 @@ def function_sizes(func: Func) -> tuple[int | None, list[int] | None]:
     return s, w
 
 
+def ensure_sizes(func: Func, ctx, out, core_info: CoreInfo | None) -> tuple[int, list[int]]:
+    """The function's (subgroup_size, work_group_size), computed by this pass first when an
+    attribute is missing (the lowering passes may run without it, e.g. from tinytc-opt)."""
+    sgs, wgs = function_sizes(func)
+    if sgs is None or wgs is None:
+        WorkGroupSize(core_info).run(func, ctx, out)
+        sgs, wgs = function_sizes(func)
+    return sgs, wgs
+
+
 class WorkGroupSize(FunctionPass):
     name = "work-group-size"
 

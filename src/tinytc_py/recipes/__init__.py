@@ -21,23 +21,9 @@ from ..compiler import Binary, compile_to_spirv
 from ..errors import Status, TinytcError
 from ..ir.context import CompilerContext
 from ..ir.types import DYNAMIC
+from ..numpy_types import DTYPES
 from ..target.core_info import CoreInfo
 from ..text.parser import parse
-
-#: Scalar types a recipe may use, with their NumPy type (for size checks and beta == 0).
-SCALARS = {
-    "i8": np.int8,
-    "i16": np.int16,
-    "i32": np.int32,
-    "i64": np.int64,
-    "index": np.int64,
-    "f16": np.float16,
-    "bf16": np.uint16,
-    "f32": np.float32,
-    "f64": np.float64,
-    "c32": np.complex64,
-    "c64": np.complex128,
-}
 
 
 def _dim(v: int) -> str:
@@ -52,7 +38,7 @@ def _zero(ty: str) -> str:
 
 def _scalar(ty: str) -> Any:
     try:
-        return SCALARS[ty]
+        return DTYPES[ty]
     except KeyError:
         raise TinytcError(Status.invalid_arguments, f"recipes do not support type {ty}") from None
 

@@ -25,21 +25,8 @@ import numpy as np
 from ..compiler import Binary
 from ..errors import Status, TinytcError
 from ..ir.types import DYNAMIC
-from ..spirv.convert import ParamInfo, float_to_bf16_bits
-
-DTYPES = {
-    "i8": np.int8,
-    "i16": np.int16,
-    "i32": np.int32,
-    "i64": np.int64,
-    "index": np.int64,
-    "bf16": np.uint16,
-    "f16": np.float16,
-    "f32": np.float32,
-    "f64": np.float64,
-    "c32": np.complex64,
-    "c64": np.complex128,
-}
+from ..numpy_types import DTYPES
+from ..spirv.convert import KernelInfo, ParamInfo, float_to_bf16_bits
 
 
 class BuiltProgram:
@@ -59,6 +46,18 @@ class BuiltProgram:
         if k is None:
             k = self._kernels[name] = self.kernel_class(self, self.binary.kernel(name))
         return k
+
+
+class BuiltKernel:
+    """A kernel of a BuiltProgram, with its metadata (parameters, sizes) from the binary."""
+
+    def __init__(self, program: BuiltProgram, info: KernelInfo) -> None:
+        self.program = program
+        self.info = info
+
+    @property
+    def work_group_size(self) -> tuple[int, int, int]:
+        return (*self.info.work_group_size, 1)
 
 
 @dataclass

@@ -30,19 +30,19 @@ import hashlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..compiler import Binary, binary_of
 from ..errors import Status, TinytcError
-from ..ir.region import Prog
 from ..native_libs import built_library
 from ..spirv.convert import KernelInfo, ParamInfo
 from ..target.core_info import CoreFeature, CoreInfo
 from . import ze_api
 from .launch import (
     DTYPES,
+    BuiltKernel,
     BuiltProgram,
     Group,
     Memref,
@@ -60,6 +60,9 @@ from .launch import (
 )
 from .ze_api import UINT64_MAX, ZeError, address, call, ffi, handle
 from .ze_core_info import core_info_from_ze_device, device_properties
+
+if TYPE_CHECKING:  # the runtime takes a program only to hand it to the compiler
+    from ..ir.region import Prog
 
 CPU_DRIVER = "libze_tinytc_cpu.so"
 GPU_DRIVER = "ze_intel_gpu"
@@ -439,15 +442,10 @@ def program(
     return Program(binary, context, device)
 
 
-class Kernel:
+class Kernel(BuiltKernel):
     def __init__(self, prog: Program, info: KernelInfo) -> None:
-        self.program = prog
-        self.info = info
+        super().__init__(prog, info)
         self.handle = prog.module.kernel(info.name, self.work_group_size)
-
-    @property
-    def work_group_size(self) -> tuple[int, int, int]:
-        return (*self.info.work_group_size, 1)
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # never raise from a finaliser

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,13 +26,13 @@ cl = _device.cl
 
 from ..compiler import Binary, binary_of  # noqa: E402
 from ..errors import Status, TinytcError  # noqa: E402
-from ..ir.region import Prog  # noqa: E402
 from ..ir.types import DYNAMIC  # noqa: E402
 from ..spirv.convert import KernelInfo, ParamInfo  # noqa: E402
 from ..target.core_info import CoreFeature, CoreInfo  # noqa: E402
 from .cl_core_info import core_info_from_cl_device  # noqa: E402
 from .launch import (  # noqa: E402 - re-exported: the launch API of this module
     DTYPES,
+    BuiltKernel,
     BuiltProgram,
     Group,
     Memref,
@@ -49,6 +49,9 @@ from .launch import (  # noqa: E402 - re-exported: the launch API of this module
     staged,
     writeback_targets,
 )
+
+if TYPE_CHECKING:  # the runtime takes a program only to hand it to the compiler
+    from ..ir.region import Prog
 
 # ---- programs ----------------------------------------------------------------------------------
 
@@ -106,15 +109,10 @@ def program(
 # ---- launching ---------------------------------------------------------------------------------
 
 
-class Kernel:
+class Kernel(BuiltKernel):
     def __init__(self, prog: Program, info: KernelInfo) -> None:
-        self.program = prog
-        self.info = info
+        super().__init__(prog, info)
         self.cl_kernel = cl.Kernel(prog.cl_program, info.name)
-
-    @property
-    def work_group_size(self) -> tuple[int, int, int]:
-        return (*self.info.work_group_size, 1)
 
     def __call__(self, *args: Any, num_groups: int | Sequence[int] = 1, queue: Any = None) -> None:
         launch(self, args, num_groups, queue)
