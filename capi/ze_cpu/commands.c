@@ -148,18 +148,39 @@ ze_result_t ze_cpu_event_host_reset(ze_event_handle_t h) {
     return ZE_RESULT_SUCCESS;
 }
 
-static ze_result_t query_event(void *object) {
-    ze_cpu_event_t *e = object;
+/* The OpenCL event a host synchronize may block on (retained), read under the lock; NULL when
+ * signalled, nothing is pending, or `*skip` (a user event: only a host signal completes it). */
+static cl_event take_pending(const bool *signalled, cl_event const *event, const bool *skip) {
     pthread_mutex_lock(&ze_cpu_lock);
-    bool done = e->host_signalled;
-    cl_event pending = done ? NULL : e->signal;
+    cl_event pending = *signalled || (skip && *skip) ? NULL : *event;
     if (pending != NULL) clRetainEvent(pending);
     pthread_mutex_unlock(&ze_cpu_lock);
-    if (done) return ZE_RESULT_SUCCESS;
-    if (pending == NULL) return ZE_RESULT_NOT_READY;
+    return pending;
+}
+
+/* Query of an event or fence: signalled, else the state of its pending OpenCL event. */
+static ze_result_t query_signal(const bool *signalled, cl_event const *event) {
+    pthread_mutex_lock(&ze_cpu_lock);
+    bool done = *signalled;
+    cl_event pending = done ? NULL : *event;
+    if (pending != NULL) clRetainEvent(pending);
+    pthread_mutex_unlock(&ze_cpu_lock);
+    if (pending == NULL) return done ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
     ze_result_t r = status_of(pending);
     clReleaseEvent(pending);
     return r;
+}
+
+/* Host synchronize fast path: an unbounded wait blocks in OpenCL on the pending event. */
+static void block_on(cl_event pending, uint64_t timeout) {
+    if (pending == NULL) return;
+    if (timeout == UINT64_MAX) clWaitForEvents(1, &pending);
+    clReleaseEvent(pending);
+}
+
+static ze_result_t query_event(void *object) {
+    ze_cpu_event_t *e = object;
+    return query_signal(&e->host_signalled, &e->signal);
 }
 
 ze_result_t ze_cpu_event_query_status(ze_event_handle_t h) {
@@ -171,16 +192,7 @@ ze_result_t ze_cpu_event_query_status(ze_event_handle_t h) {
 ze_result_t ze_cpu_event_host_synchronize(ze_event_handle_t h, uint64_t timeout) {
     ze_cpu_event_t *e = (ze_cpu_event_t *)h;
     CHECK_HANDLE(e, MAGIC_EVENT);
-    /* Fast path: block in OpenCL on a pending command (not on a user event: only a host signal
-     * completes that, and it may never come). */
-    pthread_mutex_lock(&ze_cpu_lock);
-    cl_event pending = e->host_signalled || e->signal_is_user ? NULL : e->signal;
-    if (pending != NULL) clRetainEvent(pending);
-    pthread_mutex_unlock(&ze_cpu_lock);
-    if (pending != NULL) {
-        if (timeout == UINT64_MAX) clWaitForEvents(1, &pending);
-        clReleaseEvent(pending);
-    }
+    block_on(take_pending(&e->host_signalled, &e->signal, &e->signal_is_user), timeout);
     return poll_until(query_event, e, timeout);
 }
 
@@ -424,16 +436,7 @@ ze_result_t ze_cpu_fence_destroy(ze_fence_handle_t h) {
 
 static ze_result_t query_fence(void *object) {
     ze_cpu_fence_t *f = object;
-    pthread_mutex_lock(&ze_cpu_lock);
-    bool done = f->signalled;
-    cl_event marker = done ? NULL : f->marker;
-    if (marker != NULL) clRetainEvent(marker);
-    pthread_mutex_unlock(&ze_cpu_lock);
-    if (done) return ZE_RESULT_SUCCESS;
-    if (marker == NULL) return ZE_RESULT_NOT_READY;
-    ze_result_t r = status_of(marker);
-    clReleaseEvent(marker);
-    return r;
+    return query_signal(&f->signalled, &f->marker);
 }
 
 ze_result_t ze_cpu_fence_query_status(ze_fence_handle_t h) {
@@ -445,14 +448,7 @@ ze_result_t ze_cpu_fence_query_status(ze_fence_handle_t h) {
 ze_result_t ze_cpu_fence_host_synchronize(ze_fence_handle_t h, uint64_t timeout) {
     ze_cpu_fence_t *f = (ze_cpu_fence_t *)h;
     CHECK_HANDLE(f, MAGIC_FENCE);
-    pthread_mutex_lock(&ze_cpu_lock);
-    cl_event marker = f->signalled ? NULL : f->marker;
-    if (marker != NULL) clRetainEvent(marker);
-    pthread_mutex_unlock(&ze_cpu_lock);
-    if (marker != NULL) {
-        if (timeout == UINT64_MAX) clWaitForEvents(1, &marker);
-        clReleaseEvent(marker);
-    }
+    block_on(take_pending(&f->signalled, &f->marker, NULL), timeout);
     return poll_until(query_fence, f, timeout);
 }
 
