@@ -175,6 +175,10 @@ typedef enum {
 } tinytc_bundle_format_t;
 typedef enum {
     tinytc_optflag_unsafe_fp_math = 0,
+    tinytc_optflag_autotune = 1,
+    tinytc_optflag_kernel_cache = 2,
+    tinytc_optflag_legacy_language = 3,
+    tinytc_optflag_extensions = 4,
 } tinytc_optflag_t;
 typedef enum {
     tinytc_mem_type_buffer = 0,

@@ -372,6 +372,14 @@ char const *tinytc_optflag_to_string(tinytc_optflag_t val) {
     switch (val) {
     case tinytc_optflag_unsafe_fp_math:
         return "unsafe_fp_math";
+    case tinytc_optflag_autotune:
+        return "autotune";
+    case tinytc_optflag_kernel_cache:
+        return "kernel_cache";
+    case tinytc_optflag_legacy_language:
+        return "legacy_language";
+    case tinytc_optflag_extensions:
+        return "extensions";
     }
     return "unknown";
 }

@@ -198,7 +198,11 @@ module tinytc
 
     ! ---- tinytc_optflag_t ----
     integer(c_int), parameter :: tinytc_optflag_unsafe_fp_math = 0
-    integer(c_int), parameter :: TINYTC_ENUM_NUM_OPTFLAG = 1
+    integer(c_int), parameter :: tinytc_optflag_autotune = 1
+    integer(c_int), parameter :: tinytc_optflag_kernel_cache = 2
+    integer(c_int), parameter :: tinytc_optflag_legacy_language = 3
+    integer(c_int), parameter :: tinytc_optflag_extensions = 4
+    integer(c_int), parameter :: TINYTC_ENUM_NUM_OPTFLAG = 5
 
     ! ---- tinytc_mem_type_t ----
     integer(c_int), parameter :: tinytc_mem_type_buffer = 0

@@ -267,8 +267,12 @@ TINYTC_EXPORT char const *tinytc_bundle_format_to_string(tinytc_bundle_format_t 
 /** @brief Values of tinytc_optflag_t. */
 typedef enum {
     tinytc_optflag_unsafe_fp_math = 0,
+    tinytc_optflag_autotune = 1,
+    tinytc_optflag_kernel_cache = 2,
+    tinytc_optflag_legacy_language = 3,
+    tinytc_optflag_extensions = 4,
 } tinytc_optflag_t;
-#define TINYTC_ENUM_NUM_OPTFLAG 1
+#define TINYTC_ENUM_NUM_OPTFLAG 5
 /** @brief Returns the text of a tinytc_optflag_t value ("unknown" for other values). */
 TINYTC_EXPORT char const *tinytc_optflag_to_string(tinytc_optflag_t val);
 

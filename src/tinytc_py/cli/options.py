@@ -35,7 +35,9 @@ def add_common_options(ap: argparse.ArgumentParser, device_help: str) -> None:
         action="append",
         default=[],
         metavar="FLAG",
-        help="enable FLAG, or disable it with no-FLAG (flags: unsafe-fp-math)",
+        help="enable FLAG, or disable it with no-FLAG (flags: "
+        + ", ".join(f.name.replace("_", "-") for f in OptFlag)
+        + ")",
     )
 
 

@@ -22,7 +22,7 @@ from .attrs import (
     StringAttr,
     is_printable_string,
 )
-from .enums import AddressSpace, MatrixUse, OptFlag
+from .enums import OPT_FLAG_DEFAULTS, AddressSpace, MatrixUse, OptFlag
 from .types import (
     DYNAMIC,
     BooleanType,
@@ -126,7 +126,8 @@ class CompilerContext:
     def optimization_flag(self, flag: OptFlag) -> bool:
         if flag in self._opt_flags:
             return bool(self._opt_flags[flag])
-        return self.opt_level >= 2
+        default = OPT_FLAG_DEFAULTS[flag]
+        return self.opt_level >= 2 if default is None else default
 
     # ---- types --------------------------------------------------------------------------------
 

@@ -65,4 +65,21 @@ class MatrixUse(IntEnum):
 
 
 class OptFlag(IntEnum):
+    """Compiler-context flags (tinytc_optflag_t). unsafe_fp_math is upstream's; the others are
+    tinytc-py extensions, numbered after it (their defaults: `OPT_FLAG_DEFAULTS`)."""
+
     unsafe_fp_math = 0
+    autotune = 1  # time candidate GEMM blockings on the device, keep the fastest
+    kernel_cache = 2  # reuse SPIR-V and device binaries from the on-disk kernel cache
+    legacy_language = 3  # read source text as the legacy (v0.3) tensor language
+    extensions = 4  # accept the tinytc-py language extensions (docs/extensions.md)
+
+
+# Default state of each flag when it was not set; None = on at optimization level 2 and above.
+OPT_FLAG_DEFAULTS: dict[OptFlag, bool | None] = {
+    OptFlag.unsafe_fp_math: None,
+    OptFlag.autotune: False,
+    OptFlag.kernel_cache: True,
+    OptFlag.legacy_language: False,
+    OptFlag.extensions: True,
+}
