@@ -261,8 +261,21 @@ class TinytcError(Exception):
         self.status = status
 
 
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A remark attached to an error, with its own location (e.g. where a value is defined)."""
+
+    location: Location
+    message: str
+
+
 class CompilationError(TinytcError):
-    """An error in a program, tied to a source location and to the values involved."""
+    """An error in a program, tied to a source location and to the values involved.
+
+    ``location`` is where the error is (``location.begin.line``, ``.column``; the source name
+    is in the rendered message), ``status`` the C API's code, ``notes`` the "defined here"
+    remarks for the values involved.
+    """
 
     def __init__(
         self,
@@ -276,6 +289,17 @@ class CompilationError(TinytcError):
         self.values = tuple(dict.fromkeys(values))
         self.rendered: str | None = None
         super().__init__(status, detail or status_description(status))
+
+    @property
+    def location(self) -> Location:
+        return self.loc
+
+    @property
+    def notes(self) -> tuple[Note, ...]:
+        """Where each involved value with a known location is defined."""
+        return tuple(
+            Note(v.loc, f"value defined here: {v}") for v in self.values if v.loc.begin.line
+        )
 
     @property
     def what(self) -> str:
@@ -310,9 +334,7 @@ def format_located(sources: SourceLookup, loc: Location, kind: str, what: str) -
 def format_error(sources: SourceLookup, err: CompilationError) -> str:
     """The full message: the error, then a note for each involved value saying where it is defined."""
     parts = [format_located(sources, err.loc, "error", err.what)]
-    for value in err.values:
-        if value.loc.begin.line:
-            parts.append(format_located(sources, value.loc, "note", f"value defined here: {value}"))
+    parts += [format_located(sources, n.location, "note", n.message) for n in err.notes]
     return "".join(parts).rstrip("\n")
 
 

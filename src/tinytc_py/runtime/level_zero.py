@@ -23,7 +23,6 @@ before the first zeInit, since the loader reads that variable only once.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes.util
 import functools
 import hashlib
@@ -144,8 +143,10 @@ class _Owned:
         self.close()
 
     def __del__(self) -> None:
-        with contextlib.suppress(Exception):  # never raise from a finaliser
+        try:  # noqa: SIM105 - contextlib may be gone (None) at interpreter exit
             self.close()
+        except Exception:  # noqa: BLE001 - never raise from a finaliser
+            pass
 
 
 class Context(_Owned):
@@ -448,8 +449,10 @@ class Kernel(BuiltKernel):
         self.handle = prog.module.kernel(info.name, self.work_group_size)
 
     def __del__(self) -> None:
-        with contextlib.suppress(Exception):  # never raise from a finaliser
+        try:  # noqa: SIM105 - contextlib may be gone (None) at interpreter exit
             call("zeKernelDestroy", self.handle)
+        except Exception:  # noqa: BLE001 - never raise from a finaliser
+            pass
 
     def __call__(self, *args: Any, num_groups: int | Sequence[int] = 1) -> None:
         launch(self, args, num_groups)
@@ -576,8 +579,10 @@ class RecipeHandler:
         self.module.close()
 
     def __del__(self) -> None:
-        with contextlib.suppress(Exception):  # never raise from a finaliser
+        try:  # noqa: SIM105 - contextlib may be gone (None) at interpreter exit
             self.close()
+        except Exception:  # noqa: BLE001 - never raise from a finaliser
+            pass
 
     def set(self, kernel_name: str, args: list, groups: int) -> None:
         """Sets recipe arguments (recipes.Arg: scalars as bytes, memory as (kind, address))."""
