@@ -1,11 +1,15 @@
-"""Native helper libraries that `make capi` (capi/build.py) builds next to the C API, in the
-checkout's build/lib, and that the Python package uses when they are there:
+"""Native helper libraries that `make capi` (capi/build.py) or `tinytc-py build-capi` builds
+next to the C API, into `BUILD_LIB`, and that the Python package uses when they are there:
 
 - libtinytc_spirv_val.so: SPIRV-Tools' validator in the process (spirv/validate.py), instead
   of starting the spirv-val program for every module;
 - libze_tinytc_cpu.so: our Level Zero driver for the CPU (runtime/level_zero.py).
 
 An environment variable per library points elsewhere (an installed copy, a test's build).
+
+`SOURCE_ROOT` holds the C API's sources (capi/, include/, tools/gen_capi.py): the checkout, or
+for an installed wheel the copy the wheel carries in tinytc_py/_c_sources (setup.py puts it
+there); `BUILD_LIB` is its build/lib either way.
 """
 
 from __future__ import annotations
@@ -13,7 +17,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-BUILD_LIB = Path(__file__).resolve().parents[2] / "build" / "lib"
+PACKAGE = Path(__file__).resolve().parent
+PACKAGED_SOURCES = PACKAGE / "_c_sources"
+SOURCE_ROOT = PACKAGED_SOURCES if PACKAGED_SOURCES.is_dir() else PACKAGE.parents[1]
+BUILD_LIB = SOURCE_ROOT / "build" / "lib"
 
 
 def built_library(filename: str, env_var: str) -> Path | None:

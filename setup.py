@@ -1,0 +1,38 @@
+"""Packaging hook (everything else is in pyproject.toml): the wheel carries the C API's sources,
+capi/, include/ and tools/gen_capi.py, as tinytc_py/_c_sources, so that `tinytc-py build-capi`
+builds libtinytc*.so and the Level Zero CPU driver for an installed package, from the same
+capi/build.py a checkout's `make setup` runs."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+ROOT = Path(__file__).resolve().parent
+C_SOURCES = ("capi", "include", "tools/gen_capi.py")
+SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "*.so", "*.so.*", "*.o")
+
+
+class BuildPyWithCSources(build_py):
+    """build_py that also copies the C sources into the package (not for editable installs,
+    which use the checkout itself)."""
+
+    def run(self) -> None:
+        super().run()
+        if getattr(self, "editable_mode", False):
+            return
+        target = Path(self.build_lib) / "tinytc_py" / "_c_sources"
+        for name in C_SOURCES:
+            src, dst = ROOT / name, target / name
+            if src.is_dir():
+                shutil.copytree(src, dst, dirs_exist_ok=True, ignore=SKIP)
+            else:
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dst)
+
+
+# build/lib is where the C libraries go (capi/build.py); setuptools' own work stays out of it.
+setup(cmdclass={"build_py": BuildPyWithCSources}, options={"build": {"build_base": "build/python"}})
