@@ -18,7 +18,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export PIP_NO_INPUT := 1
 
-.PHONY: setup apt test run
+.PHONY: setup apt test run docs
 
 setup: apt $(STAMP) capi
 	@command -v spirv-val >/dev/null || { echo "error: spirv-val not found after setup" >&2; exit 1; }
@@ -60,3 +60,7 @@ test: setup
 # Compiles examples/ir/matvec_batched.ir, runs it on the default OpenCL device, checks it with NumPy.
 run: setup
 	$(VPY) examples/python/run_kernel.py
+
+# The documentation (Sphinx; warnings are errors) into docs/_build/html.
+docs: setup
+	$(VPY) -m sphinx -W --keep-going -b html docs docs/_build/html

@@ -1,0 +1,97 @@
+"""The documentation: Sphinx builds it without a warning, and the Python code in it runs: the
+README's and every docs page's ``python`` blocks (the blocks of one page share a namespace, as
+a reader would paste them one after the other), and the ``>>>`` examples in docstrings."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import importlib.util
+import pkgutil
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import tinytc_py
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+RST_BLOCK = re.compile(r"^\.\. code-block:: python\n\n((?:(?:   .*)?\n)+)", re.MULTILINE)
+MD_BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def python_blocks(path: Path) -> list[str]:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".rst":
+        return [textwrap.dedent(b) for b in RST_BLOCK.findall(text)]
+    return MD_BLOCK.findall(text)
+
+
+PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.rst")), *sorted(DOCS.glob("*.md"))]
+PAGES_WITH_CODE = [p for p in PAGES if python_blocks(p)]
+
+
+def test_sphinx_builds_without_warnings(tmp_path: Path):
+    pytest.importorskip("sphinx")
+    pytest.importorskip("myst_parser")
+    out = tmp_path / "html"
+    result = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-E", "-b", "html",
+         str(DOCS), str(out)],
+        capture_output=True, text=True, cwd=ROOT,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    index = (out / "index.html").read_text(encoding="utf-8")
+    for page in ("getting-started", "python-api", "c-api", "level-zero-cpu", "kernel-cache",
+                 "performance", "differences", "language"):  # fmt: skip
+        assert f'href="{page}.html"' in index, page
+    api = (out / "python-api.html").read_text(encoding="utf-8")
+    for name in ("compile", "small_gemm_batched", "CompilationError", "devices"):
+        assert f'id="tinytc_py.{name}"' in api, name
+
+
+def test_pages_with_python_code_are_found():
+    names = {p.name for p in PAGES_WITH_CODE}
+    assert {"README.md", "getting-started.rst"} <= names
+
+
+@pytest.mark.parametrize("page", PAGES_WITH_CODE, ids=lambda p: p.name)
+def test_python_blocks_run(page: Path, tmp_path: Path):
+    pytest.importorskip("pyopencl")
+    script = tmp_path / "page.py"
+    script.write_text("\n\n".join(python_blocks(page)), encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT, timeout=240
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    if page.name == "README.md":
+        assert result.stdout.splitlines()[-1] == "[0.  0.5 1.  1.5 2.  2.5 3.  3.5]"
+    if page.name == "getting-started.rst":
+        assert "error: operand types differ (i32 vs f32)" in result.stdout
+
+
+def _modules_with_examples() -> list[str]:
+    found = []
+    for info in pkgutil.walk_packages(tinytc_py.__path__, "tinytc_py."):
+        spec = importlib.util.find_spec(info.name)
+        origin = Path(spec.origin) if spec and spec.origin else None
+        if origin and origin.suffix == ".py" and ">>> " in origin.read_text(encoding="utf-8"):
+            found.append(info.name)
+    return found
+
+
+def test_docstring_examples_are_found():
+    assert {"tinytc_py.api", "tinytc_py.recipes.arrays"} <= set(_modules_with_examples())
+
+
+@pytest.mark.parametrize("module", _modules_with_examples())
+def test_docstring_examples_run(module: str):
+    pytest.importorskip("pyopencl")
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0
+    assert result.failed == 0
