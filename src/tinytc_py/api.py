@@ -254,6 +254,7 @@ def build_for(binary: Binary, device: Device) -> Any:
         from .runtime import device as cl_device
         from .runtime import opencl
 
+        context: Any
         if device.handle == cl_device.default_device():
             context = cl_device.default_context()
         else:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-DTYPES = {
+DTYPES: dict[str, type[np.generic]] = {
     "i8": np.int8,
     "i16": np.int16,
     "i32": np.int32,

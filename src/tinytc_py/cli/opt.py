@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import sys
+from collections.abc import Callable
 
 from ..errors import CompilationError, TinytcError
 from ..ir.context import CompilerContext
@@ -43,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
 def make_pass(name: str, core_info: CoreInfo) -> FunctionPass:
     """The pass called `name`, given `core_info` when its constructor takes one."""
     get_pass(name)  # raises for an unknown name
-    cls = PASSES[name]
+    cls: Callable[..., FunctionPass] = PASSES[name]  # constructors differ per pass
     if "core_info" in inspect.signature(cls).parameters:
         return cls(core_info=core_info)
     return cls()

@@ -26,6 +26,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 LIBINTELOCL = "libintelocl.so"
 INTEL_OPENCL_DIST = "intel-opencl-rt"
@@ -138,7 +139,7 @@ def supports_spirv(device: cl.Device) -> bool:
     if "cl_khr_il_program" in device.extensions.split():
         return True
     try:
-        return "SPIR-V" in device.il_version
+        return "SPIR-V" in str(device.il_version)
     except cl.Error:  # OpenCL < 2.1 devices do not know CL_DEVICE_IL_VERSION
         return False
 
@@ -201,7 +202,7 @@ def _loaded_opencl_library() -> ctypes.CDLL:
 
 
 @functools.cache
-def _cl_get_device_info() -> ctypes._CFuncPtr:
+def _cl_get_device_info() -> Any:  # a ctypes function pointer
     fn = _loaded_opencl_library().clGetDeviceInfo
     fn.restype = ctypes.c_int32
     fn.argtypes = [

@@ -29,7 +29,7 @@ import hashlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -185,7 +185,7 @@ class Context(_Owned):
         ptr = self.alloc_shared(nbytes, device or default_device())
         raw = ffi.buffer(ffi.cast("char *", ptr), max(1, nbytes))
         arr = np.frombuffer(raw, dtype=dt, count=nbytes // dt.itemsize)
-        arr = arr.reshape(shape, order="F").view(SharedArray)
+        arr = cast(SharedArray, arr.reshape(shape, order="F").view(SharedArray))
         arr.usm = _Usm(self, ptr)
         arr[...] = 0
         return arr
