@@ -78,6 +78,24 @@ def test_default_device_is_first_and_used_by_default():
     assert all(d.runtime in ("opencl", "level_zero") for d in devices)
 
 
+def test_without_pyopencl_level_zero_devices_remain():
+    if not any(d.runtime == "level_zero" for d in _devices()):
+        pytest.skip("no Level Zero device")
+    code = (
+        "import sys; sys.modules['pyopencl'] = None  # as if the 'opencl' extra were missing\n"
+        "import numpy as np, tinytc_py\n"
+        "print(sorted({d.runtime for d in tinytc_py.devices()}))\n"
+        "prog = tinytc_py.compile('func @k(%a: i32, %x: memref<i32x4>) {\\n"
+        "  %c = constant 0 : index\\n  store %a, %x[%c]\\n}')\n"
+        "x = np.zeros(4, np.int32)\n"
+        "prog.kernel('k')(7, x)\n"
+        "print(prog.device.runtime, x.tolist())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["['level_zero']", "level_zero [7, 0, 0, 0]"]
+
+
 def test_compile_a_file_with_options(tmp_path: Path):
     _devices()
     path = tmp_path / "axpy.ir"

@@ -73,8 +73,10 @@ def _handle_key(device: Device) -> int:
 
 
 def _opencl_devices() -> list[Device]:
-    from .runtime import device as cl_device
-
+    try:
+        from .runtime import device as cl_device
+    except ImportError:  # pyopencl is not installed (the 'opencl' extra)
+        return []
     try:
         default = cl_device.default_device()
         platforms = cl_device.cl.get_platforms()
