@@ -116,3 +116,24 @@ def test_build_capi_makes_a_library_a_c_program_links(installed: Path, tmp_path:
     run = _run([str(exe)], env=env)
     assert "func @copy(%A: memref<f32x8x8>, %B: memref<f32x8x8>)" in run.stderr
     assert "axpby.n" in run.stderr
+    cmake = (lib / "cmake" / "tinytc" / "tinytcConfig.cmake").read_text()
+    assert f'IMPORTED_LOCATION "{lib}/libtinytc.so"' in cmake
+    assert f'set(tinytc_INCLUDE_DIRS "{installed}' in cmake
+
+
+def test_build_capi_by_default_builds_where_the_package_looks(installed: Path):
+    """Without --out the libraries go into the package's own C sources folder, where the
+    installed runtime finds the Level Zero CPU driver and the in-process validator."""
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is needed")
+    _run([str(installed / "bin" / "tinytc-py"), "build-capi"], env=_clean_env())
+    code = (
+        "from tinytc_py.native_libs import BUILD_LIB, built_library\n"
+        "print(BUILD_LIB)\n"
+        "print(built_library('libze_tinytc_cpu.so', 'UNSET_VARIABLE'))\n"
+    )
+    out = _run([str(installed / "bin" / "python"), "-c", code], env=_clean_env())
+    build_lib, driver = out.stdout.splitlines()
+    assert build_lib.startswith(str(installed)) and build_lib.endswith("_c_sources/build/lib")
+    assert driver == f"{build_lib}/libze_tinytc_cpu.so"
+    assert (Path(build_lib) / "libtinytc.so").is_file()
