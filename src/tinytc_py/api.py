@@ -222,8 +222,8 @@ def compile(  # noqa: A001 - the name users expect, as re.compile
 
     >>> import tinytc_py
     >>> prog = tinytc_py.compile("func @k() {}", target="pvc")
-    >>> prog.kernels
-    ('k',)
+    >>> prog
+    Program(kernels=('k',), device=None)
     >>> prog.spirv[:4] == bytes.fromhex("03022307")
     True
     """
@@ -288,6 +288,9 @@ class Program:
         self.binary = binary
         self.device = device
         self._built: Any = None
+
+    def __repr__(self) -> str:
+        return f"Program(kernels={self.kernels!r}, device={self.device!r})"
 
     @property
     def spirv(self) -> bytes:
