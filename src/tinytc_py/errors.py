@@ -288,6 +288,7 @@ class CompilationError(TinytcError):
         self.detail = detail
         self.values = tuple(dict.fromkeys(values))
         self.rendered: str | None = None
+        self.hint: str | None = None  # a suggestion printed after the message ("hint: ...")
         super().__init__(status, detail or status_description(status))
 
     @property
@@ -335,6 +336,8 @@ def format_error(sources: SourceLookup, err: CompilationError) -> str:
     """The full message: the error, then a note for each involved value saying where it is defined."""
     parts = [format_located(sources, err.loc, "error", err.what)]
     parts += [format_located(sources, n.location, "note", n.message) for n in err.notes]
+    if err.hint:
+        parts.append(f"hint: {err.hint}\n")
     return "".join(parts).rstrip("\n")
 
 

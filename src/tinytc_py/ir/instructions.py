@@ -731,7 +731,6 @@ class SubviewInst(Inst):
             raise self.error(Status.ir_subview_mismatch, "dynamic offsets/sizes do not match", t)
         for v in dyn_offs + dyn_sizes:
             checks.index(self, v)
-        shape, stride = [], []
         for i, (o, s) in enumerate(zip(offs, sizes)):
             if (o < 0 and o != DYNAMIC) or (s < 0 and s != DYNAMIC):
                 raise self.error(Status.ir_invalid_slice, "offset and size must be non-negative", t)
@@ -745,10 +744,38 @@ class SubviewInst(Inst):
                 raise self.error(
                     Status.ir_out_of_bounds, f"slice {o}:{s} exceeds mode size {ext}", t
                 )
-            if s != 0:
-                shape.append(s)
-                stride.append(mt.stride[i])
-        _check_view_type(self, mt, tuple(shape), tuple(stride))
+        _check_view_type(self, mt, *subview_layout(mt, sizes))
+
+
+Layout = tuple[tuple[int, ...], tuple[int, ...]]
+
+
+def subview_layout(src: MemrefType, sizes: tuple[int, ...]) -> Layout:
+    """Shape and stride of a subview: a size of 0 (a single index) drops its mode, the others
+    keep the mode's stride. Shared by the verifier and the front ends that infer result types."""
+    kept = [i for i, s in enumerate(sizes) if s != 0]
+    return tuple(sizes[i] for i in kept), tuple(src.stride[i] for i in kept)
+
+
+def expand_layout(src: MemrefType, mode: int, static: tuple[int, ...]) -> Layout:
+    """Shape and stride of `expand`: the mode becomes `static`, with canonical strides scaled by
+    the mode's stride (dynamic where either is dynamic)."""
+    base = src.stride[mode]
+    sub = [
+        DYNAMIC if base == DYNAMIC or s == DYNAMIC else s * base for s in canonical_stride(static)
+    ]
+    shape = src.shape[:mode] + tuple(static) + src.shape[mode + 1 :]
+    return shape, src.stride[:mode] + tuple(sub) + src.stride[mode + 1 :]
+
+
+def fuse_layout(src: MemrefType, frm: int, to: int) -> Layout:
+    """Shape and stride of `fuse`: modes frm..to become one of their product size (dynamic if
+    one is) with the first mode's stride."""
+    fused = src.shape[frm : to + 1]
+    size = DYNAMIC if DYNAMIC in fused else _prod(fused)
+    return src.shape[:frm] + (size,) + src.shape[to + 1 :], src.stride[: frm + 1] + src.stride[
+        to + 1 :
+    ]
 
 
 def _check_view_type(
@@ -825,12 +852,7 @@ class ExpandInst(Inst):
             raise self.error(
                 Status.ir_invalid_shape, f"expand shape does not divide mode size {ext}", t
             )
-        sub_stride = list(canonical_stride(tuple(static)))
-        base = mt.stride[mode]
-        sub_stride = [DYNAMIC if base == DYNAMIC or s == DYNAMIC else s * base for s in sub_stride]
-        shape = mt.shape[:mode] + tuple(static) + mt.shape[mode + 1 :]
-        stride = mt.stride[:mode] + tuple(sub_stride) + mt.stride[mode + 1 :]
-        _check_view_type(self, mt, shape, stride)
+        _check_view_type(self, mt, *expand_layout(mt, mode, tuple(static)))
 
 
 def _prod(values) -> int:
@@ -860,11 +882,7 @@ class FuseInst(Inst):
                     f"of mode {k + 1}",
                     t,
                 )
-        fused = sh[frm : to + 1]
-        size = DYNAMIC if DYNAMIC in fused else _prod(fused)
-        shape = sh[:frm] + (size,) + sh[to + 1 :]
-        stride = st[: frm + 1] + st[to + 1 :]
-        _check_view_type(self, mt, shape, stride)
+        _check_view_type(self, mt, *fuse_layout(mt, frm, to))
 
 
 class AtomicLoadInst(LoadInst):

@@ -81,9 +81,7 @@ class Parser:
                 if c.accept(")"):
                     break
                 c.expect(",", "',' or ')'")
-        attrs = None
-        if c.accept("attributes"):
-            attrs = self.parse_dictionary()
+        attrs = self.parse_func_attrs()
         func = Func(m.group(1), [p[1] for p in params], c.loc(begin), attrs)
         for value, (pname, _, ploc, _attrs) in zip(func.params, params):
             value.name = "" if pname.isdigit() else pname
@@ -96,6 +94,10 @@ class Parser:
         self.scopes.pop()
         finish_func(func)
         return func
+
+    def parse_func_attrs(self) -> DictionaryAttr | None:
+        """`attributes {...}` after the parameter list (the legacy front end adds its forms)."""
+        return self.parse_dictionary() if self.c.accept("attributes") else None
 
     # ---- regions and values -------------------------------------------------------------------
 
@@ -525,26 +527,32 @@ class Parser:
         m = c.match(lx.MNEMONIC)
         if not m:
             raise c.error("expected instruction")
-        base, *mods = m.group(0).split(".")
-        cls = INSTRUCTIONS.get(base)
-        if cls is None:
-            raise CompilationError(
-                c.loc(mbegin), Status.parse_error, f"unknown instruction '{base}'"
-            )
-        props = self.parse_modifiers(cls, mods, mbegin)
-        rule = _CUSTOM.get(base)
-        inst = rule(self, cls, props, begin) if rule else self.parse_formatted(cls, props, begin)
+        inst = self.parse_inst_body(m.group(0), mbegin, begin)
         if len(names) != len(inst.results):
             inst.drop_uses()
             raise CompilationError(
                 c.loc(begin, m.end()),
                 Status.parse_error,
-                f"'{base}' returns {len(inst.results)} value(s), but {len(names)} name(s) are given",
+                f"'{m.group(0).split('.')[0]}' returns {len(inst.results)} value(s), "
+                f"but {len(names)} name(s) are given",
             )
         for value, (name, _loc) in zip(inst.results, names):
             value.name = "" if name.isdigit() else name
             self.define_value(name, value)
         return inst
+
+    def parse_inst_body(self, mnemonic: str, mbegin: int, begin: int) -> Inst:
+        """The instruction after its mnemonic (with modifiers); `begin` is where its result
+        names start. The legacy front end overrides this to read its own forms."""
+        base, *mods = mnemonic.split(".")
+        cls = INSTRUCTIONS.get(base)
+        if cls is None:
+            raise CompilationError(
+                self.c.loc(mbegin), Status.parse_error, f"unknown instruction '{base}'"
+            )
+        props = self.parse_modifiers(cls, mods, mbegin)
+        rule = _CUSTOM.get(base)
+        return rule(self, cls, props, begin) if rule else self.parse_formatted(cls, props, begin)
 
     def parse_modifiers(self, cls: type[Inst], mods: list[str], begin: int) -> dict[str, Any]:
         props: dict[str, Any] = {}
@@ -785,17 +793,25 @@ _CUSTOM = {
 }
 
 
-def parse(text: str, ctx: CompilerContext | None = None, name: str = "") -> Prog:
+def parse(
+    text: str, ctx: CompilerContext | None = None, name: str = "", dialect: str = "auto"
+) -> Prog:
     """Parses a program; errors are reported through the context and raised.
+
+    `dialect` is "current", "legacy" (the v0.3 language, see text/dialect.py) or "auto": the
+    current language, and the legacy one for a source that is not current-language text (the
+    compiler-context flag `legacy_language` makes "auto" mean "legacy").
 
     The cyclic garbage collector is paused meanwhile: parsing allocates many long-lived objects
     and nothing cyclic becomes garbage, so its repeated scans only cost time (about 40 % for a
     10 000-instruction program)."""
+    from .dialect import parse_dialect  # the legacy front end builds on this module
+
     ctx = ctx or CompilerContext()
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return Parser(ctx, text, name).parse_prog()
+        return parse_dialect(text, ctx, name, dialect)
     except CompilationError as err:
         raise ctx.report(err) from None
     finally:
@@ -803,6 +819,6 @@ def parse(text: str, ctx: CompilerContext | None = None, name: str = "") -> Prog
             gc.enable()
 
 
-def parse_file(path: str, ctx: CompilerContext | None = None) -> Prog:
+def parse_file(path: str, ctx: CompilerContext | None = None, dialect: str = "auto") -> Prog:
     with open(path, encoding="utf-8") as f:
-        return parse(f.read(), ctx, path)
+        return parse(f.read(), ctx, path, dialect)

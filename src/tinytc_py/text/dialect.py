@@ -1,0 +1,67 @@
+"""Which language a source is written in: the current tensor language or the legacy one (tinytc
+v0.3, with the transitional forms code generators such as yateto emit).
+
+Auto-detection never changes the meaning of a current-language program: the current parser
+reads every source first, and only a source it rejects is read as legacy text. When both fail,
+the current language's error is reported, with a hint when the source looks legacy.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import CompilationError
+from ..ir.context import CompilerContext
+from ..ir.enums import OptFlag
+from ..ir.region import Prog
+from .legacy_parser import LegacyParser
+from .parser import Parser
+
+DIALECTS = ("auto", "current", "legacy")
+
+LEGACY_HINT = "this looks like the legacy language: use --legacy or tinytc-upgrade"
+
+# Spellings that only the legacy language (or its transitional forms) has.
+_LEGACY_MARKERS = re.compile(
+    r"\b(?:arith|cmp)\.[a-z]+\b"
+    r"|\bgroup_size\b(?!\s*=)"
+    r"|\bhadamard_product\b"
+    r"|\balloca\s*->"
+    r"|=\s*group_id\s*(?:$|;|%|\})"
+    r"|\bgroup<\s*memref<[^<>]*(?:<[^<>]*>)?[^<>]*>\s*(?:,\s*offset\s*:\s*[0-9?]+\s*)?>"
+    r"|\b(?:work_group_size|subgroup_size)\s*\("
+    r"|\bfor\s+%\w+\s*=\s*[-+]?[0-9]"
+    r"|:\s*[a-z0-9]+\s*->\s*[a-z0-9]+\b",
+    re.MULTILINE,
+)
+
+
+def looks_legacy(text: str) -> bool:
+    """True when the source uses a spelling only the legacy language has."""
+    return _LEGACY_MARKERS.search(text) is not None
+
+
+def resolve(dialect: str, ctx: CompilerContext) -> str:
+    if dialect not in DIALECTS:
+        raise ValueError(f"unknown dialect '{dialect}' (choose from {', '.join(DIALECTS)})")
+    if dialect == "auto" and ctx.optimization_flag(OptFlag.legacy_language):
+        return "legacy"
+    return dialect
+
+
+def parse_dialect(text: str, ctx: CompilerContext, name: str, dialect: str) -> Prog:
+    """Parses in the given dialect; raises CompilationError without reporting it."""
+    dialect = resolve(dialect, ctx)
+    if dialect == "legacy":
+        return LegacyParser(ctx, text, name).parse_prog()
+    try:
+        return Parser(ctx, text, name).parse_prog()
+    except CompilationError as err:
+        if dialect == "current":
+            raise
+        try:
+            return LegacyParser(ctx, text, name).parse_prog()
+        except CompilationError:
+            if looks_legacy(text):
+                err.hint = LEGACY_HINT
+            raise err from None

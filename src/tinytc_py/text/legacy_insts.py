@@ -1,0 +1,523 @@
+"""The instruction rules of the legacy front end: one function per legacy mnemonic, each making
+the current language's equivalent (`arith.add` is `add`, `group_size` is `num_groups.x`,
+`hadamard_product` is `hadamard`, a `cmp.lt` returns `bool`).
+
+A rule returns None, before consuming anything, when what follows is the current language's
+form of the same mnemonic; the current rules read it then.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import CompilationError, Status
+from ..ir.enums import Comp3, Transpose
+from ..ir.inst import Inst
+from ..ir.instructions import INSTRUCTIONS, expand_layout, fuse_layout, subview_layout
+from ..ir.types import DYNAMIC, MemrefType, Type
+from ..ir.values import Value
+from ..ir.verify import check_region_end
+from .legacy_parser import Immediate, LegacyParser, Operand
+
+Rule = Callable[[LegacyParser, list[str], int, int], Inst | None]
+
+ARITH = {
+    "add": "add",
+    "sub": "sub",
+    "mul": "mul",
+    "div": "div",
+    "rem": "rem",
+    "shl": "shl",
+    "shr": "shr",
+    "and": "and",
+    "or": "or",
+    "xor": "xor",
+    "min": "min",
+    "max": "max",
+}
+ARITH_UNARY = {"neg": "neg", "not": "not", "abs": "abs"}
+CMP = {
+    "eq": "equal",
+    "ne": "not_equal",
+    "gt": "greater_than",
+    "ge": "greater_than_equal",
+    "lt": "less_than",
+    "le": "less_than_equal",
+}
+# BLAS-like instructions: legacy mnemonic → (current mnemonic, number of transpose modifiers,
+# operand names, index of the written operand).
+BLAS = {
+    "axpby": ("axpby", 1, ("alpha", "A", "beta", "B")),
+    "sum": ("sum", 1, ("alpha", "A", "beta", "B")),
+    "gemm": ("gemm", 2, ("alpha", "A", "B", "beta", "C")),
+    "gemv": ("gemv", 1, ("alpha", "A", "B", "beta", "C")),
+    "ger": ("ger", 0, ("alpha", "A", "B", "beta", "C")),
+    "hadamard_product": ("hadamard", 0, ("alpha", "A", "B", "beta", "C")),
+    "hadamard": ("hadamard", 0, ("alpha", "A", "B", "beta", "C")),
+}
+
+
+def _modifier_error(p: LegacyParser, mbegin: int, text: str) -> CompilationError:
+    return CompilationError(p.c.loc(mbegin), Status.parse_error, text)
+
+
+def _one_modifier(p: LegacyParser, mods: list[str], table: dict[str, str], mbegin: int) -> str:
+    if len(mods) != 1 or mods[0] not in table:
+        choices = ", ".join("." + k for k in table)
+        raise _modifier_error(p, mbegin, f"expected one of the modifiers {choices}")
+    return table[mods[0]]
+
+
+def _type_suffix(p: LegacyParser) -> tuple[Type, Any]:
+    c = p.c
+    c.expect(":")
+    begin = c.skip()
+    return p.parse_type(), c.loc(begin)
+
+
+def arith(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst:
+    """`arith.op a, b : T` and `arith.op a : T` (unary)."""
+    if mods and mods[0] in ARITH_UNARY and len(mods) == 1:
+        a = p.parse_operand()
+        ty, loc = _type_suffix(p)
+        name = ARITH_UNARY[mods[0]]
+        return INSTRUCTIONS[name]({"a": p.value(a, ty, loc)}, {}, ty, p.c.loc(begin))
+    name = _one_modifier(p, mods, ARITH, mbegin)
+    a = p.parse_operand()
+    p.c.expect(",")
+    b = p.parse_operand()
+    ty, loc = _type_suffix(p)
+    ops = {"a": p.value(a, ty, loc), "b": p.value(b, ty, loc)}
+    return INSTRUCTIONS[name](ops, {}, ty, p.c.loc(begin))
+
+
+def cmp(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst:
+    """`cmp.cond a, b : T` returns bool."""
+    name = _one_modifier(p, mods, CMP, mbegin)
+    a = p.parse_operand()
+    p.c.expect(",")
+    b = p.parse_operand()
+    ty, loc = _type_suffix(p)
+    ops = {"a": p.value(a, ty, loc), "b": p.value(b, ty, loc)}
+    return INSTRUCTIONS[name](ops, {}, p.ctx.bool, p.c.loc(begin))
+
+
+def cast(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | None:
+    """`cast a : T -> U` (legacy) or `cast %a : U` (current)."""
+    if mods:
+        return None
+    a = p.parse_operand()
+    ty, loc = _type_suffix(p)
+    if p.c.accept("->"):
+        src = p.value(a, ty, loc)
+        ty = p.parse_type()
+    else:
+        src = p.value(a, None)
+    return INSTRUCTIONS["cast"]({"a": src}, {}, ty, p.c.loc(begin))
+
+
+def _builtin(p: LegacyParser, name: str, begin: int) -> Inst:
+    return INSTRUCTIONS[name]({}, {"mode": Comp3.x}, p.ctx.index, p.c.loc(begin))
+
+
+def group_id(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | None:
+    """Legacy `group_id` is the current `group_id.x : index`."""
+    return None if mods else _builtin(p, "group_id", begin)
+
+
+def group_size(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst:
+    """Legacy `group_size` (number of work groups) is the current `num_groups.x : index`."""
+    if mods:
+        raise _modifier_error(p, mbegin, "group_size takes no modifiers")
+    return _builtin(p, "num_groups", begin)
+
+
+def alloca(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | None:
+    """`alloca -> memref<...>`: the memref lives in local memory."""
+    c = p.c
+    if mods or not c.accept("->"):
+        return None
+    tbegin = c.skip()
+    ty = p.local_memref(p.parse_type(), c.loc(tbegin))
+    return INSTRUCTIONS["alloca"]({}, {}, ty, c.loc(begin))
+
+
+def _blas_modifiers(p: LegacyParser, mods: list[str], n_trans: int, mbegin: int) -> dict[str, Any]:
+    """Transposes in order and `.atomic` anywhere (legacy writes it last, current first)."""
+    trans = [Transpose[m] for m in mods if m in ("n", "t")]
+    others = [m for m in mods if m not in ("n", "t", "atomic")]
+    if others or len(trans) > n_trans or mods.count("atomic") > 1:
+        raise _modifier_error(p, mbegin, f"unexpected modifiers '.{'.'.join(mods)}'")
+    props: dict[str, Any] = {"atomic": "atomic" in mods}
+    for key, t in zip(("tA", "tB"), trans):
+        props[key] = t
+    return props
+
+
+def blas(p: LegacyParser, mods: list[str], mbegin: int, begin: int, mnemonic: str) -> Inst:
+    """gemm/gemv/ger/axpby/sum/hadamard_product with immediate or annotated scalars."""
+    name, n_trans, names = BLAS[mnemonic]
+    props = _blas_modifiers(p, mods, n_trans, mbegin)
+    c = p.c
+    ops = [p.parse_operand()]
+    for _ in names[1:]:
+        c.expect(",")
+        ops.append(p.parse_operand())
+    annotations: list[tuple[Type | None, Any]] = [(None, None)] * len(ops)
+    if c.accept(":"):
+        annotations = p.parse_plain_type_list()
+        if len(annotations) != len(ops):
+            raise c.error(f"expected {len(ops)} types, one per operand", begin)
+    out = ops[-1]
+    if not isinstance(out, Value) or not isinstance(out.type, MemrefType):
+        raise CompilationError(
+            getattr(out, "loc", c.loc(begin)), Status.ir_expected_memref, "expected a memref"
+        )
+    values = {}
+    for key, op, (ty, loc) in zip(names, ops, annotations):
+        values[key] = p.value(op, ty if ty is not None else out.type.element, loc)
+    return INSTRUCTIONS[name](values, props, None, c.loc(begin))
+
+
+def _blas_rule(mnemonic: str) -> Rule:
+    return lambda p, mods, mbegin, begin: blas(p, mods, mbegin, begin, mnemonic)
+
+
+def _index_list(p: LegacyParser) -> list[Value]:
+    p.c.expect("[")
+    ops = p.parse_operand_list("]")
+    p.c.expect("]")
+    return p.index_values(ops)
+
+
+def load(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | None:
+    """`load %A[i, 2] : T`, T the operand's type (legacy) or the result's (current)."""
+    if mods:
+        return None
+    operand = p.parse_value()
+    index = _index_list(p)
+    ann, loc = _type_suffix(p)
+    result = ann
+    if p.annotation_is_operand_type(ann, operand):
+        p.value(operand, ann, loc)
+        result = INSTRUCTIONS["load"].infer_result_type({"operand": operand})
+    return INSTRUCTIONS["load"](
+        {"operand": operand, "index_list": index}, {}, result, p.c.loc(begin)
+    )
+
+
+def store(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | None:
+    """`store v, %A[i] [: memref]` where v may be an immediate of the element type."""
+    if mods:
+        return None
+    c = p.c
+    val = p.parse_operand()
+    c.expect(",")
+    operand = p.parse_value()
+    index = _index_list(p)
+    if c.peek(":"):
+        ann, loc = _type_suffix(p)
+        p.value(operand, ann, loc)
+    if not isinstance(operand.type, MemrefType):
+        raise CompilationError(
+            c.loc(begin), Status.ir_expected_memref, "store needs a memref", [operand]
+        )
+    ops = {"val": p.value(val, operand.type.element), "operand": operand, "index_list": index}
+    return INSTRUCTIONS["store"](ops, {}, None, c.loc(begin))
+
+
+def size(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | None:
+    """`size %A[m] : memref` (legacy) or `size %A[m] : index` (current)."""
+    if mods:
+        return None
+    c = p.c
+    operand = p.parse_value()
+    c.expect("[")
+    mode = p.parse_integer()
+    c.expect("]")
+    ann, loc = _type_suffix(p)
+    if p.annotation_is_operand_type(ann, operand):
+        p.value(operand, ann, loc)
+        ann = p.ctx.index
+    return INSTRUCTIONS["size"]({"operand": operand}, {"mode": mode}, ann, c.loc(begin))
+
+
+def _rest_of_mode(p: LegacyParser, operand: Value, mode: int, offset: int | Value, loc) -> Any:
+    """The size of a `offset:?` slice: mode size minus offset, static when both are."""
+    ty = operand.type
+    ext = ty.shape[mode]
+    if ext != DYNAMIC and isinstance(offset, int):
+        return ext - offset
+    if ext != DYNAMIC:
+        extent = p.constant(ext, p.ctx.index, loc)
+    else:
+        inst = INSTRUCTIONS["size"]({"operand": operand}, {"mode": mode}, p.ctx.index, loc)
+        p.regions[-1].append(inst)
+        extent = inst.results[0]
+    if isinstance(offset, int):
+        if offset == 0:
+            return extent
+        offset = p.constant(offset, p.ctx.index, loc)
+    inst = INSTRUCTIONS["sub"]({"a": extent, "b": offset}, {}, p.ctx.index, loc)
+    p.regions[-1].append(inst)
+    return inst.results[0]
+
+
+def _static_or_value(p: LegacyParser, op: Operand, static: list[int], dyn: list[Value]) -> None:
+    if isinstance(op, Immediate):
+        if type(op.value) is not int:
+            raise CompilationError(op.loc, Status.parse_error, "expected integer constant")
+        static.append(op.value)
+    else:
+        static.append(DYNAMIC)
+        dyn.append(p.value(op, p.ctx.index))
+
+
+def subview(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | None:
+    """Slices `off`, `off:size`, `off:?` (rest of the mode) and `:` (whole mode); the annotation
+    is the operand's type (legacy; the result type is computed) or the result's."""
+    if mods:
+        return None
+    c = p.c
+    operand = p.parse_value()
+    if not isinstance(operand.type, MemrefType):
+        raise CompilationError(
+            c.loc(begin), Status.ir_expected_memref, "expected a memref", [operand]
+        )
+    offs: list[int] = []
+    sizes: list[int] = []
+    dyn_offs: list[Value] = []
+    dyn_sizes: list[Value] = []
+    c.expect("[")
+    mode = 0
+    while not c.peek("]"):
+        sbegin = c.skip()
+        if c.peek(":"):
+            off: Operand = Immediate(0, c.loc(sbegin))
+        else:
+            off = p.parse_operand()
+        _static_or_value(p, off, offs, dyn_offs)
+        if not c.accept(":"):
+            sizes.append(0)
+        elif c.accept("?") or c.peek(",") or c.peek("]"):
+            if mode >= operand.type.order:
+                raise c.error("more slices than modes", begin)
+            offset = offs[-1] if offs[-1] != DYNAMIC else dyn_offs[-1]
+            rest = _rest_of_mode(p, operand, mode, offset, c.loc(sbegin))
+            _static_or_value(
+                p,
+                Immediate(rest, c.loc(sbegin)) if isinstance(rest, int) else rest,
+                sizes,
+                dyn_sizes,
+            )
+        else:
+            _static_or_value(p, p.parse_operand(), sizes, dyn_sizes)
+        mode += 1
+        if not c.accept(","):
+            break
+    c.expect("]")
+    ann, loc = _type_suffix(p)
+    result = ann
+    if p.annotation_is_operand_type(ann, operand) and len(sizes) == operand.type.order:
+        result = _view_type(p, operand.type, *subview_layout(operand.type, tuple(sizes)), loc)
+    props = {"static_offsets": tuple(offs), "static_sizes": tuple(sizes)}
+    ops = {"operand": operand, "offsets": dyn_offs, "sizes": dyn_sizes}
+    return INSTRUCTIONS["subview"](ops, props, result, c.loc(begin))
+
+
+def _view_type(p: LegacyParser, src: MemrefType, shape, stride, loc) -> Type:
+    return p.ctx.memref(src.element, shape, stride, src.addrspace, loc)
+
+
+def expand(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | None:
+    """`expand %A[m -> 2x?x%n] : T`: '?' is the entry that makes the product the mode size."""
+    if mods:
+        return None
+    c = p.c
+    operand = p.parse_value()
+    c.expect("[")
+    mode = p.parse_integer()
+    c.expect("->")
+    entries: list[int | Value | None] = []
+    while True:
+        c.skip()
+        if c.peek("%"):
+            entries.append(p.parse_value())
+        elif c.accept("?"):
+            entries.append(None)
+        else:
+            entries.append(p.parse_extent())
+        if not p.accept_x():
+            break
+    c.expect("]")
+    ann, loc = _type_suffix(p)
+    ty = operand.type
+    if not isinstance(ty, MemrefType) or not 0 <= mode < ty.order:
+        raise CompilationError(
+            c.loc(begin), Status.ir_out_of_bounds, "invalid expanded mode", [operand]
+        )
+    if entries.count(None) > 1:
+        raise CompilationError(
+            c.loc(begin), Status.ir_expand_shape_mismatch, "at most one '?' in the expand shape"
+        )
+    if None in entries:
+        entries[entries.index(None)] = _inferred_extent(p, operand, mode, entries, c.loc(begin))
+    static = tuple(e if isinstance(e, int) else DYNAMIC for e in entries)
+    dyn = [e for e in entries if isinstance(e, Value)]
+    result = ann
+    if p.annotation_is_operand_type(ann, operand):
+        result = _view_type(p, ty, *expand_layout(ty, mode, static), loc)
+    props = {"expanded_mode": mode, "static_expand_shape": static}
+    return INSTRUCTIONS["expand"](
+        {"operand": operand, "expand_shape": dyn}, props, result, c.loc(begin)
+    )
+
+
+def _inferred_extent(p: LegacyParser, operand: Value, mode: int, entries: list, loc) -> int | Value:
+    """The '?' entry of an expand shape: mode size over the product of the others."""
+    ext = operand.type.shape[mode]
+    known = 1
+    for e in entries:
+        if isinstance(e, int):
+            known *= e
+    if ext != DYNAMIC and all(not isinstance(e, Value) for e in entries):
+        if known <= 0 or ext % known:
+            raise CompilationError(
+                loc,
+                Status.ir_invalid_shape,
+                f"expand shape does not divide mode size {ext}",
+                [operand],
+            )
+        return ext // known
+    inst = INSTRUCTIONS["size"]({"operand": operand}, {"mode": mode}, p.ctx.index, loc)
+    p.regions[-1].append(inst)
+    quotient = inst.results[0]
+    divisors: list[Value] = [e for e in entries if isinstance(e, Value)]
+    if known != 1:
+        divisors.append(p.constant(known, p.ctx.index, loc))
+    for d in divisors:
+        div = INSTRUCTIONS["div"]({"a": quotient, "b": d}, {}, p.ctx.index, loc)
+        p.regions[-1].append(div)
+        quotient = div.results[0]
+    return quotient
+
+
+def fuse(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | None:
+    """`fuse %A[i, j] : T`, T the operand's type (legacy) or the result's."""
+    if mods:
+        return None
+    c = p.c
+    operand = p.parse_value()
+    c.expect("[")
+    frm = p.parse_integer()
+    c.expect(",")
+    to = p.parse_integer()
+    c.expect("]")
+    ann, loc = _type_suffix(p)
+    result = ann
+    ty = operand.type
+    if (
+        p.annotation_is_operand_type(ann, operand)
+        and isinstance(ty, MemrefType)
+        and 0 <= frm < to < ty.order
+    ):
+        result = _view_type(p, ty, *fuse_layout(ty, frm, to), loc)
+    return INSTRUCTIONS["fuse"]({"operand": operand}, {"from": frm, "to": to}, result, c.loc(begin))
+
+
+def _loop_header(p: LegacyParser, with_step: bool) -> tuple[Any, list[Value]]:
+    """`%i = from, to [, step] [: T]`; T (default: the bounds' type, else index) types the
+    immediates among the bounds."""
+    c = p.c
+    var = p.parse_new_name()
+    c.expect("=")
+    ops = [p.parse_operand()]
+    c.expect(",")
+    ops.append(p.parse_operand())
+    if with_step and c.accept(","):
+        ops.append(p.parse_operand())
+    ty: Type | None = None
+    loc = None
+    if c.accept(":"):
+        tbegin = c.skip()
+        ty = p.parse_type()
+        loc = c.loc(tbegin)
+    else:
+        ty = next((op.type for op in ops if isinstance(op, Value)), p.ctx.index)
+    return var, [p.value(op, ty, loc) for op in ops]
+
+
+def for_(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | None:
+    """`for %i = 0, %n [, 2] [: T] { ... }` (no loop-carried values in the legacy grammar)."""
+    if mods:
+        return None
+    var, bounds = _loop_header(p, True)
+    ops = {"from": bounds[0], "to": bounds[1], "step": bounds[2] if len(bounds) > 2 else None}
+    inst = INSTRUCTIONS["for"]({**ops, "iter_init": []}, {}, [], p.c.loc(begin))
+    p.parse_region(inst.regions[0], [var])
+    if p.c.accept("attributes"):
+        inst.attrs = p.parse_dictionary()
+        inst.check_attrs()
+    return inst
+
+
+def foreach(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | None:
+    """Legacy one-dimensional `foreach %i = from, to [: T] { ... }`."""
+    if mods or p.c.peek("("):
+        return None
+    var, bounds = _loop_header(p, False)
+    inst = INSTRUCTIONS["foreach"]({"from": bounds[:1], "to": bounds[1:]}, {}, None, p.c.loc(begin))
+    p.parse_region(inst.regions[0], [var])
+    return inst
+
+
+def if_(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | None:
+    """`if cond [-> (T...)] { ... } [else { ... }]` with an immediate condition allowed."""
+    if mods:
+        return None
+    c = p.c
+    cond = p.value(p.parse_operand(), p.ctx.bool)
+    types = p.parse_type_list() if c.accept("->") else []
+    inst = INSTRUCTIONS["if"]({"condition": cond}, {}, types, c.loc(begin))
+    p.parse_region(inst.regions[0])
+    if c.accept("else"):
+        p.parse_region(inst.regions[1])
+    else:
+        check_region_end(inst.regions[1])
+    return inst
+
+
+def yield_(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | None:
+    """`yield a, 2 : T, U` (legacy); `yield (...)` is the current form."""
+    c = p.c
+    if mods or c.peek("("):
+        return None
+    ops = p.parse_operand_list(":")
+    c.expect(":")
+    types = p.parse_plain_type_list() if ops else []
+    if len(types) != len(ops):
+        raise c.error("expected one type per yielded value", begin)
+    vals = [p.value(op, ty, loc) for op, (ty, loc) in zip(ops, types)]
+    return INSTRUCTIONS["yield"]({"yielded_vals": vals}, {}, None, c.loc(begin))
+
+
+LEGACY_RULES: dict[str, Rule] = {
+    "arith": arith,
+    "cmp": cmp,
+    "cast": cast,
+    "group_id": group_id,
+    "group_size": group_size,
+    "alloca": alloca,
+    "load": load,
+    "store": store,
+    "size": size,
+    "subview": subview,
+    "expand": expand,
+    "fuse": fuse,
+    "for": for_,
+    "foreach": foreach,
+    "if": if_,
+    "yield": yield_,
+    **{name: _blas_rule(name) for name in BLAS},
+}

@@ -1,0 +1,217 @@
+"""Front end for the legacy tensor language (tinytc v0.3) and the transitional forms that code
+generators of that period emit (yateto: immediates, `arith.add`, `for %i=0,4 {`).
+
+It reads into our IR, so verification, passes, SPIR-V and the C API are shared with the current
+language. What differs from the current language is handled here and in `legacy_insts`:
+immediates become `constant` instructions in front of the instruction that uses them, operand
+type annotations are checked against the operands, and legacy types map onto current ones
+(`i1` is `bool`, a group without size is a group of dynamic size, `alloca ->` memrefs are local).
+Constructs whose meaning or signature changes leave a located note in `notes` (the upgrade tool
+prints them). Current-language instructions the legacy grammar does not define are read by the
+current rules, which makes mixed transitional programs readable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import CompilationError, Location, Status
+from ..ir.attrs import Attr, DictionaryAttr
+from ..ir.context import CompilerContext
+from ..ir.enums import AddressSpace
+from ..ir.inst import Inst
+from ..ir.instructions import INSTRUCTIONS
+from ..ir.types import DYNAMIC, BooleanType, GroupType, MemrefType, NumberType, Type
+from ..ir.values import Value
+from .parser import Parser
+
+SIZELESS_GROUP_NOTE = (
+    "a legacy group without size is read as a group of dynamic size ('x?'): as a kernel "
+    "parameter it takes one more argument, the group size as an i64, in front of a dynamic offset"
+)
+
+
+@dataclass
+class Immediate:
+    """A constant written in place of an operand; its type comes from the instruction."""
+
+    value: int | float | bool
+    loc: Location
+
+
+Operand = Value | Immediate
+
+
+def same_legacy_type(annotated: Type, actual: Type) -> bool:
+    """Legacy annotations name memrefs without address space (alloca results are local now)."""
+    if annotated is actual:
+        return True
+    if isinstance(annotated, MemrefType) and isinstance(actual, MemrefType):
+        return (annotated.element, annotated.shape, annotated.stride) == (
+            actual.element,
+            actual.shape,
+            actual.stride,
+        )
+    return False
+
+
+class LegacyParser(Parser):
+    def __init__(self, ctx: CompilerContext, text: str, name: str = "") -> None:
+        super().__init__(ctx, text, name)
+        self.notes: list[tuple[Location, str]] = []
+
+    def note(self, loc: Location, text: str) -> None:
+        self.notes.append((loc, text))
+
+    # ---- functions and types ------------------------------------------------------------------
+
+    def parse_func_attrs(self) -> DictionaryAttr | None:
+        """`work_group_size(M, N)` and `subgroup_size(S)` become the attribute dictionary."""
+        c = self.c
+        begin = c.skip()
+        items: list[tuple[str, Attr]] = []
+        while True:
+            if c.accept("work_group_size"):
+                c.expect("(")
+                rows = self.parse_integer()
+                c.expect(",")
+                cols = self.parse_integer()
+                c.expect(")")
+                sizes = [self.ctx.integer_attr(rows), self.ctx.integer_attr(cols)]
+                items.append(("work_group_size", self.ctx.array_attr(sizes)))
+            elif c.accept("subgroup_size"):
+                c.expect("(")
+                items.append(("subgroup_size", self.ctx.integer_attr(self.parse_integer())))
+                c.expect(")")
+            else:
+                break
+        if not items:
+            return super().parse_func_attrs()
+        return self.ctx.dictionary_attr(items, c.loc(begin))
+
+    def parse_type(self) -> Type:
+        if self.c.accept("i1"):
+            return self.ctx.bool
+        return super().parse_type()
+
+    def parse_group_body(self, begin: int) -> Type:
+        """`group<memref, offset: off>` of the legacy grammar, or the current form with a size."""
+        c = self.c
+        c.expect("<")
+        memref = self.parse_type()
+        size = DYNAMIC
+        sized = self.accept_x()
+        if sized:
+            size = self.parse_extent()
+        offset = 0
+        if c.accept(","):
+            c.expect("offset")
+            c.expect(":")
+            offset = self.parse_extent()
+        c.expect(">")
+        if not sized:
+            self.note(c.loc(begin), SIZELESS_GROUP_NOTE)
+        return self.ctx.group(memref, size, offset, c.loc(begin))
+
+    # ---- operands -----------------------------------------------------------------------------
+
+    def parse_operand(self) -> Operand:
+        """A local identifier or an immediate (integer, floating, true/false)."""
+        c = self.c
+        begin = c.skip()
+        if c.peek("%"):
+            return self.parse_value()
+        if c.accept("true") or c.accept("false"):
+            return Immediate(c.text[begin : c.pos] == "true", c.loc(begin))
+        number = self.parse_optional_number()
+        if number is None:
+            raise c.error("expected local identifier or constant")
+        return Immediate(number, c.loc(begin))
+
+    def parse_operand_list(self, close: str) -> list[Operand]:
+        ops: list[Operand] = []
+        if self.c.peek(close):
+            return ops
+        ops.append(self.parse_operand())
+        while self.c.accept(","):
+            ops.append(self.parse_operand())
+        return ops
+
+    def parse_plain_type_list(self) -> list[tuple[Type, Location]]:
+        """`T1, T2, ...` of operand annotations, each with its location."""
+        c = self.c
+        types = []
+        while True:
+            begin = c.skip()
+            types.append((self.parse_type(), c.loc(begin)))
+            if not c.accept(","):
+                return types
+
+    def value(self, op: Operand, ty: Type | None, ann_loc: Location | None = None) -> Value:
+        """The value of an operand: a value is checked against its annotation (when `ann_loc`
+        says that `ty` was written), an immediate becomes a constant of type `ty`."""
+        if isinstance(op, Value):
+            if ann_loc is not None and ty is not None and not same_legacy_type(ty, op.type):
+                raise CompilationError(
+                    ann_loc,
+                    Status.parse_error,
+                    f"type annotation {ty} does not match the operand's type {op.type}",
+                    [op],
+                )
+            return op
+        if ty is None:
+            raise CompilationError(
+                op.loc, Status.parse_error, "the type of this constant is unknown: annotate it"
+            )
+        return self.constant(op.value, ty, op.loc)
+
+    def constant(self, value: int | float | bool, ty: Type, loc: Location) -> Value:
+        """A `constant` instruction in the region being parsed, in front of its user."""
+        if isinstance(ty, NumberType) and ty.is_float and type(value) is int:
+            value = float(value)
+        if isinstance(ty, NumberType) and ty.is_complex and not isinstance(value, bool):
+            value = (float(value), 0.0)
+        if not isinstance(ty, (NumberType, BooleanType)):
+            raise CompilationError(loc, Status.parse_error, f"a constant cannot have type {ty}")
+        inst = INSTRUCTIONS["constant"]({}, {"value": value}, ty, loc)
+        self.regions[-1].append(inst)
+        return inst.results[0]
+
+    def index_values(self, ops: list[Operand]) -> list[Value]:
+        return [self.value(op, self.ctx.index) for op in ops]
+
+    # ---- instructions -------------------------------------------------------------------------
+
+    def parse_inst_body(self, mnemonic: str, mbegin: int, begin: int) -> Inst:
+        from .legacy_insts import LEGACY_RULES
+
+        base, *mods = mnemonic.split(".")
+        rule = LEGACY_RULES.get(base)
+        inst = rule(self, mods, mbegin, begin) if rule else None
+        if inst is None:
+            return super().parse_inst_body(mnemonic, mbegin, begin)
+        return inst
+
+    def local_memref(self, ty: Type, loc: Location) -> MemrefType:
+        """The memref of a legacy `alloca -> memref<...>`: the same layout in local memory."""
+        if not isinstance(ty, MemrefType):
+            raise CompilationError(loc, Status.ir_expected_memref, "alloca must return a memref")
+        return self.ctx.memref(ty.element, ty.shape, ty.stride, AddressSpace.local, loc)
+
+    def annotation_is_operand_type(self, ann: Type, operand: Value) -> bool:
+        """Legacy views and loads annotate the operand's type, current ones the result's type:
+        an annotation of the operand's kind (memref for a memref, group for a group) is the
+        legacy one."""
+        actual = operand.type
+        return same_legacy_type(ann, actual) or (
+            isinstance(actual, GroupType) and isinstance(ann, GroupType)
+        )
+
+
+def parse_legacy(
+    text: str, ctx: CompilerContext, name: str = ""
+) -> tuple[object, list[tuple[Location, str]]]:
+    """Program and notes of a legacy source; raises CompilationError (not yet reported)."""
+    parser = LegacyParser(ctx, text, name)
+    return parser.parse_prog(), parser.notes
+
