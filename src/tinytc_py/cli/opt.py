@@ -23,7 +23,13 @@ from ..passes.registry import PASSES, get_pass
 from ..target.core_info import CoreInfo
 from ..text.parser import parse
 from ..text.printer import print_prog
-from .options import add_common_options, core_info_for_device, set_flags
+from .options import (
+    add_common_options,
+    add_legacy_option,
+    core_info_for_device,
+    dialect_of,
+    set_flags,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -37,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PASS",
         help="run PASS (" + ", ".join(sorted(PASSES)) + ")",
     )
+    add_legacy_option(ap)
     ap.add_argument("file", nargs="?", help="input file (stdin when absent)")
     return ap
 
@@ -79,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         text = sys.stdin.read()
     try:
-        prog = parse(text, ctx, args.file or "<stdin>")
+        prog = parse(text, ctx, args.file or "<stdin>", dialect_of(args))
         dumped = False
         for p in passes:
             _run(p, prog)

@@ -41,6 +41,19 @@ def add_common_options(ap: argparse.ArgumentParser, device_help: str) -> None:
     )
 
 
+def add_legacy_option(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument(
+        "--legacy",
+        action="store_true",
+        help="read the legacy (tinytc v0.3) tensor language; without it, text that does not "
+        "parse as the current language is tried as legacy text",
+    )
+
+
+def dialect_of(args: argparse.Namespace) -> str:
+    return "legacy" if args.legacy else "auto"
+
+
 def set_flags(ctx: CompilerContext, flags: list[str]) -> None:
     """Applies -f options; raises ValueError for an unknown flag."""
     for flag in flags:

@@ -20,7 +20,14 @@ from ..errors import CompilationError, TinytcError
 from ..ir.context import CompilerContext
 from ..spirv import dump
 from ..text.parser import parse
-from .options import CORE_FEATURES, add_common_options, core_info_for_device, set_flags
+from .options import (
+    CORE_FEATURES,
+    add_common_options,
+    add_legacy_option,
+    core_info_for_device,
+    dialect_of,
+    set_flags,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("-S", dest="text", action="store_true", help="write the SPIR-V text dump")
     ap.add_argument("-o", "--output", default="-", help="output file (default stdout)")
+    add_legacy_option(ap)
     ap.add_argument("file", nargs="?", help="input file (stdin when absent)")
     return ap
 
@@ -70,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tinytc: {exc}", file=sys.stderr)
         return 1
     try:
-        prog = parse(text, ctx, args.file or "<stdin>")
+        prog = parse(text, ctx, args.file or "<stdin>", dialect_of(args))
         binary = compile_to_spirv(prog, info)
         data = dump(binary.data).encode() if args.text else binary.data
         _write(args.output, data)

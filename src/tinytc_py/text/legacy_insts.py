@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import CompilationError, Status
-from ..ir.enums import Comp3, Transpose
+from ..ir.enums import AddressSpace, Comp3, Transpose
 from ..ir.inst import Inst
 from ..ir.instructions import INSTRUCTIONS, expand_layout, fuse_layout, subview_layout
 from ..ir.types import DYNAMIC, MemrefType, Type
@@ -141,6 +141,14 @@ def alloca(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | 
     tbegin = c.skip()
     ty = p.local_memref(p.parse_type(), c.loc(tbegin))
     return INSTRUCTIONS["alloca"]({}, {}, ty, c.loc(begin))
+
+
+def barrier(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | None:
+    """A legacy `barrier` fences global and local memory; with modifiers it is the current one."""
+    if mods:
+        return None
+    fences = AddressSpace.global_ | AddressSpace.local
+    return INSTRUCTIONS["barrier"]({}, {"fence_flags": fences}, None, p.c.loc(begin))
 
 
 def _blas_modifiers(p: LegacyParser, mods: list[str], n_trans: int, mbegin: int) -> dict[str, Any]:
@@ -509,6 +517,7 @@ LEGACY_RULES: dict[str, Rule] = {
     "group_id": group_id,
     "group_size": group_size,
     "alloca": alloca,
+    "barrier": barrier,
     "load": load,
     "store": store,
     "size": size,

@@ -59,6 +59,7 @@ class LegacyParser(Parser):
     def __init__(self, ctx: CompilerContext, text: str, name: str = "") -> None:
         super().__init__(ctx, text, name)
         self.notes: list[tuple[Location, str]] = []
+        self.immediates: set[Value] = set()  # constants made from immediates
 
     def note(self, loc: Location, text: str) -> None:
         self.notes.append((loc, text))
@@ -109,7 +110,7 @@ class LegacyParser(Parser):
             c.expect(":")
             offset = self.parse_extent()
         c.expect(">")
-        if not sized:
+        if not sized and not self.regions:  # a parameter: the kernel's signature changes
             self.note(c.loc(begin), SIZELESS_GROUP_NOTE)
         return self.ctx.group(memref, size, offset, c.loc(begin))
 
@@ -175,6 +176,7 @@ class LegacyParser(Parser):
             raise CompilationError(loc, Status.parse_error, f"a constant cannot have type {ty}")
         inst = INSTRUCTIONS["constant"]({}, {"value": value}, ty, loc)
         self.regions[-1].append(inst)
+        self.immediates.add(inst.results[0])
         return inst.results[0]
 
     def index_values(self, ops: list[Operand]) -> list[Value]:
@@ -206,12 +208,3 @@ class LegacyParser(Parser):
         return same_legacy_type(ann, actual) or (
             isinstance(actual, GroupType) and isinstance(ann, GroupType)
         )
-
-
-def parse_legacy(
-    text: str, ctx: CompilerContext, name: str = ""
-) -> tuple[object, list[tuple[Location, str]]]:
-    """Program and notes of a legacy source; raises CompilationError (not yet reported)."""
-    parser = LegacyParser(ctx, text, name)
-    return parser.parse_prog(), parser.notes
-
