@@ -54,13 +54,14 @@ def parse_dialect(text: str, ctx: CompilerContext, name: str, dialect: str) -> P
     dialect = resolve(dialect, ctx)
     if dialect == "legacy":
         return LegacyParser(ctx, text, name).parse_prog()
+    parser = Parser(ctx, text, name)
     try:
-        return Parser(ctx, text, name).parse_prog()
+        return parser.parse_prog()
     except CompilationError as err:
         if dialect == "current":
             raise
         try:
-            return LegacyParser(ctx, text, name).parse_prog()
+            return LegacyParser(ctx, text, name, parser.c.source_id).parse_prog()
         except CompilationError:
             if looks_legacy(text):
                 err.hint = LEGACY_HINT

@@ -56,8 +56,8 @@ def same_legacy_type(annotated: Type, actual: Type) -> bool:
 
 
 class LegacyParser(Parser):
-    def __init__(self, ctx: CompilerContext, text: str, name: str = "") -> None:
-        super().__init__(ctx, text, name)
+    def __init__(self, ctx: CompilerContext, text: str, name: str = "", source_id: int = 0) -> None:
+        super().__init__(ctx, text, name, source_id)
         self.notes: list[tuple[Location, str]] = []
         self.immediates: set[Value] = set()  # constants made from immediates
 

@@ -33,9 +33,10 @@ _USES = {"matrix_a": MatrixUse.a, "matrix_b": MatrixUse.b, "matrix_acc": MatrixU
 
 
 class Parser:
-    def __init__(self, ctx: CompilerContext, text: str, name: str = "") -> None:
+    def __init__(self, ctx: CompilerContext, text: str, name: str = "", source_id: int = 0) -> None:
+        """`source_id` is that of a source already registered (when a second parser reads it)."""
         self.ctx = ctx
-        self.c = lx.Cursor(text, ctx.add_source(name, text))
+        self.c = lx.Cursor(text, source_id or ctx.add_source(name, text))
         self.defs = Definitions()
         self.scopes: list[dict[str, Value]] = []
         self.regions: list[Region] = []  # regions being parsed, innermost last
