@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import CompilationError, Status
+from ..errors import CompilationError, Location, Status
 from ..ir.enums import AddressSpace, Comp3, Transpose
 from ..ir.inst import Inst
 from ..ir.instructions import INSTRUCTIONS, expand_layout, fuse_layout, subview_layout
-from ..ir.types import DYNAMIC, MemrefType, Type
+from ..ir.types import DYNAMIC, MemrefType, NumberType, Type
 from ..ir.values import Value
 from ..ir.verify import check_region_end
 from .legacy_parser import Immediate, LegacyParser, Operand
@@ -451,6 +451,10 @@ def _loop_header(p: LegacyParser, with_step: bool) -> tuple[Any, list[Value]]:
         tbegin = c.skip()
         ty = p.parse_type()
         loc = c.loc(tbegin)
+        if not (isinstance(ty, NumberType) and ty.is_integer):
+            raise CompilationError(
+                loc, Status.parse_error, f"the loop type must be an integer type, not {ty}"
+            )
     else:
         ty = next((op.type for op in ops if isinstance(op, Value)), p.ctx.index)
     return var, [p.value(op, ty, loc) for op in ops]
@@ -505,7 +509,9 @@ def yield_(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | 
     c.expect(":")
     types = p.parse_plain_type_list() if ops else []
     if len(types) != len(ops):
-        raise c.error("expected one type per yielded value", begin)
+        end = types[-1][1].end if types else c.loc(c.pos).begin
+        loc = Location(c.loc(begin).begin, end)
+        raise CompilationError(loc, Status.parse_error, "expected one type per yielded value")
     vals = [p.value(op, ty, loc) for op, (ty, loc) in zip(ops, types)]
     return INSTRUCTIONS["yield"]({"yielded_vals": vals}, {}, None, c.loc(begin))
 
