@@ -165,7 +165,7 @@ def test_upgrade_cli(tmp_path, capsys):
     bad = tmp_path / "bad.ir"
     bad.write_text("func @k() {\n    %0 = group_id.y\n}\n")
     assert upgrade_cli.main([str(bad)]) == 1
-    assert f"{bad}:2.10-20: error: expected ':'" in capsys.readouterr().err
+    assert f"{bad}:3.1-2: error: expected ':'" in capsys.readouterr().err
 
 
 def test_tinytc_and_opt_read_legacy_text(tmp_path, capsys):
