@@ -100,6 +100,13 @@ def cmp(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst:
     b = p.parse_operand()
     ty, loc = _type_suffix(p)
     ops = {"a": p.value(a, ty, loc), "b": p.value(b, ty, loc)}
+    if ty is p.ctx.bool and name in ("equal", "not_equal"):
+        # The current comparisons take numbers only: on i1, a != b is xor, a == b its negation.
+        differ = INSTRUCTIONS["xor"](ops, {}, ty, p.c.loc(begin))
+        if name == "not_equal":
+            return differ
+        p.regions[-1].append(differ)
+        return INSTRUCTIONS["not"]({"a": differ.results[0]}, {}, ty, p.c.loc(begin))
     return INSTRUCTIONS[name](ops, {}, p.ctx.bool, p.c.loc(begin))
 
 
