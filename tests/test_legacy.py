@@ -109,6 +109,7 @@ def test_hint_when_legacy_looking_text_fails():
         ("%x = arith.foo %s, %s : i32", "k.ir:2.10-19: error: expected one of the modifiers"),
         ("%x = cmp.lt %s : i32", "k.ir:2.20-21: error: expected ','"),
         ("axpby.n.t.t 1.0, %A, 0.0, %A", "k.ir:2.5-16: error: unexpected modifiers '.n.t.t'"),
+        ("gemm.t.atomic 1.0, %A, %A, 1.0, %A", "k.ir:2.5-18: error: expected 2 transposes"),
         (
             "%x = cast %s : i32 -> memref<f32>",
             "k.ir:2.5-38: error: cast result must be a number type",

@@ -101,23 +101,8 @@ def test_legacy_dump(reading):
         np.testing.assert_allclose(T[:, :, :, g], ref, rtol=1e-12, atol=1e-12)
 
 
-FUSED = """
-; the legacy reference's sample: a batched GEMM over a group and a chain through an alloca
-func @fused_kernel(%alpha: f32,
-                   %A: group<memref<f32x16x8>>,
-                   %B: memref<f32x8x8>,
-                   %C: memref<f32x8x16>,
-                   %D: memref<f32x16x16x?>) work_group_size(16,2) subgroup_size(16) {
-    %0 = group_id
-    %1 = load %A[%0] : group<memref<f32x16x8>>
-    %2 = subview %D[:,:,%0] : memref<f32x16x16x?>
-    %tmp0 = alloca -> memref<f32x16x8>
-    gemm.n.t 1.0, %1, %B, 0.0, %tmp0
-        : f32, memref<f32x16x8>, memref<f32x8x8>, f32, memref<f32x16x8>
-    gemm.n.n %alpha, %tmp0, %C, 1.0, %2
-        : f32, memref<f32x16x8>, memref<f32x8x16>, f32, memref<f32x16x16>
-}
-"""
+# the legacy reference's sample: a batched GEMM over a group and a chain through an alloca
+FUSED = (Path(__file__).resolve().parents[1] / "lit" / "legacy" / "sample.ir").read_text()
 
 
 @pytest.mark.parametrize("reading", [0, 1], ids=["as-written", "upgraded"])

@@ -17,7 +17,6 @@ from ..ir.inst import Inst
 from ..ir.instructions import INSTRUCTIONS, expand_layout, fuse_layout, subview_layout
 from ..ir.types import DYNAMIC, MemrefType, NumberType, Type
 from ..ir.values import Value
-from ..ir.verify import check_region_end
 from .legacy_parser import Immediate, LegacyParser, Operand
 
 Rule = Callable[[LegacyParser, list[str], int, int], Inst | None]
@@ -164,6 +163,9 @@ def _blas_modifiers(p: LegacyParser, mods: list[str], n_trans: int, mbegin: int)
     others = [m for m in mods if m not in ("n", "t", "atomic")]
     if others or len(trans) > n_trans or mods.count("atomic") > 1:
         raise _modifier_error(p, mbegin, f"unexpected modifiers '.{'.'.join(mods)}'")
+    if "atomic" in mods[1:] and len(trans) != n_trans:
+        # `.atomic` after a transpose is the legacy order, where every transpose is written
+        raise _modifier_error(p, mbegin, f"expected {n_trans} transposes before '.atomic'")
     props: dict[str, Any] = {"atomic": "atomic" in mods}
     for key, t in zip(("tA", "tB"), trans):
         props[key] = t
@@ -242,20 +244,27 @@ def store(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | N
     return INSTRUCTIONS["store"](ops, {}, None, c.loc(begin))
 
 
+def _modes_and_type(p: LegacyParser, count: int) -> tuple[Value, list[int], Type, Any]:
+    """`%A[m, ...] : T` of size and fuse: the operand, `count` mode numbers, T and its place."""
+    operand = p.parse_value()
+    p.c.expect("[")
+    modes = [p.parse_integer()]
+    while len(modes) < count:
+        p.c.expect(",")
+        modes.append(p.parse_integer())
+    p.c.expect("]")
+    return (operand, modes, *_type_suffix(p))
+
+
 def size(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | None:
     """`size %A[m] : memref` (legacy) or `size %A[m] : index` (current)."""
     if mods:
         return None
-    c = p.c
-    operand = p.parse_value()
-    c.expect("[")
-    mode = p.parse_integer()
-    c.expect("]")
-    ann, loc = _type_suffix(p)
+    operand, (mode,), ann, loc = _modes_and_type(p, 1)
     if p.annotation_is_operand_type(ann, operand):
         p.value(operand, ann, loc)
         ann = p.ctx.index
-    return INSTRUCTIONS["size"]({"operand": operand}, {"mode": mode}, ann, c.loc(begin))
+    return INSTRUCTIONS["size"]({"operand": operand}, {"mode": mode}, ann, p.c.loc(begin))
 
 
 def _rest_of_mode(p: LegacyParser, operand: Value, mode: int, offset: int | Value, loc) -> Any:
@@ -423,13 +432,7 @@ def fuse(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | No
     if mods:
         return None
     c = p.c
-    operand = p.parse_value()
-    c.expect("[")
-    frm = p.parse_integer()
-    c.expect(",")
-    to = p.parse_integer()
-    c.expect("]")
-    ann, loc = _type_suffix(p)
+    operand, (frm, to), ann, loc = _modes_and_type(p, 2)
     result = ann
     ty = operand.type
     if (
@@ -474,11 +477,7 @@ def for_(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | No
     var, bounds = _loop_header(p, True)
     ops = {"from": bounds[0], "to": bounds[1], "step": bounds[2] if len(bounds) > 2 else None}
     inst = INSTRUCTIONS["for"]({**ops, "iter_init": []}, {}, [], p.c.loc(begin))
-    p.parse_region(inst.regions[0], [var])
-    if p.c.accept("attributes"):
-        inst.attrs = p.parse_dictionary()
-        inst.check_attrs()
-    return inst
+    return p.parse_for_body(inst, [var])
 
 
 def foreach(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | None:
@@ -488,22 +487,6 @@ def foreach(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst |
     var, bounds = _loop_header(p, False)
     inst = INSTRUCTIONS["foreach"]({"from": bounds[:1], "to": bounds[1:]}, {}, None, p.c.loc(begin))
     p.parse_region(inst.regions[0], [var])
-    return inst
-
-
-def if_(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | None:
-    """`if cond [-> (T...)] { ... } [else { ... }]` with an immediate condition allowed."""
-    if mods:
-        return None
-    c = p.c
-    cond = p.value(p.parse_operand(), p.ctx.bool)
-    types = p.parse_type_list() if c.accept("->") else []
-    inst = INSTRUCTIONS["if"]({"condition": cond}, {}, types, c.loc(begin))
-    p.parse_region(inst.regions[0])
-    if c.accept("else"):
-        p.parse_region(inst.regions[1])
-    else:
-        check_region_end(inst.regions[1])
     return inst
 
 
@@ -539,7 +522,6 @@ LEGACY_RULES: dict[str, Rule] = {
     "fuse": fuse,
     "for": for_,
     "foreach": foreach,
-    "if": if_,
     "yield": yield_,
     **{name: _blas_rule(name) for name in BLAS},
 }

@@ -60,6 +60,7 @@ class LegacyParser(Parser):
         super().__init__(ctx, text, name, source_id)
         self.notes: list[tuple[Location, str]] = []
         self.immediates: set[Value] = set()  # constants made from immediates
+        self.sizeless = False  # whether the group type being read has no size
 
     def note(self, loc: Location, text: str) -> None:
         self.notes.append((loc, text))
@@ -97,22 +98,20 @@ class LegacyParser(Parser):
 
     def parse_group_body(self, begin: int) -> Type:
         """`group<memref, offset: off>` of the legacy grammar, or the current form with a size."""
-        c = self.c
-        c.expect("<")
-        memref = self.parse_type()
-        size = DYNAMIC
-        sized = self.accept_x()
-        if sized:
-            size = self.parse_extent()
-        offset = 0
-        if c.accept(","):
-            c.expect("offset")
-            c.expect(":")
-            offset = self.parse_extent()
-        c.expect(">")
-        if not sized and not self.regions:  # a parameter: the kernel's signature changes
-            self.note(c.loc(begin), SIZELESS_GROUP_NOTE)
-        return self.ctx.group(memref, size, offset, c.loc(begin))
+        self.sizeless = False
+        ty = super().parse_group_body(begin)
+        if self.sizeless and not self.regions:  # a parameter: the kernel's signature changes
+            self.note(self.c.loc(begin), SIZELESS_GROUP_NOTE)
+        return ty
+
+    def parse_group_size(self) -> int:
+        if self.accept_x():
+            return self.parse_extent()
+        self.sizeless = True
+        return DYNAMIC
+
+    def parse_condition(self) -> Value:
+        return self.value(self.parse_operand(), self.ctx.bool)
 
     # ---- operands -----------------------------------------------------------------------------
 
@@ -130,13 +129,7 @@ class LegacyParser(Parser):
         return Immediate(number, c.loc(begin))
 
     def parse_operand_list(self, close: str) -> list[Operand]:
-        ops: list[Operand] = []
-        if self.c.peek(close):
-            return ops
-        ops.append(self.parse_operand())
-        while self.c.accept(","):
-            ops.append(self.parse_operand())
-        return ops
+        return self.parse_list(close, self.parse_operand)
 
     def parse_plain_type_list(self) -> list[tuple[Type, Location]]:
         """`T1, T2, ...` of operand annotations, each with its location."""

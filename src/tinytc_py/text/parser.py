@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import CompilationError, Location, Status
@@ -159,13 +160,17 @@ class Parser:
 
     def parse_value_list(self, close: str) -> list[Value]:
         """Comma-separated values up to (not including) `close`; may be empty."""
-        values: list[Value] = []
+        return self.parse_list(close, self.parse_value)
+
+    def parse_list(self, close: str, item: Callable[[], Any]) -> list[Any]:
+        """Comma-separated items up to (not including) `close`; may be empty."""
+        items: list[Any] = []
         if self.c.peek(close):
-            return values
-        values.append(self.parse_value())
+            return items
+        items.append(item())
         while self.c.accept(","):
-            values.append(self.parse_value())
-        return values
+            items.append(item())
+        return items
 
     def parse_name_list(self) -> list[tuple[str, Location]]:
         """'(' %a, %b ')' of names that a region instruction defines."""
@@ -414,9 +419,7 @@ class Parser:
         c = self.c
         c.expect("<")
         memref = self.parse_type()
-        if not self.accept_x():
-            raise c.error("expected 'x' and the group size")
-        size = self.parse_extent()
+        size = self.parse_group_size()
         offset = 0
         if c.accept(","):
             c.expect("offset")
@@ -424,6 +427,12 @@ class Parser:
             offset = self.parse_extent()
         c.expect(">")
         return self.ctx.group(memref, size, offset, c.loc(begin))
+
+    def parse_group_size(self) -> int:
+        """The `x size` of a group type (the legacy front end allows it to be left out)."""
+        if not self.accept_x():
+            raise self.c.error("expected 'x' and the group size")
+        return self.parse_extent()
 
     def parse_coopmatrix_body(self, begin: int) -> Type:
         c = self.c
@@ -698,8 +707,12 @@ class Parser:
         ops = {"from": frm, "to": to, "step": step, "iter_init": init}
         loc = c.loc(begin)
         inst = cls(ops, props, types, loc)
-        self.parse_region(inst.regions[0], [var] + iter_names)
-        if c.accept("attributes"):
+        return self.parse_for_body(inst, [var] + iter_names)
+
+    def parse_for_body(self, inst: Inst, names: list[tuple[str, Location]]) -> Inst:
+        """The region of a `for` and its optional attribute dictionary."""
+        self.parse_region(inst.regions[0], names)
+        if self.c.accept("attributes"):
             inst.attrs = self.parse_dictionary()
             inst.check_attrs()
         return inst
@@ -715,7 +728,7 @@ class Parser:
 
     def parse_if(self, cls: type[Inst], props: dict[str, Any], begin: int) -> Inst:
         c = self.c
-        cond = self.parse_value()
+        cond = self.parse_condition()
         types = self.parse_type_list() if c.accept("->") else []
         inst = cls({"condition": cond}, props, types, c.loc(begin))
         self.parse_region(inst.regions[0])
@@ -724,6 +737,10 @@ class Parser:
         else:
             check_region_end(inst.regions[1])
         return inst
+
+    def parse_condition(self) -> Value:
+        """The condition of an `if` (the legacy front end also takes `true`/`false`)."""
+        return self.parse_value()
 
     def parse_foreach(self, cls: type[Inst], props: dict[str, Any], begin: int) -> Inst:
         c = self.c
