@@ -101,6 +101,18 @@ def test_legacy_dump(reading):
         np.testing.assert_allclose(T[:, :, :, g], ref, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("reading", [0, 1], ids=["as-written", "upgraded"])
+def test_atomic_gemm(reading):
+    """C += sum over the batch of 2 A_g B^T, and C[:, 8] += sum of A_g[:, 0] (atomic updates)."""
+    src = readings(corpus("atomic_gemm.ir"))[reading]
+    A = [rand(20, 9) for _ in range(BATCH)]
+    B, C = rand(9, 9), rand(20, 9)
+    ref = C + sum(2.0 * a @ B.T for a in A)
+    ref[:, 8] += sum(a[:, 0] for a in A)
+    build(src).kernel(kernel_name(src))(A, B, C, num_groups=BATCH)
+    np.testing.assert_allclose(C, ref, rtol=1e-11, atol=1e-11)
+
+
 # the legacy reference's sample: a batched GEMM over a group and a chain through an alloca
 FUSED = (Path(__file__).resolve().parents[1] / "lit" / "legacy" / "sample.ir").read_text()
 
