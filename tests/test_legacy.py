@@ -124,6 +124,10 @@ def test_hint_when_legacy_looking_text_fails():
             "k.ir:2.5-28: error: more slices than modes",
         ),
         (
+            "%v = subview %A[1:0,:] : memref<f32x4x4>",
+            "k.ir:2.23-24: error: slice size must be positive",
+        ),
+        (
             "%v = expand %A[0 -> 3x?] : memref<f32x4x4>",
             "k.ir:2.5-47: error: expand shape does not divide mode size 4",
         ),

@@ -21,21 +21,9 @@ from .legacy_parser import Immediate, LegacyParser, Operand
 
 Rule = Callable[[LegacyParser, list[str], int, int], Inst | None]
 
-ARITH = {
-    "add": "add",
-    "sub": "sub",
-    "mul": "mul",
-    "div": "div",
-    "rem": "rem",
-    "shl": "shl",
-    "shr": "shr",
-    "and": "and",
-    "or": "or",
-    "xor": "xor",
-    "min": "min",
-    "max": "max",
-}
-ARITH_UNARY = {"neg": "neg", "not": "not", "abs": "abs"}
+# `arith.<op>` of the legacy grammar: the current mnemonics have the same names.
+ARITH_BINARY = ("add", "sub", "mul", "div", "rem", "shl", "shr", "and", "or", "xor")
+ARITH_UNARY = ("neg", "not")
 CMP = {
     "eq": "equal",
     "ne": "not_equal",
@@ -45,7 +33,7 @@ CMP = {
     "le": "less_than_equal",
 }
 # BLAS-like instructions: legacy mnemonic → (current mnemonic, number of transpose modifiers,
-# operand names, index of the written operand).
+# operand names; the last one is written).
 BLAS = {
     "axpby": ("axpby", 1, ("alpha", "A", "beta", "B")),
     "sum": ("sum", 1, ("alpha", "A", "beta", "B")),
@@ -61,11 +49,12 @@ def _modifier_error(p: LegacyParser, mbegin: int, text: str) -> CompilationError
     return CompilationError(p.c.loc(mbegin), Status.parse_error, text)
 
 
-def _one_modifier(p: LegacyParser, mods: list[str], table: dict[str, str], mbegin: int) -> str:
-    if len(mods) != 1 or mods[0] not in table:
-        choices = ", ".join("." + k for k in table)
+def _one_modifier(p: LegacyParser, mods: list[str], names, mbegin: int) -> str:
+    """The single `.name` modifier of arith/cmp, one of `names`."""
+    if len(mods) != 1 or mods[0] not in names:
+        choices = ", ".join("." + k for k in names)
         raise _modifier_error(p, mbegin, f"expected one of the modifiers {choices}")
-    return table[mods[0]]
+    return mods[0]
 
 
 def _type_suffix(p: LegacyParser) -> tuple[Type, Any]:
@@ -77,12 +66,11 @@ def _type_suffix(p: LegacyParser) -> tuple[Type, Any]:
 
 def arith(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst:
     """`arith.op a, b : T` and `arith.op a : T` (unary)."""
-    if mods and mods[0] in ARITH_UNARY and len(mods) == 1:
+    name = _one_modifier(p, mods, ARITH_BINARY + ARITH_UNARY, mbegin)
+    if name in ARITH_UNARY:
         a = p.parse_operand()
         ty, loc = _type_suffix(p)
-        name = ARITH_UNARY[mods[0]]
         return INSTRUCTIONS[name]({"a": p.value(a, ty, loc)}, {}, ty, p.c.loc(begin))
-    name = _one_modifier(p, mods, ARITH, mbegin)
     a = p.parse_operand()
     p.c.expect(",")
     b = p.parse_operand()
@@ -93,7 +81,7 @@ def arith(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst:
 
 def cmp(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst:
     """`cmp.cond a, b : T` returns bool."""
-    name = _one_modifier(p, mods, CMP, mbegin)
+    name = CMP[_one_modifier(p, mods, tuple(CMP), mbegin)]
     a = p.parse_operand()
     p.c.expect(",")
     b = p.parse_operand()
@@ -336,7 +324,13 @@ def subview(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst |
                 dyn_sizes,
             )
         else:
-            _static_or_value(p, p.parse_operand(), sizes, dyn_sizes)
+            size = p.parse_operand()
+            if isinstance(size, Immediate) and size.value == 0:
+                # a size of 0 would mean a single index (the mode dropped) in our IR
+                raise CompilationError(
+                    size.loc, Status.ir_invalid_slice, "slice size must be positive"
+                )
+            _static_or_value(p, size, sizes, dyn_sizes)
         mode += 1
         if not c.accept(","):
             break
