@@ -1,8 +1,8 @@
 """tinytc-opt: run passes on tensor-language text; command-line compatible with upstream.
 
-    tinytc-opt [-d tgl|pvc|bmg|cpu] [-O0|-O1|-O2] [-f FLAG|-f no-FLAG]... [-p PASS]... [FILE]
+    tinytc-opt [-d tgl|pvc|bmg|cpu] [-O0|-O1|-O2] [-f FLAG|-f no-FLAG]... [-p PASS]... [--legacy] [FILE]
 
-Reads FILE (stdin when absent), runs the passes in order and prints the resulting IR to stdout,
+Reads FILE (stdin when absent; legacy text as in `tinytc`, --legacy forces it), runs the passes in order and prints the resulting IR to stdout,
 unless a dump pass ran (its output is then the result). Passes that depend on the device
 (work-group-size, lower-foreach) get the core info of `-d` (default pvc, as in `tinytc`). Errors go to stderr with their location,
 and the exit status is 1.

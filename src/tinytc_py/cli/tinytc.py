@@ -1,9 +1,10 @@
 """tinytc: the offline compiler, tensor-language text to SPIR-V; command-line compatible with upstream.
 
     tinytc [-d tgl|pvc|bmg|cpu] [-O0|-O1|-O2] [-f FLAG|-f no-FLAG]... [-F FEATURE]...
-           [-S] [-o OUT] [FILE]
+           [-S] [-o OUT] [--legacy] [FILE]
 
-Reads FILE (stdin when absent), compiles it for the device's core info (default pvc) and writes
+Reads FILE (stdin when absent; legacy tensor-language text is recognized, --legacy forces that
+reading, see docs/legacy-language.md), compiles it for the device's core info (default pvc) and writes
 the SPIR-V binary to OUT (stdout when absent or "-"), or with -S the text dump of the binary.
 `-d cpu` targets the CPU OpenCL device when there is one, else a generic CPU-like core
 (`generic_cpu_core_info`). Errors go to stderr with their location, and the exit status is 1.
