@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from .ir.region import Prog
     from .target.core_info import CoreInfo
 
-DIALECTS = ("current", "legacy")
 RUNTIMES = ("opencl", "level_zero")
 
 
@@ -146,12 +145,13 @@ def parse(
     *,
     context: CompilerContext | None = None,
     name: str | None = None,
-    dialect: str = "current",
+    dialect: str = "auto",
 ) -> Prog:
     """A program from tensor-language text or from a file (`Path`).
 
-    `dialect` "legacy" reads the v0.3 language (it sets the context's ``legacy_language``
-    flag). Errors raise `CompilationError`, rendered with the source line:
+    `dialect` "legacy" reads the v0.3 language, "current" only the current one; "auto" reads
+    text that is not current-language text as legacy text (docs: the legacy language). Errors
+    raise `CompilationError`, rendered with the source line:
 
     >>> import tinytc_py
     >>> tinytc_py.parse("func @f() {\\n  %x = constant 1 : f33\\n}")
@@ -160,20 +160,17 @@ def parse(
     tinytc_py.errors.CompilationError: 2.21-24: error: unknown type ...f33...
     """
     from .ir.context import CompilerContext
-    from .ir.enums import OptFlag
+    from .text.dialect import resolve
     from .text.parser import parse as parse_text
 
-    if dialect not in DIALECTS:
-        raise ValueError(f"unknown dialect {dialect!r} (choose from {', '.join(DIALECTS)})")
     ctx = context or CompilerContext()
-    if dialect == "legacy":
-        ctx.set_optimization_flag(OptFlag.legacy_language, 1)
+    resolve(dialect, ctx)  # raises ValueError for an unknown dialect before reading a file
     if isinstance(source, Path):
         text = source.read_text(encoding="utf-8")
         name = str(source) if name is None else name
     else:
         text = source
-    return parse_text(text, ctx, name or "")
+    return parse_text(text, ctx, name or "", dialect)
 
 
 # ---- compiling -----------------------------------------------------------------------------------
@@ -208,7 +205,7 @@ def compile(  # noqa: A001 - the name users expect, as re.compile
     target: str | CoreInfo | None = None,
     opt_level: int = 2,
     flags: Iterable[str | OptFlag] = (),
-    dialect: str = "current",
+    dialect: str = "auto",
 ) -> Program:
     """Compile a program to SPIR-V for a device; its kernels are then a call away.
 
@@ -235,7 +232,7 @@ def compile(  # noqa: A001 - the name users expect, as re.compile
         source = source.prog
     if isinstance(source, Prog):
         prog = source
-        if dialect != "current":
+        if dialect == "legacy":
             raise ValueError("dialect applies to text; a built program has none")
     else:
         prog = parse(source, dialect=dialect)
