@@ -23,6 +23,7 @@ from .attrs import DictionaryAttr
 from .context import CompilerContext
 from .inst import Inst
 from .instructions import INSTRUCTIONS
+from .nesting import MAX_NESTING, nesting_error, region_depth
 from .region import Func, Prog, Region
 from .types import DYNAMIC, NumberType, Type, element_type
 from .values import Value
@@ -156,6 +157,8 @@ class IRBuilder:
             raise CompilationError(inst.loc, Status.invalid_arguments, "no insertion point set")
         try:
             check_placement(inst, region)
+            if inst.regions and region_depth(region) >= MAX_NESTING:
+                raise nesting_error(inst.loc)
             for v in inst.operands:
                 if not _visible(v, region):
                     raise inst.error(

@@ -39,6 +39,24 @@ from .types import (
 ErrorReporter = Callable[[str, Location], None]
 
 
+INT64_MAX = 2**63 - 1
+
+
+def _check_span(shape: tuple[int, ...], stride: tuple[int, ...], loc: Location) -> None:
+    """Static strides and the static part of the largest element offset fit int64, the type of
+    the addresses the SPIR-V conversion computes."""
+    span = 0
+    for n, s in zip(shape, stride):
+        if s != DYNAMIC and s > INT64_MAX:
+            raise CompilationError(loc, Status.ir_invalid_stride, f"stride {s} exceeds 2^63-1")
+        if DYNAMIC not in (n, s) and n > 0:
+            span += (n - 1) * s
+    if span > INT64_MAX:
+        raise CompilationError(
+            loc, Status.ir_invalid_shape, f"memref spans {span + 1} elements, more than 2^63-1"
+        )
+
+
 def _check_column_major(shape: tuple[int, ...], stride: tuple[int, ...], loc: Location) -> None:
     """The strided layout restrictions 1 <= S_1 and S_{i-1} s_{i-1} <= S_i (static entries only)."""
     if stride and stride[0] != DYNAMIC and stride[0] < 1:
@@ -161,6 +179,7 @@ class CompilerContext:
             if s < 0 and s != DYNAMIC:
                 raise CompilationError(loc, Status.ir_invalid_stride, f"invalid stride {s}")
         _check_column_major(shape, stride, loc)
+        _check_span(shape, stride, loc)
         key = ("memref", element, shape, stride, addrspace)
         return self._intern(key, lambda: MemrefType(self, element, shape, stride, addrspace))
 

@@ -57,6 +57,10 @@ class Accesses:
         target = self.writes if is_write else self.reads
         target[value.type.addrspace].add(value)
 
+    def key(self) -> tuple[frozenset[Value], ...]:
+        """A hashable snapshot of the state."""
+        return tuple(frozenset(d[s]) for d in (self.reads, self.writes) for s in SPACES)
+
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, Accesses)
@@ -99,10 +103,23 @@ class InsertBarrier(FunctionPass):
 
     def run(self, func, ctx, out) -> None:
         self.aa = AliasInfo(func)
+        # Results of analysis-only runs by (region, entry state). Without them the fixed-point
+        # iteration of every loop reruns the loops nested in it: time exponential in the depth
+        # of loop nesting. Inserting barriers does not change a region's result (a barrier
+        # clears what the analysis cleared already), so the entries stay valid.
+        self.summaries: dict[tuple[int, tuple], Accesses] = {}
         self._region(func.body, Accesses(), mutate=True)
 
     def _region(self, region: Region, state: Accesses, mutate: bool) -> Accesses:
         """Runs the analysis through a collective region; inserts barriers if `mutate`."""
+        if mutate:
+            return self._walk_region(region, state, mutate)
+        key = (id(region), state.key())
+        if key not in self.summaries:
+            self.summaries[key] = self._walk_region(region, state, mutate)
+        return self.summaries[key].copy()
+
+    def _walk_region(self, region: Region, state: Accesses, mutate: bool) -> Accesses:
         state = state.copy()
         for inst in list(region.insts):
             if inst.name == BARRIER:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 
 from ..errors import CompilationError
+from ..ir.nesting import check_nesting
 from ..ir.region import Prog
 from ..target.core_info import CoreInfo
 from .base import FunctionPass
@@ -56,6 +57,7 @@ def run_default_pipeline(prog: Prog, core_info: CoreInfo) -> None:
     program's context (its reporter sees them) and raised."""
     sink = io.StringIO()
     try:
+        check_nesting(prog)
         for p in default_pipeline(core_info, prog.ctx.opt_level):
             for func in prog.funcs:
                 p.run(func, prog.ctx, sink)

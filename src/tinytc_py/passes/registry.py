@@ -6,6 +6,7 @@ import sys
 from typing import TextIO
 
 from ..errors import Status, TinytcError
+from ..ir.nesting import check_nesting
 from ..ir.region import Prog
 from .base import FunctionPass
 from .check_ir import CheckIr
@@ -45,6 +46,7 @@ def run_function_pass(name: str, prog: Prog, out: TextIO | None = None) -> None:
 
     p = get_pass(name)
     try:
+        check_nesting(prog)
         for func in prog.funcs:
             p.run(func, prog.ctx, out or sys.stdout)
     except CompilationError as err:

@@ -18,6 +18,10 @@ def _align_up(offset: int, alignment: int) -> int:
     return -(-offset // alignment) * alignment
 
 
+# The local-memory stack is one SPIR-V array whose length is a 32-bit constant.
+MAX_STACK_BYTES = 2**31 - 1
+
+
 def first_fit(live: list[tuple[int, int, Value]], size: int, alignment: int) -> tuple[int, int]:
     """(index in `live`, offset) of the lowest aligned gap of `size` bytes between the live
     allocations (sorted by start)."""
@@ -38,6 +42,12 @@ class SetStackPtr(FunctionPass):
             if inst.name == "alloca":
                 size = alloca_size(inst)
                 pos, offset = first_fit(live, size, alloca_alignment(inst))
+                if offset + size > MAX_STACK_BYTES:
+                    raise inst.error(
+                        Status.out_of_range,
+                        f"local memory of {offset + size} bytes exceeds the 32-bit range "
+                        "of SPIR-V array lengths",
+                    )
                 live.insert(pos, (offset, offset + size, inst.result))
                 set_stack_ptr(inst, offset)
             elif inst.name == "lifetime_stop":

@@ -35,7 +35,12 @@ INT_MAX = 2**63 - 1
 
 
 def parse_integer_text(text: str) -> int | None:
-    """The value of an integer constant, or None when outside -2^63+1 .. 2^63-1."""
+    """The value of an integer constant, or None when outside -2^63+1 .. 2^63-1.
+
+    Literals longer than any int64 are rejected before int(), which refuses (ValueError) or
+    takes quadratic time on thousands of digits."""
+    if len(text.lstrip("+-").lstrip("0")) > 19:
+        return None
     value = int(text)
     return value if INT_MIN <= value <= INT_MAX else None
 

@@ -19,6 +19,7 @@ from ..ir.context import CompilerContext
 from ..ir.enums import AddressSpace, MatrixUse
 from ..ir.inst import Inst
 from ..ir.instructions import INSTRUCTIONS
+from ..ir.nesting import MAX_NESTING, nesting_error
 from ..ir.region import Func, Prog, Region
 from ..ir.types import DYNAMIC, NumberType, ScalarKind, Type
 from ..ir.values import Value
@@ -41,6 +42,7 @@ class Parser:
         self.defs = Definitions()
         self.scopes: list[dict[str, Value]] = []
         self.regions: list[Region] = []  # regions being parsed, innermost last
+        self.attr_depth = 0  # array and dictionary attributes being parsed
 
     # ---- program and functions ----------------------------------------------------------------
 
@@ -107,6 +109,8 @@ class Parser:
         c = self.c
         begin = c.skip()
         c.expect("{", "'{'")
+        if len(self.regions) >= MAX_NESTING:
+            raise nesting_error(c.loc(begin))
         owner = region.owner
         if isinstance(owner, Inst) and owner.parent is None and self.regions:
             # The owner is appended to the enclosing region only after its regions are parsed,
@@ -461,6 +465,16 @@ class Parser:
     def parse_attr(self) -> Attr:
         c = self.c
         begin = c.skip()
+        self.attr_depth += 1
+        try:
+            if self.attr_depth > MAX_NESTING:
+                raise nesting_error(c.loc(begin, begin + 1), "attributes")
+            return self.parse_attr_body(begin)
+        finally:
+            self.attr_depth -= 1
+
+    def parse_attr_body(self, begin: int) -> Attr:
+        c = self.c
         if c.peek("$"):
             value = self.lookup_def()
             if isinstance(value, bool):

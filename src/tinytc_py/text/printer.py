@@ -9,6 +9,7 @@ import math
 from typing import Any
 
 from ..ir.inst import Inst
+from ..ir.nesting import check_nesting
 from ..ir.region import Func, Prog, Region
 from ..ir.types import DYNAMIC, dyn_str
 from ..ir.values import Value
@@ -263,6 +264,7 @@ _CUSTOM = {
 
 
 def print_prog(prog: Prog) -> str:
+    check_nesting(prog)
     printer = Printer()
     for k, func in enumerate(prog.funcs):
         if k:
