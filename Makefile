@@ -18,7 +18,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export PIP_NO_INPUT := 1
 
-.PHONY: setup apt test run docs
+.PHONY: setup apt test run docs fuzz
 
 setup: apt $(STAMP) capi
 	@command -v spirv-val >/dev/null || { echo "error: spirv-val not found after setup" >&2; exit 1; }
@@ -56,6 +56,12 @@ capi: $(STAMP)
 
 test: setup
 	$(VPY) -m pytest -q
+
+# The long mode of the front-end fuzzer: 10^6 mutated programs on all cores (minutes); prints
+# the counts and fails on a crash or a hang. FUZZ_N=... for another count.
+FUZZ_N ?= 1000000
+fuzz: setup
+	$(VPY) tests/fuzz/long_run.py -n $(FUZZ_N)
 
 # Compiles examples/ir/matvec_batched.ir, runs it on the default OpenCL device, checks it with NumPy.
 run: setup
