@@ -7,6 +7,12 @@ index or a number outside what C can hold is out_of_range; a file that cannot be
 is file_io_error; anything else is runtime_error, and non-Exception escapes (SystemExit, ...)
 are unknown. Setting TINYTC_CAPI_TRACEBACK=1 in the environment prints the traceback of an
 unexpected exception to stderr, for debugging the library itself.
+
+`guard` also holds LIBRARY_LOCK (re-entrant: an error reporter may call back into the library)
+for the whole call. The GIL alone does not make a call atomic (Python switches threads between
+bytecodes), and the handle table's counters and reference counts are read-modify-write; with
+the lock, C hosts may call the library from any number of threads at once (README.md, "Thread
+safety").
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 import traceback
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -58,12 +65,16 @@ def _debug_print(exc: BaseException) -> None:
             traceback.print_exception(exc, file=sys.__stderr__)
 
 
+LIBRARY_LOCK = threading.RLock()
+
+
 def guard(fn: Callable[..., Any]) -> Callable[..., int]:
     """Wraps a status-returning implementation: None (or nothing) means success."""
 
     def call(*args: Any) -> int:
         try:
-            fn(*args)
+            with LIBRARY_LOCK:
+                fn(*args)
         except BaseException as exc:  # noqa: BLE001 - the C boundary takes everything
             _debug_print(exc)
             return status_of(exc)
@@ -79,7 +90,8 @@ def guard_void(fn: Callable[..., Any]) -> Callable[..., None]:
 
     def call(*args: Any) -> None:
         try:
-            fn(*args)
+            with LIBRARY_LOCK:
+                fn(*args)
         except BaseException as exc:  # noqa: BLE001
             _debug_print(exc)
 
