@@ -99,9 +99,10 @@ def _check_headers(cc: str) -> None:
             raise DriverBuildError(f"the CPU Level Zero driver needs <{header}> ({package})")
 
 
-def build_driver(out_dir: Path, cc: str = "gcc") -> Path:
+def build_driver(out_dir: Path, cc: str = "gcc", flags: tuple[str, ...] = ()) -> Path:
     """Compiles the driver into out_dir/libze_tinytc_cpu.so (and its vendors folder); returns
-    the library's path. Raises DriverBuildError when the compiler fails."""
+    the library's path. `flags` go to the compiler as well (the sanitizer test's
+    -fsanitize=...). Raises DriverBuildError when the compiler fails."""
     out_dir = Path(out_dir).absolute()
     out_dir.mkdir(parents=True, exist_ok=True)
     _check_headers(cc)
@@ -121,6 +122,7 @@ def build_driver(out_dir: Path, cc: str = "gcc") -> Path:
             "-Wall",
             "-Wextra",
             "-fvisibility=hidden",
+            *flags,
             "-o",
             str(tmp_lib),
             *(str(p) for p in sorted(HERE.glob("*.c"))),

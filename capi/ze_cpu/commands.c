@@ -547,7 +547,7 @@ static ze_result_t set_events(ze_cpu_command_t *c, ze_event_handle_t signal, uin
     c->num_waits = num_waits;
     c->waits = calloc(num_waits ? num_waits : 1, sizeof *c->waits);
     if (c->waits == NULL) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-    memcpy(c->waits, waits, num_waits * sizeof *c->waits);
+    if (num_waits > 0) memcpy(c->waits, waits, num_waits * sizeof *c->waits);
     return ZE_RESULT_SUCCESS;
 }
 

@@ -11,8 +11,8 @@ unexpected exception to stderr, for debugging the library itself.
 `guard` also holds LIBRARY_LOCK (re-entrant: an error reporter may call back into the library)
 for the whole call. The GIL alone does not make a call atomic (Python switches threads between
 bytecodes), and the handle table's counters and reference counts are read-modify-write; with
-the lock, C hosts may call the library from any number of threads at once (README.md, "Thread
-safety").
+the lock, C hosts may call the library from any number of threads at once (docs/c-api.rst,
+"Thread safety").
 """
 
 from __future__ import annotations
