@@ -242,9 +242,14 @@ def _check_system_headers(cc: str) -> None:
 
 
 def build(
-    out_dir: Path = DEFAULT_OUT, cc: str = "gcc", keep_c: bool = False, quiet: bool = True
+    out_dir: Path = DEFAULT_OUT,
+    cc: str = "gcc",
+    keep_c: bool = False,
+    quiet: bool = True,
+    flags: tuple[str, ...] = (),
 ) -> dict[str, Path]:
-    """Builds the three libraries into `out_dir`; returns library name → path of the .so link."""
+    """Builds the three libraries into `out_dir`; returns library name → path of the .so link.
+    `flags` go to every compile (the sanitizer test's -fsanitize=...)."""
     _check_system_headers(cc)
     gen = load_generator()
     api = gen.load_api()
@@ -270,6 +275,7 @@ def build(
                 "-fPIC",
                 "-O2",
                 "-fvisibility=hidden",
+                *flags,
                 f"-I{INCLUDE}",
                 f"-I{pyinc}",
                 "-o",
@@ -294,7 +300,7 @@ def build(
     _package_files(out_dir, full)
     ze_cpu = load_ze_cpu_build()
     try:
-        driver = ze_cpu.build_driver(out_dir, cc)
+        driver = ze_cpu.build_driver(out_dir, cc, flags)
     except ze_cpu.DriverBuildError as e:
         raise BuildError(str(e)) from e
     if not quiet:
