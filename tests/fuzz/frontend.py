@@ -36,7 +36,7 @@ NUMBER = re.compile(r"(?<![%@$\w])[0-9]+")
 
 
 @cache
-def corpus() -> tuple[str, ...]:
+def corpus(dialect: str = "auto") -> tuple[str, ...]:
     """The functions of the lit programs (with the global definitions before them) that parse
     on their own, without comment lines: small valid inputs, so that an edit leaves many of
     them parseable."""
@@ -45,7 +45,7 @@ def corpus() -> tuple[str, ...]:
         lines = path.read_text().splitlines(keepends=True)
         text = "".join(line for line in lines if not line.lstrip().startswith(";"))
         pieces += [p for p in re.split(r"(?m)^(?=func )", text) if p.strip()]
-    return tuple(p for p in pieces if check(p))
+    return tuple(p for p in pieces if check(p, dialect))
 
 
 def _span(text: str, rng: random.Random) -> tuple[int, int]:
@@ -85,11 +85,12 @@ def mutate(text: str, rng: random.Random) -> str:
     return text
 
 
-def check(text: str) -> bool:
-    """The front-end property; True if the input parsed. Raises AssertionError (or whatever
-    escaped the parser) when the property fails."""
+def check(text: str, dialect: str = "auto") -> bool:
+    """The front-end property in `dialect` ("auto" tries the current language, then the legacy
+    one); True if the input parsed. Raises AssertionError (or whatever escaped the parser) when
+    the property fails. Printed programs are current-language text."""
     try:
-        prog = parse(text, name="fuzz.ir")
+        prog = parse(text, name="fuzz.ir", dialect=dialect)
     except CompilationError as err:
         loc = err.loc
         lines = text.count("\n") + 1
@@ -98,7 +99,7 @@ def check(text: str) -> bool:
         return False
     printed = print_prog(prog)
     try:
-        again = print_prog(parse(printed, name="printed.ir"))
+        again = print_prog(parse(printed, name="printed.ir", dialect="current"))
     except TinytcError as err:
         raise AssertionError(f"printed program does not parse:\n{printed}\n{err}") from err
     assert again == printed, f"print/parse round trip differs:\n{printed}\n---\n{again}"

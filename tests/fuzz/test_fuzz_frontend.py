@@ -1,6 +1,7 @@
-"""Property-based fuzzing of the text front end (bounded; `make fuzz` runs 10^6 inputs):
-mutated lit programs and arbitrary text either parse, print and parse back to the same text, or
-are rejected with a CompilationError located in the source; nothing else escapes."""
+"""Property-based fuzzing of the text front ends, current and legacy (bounded; `make fuzz` runs
+10^6 inputs): mutated lit programs and arbitrary text either parse, print and parse back to the
+same text, or are rejected with a CompilationError located in the source; nothing else
+escapes."""
 
 from __future__ import annotations
 
@@ -20,6 +21,13 @@ def test_mutated_lit_programs(rng, index):
 
 
 @FAST
+@given(st.randoms(use_true_random=False), st.integers(min_value=0))
+def test_mutated_programs_in_the_legacy_front_end(rng, index):
+    pieces = corpus("legacy")
+    check(mutate(pieces[index % len(pieces)], rng), "legacy")
+
+
+@FAST
 @given(st.text(max_size=200))
 def test_arbitrary_text(text):
     check(text)
@@ -33,3 +41,4 @@ def test_token_soup(tokens):
 
 def test_corpus_has_the_lit_programs():
     assert len(corpus()) > 200
+    assert len(corpus("legacy")) > 20
