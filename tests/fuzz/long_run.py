@@ -77,6 +77,15 @@ def run_chunk(bounds: tuple[int, int]) -> tuple[dict[str, int], list[str]]:
     return counts, failures
 
 
+def summary(total: dict[str, int], started: float) -> str:
+    return (
+        f"front-end fuzz: {total['inputs']} inputs in {time.time() - started:.0f} s, "
+        f"{total['parsed']} parsed (round trip checked), {total['compiled']} compiled "
+        f"({total['compile errors']} located compile errors), {total['crashes']} crashes, "
+        f"{total['hangs']} hangs"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=1_000_000, help="number of inputs")
@@ -93,12 +102,9 @@ def main() -> int:
                 total[key] = total.get(key, 0) + value
             for failure in failures:
                 print(failure, flush=True)
-    seconds = time.time() - started
-    print(
-        f"front-end fuzz: {total['inputs']} inputs in {seconds:.0f} s, {total['parsed']} parsed "
-        f"(round trip checked), {total['compiled']} compiled ({total['compile errors']} located "
-        f"compile errors), {total['crashes']} crashes, {total['hangs']} hangs"
-    )
+            if total["inputs"] % 100_000 == 0:
+                print(summary(total, started), flush=True)
+    print(summary(total, started))
     return 1 if total["crashes"] or total["hangs"] else 0
 
 
