@@ -4,6 +4,7 @@ upstream's tools, and the core info that `-d` selects."""
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
@@ -85,20 +86,29 @@ def generic_cpu_core_info(cpu: CpuCore | None = None) -> CoreInfo:
     return info
 
 
-def _opencl_cpu_core_info() -> CoreInfo | None:
-    """The core info of the first SPIR-V capable OpenCL CPU device, or None."""
+def opencl_cpu_device() -> Any:
+    """The first SPIR-V capable OpenCL CPU device (a pyopencl device), or None."""
     try:
         from ..runtime import device as _device
-        from ..runtime.opencl import core_info_for
 
         cl = _device.cl
         for platform in cl.get_platforms():
             for dev in _device._platform_devices(platform):
                 if dev.type & cl.device_type.CPU and _device.supports_spirv(dev):
-                    return core_info_for(dev)
+                    return dev
     except Exception:  # noqa: BLE001 - no pyopencl, no ICD loader, no platform: use the fallback
         return None
     return None
+
+
+def _opencl_cpu_core_info() -> CoreInfo | None:
+    """The core info of the OpenCL CPU device, or None."""
+    dev = opencl_cpu_device()
+    if dev is None:
+        return None
+    from ..runtime.opencl import core_info_for
+
+    return core_info_for(dev)
 
 
 def core_info_for_device(name: str, features: list[str] | None = None) -> CoreInfo:
