@@ -221,3 +221,14 @@ def test_cli_autotune(tuning_dir, tmp_path, capsysbinary):
     assert tinytc_cli.main(["--autotune", "-d", "pvc", str(src)]) == 1
     err = capsysbinary.readouterr().err.decode()
     assert "--autotune" in err and "-d cpu" in err
+
+
+def test_api_autotune_flag(tuning_dir):
+    """tinytc_py.compile(..., flags=["autotune"]) tunes on the device it compiles for."""
+    cl_device()
+    import tinytc_py
+
+    prog = tinytc_py.compile(kernel(8, 4, 4, "f64", False), flags=["autotune"])
+    assert "gemm" in repr(prog)
+    (table,) = (json.loads(f.read_text()) for f in tuning_dir.glob("*.json"))
+    assert list(table) == ["8x4x4:f64,f64,f64:nn"]
