@@ -1,26 +1,38 @@
-"""Batched small GEMM, C_i = alpha A_i B_i + beta C_i: our kernel vs numpy.matmul vs torch.bmm.
+"""Batched small GEMM, C_i = alpha A_i B_i + beta C_i: our kernel vs numpy.matmul vs torch.bmm,
+for the native ISA and for AVX2-class code.
 
     .venv/bin/python benchmarks/gemm_batched.py [--repeat N] [--min-ms T] [--sizes 16,32,64]
+                                                [--isa native,core-avx2] [--no-tune]
                                                 [--no-torch] [--max-mb MB]
 
-For every (M, N, K) and dtype (f32, f64) the script
+For every ISA of --isa the script runs itself once more with CL_CONFIG_CPU_TARGET_ARCH set to it
+("native" leaves the runtime's own choice: the host's ISA; `core-avx2` makes the Intel CPU
+runtime generate AVX2 code also on an AVX-512 host, and our core info follows: see
+target/cpu_core.py). For every (M, N, K) and dtype (f32, f64) it
 - compiles a batched gemm kernel (one work-group per batch entry: `%gid = group_id.x`, subviews,
-  `gemm.n.n`) for the default OpenCL device and checks one small launch against NumPy;
+  `gemm.n.n`) for the default OpenCL device with the cost model's blocking ("ours"), and again
+  with the autotuner ("tuned"; it times candidates once and stores the choice in the tuning
+  cache, so a second run of the script times nothing), and checks one small launch of each
+  against NumPy;
 - picks the batch so that one launch of our kernel takes at least --min-ms (default 50 ms; capped
   by --max-mb of device data);
-- times our kernel on device-resident pyopencl arrays (no host copies: the launch wrapper uses
+- times our kernels on device-resident pyopencl arrays (no host copies: the launch wrapper uses
   pyopencl arrays in place and waits for the queue), numpy.matmul(A, B, out=T) and
   torch.bmm(A, B, out=T) on stacked host arrays of the same values (each in its preferred
-  layout), and torch.baddbmm(C, A, B, alpha, beta, out=C) which does the same update as ours.
+  layout). torch is not a dependency of the project: install the CPU build into the
+  environment to get its column (`.venv/bin/python -m pip install torch`); without it the
+  column is nan.
 Each figure is the median of --repeat timed runs after one warm-up run (the first launch, JIT
 and first-touch are excluded). GFLOP/s counts 2*M*N*K flops per batch entry for every column
-(the alpha/beta update is not counted).
+(the alpha/beta update is not counted). "blocks" names the register blocks (model/tuned,
+row blocks x columns, k unrolling; analysis/gemm_model.py).
 
-Theoretical peak (from /proc/cpuinfo): cores x clock x SIMD lanes x 2 FMA units x 2 flops/FMA,
-where cores = the number of "processor" entries (logical CPUs; here each is one core), clock =
-"cpu MHz" (the nominal frequency, no turbo), lanes = 512 bits / element bits when the flags
-contain avx512f (else 256 with avx2, else 128). On this machine: 2 x 2.596 GHz x 16 x 2 x 2 =
-332.3 GFLOP/s f32 and 166.2 f64.
+Theoretical peak of the ISA the code is generated for: cores x clock x SIMD lanes x FMA units x
+2 flops/FMA, where cores = the number of "processor" entries of /proc/cpuinfo (logical CPUs;
+here each is one core), clock = its "cpu MHz" (the nominal frequency, no turbo), lanes = the
+ISA's vector bytes / element bytes and FMA units from the core info (2 for AVX2 and AVX-512).
+On this machine (AMD EPYC, 2 cores x 2.596 GHz): AVX-512 332.3 GFLOP/s f32, 166.2 f64; AVX2
+166.2 f32, 83.1 f64.
 """
 
 from __future__ import annotations
@@ -28,22 +40,20 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
 
 import numpy as np
 
-from tinytc_py.runtime import opencl as rt
-
-cl = rt.cl
-
 TYPES = {"f32": np.float32, "f64": np.float64}
+TARGET_ARCH_ENV = "CL_CONFIG_CPU_TARGET_ARCH"
 
 
-def cpu_peak() -> tuple[dict[str, float], str]:
-    """GFLOP/s peak per dtype and a description of what was read from /proc/cpuinfo."""
-    procs, mhz, flags = 0, 0.0, set()
+def cpu_peak(vector_bytes: int, fma_units: int) -> tuple[dict[str, float], str]:
+    """GFLOP/s peak per dtype of an ISA, and the CPU and what was read from /proc/cpuinfo."""
+    procs, mhz, model = 0, 0.0, "?"
     with open("/proc/cpuinfo", encoding="utf-8") as f:
         for line in f:
             key, _, value = line.partition(":")
@@ -52,16 +62,15 @@ def cpu_peak() -> tuple[dict[str, float], str]:
                 procs += 1
             elif key == "cpu MHz" and not mhz:
                 mhz = float(value)
-            elif key == "flags" and not flags:
-                flags = set(value.split())
-    bits = 512 if "avx512f" in flags else 256 if "avx2" in flags else 128
+            elif key == "model name":
+                model = value.strip()
     peak = {
-        name: procs * mhz * 1e-3 * (bits // (8 * np.dtype(t).itemsize)) * 2 * 2
+        name: procs * mhz * 1e-3 * (vector_bytes // np.dtype(t).itemsize) * fma_units * 2
         for name, t in TYPES.items()
     }
     desc = (
-        f"/proc/cpuinfo: {procs} processors x {mhz:.0f} MHz x {bits}-bit SIMD "
-        f"({'avx512f' if bits == 512 else 'no avx512f'}) x 2 FMA units x 2 flops"
+        f"{model}: {procs} processors x {mhz:.0f} MHz x {8 * vector_bytes}-bit SIMD "
+        f"x {fma_units} FMA units x 2 flops"
     )
     return peak, desc
 
@@ -101,12 +110,14 @@ def fortran_stack(x: np.ndarray) -> np.ndarray:
 
 
 class Case:
-    def __init__(self, m: int, n: int, k: int, ty: str, sizes: str = "") -> None:
+    def __init__(self, m: int, n: int, k: int, ty: str, sizes: str = "", tune: bool = False):
+        from tinytc_py.runtime import opencl as rt
+
         self.m, self.n, self.k, self.ty = m, n, k, ty
         self.dtype = TYPES[ty]
-        self.prog = rt.program(kernel_text(m, n, k, ty, sizes))
+        self.prog = rt.program(kernel_text(m, n, k, ty, sizes), autotune=tune)
         self.kernel = self.prog.kernel("gemm")
-        self.queue = cl.CommandQueue(self.prog.context)
+        self.queue = rt.cl.CommandQueue(self.prog.context)
         self.alpha, self.beta = 1.5, 0.5
 
     def data(self, batch: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -147,22 +158,32 @@ class Case:
             batch = min(cap, int(batch * max(2.0, 1.3 * min_ms / max(t * 1e3, 1e-3))))
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=7, help="timed runs (median is shown)")
-    ap.add_argument("--min-ms", type=float, default=50.0, help="minimum time of one launch")
-    ap.add_argument("--max-mb", type=float, default=1024.0, help="cap on A+B+C size in MiB")
-    ap.add_argument("--sizes", default="16,32,64", help="M=N=K values, comma separated")
-    ap.add_argument("--odd", default="23x37x19", help="extra MxNxK case ('' for none)")
-    ap.add_argument("--types", default="f32,f64")
-    ap.add_argument("--no-torch", action="store_true")
-    ap.add_argument(
-        "--sizes-attr",
-        default="",
-        metavar="S,W0,W1",
-        help="force subgroup_size=S, work_group_size=[W0,W1] (default: the compiler's choice)",
-    )
-    args = ap.parse_args(argv)
+def median_gflops(fn: Callable[[], object], flops: float, repeat: int) -> float:
+    return flops / median_time(fn, repeat) * 1e-9
+
+
+def block_names(m: int, n: int, k: int, ty: str, dev: object) -> str:
+    """model/tuned register blocks of the case (the tuned one from the tuning cache)."""
+    from tinytc_py.analysis.gemm_model import GemmProblem, cpu_blocking
+    from tinytc_py.runtime.autotune import autotune
+    from tinytc_py.runtime.opencl import core_info_for
+    from tinytc_py.target.gemm_blocking import GemmKey
+    from tinytc_py.text.parser import parse
+
+    info = core_info_for(dev)
+    if info.cpu is None:
+        return "-"
+    size = np.dtype(TYPES[ty]).itemsize
+    model = cpu_blocking(GemmProblem(m, n, k, size, size, info.cpu.lanes(size)), info.cpu)
+    tuned = autotune(parse(kernel_text(m, n, k, ty)), dev, info).gemm_blockings
+    key = GemmKey(m, n, k, (ty, ty, ty), (False, False))
+    return f"{model.text()}/{tuned[key].text() if key in tuned else '-'}"
+
+
+def run_isa(args: argparse.Namespace) -> None:
+    """The table of one ISA (CL_CONFIG_CPU_TARGET_ARCH is already set for this process)."""
+    from tinytc_py.runtime import device
+    from tinytc_py.runtime.opencl import core_info_for
 
     torch = None
     if not args.no_torch:
@@ -171,11 +192,15 @@ def main(argv: list[str] | None = None) -> int:
 
             torch.set_num_threads(os.cpu_count() or 1)
         except ImportError:
-            print("torch not installed: its columns are n/a", file=sys.stderr)
+            print("torch not installed: its column is nan", file=sys.stderr)
             torch = None
 
-    peak, desc = cpu_peak()
-    dev = rt._device.default_device()
+    dev = device.default_device()
+    cpu = core_info_for(dev).cpu
+    vector_bytes, fma_units = (cpu.vector_bytes, cpu.fma_units) if cpu else (64, 2)
+    peak, desc = cpu_peak(vector_bytes, fma_units)
+    arch = os.environ.get(TARGET_ARCH_ENV, "native")
+    print(f"== {TARGET_ARCH_ENV}={arch}: code for {cpu.isa if cpu else '?'} ==")
     print(f"device: {dev.name.strip()} ({dev.max_compute_units} compute units)")
     print(f"peak: {desc} = {peak['f32']:.1f} GFLOP/s f32, {peak['f64']:.1f} f64")
     if torch is not None:
@@ -187,55 +212,77 @@ def main(argv: list[str] | None = None) -> int:
         m, n, k = map(int, args.odd.split("x"))
         shapes.append((m, n, k))
     head = (
-        f"{'MxNxK':>10} {'type':>4} {'batch':>8} {'wgs':>8} {'ours':>8} {'%peak':>6} "
-        f"{'numpy':>8} {'bmm':>8} {'baddbmm':>8} {'ours/bmm':>8} {'err':>8}"
+        f"{'MxNxK':>10} {'type':>4} {'batch':>7} {'ours':>7} {'%peak':>6} {'tuned':>7} "
+        f"{'%peak':>6} {'tun/ours':>8} {'numpy':>7} {'bmm':>7} {'best/bmm':>8} "
+        f"{'blocks model/tuned':>19} {'err':>8}"
     )
     print(head)
     print("-" * len(head))
     for ty in args.types.split(","):
         for m, n, k in shapes:
-            case = Case(m, n, k, ty, args.sizes_attr)
-            err = case.check()
-            batch = case.choose_batch(args.min_ms, args.max_mb)
-            a, b, c = case.data(batch)
-            flops = 2.0 * m * n * k * batch
-            run, _ = case.device_launch(a, b, c)
-            ours = flops / median_time(run, args.repeat) * 1e-9
-            out = np.empty((batch, m, n), dtype=case.dtype)
-            npy = (
-                flops
-                / median_time(lambda a=a, b=b, out=out: np.matmul(a, b, out=out), args.repeat)
-                * 1e-9
-            )
-            bmm = badd = float("nan")
-            if torch is not None:
-                ta, tb, tc = (torch.from_numpy(x) for x in (a, b, c))
-                to = torch.from_numpy(out)
-                bmm = (
-                    flops
-                    / median_time(
-                        lambda ta=ta, tb=tb, to=to: torch.bmm(ta, tb, out=to), args.repeat
-                    )
-                    * 1e-9
-                )
-                badd = (
-                    flops
-                    / median_time(
-                        lambda ta=ta, tb=tb, tc=tc: torch.baddbmm(
-                            tc, ta, tb, beta=0.5, alpha=1.5, out=tc
-                        ),
-                        args.repeat,
-                    )
-                    * 1e-9
-                )
-            wgs = "x".join(str(w) for w in case.kernel.work_group_size[:2])
-            print(
-                f"{f'{m}x{n}x{k}':>10} {ty:>4} {batch:>8} {wgs:>8} {ours:>8.1f} "
-                f"{100 * ours / peak[ty]:>5.1f}% {npy:>8.1f} {bmm:>8.1f} {badd:>8.1f} "
-                f"{ours / bmm:>8.2f} {err:>8.1e}",
-                flush=True,
-            )
-    return 0
+            row(args, m, n, k, ty, peak[ty], torch, dev)
+
+
+def row(args, m: int, n: int, k: int, ty: str, peak: float, torch, dev) -> None:
+    case = Case(m, n, k, ty, args.sizes_attr)
+    tuned_case = Case(m, n, k, ty, args.sizes_attr, tune=not args.no_tune)
+    err = max(case.check(), tuned_case.check())
+    batch = case.choose_batch(args.min_ms, args.max_mb)
+    a, b, c = case.data(batch)
+    flops = 2.0 * m * n * k * batch
+    ours = median_gflops(case.device_launch(a, b, c)[0], flops, args.repeat)
+    tuned = median_gflops(tuned_case.device_launch(a, b, c)[0], flops, args.repeat)
+    out = np.empty((batch, m, n), dtype=case.dtype)
+    npy = median_gflops(lambda: np.matmul(a, b, out=out), flops, args.repeat)
+    bmm = float("nan")
+    if torch is not None:
+        ta, tb, to = (torch.from_numpy(x) for x in (a, b, out))
+        bmm = median_gflops(lambda: torch.bmm(ta, tb, out=to), flops, args.repeat)
+    print(
+        f"{f'{m}x{n}x{k}':>10} {ty:>4} {batch:>7} {ours:>7.1f} {100 * ours / peak:>5.1f}% "
+        f"{tuned:>7.1f} {100 * tuned / peak:>5.1f}% {tuned / ours:>8.2f} {npy:>7.1f} "
+        f"{bmm:>7.1f} {max(ours, tuned) / bmm:>8.2f} {block_names(m, n, k, ty, dev):>19} "
+        f"{err:>8.1e}",
+        flush=True,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=7, help="timed runs (median is shown)")
+    ap.add_argument("--min-ms", type=float, default=50.0, help="minimum time of one launch")
+    ap.add_argument("--max-mb", type=float, default=1024.0, help="cap on A+B+C size in MiB")
+    ap.add_argument("--sizes", default="16,32,64", help="M=N=K values, comma separated")
+    ap.add_argument("--odd", default="23x37x19", help="extra MxNxK case ('' for none)")
+    ap.add_argument("--types", default="f32,f64")
+    ap.add_argument(
+        "--isa",
+        default="native,core-avx2",
+        help="CL_CONFIG_CPU_TARGET_ARCH values to measure, comma separated (native = unset)",
+    )
+    ap.add_argument("--no-tune", action="store_true", help="tuned column = the cost model")
+    ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument(
+        "--sizes-attr",
+        default="",
+        metavar="S,W0,W1",
+        help="force subgroup_size=S, work_group_size=[W0,W1] (default: the compiler's choice)",
+    )
+    argv = sys.argv[1:] if argv is None else argv
+    args = ap.parse_args(argv)
+    isas = args.isa.split(",")
+    if len(isas) == 1:
+        if isas[0] != "native":
+            os.environ[TARGET_ARCH_ENV] = isas[0]  # before the runtime's first use
+        run_isa(args)
+        return 0
+    status = 0
+    for isa in isas:
+        env = {k: v for k, v in os.environ.items() if k != TARGET_ARCH_ENV}
+        cmd = [sys.executable, __file__, *argv, "--isa", isa]
+        status |= subprocess.run(cmd, env=env, check=False).returncode
+        print()
+    return status
 
 
 if __name__ == "__main__":

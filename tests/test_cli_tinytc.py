@@ -17,6 +17,7 @@ from tinytc_py.cli import options as cli_options
 from tinytc_py.cli import tinytc as tinytc_cli
 from tinytc_py.spirv import dump, validate
 from tinytc_py.target.core_info import CoreFeature
+from tinytc_py.target.cpu_core import host_cpu_core
 
 pytestmark = pytest.mark.timeout(120, method="thread")
 
@@ -120,9 +121,9 @@ def test_execution_modes_per_device(capsys, source, device, modes):
 
 def cpu_subgroup_size() -> int:
     """The CPU device runs a subgroup as the 32-bit lanes of one vector register (core info
-    vector_register_size, backend.md §2.1): 16 with AVX-512, 8 with AVX2. Read from the core
-    info `-d cpu` detects, so the expectation holds on every host."""
-    return cli_options.core_info_for_device("cpu").vector_register_size // 4
+    vector_register_size, backend.md §2.1): 16 with AVX-512, 8 with AVX2. Read from the ISA the
+    CPU runtime targets on this host, so the expectation holds on every host."""
+    return host_cpu_core().vector_bytes // 4
 
 
 def test_execution_modes_cpu_follow_the_vector_width(capsys, source):
@@ -172,14 +173,27 @@ def test_large_register_file_sets_core_feature():
     assert cli_options.core_info_for_device("pvc").register_space == 8192
 
 
-def test_generic_cpu_fallback():
-    info = cli_options.generic_cpu_core_info()
+@pytest.mark.parametrize(
+    ("device", "space", "width", "sgs"), [("cpu-avx512", 2048, 64, 16), ("cpu-avx2", 512, 32, 8)]
+)
+def test_pinned_cpu(device, space, width, sgs):
+    """-d cpu-avx512 / cpu-avx2 pin the ISA's register file whatever the host."""
+    info = cli_options.core_info_for_device(device)
     assert info.subgroup_sizes == (4, 8, 16, 32, 64)
-    assert info.register_space == 2048
+    assert info.register_space == space
     assert info.max_work_group_size(64) >= 64
-    # like the OpenCL CPU device's core info: a subgroup fills one AVX-512 register
-    assert info.vector_register_size == 64
-    assert suggest_subgroup_size([], info) == 16
+    # like the OpenCL CPU device's core info: a subgroup fills one vector register
+    assert info.vector_register_size == width
+    assert suggest_subgroup_size([], info) == sgs
+
+
+def test_cpu_without_device_is_the_host(monkeypatch):
+    """-d cpu without an OpenCL CPU device: the same register file, from the host's ISA."""
+    monkeypatch.setattr(cli_options, "_opencl_cpu_core_info", lambda: None)
+    info = cli_options.core_info_for_device("cpu")
+    assert info.cpu == host_cpu_core()
+    assert info.register_space == info.cpu.vector_bytes * info.cpu.registers
+    assert info.vector_register_size // 4 == cpu_subgroup_size()
 
 
 def test_syntax_error_has_location(capsys, source):

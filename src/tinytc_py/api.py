@@ -215,7 +215,9 @@ def compile(  # noqa: A001 - the name users expect, as re.compile
     (default: the default device). `target` compiles for another core info instead of the
     device's: a name ("pvc", "bmg", "tgl", "cpu") or a `CoreInfo`; with a `target` and no
     `device`, no runtime is needed (only `Program.spirv` and `Program.dump` then). `flags`
-    enable compiler-context flags by name ("unsafe-fp-math", "no-kernel-cache", ...).
+    enable compiler-context flags by name ("unsafe-fp-math", "no-kernel-cache", ...);
+    "autotune" times GEMM register blockings on the (OpenCL CPU) device first and caches the
+    choice per device (runtime/autotune.py).
 
     >>> import tinytc_py
     >>> prog = tinytc_py.compile("func @k() {}", target="pvc")
@@ -226,6 +228,7 @@ def compile(  # noqa: A001 - the name users expect, as re.compile
     """
     from .compiler import compile_to_spirv
     from .ir.builder import IRBuilder
+    from .ir.enums import OptFlag
     from .ir.region import Prog
 
     if isinstance(source, IRBuilder):
@@ -239,7 +242,19 @@ def compile(  # noqa: A001 - the name users expect, as re.compile
     _apply_options(prog.ctx, opt_level, flags)
     dev = None if target is not None and device is None else _as_device(device)
     info = _target_core_info(target) if target is not None else dev.core_info  # type: ignore[union-attr]
+    if prog.ctx.optimization_flag(OptFlag.autotune) and dev is not None:
+        info = _autotuned(prog, dev, info)
     return Program(compile_to_spirv(prog, info), dev)
+
+
+def _autotuned(prog: Prog, dev: Device, info: CoreInfo) -> CoreInfo:
+    """The "autotune" flag: GEMM blockings timed on an OpenCL device (or from its tuning
+    cache); other runtimes compile with the cost model."""
+    if dev.runtime != "opencl":
+        return info
+    from .runtime.autotune import autotune
+
+    return autotune(prog, dev.handle, info)
 
 
 def build_for(binary: Binary, device: Device) -> Any:

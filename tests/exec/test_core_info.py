@@ -13,6 +13,13 @@ from tinytc_py.target.core_info import (
     SpirvFeature,
     SupportLevel,
 )
+from tinytc_py.target.cpu_core import (
+    TARGET_ARCH_ENV,
+    cpu_core,
+    host_cpu_core,
+    isa_of_flags,
+    isa_of_target_arch,
+)
 
 pytestmark = pytest.mark.timeout(120, method="thread")
 
@@ -75,6 +82,7 @@ def test_cpu_device():
     pytest.importorskip("pyopencl")
     from tinytc_py.runtime import device
     from tinytc_py.runtime.cl_core_info import core_info_from_cl_device
+    from tinytc_py.runtime.device import find_libintelocl
 
     try:
         dev = device.default_device()
@@ -88,30 +96,33 @@ def test_cpu_device():
     if "cl_khr_fp64" in dev.extensions:
         assert info.have_spirv_feature(SpirvFeature.float64)
     if dev.vendor_id == 0x8086 and dev.type & device.cl.device_type.CPU:
-        width = 4 * dev.native_vector_width_float  # 64 B with AVX-512: 32 registers
-        assert info.vector_register_size == width
-        assert info.register_space == width * (32 if width >= 64 else 16)
+        # the core the runtime generates code for: CL_CONFIG_CPU_TARGET_ARCH, else the host
+        want = host_cpu_core(find_libintelocl().parent / "cl.cfg")
+        assert (info.cpu.isa, info.vector_register_size) == (want.isa, want.vector_bytes)
+        assert info.register_space == want.vector_bytes * want.registers
 
 
-def simd_cpu() -> CoreInfo:
-    """The CPU OpenCL runtime's core on an AVX-512 machine, without the device."""
-    info = CoreInfo.generic(32 * 64, 8192, (4, 8, 16, 32, 64))
-    info.vector_register_size = 64
-    return info
+def simd_cpu(isa: str = "avx512") -> CoreInfo:
+    """The CPU OpenCL runtime's core for an ISA, without the device (pinned: the expectations
+    below hold on any host)."""
+    return CoreInfo.simd_cpu(cpu_core(isa), 8192, (4, 8, 16, 32, 64))
 
 
 @pytest.mark.parametrize(
-    ("types", "sgs"),
+    ("isa", "types", "sgs"),
     [
-        (("f32", "f32", "f32"), 16),
-        (("f64", "f64", "f64"), 8),
-        (("f16", "f16", "f16"), 16),
-        (("c64", "c64", "c64"), 4),
-        (("i8", "i8", "i32"), 16),
-        ((), 16),
+        ("avx512", ("f32", "f32", "f32"), 16),
+        ("avx512", ("f64", "f64", "f64"), 8),
+        ("avx512", ("f16", "f16", "f16"), 16),
+        ("avx512", ("c64", "c64", "c64"), 4),
+        ("avx512", ("i8", "i8", "i32"), 16),
+        ("avx512", (), 16),
+        ("avx2", ("f32", "f32", "f32"), 8),
+        ("avx2", ("f64", "f64", "f64"), 4),
+        ("avx2", (), 8),
     ],
 )
-def test_simd_cpu_sizes(types, sgs):
+def test_simd_cpu_sizes(isa, types, sgs):
     """A SIMD CPU core: one vector register of the accumulator type per row block (32-bit
     without linear algebra) and one subgroup per work-group (backend.md §2.1)."""
     from tinytc_py.analysis.tiling import BlasShape, suggest_local_tiling, suggest_subgroup_size
@@ -122,8 +133,48 @@ def test_simd_cpu_sizes(types, sgs):
     if types:
         a, b, c = (ctx.number(ScalarKind[t]) for t in types)
         shapes = [BlasShape(a, b, c, (64, 64), True)]
-    info = simd_cpu()
+    info = simd_cpu(isa)
     assert suggest_subgroup_size(shapes, info) == sgs
     assert suggest_local_tiling(shapes, sgs, info) == (1, 1)
-    info.subgroup_sizes = (4, 8)  # the native size unsupported: the generic rule applies
-    assert suggest_subgroup_size(shapes, info) in (4, 8)
+    info.subgroup_sizes = (2, 32)  # the native size unsupported: the generic rule applies
+    assert suggest_subgroup_size(shapes, info) in (2, 32)
+
+
+@pytest.mark.parametrize(
+    ("arch", "isa"),
+    [
+        ("skx", "avx512"),
+        ("icelake-server", "avx512"),
+        ("SapphireRapids", "avx512"),
+        ("core-avx2", "avx2"),
+        ("corei7-avx", "avx"),
+        ("corei7", "sse4.2"),
+        ("auto", None),
+        ("", None),
+    ],
+)
+def test_isa_of_target_arch(arch, isa):
+    """CL_CONFIG_CPU_TARGET_ARCH values of the CPU runtime's cl.cfg; auto = the host."""
+    assert isa_of_target_arch(arch) == isa
+
+
+def test_isa_of_flags():
+    assert isa_of_flags({"fma", "avx", "avx2", "avx512f"}) == "avx512"
+    assert isa_of_flags({"fma", "avx", "avx2"}) == "avx2"
+    assert isa_of_flags({"avx"}) == "avx"
+    assert isa_of_flags(set()) == "sse4.2"
+
+
+@pytest.mark.parametrize("arch", ["core-avx2", "skx"])
+def test_target_arch_overrides_the_host(monkeypatch, tmp_path, arch):
+    """The environment variable wins over cl.cfg, cl.cfg over the host's flags; the register
+    file follows the ISA (AVX2: 16 x 32 B, AVX-512: 32 x 64 B)."""
+    config = tmp_path / "cl.cfg"
+    config.write_text(f"# comment\n{TARGET_ARCH_ENV} = corei7\n")
+    monkeypatch.delenv(TARGET_ARCH_ENV, raising=False)
+    assert host_cpu_core(config).isa == "sse4.2"
+    monkeypatch.setenv(TARGET_ARCH_ENV, arch)
+    core = host_cpu_core(config)
+    assert (core.vector_bytes, core.registers) == ((32, 16) if arch == "core-avx2" else (64, 32))
+    info = CoreInfo.simd_cpu(core, 8192, (8, 16))
+    assert info.register_space == core.vector_bytes * core.registers

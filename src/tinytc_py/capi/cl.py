@@ -18,6 +18,8 @@ from typing import Any
 from ..compiler import Binary, compile_to_spirv
 from ..errors import UNKNOWN_LOCATION, Status, TinytcError
 from ..ir.context import CompilerContext
+from ..ir.enums import OptFlag
+from ..runtime.autotune import autotune
 from ..runtime.cl_core_info import core_info_from_cl_device
 from ..target.core_info import CoreFeature, CoreInfo, IntelGpuArchitecture, _is_arch
 from .core import BinaryObj
@@ -171,6 +173,8 @@ def tinytc_cl_kernel_bundle_create_with_program(
     prog = table.get("prog", prg)
     info = core_info_of(device)
     info.core_features = CoreFeature(core_features)
+    if prog.ctx.optimization_flag(OptFlag.autotune):
+        info = autotune(prog, _device(device), info)
     binary = compile_to_spirv(prog, info)
     out(bundle, build_program(addr(context), addr(device), binary, prog.ctx))
 

@@ -4,12 +4,14 @@ upstream's tools, and the core info that `-d` selects."""
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
 from ..target.core_info import CoreFeature, CoreInfo, SpirvFeature
+from ..target.cpu_core import CpuCore, cpu_core, host_cpu_core
 
-DEVICES = ("tgl", "pvc", "bmg", "cpu")
+DEVICES = ("tgl", "pvc", "bmg", "cpu", "cpu-avx2", "cpu-avx512")
 DEFAULT_DEVICE = "pvc"
 
 
@@ -19,7 +21,9 @@ def add_common_options(ap: argparse.ArgumentParser, device_help: str) -> None:
         "--device",
         default=DEFAULT_DEVICE,
         choices=DEVICES,
-        help=f"{device_help} (default {DEFAULT_DEVICE}; cpu = the CPU OpenCL device)",
+        help=f"{device_help} (default {DEFAULT_DEVICE}; cpu = this host's CPU as the Intel CPU "
+        "OpenCL runtime targets it, ISA from CL_CONFIG_CPU_TARGET_ARCH else the CPU flags; "
+        "cpu-avx2 / cpu-avx512 = that ISA, whatever the host)",
     )
     ap.add_argument(
         "-O",
@@ -66,44 +70,57 @@ def set_flags(ctx: CompilerContext, flags: list[str]) -> None:
 
 CORE_FEATURES = {"large-register-file": CoreFeature.large_register_file}
 
-# Fallback for `-d cpu` without an OpenCL CPU device: what the Intel CPU runtime reports on an
-# AVX-512 machine (backend.md §7.2: register space 32 zmm x 64 B, max work-group size 8192,
-# subgroup sizes 4..64; it reports every SPIR-V feature).
+# `-d cpu-avx2` / `-d cpu-avx512`, and `-d cpu` without an OpenCL CPU device: what the Intel
+# CPU runtime reports (backend.md §7.2: max work-group size 8192, subgroup sizes 4..64, every
+# SPIR-V feature) with the register file of the ISA (target/cpu_core.py).
 CPU_SUBGROUP_SIZES = (4, 8, 16, 32, 64)
-CPU_VECTOR_REGISTER = 64  # bytes: an AVX-512 register, as runtime/cl_core_info.py finds it
-CPU_REGISTER_SPACE = 32 * CPU_VECTOR_REGISTER
 CPU_MAX_WORK_GROUP_SIZE = 8192
+PINNED_CPUS = {"cpu-avx2": "avx2", "cpu-avx512": "avx512"}
 
 
-def generic_cpu_core_info() -> CoreInfo:
-    """The `-d cpu` core info when no OpenCL CPU device is available."""
-    info = CoreInfo.generic(CPU_REGISTER_SPACE, CPU_MAX_WORK_GROUP_SIZE, CPU_SUBGROUP_SIZES)
+def generic_cpu_core_info(cpu: CpuCore | None = None) -> CoreInfo:
+    """A CPU core info without an OpenCL device: `cpu` (default: this host's core)."""
+    info = CoreInfo.simd_cpu(cpu or host_cpu_core(), CPU_MAX_WORK_GROUP_SIZE, CPU_SUBGROUP_SIZES)
     info.spirv_features = set(SpirvFeature)
-    info.vector_register_size = CPU_VECTOR_REGISTER
-    info.name = "generic-cpu"
+    info.name = f"generic-cpu-{info.cpu.isa}" if info.cpu else "generic-cpu"
     return info
 
 
-def _opencl_cpu_core_info() -> CoreInfo | None:
-    """The core info of the first SPIR-V capable OpenCL CPU device, or None."""
+def opencl_cpu_device() -> Any:
+    """The first SPIR-V capable OpenCL CPU device (a pyopencl device), or None."""
     try:
         from ..runtime import device as _device
-        from ..runtime.opencl import core_info_for
 
         cl = _device.cl
         for platform in cl.get_platforms():
             for dev in _device._platform_devices(platform):
                 if dev.type & cl.device_type.CPU and _device.supports_spirv(dev):
-                    return core_info_for(dev)
+                    return dev
     except Exception:  # noqa: BLE001 - no pyopencl, no ICD loader, no platform: use the fallback
         return None
     return None
 
 
+def _opencl_cpu_core_info() -> CoreInfo | None:
+    """The core info of the OpenCL CPU device, or None."""
+    dev = opencl_cpu_device()
+    if dev is None:
+        return None
+    from ..runtime.opencl import core_info_for
+
+    return core_info_for(dev)
+
+
 def core_info_for_device(name: str, features: list[str] | None = None) -> CoreInfo:
-    """The core info `-d NAME` selects, with the `-F` core features set; raises ValueError."""
+    """The core info `-d NAME` selects, with the `-F` core features set; raises ValueError.
+
+    `cpu` is deterministic for a host and environment: the OpenCL CPU device's core info, or
+    without one the same register file from `host_cpu_core`; both follow
+    CL_CONFIG_CPU_TARGET_ARCH. `cpu-avx2` / `cpu-avx512` pin the ISA."""
     if name == "cpu":
         info = _opencl_cpu_core_info() or generic_cpu_core_info()
+    elif name in PINNED_CPUS:
+        info = generic_cpu_core_info(cpu_core(PINNED_CPUS[name]))
     elif name in DEVICES:
         info = CoreInfo.intel_from_name(name)
     else:

@@ -1,13 +1,17 @@
 """tinytc: the offline compiler, tensor-language text to SPIR-V; command-line compatible with upstream.
 
-    tinytc [-d tgl|pvc|bmg|cpu] [-O0|-O1|-O2] [-f FLAG|-f no-FLAG]... [-F FEATURE]...
-           [-S] [-o OUT] [--legacy] [FILE]
+    tinytc [-d tgl|pvc|bmg|cpu|cpu-avx2|cpu-avx512] [-O0|-O1|-O2] [-f FLAG|-f no-FLAG]...
+           [-F FEATURE]... [--autotune] [-S] [-o OUT] [--legacy] [FILE]
 
 Reads FILE (stdin when absent; legacy tensor-language text is recognized, --legacy forces that
 reading, see docs/legacy-language.md), compiles it for the device's core info (default pvc) and writes
 the SPIR-V binary to OUT (stdout when absent or "-"), or with -S the text dump of the binary.
-`-d cpu` targets the CPU OpenCL device when there is one, else a generic CPU-like core
-(`generic_cpu_core_info`). Errors go to stderr with their location, and the exit status is 1.
+`-d cpu` targets this host's CPU as the Intel CPU OpenCL runtime generates code for it: the
+OpenCL CPU device's core info, else the same from the host's ISA (`generic_cpu_core_info`); the
+ISA follows CL_CONFIG_CPU_TARGET_ARCH, so `-d cpu` gives the same binary for the same host and
+environment. `-d cpu-avx2` / `-d cpu-avx512` pin the ISA. `--autotune` (= `-f autotune`, `-d cpu`
+only) times GEMM blockings on the OpenCL CPU device or reuses the tuning cache. Errors go to
+stderr with their location, and the exit status is 1.
 """
 
 from __future__ import annotations
@@ -17,9 +21,12 @@ import sys
 from typing import BinaryIO
 
 from ..compiler import compile_to_spirv
-from ..errors import CompilationError, TinytcError
+from ..errors import CompilationError, Status, TinytcError
 from ..ir.context import CompilerContext
+from ..ir.enums import OptFlag
+from ..ir.region import Prog
 from ..spirv import dump
+from ..target.core_info import CoreInfo
 from ..text.parser import parse
 from .options import (
     CORE_FEATURES,
@@ -27,6 +34,7 @@ from .options import (
     add_legacy_option,
     core_info_for_device,
     dialect_of,
+    opencl_cpu_device,
     set_flags,
 )
 
@@ -41,6 +49,12 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="FEATURE",
         help="set a core feature (" + ", ".join(CORE_FEATURES) + ")",
+    )
+    ap.add_argument(
+        "--autotune",
+        action="store_true",
+        help="time GEMM blockings on the OpenCL CPU device (-d cpu) and keep the fastest; "
+        "choices are cached per device",
     )
     ap.add_argument("-S", dest="text", action="store_true", help="write the SPIR-V text dump")
     ap.add_argument("-o", "--output", default="-", help="output file (default stdout)")
@@ -67,12 +81,26 @@ def _write(path: str, data: bytes) -> None:
         f.write(data)
 
 
+def autotuned(prog: Prog, info: CoreInfo, device: str) -> CoreInfo:
+    """`info` with the autotuner's GEMM blockings: timing needs the device itself."""
+    dev = opencl_cpu_device() if device == "cpu" else None
+    if dev is None:
+        raise TinytcError(
+            Status.unsupported_device,
+            f"--autotune times kernels on a device: it needs -d cpu and an OpenCL CPU device "
+            f"(got -d {device})",
+        )
+    from ..runtime.autotune import autotune
+
+    return autotune(prog, dev, info)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     ctx = CompilerContext()
     ctx.opt_level = args.opt_level
     try:
-        set_flags(ctx, args.flags)
+        set_flags(ctx, args.flags + (["autotune"] if args.autotune else []))
         info = core_info_for_device(args.device, args.features)
         text = _read(args.file)
     except (ValueError, OSError, TinytcError) as exc:
@@ -80,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     try:
         prog = parse(text, ctx, args.file or "<stdin>", dialect_of(args))
+        if ctx.optimization_flag(OptFlag.autotune):
+            info = autotuned(prog, info, args.device)
         binary = compile_to_spirv(prog, info)
         data = dump(binary.data).encode() if args.text else binary.data
         _write(args.output, data)

@@ -11,7 +11,10 @@ nb1 accumulator coopmatrices <acc(Tc) x block0 x block1, matrix_acc>:
   block0/block1 = the table's largest M/N, K steps from the table, both directions in blocks with
   a checked remainder, loops marked {unroll=false}.
 
-nb0 (and nb1 for DPAS) come from `choose_block_size_multiple`. Subgroup tiles go round-robin
+nb0 (and nb1 for DPAS) come from `choose_block_size_multiple`. On a SIMD CPU core (core info
+`cpu`) the standard path's nb0, max_cols and K unrolling come instead from a blocking the
+autotuner stored in the core info (`gemm_blockings`, by `GemmKey`) or else from the CPU cost
+model (analysis/gemm_model.py). Subgroup tiles go round-robin
 over subgroup_id.x (M, inner loop) and subgroup_id.y (N, outer loop); the remainder tile goes to
 the last subgroup, with rows_checked (M) / cols_checked (N) on the coopmatrices that can cross
 the edge. Per subgroup tile: accumulators start at 0, the K loop steps by the largest K candidate
@@ -26,10 +29,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..analysis.gemm_model import GemmProblem, cpu_blocking, gemm_key
 from ..analysis.tiling import MAX_K_UNROLLING, acc_type, max_register_block_gemm
 from ..ir.enums import CheckedFlag, Comp3, MatrixUse, Transpose
 from ..ir.values import Value
 from ..target.core_info import GemmShape, ceil_div
+from ..target.gemm_blocking import GemmBlocking
 from .lower_foreach import Int
 from .lower_linalg_common import SCOPE, SEMANTICS, LinalgGen, known_number
 
@@ -107,6 +112,19 @@ class GemmLowering:
         self.nb0 = choose_block_size_multiple(
             self.block0, max_rows, g.m_tiles, max_rows if m is None else m
         )
+        if shape is None and g.info.cpu is not None:
+            blocking = self.cpu_blocking()
+            self.nb0, self.block1 = blocking.row_blocks, blocking.cols
+            self.k_candidates = tuple(k for k in STANDARD_K if k <= blocking.k_unroll)
+
+    def cpu_blocking(self) -> GemmBlocking:
+        """The autotuner's blocking for this gemm if the core info has one, else the model's."""
+        key = gemm_key(self.g.inst)
+        tuned = self.g.info.gemm_blockings.get(key)
+        if tuned is not None:
+            return tuned
+        problem = GemmProblem(key.M, key.N, key.K, self.ta.size, self.acc.size, self.g.sgs)
+        return cpu_blocking(problem, self.g.info.cpu)
 
     # ---- loops over subgroup tiles ---------------------------------------------------------------
 

@@ -11,7 +11,13 @@ from typing import Any
 
 from ..errors import Status, TinytcError
 from ..target.core_info import CoreInfo, SpirvFeature
-from .device import _cl_get_device_info, cl, subgroup_sizes  # device sets up the ICD first
+from ..target.cpu_core import CpuCore, host_cpu_core
+from .device import (  # device sets up the ICD first
+    _cl_get_device_info,
+    cl,
+    find_libintelocl,
+    subgroup_sizes,
+)
 
 
 def core_info_from_cl_device(device: Any) -> CoreInfo:
@@ -20,8 +26,8 @@ def core_info_from_cl_device(device: Any) -> CoreInfo:
     Intel GPUs would be recognised by IP version; every other device becomes a generic core:
     register space 32 x 64 B, the device's maximum work-group size and its
     CL_DEVICE_SUB_GROUP_SIZES_INTEL. The Intel CPU runtime vectorizes a subgroup across the
-    SIMD lanes of one thread, so its core describes the CPU's vector register file instead
-    (`_cpu_vector_registers`). Features come from the extensions; the default alignment is
+    SIMD lanes of one thread, so its core describes the CPU core it generates code for instead
+    (`cpu_core_of`). Features come from the extensions; the default alignment is
     CL_DEVICE_MEM_BASE_ADDR_ALIGN / 8.
     """
     sgs = tuple(sorted(subgroup_sizes(device)))
@@ -32,9 +38,7 @@ def core_info_from_cl_device(device: Any) -> CoreInfo:
     if ip:
         info = CoreInfo.intel(ip, _cl_int(device, 0x4252, 8), _cl_int(device, 0x4253, 8), sgs)
     elif _is_intel_cpu(device):
-        width, count = _cpu_vector_registers(device)
-        info = CoreInfo.generic(width * count, int(device.max_work_group_size), sgs)
-        info.vector_register_size = width
+        info = CoreInfo.simd_cpu(cpu_core_of(device), int(device.max_work_group_size), sgs)
         info.name = device.name.strip()
     else:
         info = CoreInfo.generic(32 * 64, int(device.max_work_group_size), sgs)
@@ -44,15 +48,13 @@ def core_info_from_cl_device(device: Any) -> CoreInfo:
     return info
 
 
-def _cpu_vector_registers(device: Any) -> tuple[int, int]:
-    """(bytes per vector register, number of vector registers) of a CPU device.
-
-    The width is CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT x 4 B (16 floats with AVX-512, 8 with
-    AVX/AVX2, 4 with SSE); the count is fixed by the instruction set: AVX-512 has 32 registers
-    (zmm0-31), AVX/AVX2 and SSE 16.
-    """
-    width = 4 * max(1, int(device.native_vector_width_float))
-    return width, 32 if width >= 64 else 16
+def cpu_core_of(device: Any) -> CpuCore:
+    """The core the Intel CPU runtime generates code for (target/cpu_core.py): the ISA its
+    CL_CONFIG_CPU_TARGET_ARCH names (environment, else the cl.cfg next to libintelocl.so),
+    else the host's. CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT cannot tell: it reports the host's
+    width (16 floats on an AVX-512 host) also when the runtime targets AVX2."""
+    lib = find_libintelocl()
+    return host_cpu_core(lib.parent / "cl.cfg" if lib else None)
 
 
 def _cl_ip_version(device: Any) -> int:

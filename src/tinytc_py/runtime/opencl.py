@@ -26,9 +26,11 @@ cl = _device.cl
 
 from ..compiler import Binary, binary_of  # noqa: E402
 from ..errors import Status, TinytcError  # noqa: E402
+from ..ir.enums import OptFlag  # noqa: E402
 from ..ir.types import DYNAMIC  # noqa: E402
 from ..spirv.convert import KernelInfo, ParamInfo  # noqa: E402
 from ..target.core_info import CoreFeature, CoreInfo  # noqa: E402
+from .autotune import autotune as tune  # noqa: E402
 from .cl_core_info import core_info_from_cl_device  # noqa: E402
 from .launch import (  # noqa: E402 - re-exported: the launch API of this module
     DTYPES,
@@ -95,15 +97,26 @@ def program(
     dev: Any = None,
     context: Any = None,
     core_info: CoreInfo | None = None,
+    autotune: bool | None = None,
 ) -> Program:
-    """Compile (text or IR) and build for `dev` (default: the default device and context)."""
+    """Compile (text or IR) and build for `dev` (default: the default device and context).
+
+    `autotune` (default: the program context's OptFlag.autotune) times GEMM blockings on
+    `dev` first, or reuses the tuning cache (runtime/autotune.py)."""
     if dev is None:
         dev = _device.default_device()
         context = context or _device.default_context()
     elif context is None:
         context = cl.Context([dev])
-    binary = binary_of(source, core_info or core_info_for(dev))
-    return Program(binary, context, dev)
+    info = core_info or core_info_for(dev)
+    if not isinstance(source, Binary):
+        if isinstance(source, str):
+            from ..text.parser import parse
+
+            source = parse(source)
+        if source.ctx.optimization_flag(OptFlag.autotune) if autotune is None else autotune:
+            info = tune(source, dev, info)
+    return Program(binary_of(source, info), context, dev)
 
 
 # ---- launching ---------------------------------------------------------------------------------

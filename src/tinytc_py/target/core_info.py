@@ -5,7 +5,8 @@ size per subgroup size, the core feature flags (large register file), the 19 SPI
 booleans, the default alignment of memref base pointers and the matrix-extension table.
 
 Constructors: `CoreInfo.generic` (§7.4), `CoreInfo.intel` / `CoreInfo.intel_from_arch` /
-`CoreInfo.intel_from_name` (§7.2, tgl/pvc/bmg). The core info of an OpenCL device is queried by
+`CoreInfo.intel_from_name` (§7.2, tgl/pvc/bmg), `CoreInfo.simd_cpu` (a CPU core described by
+its vector ISA and caches, target/cpu_core.py). The core info of an OpenCL device is queried by
 the runtime layer (runtime/cl_core_info.py); this module knows no runtime.
 """
 
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum, IntFlag
 
 from ..errors import Status, TinytcError
+from .cpu_core import CpuCore
+from .gemm_blocking import GemmBlocking, GemmKey
 
 
 class SpirvFeature(IntEnum):
@@ -138,10 +141,12 @@ class CoreInfo:
 
     `max_wgs` maps each subgroup size to its maximum work-group size; `ip_version` is set for
     Intel GPU cores (0 otherwise), `regs_small`/`regs_large` and `grf_size` let the register
-    space follow the large-register-file flag. `vector_register_size` (bytes, 0 on GPUs) marks a
-    core whose runtime runs a subgroup as the SIMD lanes of one CPU thread (the Intel CPU OpenCL
-    runtime): the heuristics then pick one vector register per row block and one subgroup per
-    work-group, and mul_add broadcasts B elements through uniform loads (backend.md §2.1, §3.3).
+    space follow the large-register-file flag. `cpu` (None on GPUs) marks a core whose runtime
+    runs a subgroup as the SIMD lanes of one CPU thread (the Intel CPU OpenCL runtime) and holds
+    its vector ISA and caches: the heuristics then pick one vector register per row block and
+    one subgroup per work-group, mul_add broadcasts B elements through uniform loads (backend.md
+    §2.1, §3.3), and the GEMM register block comes from the CPU cost model. `gemm_blockings`
+    holds blockings the autotuner measured on the device; they override the models.
     """
 
     subgroup_sizes: tuple[int, ...]
@@ -156,7 +161,8 @@ class CoreInfo:
     max_wgs_large: dict[int, int] | None = None
     support_level: SupportLevel = SupportLevel.basic
     name: str = "generic"
-    vector_register_size: int = 0
+    cpu: CpuCore | None = None
+    gemm_blockings: dict[GemmKey, GemmBlocking] = field(default_factory=dict)
 
     # ---- constructors ------------------------------------------------------------------------
 
@@ -174,6 +180,15 @@ class CoreInfo:
                 Status.invalid_core_info, "core info needs subgroup sizes and sizes > 0"
             )
         return cls(sgs, register_space, {s: max_work_group_size for s in sgs})
+
+    @classmethod
+    def simd_cpu(
+        cls, cpu: CpuCore, max_work_group_size: int, subgroup_sizes: tuple[int, ...] | list[int]
+    ) -> CoreInfo:
+        """A CPU core: the register space is its vector register file."""
+        info = cls.generic(cpu.vector_bytes * cpu.registers, max_work_group_size, subgroup_sizes)
+        info.cpu = cpu
+        return info
 
     @classmethod
     def intel(
@@ -264,6 +279,11 @@ class CoreInfo:
             raise TinytcError(Status.invalid_arguments, f"unknown architecture {name!r}") from e
 
     # ---- queries -----------------------------------------------------------------------------
+
+    @property
+    def vector_register_size(self) -> int:
+        """Bytes of one vector register of a SIMD CPU core, 0 on other cores."""
+        return self.cpu.vector_bytes if self.cpu else 0
 
     @property
     def large_register_file(self) -> bool:

@@ -1,0 +1,138 @@
+"""Cost model for the register block of a GEMM on a SIMD CPU core (core info `cpu`).
+
+Why a model and not one fixed block: the best block depends on the register file. AVX-512 has
+32 registers of 64 B, AVX2 16 of 32 B; a block fitted to one spills or leaves FMA pipes idle on
+the other. The model estimates the cycles of the whole gemm for a candidate blocking
+(`GemmBlocking`: row_blocks x S rows, `cols` columns, `k_unroll`) from the core's vector width,
+register count, FMA units and latency, load units and L1 size, and picks the cheapest. The
+autotuner times the best few candidates (`cpu_candidates`) on the device.
+
+Per K step a subgroup tile of r row blocks and c columns loads r vectors of A and broadcasts c
+elements of B, and issues r*c FMAs into r*c accumulators. Its cycles per K step are the
+largest of: the FMA issue time r*c / fma_units, the load time (r + c) / load_units (doubled when
+A does not stay in L1 across the column chunks) and the FMA latency (each accumulator waits for
+its previous FMA). A tile pays a fixed overhead plus loading and storing its part of C. The
+block must fit the register file (`fits`), else the JIT spills.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir.enums import Transpose
+from ..ir.inst import Inst
+from ..ir.types import DYNAMIC
+from ..target.core_info import ceil_div
+from ..target.cpu_core import CpuCore
+from ..target.gemm_blocking import GemmBlocking, GemmKey
+
+K_UNROLLS = (1, 2, 4, 8)
+TILE_OVERHEAD = 24  # cycles per subgroup tile: loop control, address set-up, the C epilogue
+DYNAMIC_EXTENT = 256  # what an unknown M or N is assumed to be (K: 64)
+
+
+@dataclass(frozen=True)
+class GemmProblem:
+    """Sizes (-1 = unknown) and byte sizes of one gemm on a CPU core with subgroup size S."""
+
+    M: int
+    N: int
+    K: int
+    a_size: int
+    acc_size: int
+    subgroup_size: int
+
+    def sizes(self) -> tuple[int, int, int]:
+        return (
+            self.M if self.M >= 0 else DYNAMIC_EXTENT,
+            self.N if self.N >= 0 else DYNAMIC_EXTENT,
+            self.K if self.K >= 0 else 64,
+        )
+
+
+def gemm_key(inst: Inst) -> GemmKey:
+    """The key of a gemm instruction, from its operand types (what the lowering sees)."""
+    A, B, C = (inst.operand(k).type for k in ("A", "B", "C"))
+    tA = inst.props["tA"] is Transpose.t
+    tB = inst.props["tB"] is Transpose.t
+    m, n, k = (-1 if x == DYNAMIC else x for x in (C.shape[0], C.shape[1], A.shape[0 if tA else 1]))
+    types = (A.element.kind.text, B.element.kind.text, C.element.kind.text)
+    return GemmKey(m, n, k, types, (tA, tB))
+
+
+def registers_per_block(p: GemmProblem, cpu: CpuCore) -> int:
+    """Vector registers one coopmatrix row block of accumulators takes."""
+    return max(1, ceil_div(p.subgroup_size * p.acc_size, cpu.vector_bytes))
+
+
+def fits(b: GemmBlocking, p: GemmProblem, cpu: CpuCore) -> bool:
+    """Whether the block stays in registers: the accumulators, plus per unrolled K step the
+    A vectors and the B broadcasts, which the runtime's JIT hoists and keeps live (seen in its
+    disassembly: 2x5 f32 on AVX2, 2x11 and 1x16 on AVX-512 spill)."""
+    regs = registers_per_block(p, cpu)
+    a_regs = max(1, ceil_div(p.subgroup_size * p.a_size, cpu.vector_bytes))
+    r, c = b.row_blocks, b.cols
+    return r * c * regs + (r * a_regs + c) * b.k_unroll <= cpu.registers
+
+
+def _k_step_cycles(r: int, c: int, p: GemmProblem, cpu: CpuCore, a_in_l1: bool) -> float:
+    regs = registers_per_block(p, cpu)
+    fmas = r * c * regs
+    loads = (r * regs + c) * (1 if a_in_l1 else 2)
+    return max(fmas / cpu.fma_units, loads / cpu.load_units, float(cpu.fma_latency))
+
+
+def _chunks(n: int, c: int) -> list[tuple[int, int]]:
+    """(count, length) of the column chunks the lowering splits a static N into (q+1 or q)."""
+    blocks = ceil_div(n, c)
+    q, rem = divmod(n, blocks)
+    return [(rem, q + 1), (blocks - rem, q)]
+
+
+def _row_tiles(m: int, r: int, s: int) -> list[tuple[int, int]]:
+    """(count, row blocks) of the subgroup tiles along M."""
+    full, rest = divmod(m, r * s)
+    return [(full, r), (1 if rest else 0, ceil_div(rest, s))]
+
+
+def cycles(b: GemmBlocking, p: GemmProblem, cpu: CpuCore) -> float:
+    """Estimated cycles of the whole gemm with blocking `b`."""
+    M, N, K = p.sizes()
+    s = p.subgroup_size
+    a_in_l1 = (M * K + K * b.cols) * p.a_size <= cpu.l1_bytes
+    k_body, k_rest = divmod(K, b.k_unroll)
+    total = 0.0
+    for tiles, r in _row_tiles(M, b.row_blocks, s):
+        for chunks, c in _chunks(N, b.cols):
+            if not tiles or not chunks or not c:
+                continue
+            step = _k_step_cycles(r, c, p, cpu, a_in_l1)
+            loop = k_body * (b.k_unroll * step + 1) + k_rest * (step + 1)
+            total += tiles * chunks * (loop + TILE_OVERHEAD + 2 * r * c)
+    return total
+
+
+def all_blockings(p: GemmProblem, cpu: CpuCore) -> list[GemmBlocking]:
+    """Every blocking that fits the register file and does not exceed the sizes."""
+    M, N, K = p.sizes()
+    max_r = ceil_div(M, p.subgroup_size)
+    out = []
+    for r in range(1, max_r + 1):
+        for c in range(1, min(N, cpu.registers) + 1):
+            for k in K_UNROLLS:
+                b = GemmBlocking(r, c, k)
+                if k <= max(1, K) and fits(b, p, cpu):
+                    out.append(b)
+    return out
+
+
+def cpu_candidates(p: GemmProblem, cpu: CpuCore, count: int) -> list[GemmBlocking]:
+    """The `count` blockings with the fewest estimated cycles, best first."""
+    ranked = sorted(all_blockings(p, cpu), key=lambda b: (cycles(b, p, cpu), -b.k_unroll))
+    return ranked[:count]
+
+
+def cpu_blocking(p: GemmProblem, cpu: CpuCore) -> GemmBlocking:
+    """The cost model's choice."""
+    best = cpu_candidates(p, cpu, 1)
+    return best[0] if best else GemmBlocking(1, 1, 1)

@@ -1,0 +1,142 @@
+"""What the GEMM tuning model needs to know about an x86 core that runs subgroups as the SIMD
+lanes of one thread (the Intel CPU OpenCL runtime): its vector instruction set and caches.
+
+Why this is not read from the OpenCL device alone: the runtime generates code for the ISA that
+`CL_CONFIG_CPU_TARGET_ARCH` names (environment variable, else the `cl.cfg` next to
+`libintelocl.so`; "auto" = the host), but CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT keeps reporting
+the host's width. So the ISA comes from that setting when it names one, else from the host's
+/proc/cpuinfo flags; the caches come from sysfs.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+TARGET_ARCH_ENV = "CL_CONFIG_CPU_TARGET_ARCH"
+
+
+@dataclass(frozen=True)
+class CpuCore:
+    """A SIMD CPU core. `fma_units` = vector FMAs issued per cycle, `fma_latency` in cycles
+    (so fma_units * fma_latency independent accumulators keep the FMA pipes busy),
+    `load_units` = vector loads or broadcasts per cycle that keep up with the FMAs (1: what the
+    CPU runtime's code reached on AVX-512 and AVX2 EPYC, measured); caches in bytes per core."""
+
+    isa: str
+    vector_bytes: int
+    registers: int
+    fma_units: int = 2
+    fma_latency: int = 4
+    load_units: int = 1
+    l1_bytes: int = 32 * 1024
+    l2_bytes: int = 1024 * 1024
+
+    def lanes(self, elem_size: int) -> int:
+        return self.vector_bytes // elem_size
+
+
+ISAS = {
+    "avx512": CpuCore("avx512", 64, 32),
+    "avx2": CpuCore("avx2", 32, 16),
+    "avx": CpuCore("avx", 32, 16, fma_units=1),  # no FMA: one multiply and one add port
+    "sse4.2": CpuCore("sse4.2", 16, 16, fma_units=1),
+}
+
+# CL_CONFIG_CPU_TARGET_ARCH values (cl.cfg lists examples; LLVM CPU names) -> ISA.
+_TARGET_ARCH_ISA = {
+    "corei7": "sse4.2",
+    "corei7-avx": "avx",
+    "core-avx-i": "avx",
+    "core-avx2": "avx2",
+    "haswell": "avx2",
+    "broadwell": "avx2",
+    "skylake": "avx2",
+    "alderlake": "avx2",
+    "znver2": "avx2",
+    "znver3": "avx2",
+    "skx": "avx512",
+    "skylake-avx512": "avx512",
+    "cascadelake": "avx512",
+    "cooperlake": "avx512",
+    "icelake-client": "avx512",
+    "icelake-server": "avx512",
+    "tigerlake": "avx512",
+    "sapphirerapids": "avx512",
+    "graniterapids": "avx512",
+    "znver4": "avx512",
+    "znver5": "avx512",
+}
+
+
+def isa_of_target_arch(arch: str) -> str | None:
+    """The ISA the CPU runtime targets for a CL_CONFIG_CPU_TARGET_ARCH value (None: host)."""
+    return _TARGET_ARCH_ISA.get(arch.strip().lower())
+
+
+def isa_of_flags(flags: set[str]) -> str:
+    """The widest ISA the CPU runtime uses given /proc/cpuinfo flags."""
+    if "avx512f" in flags:
+        return "avx512"
+    if {"avx2", "fma"} <= flags:
+        return "avx2"
+    return "avx" if "avx" in flags else "sse4.2"
+
+
+def cpu_core(isa: str, l1_bytes: int = 0, l2_bytes: int = 0) -> CpuCore:
+    """The core of an ISA name (ISAS keys), with the given cache sizes when > 0."""
+    core = ISAS[isa]
+    return replace(core, l1_bytes=l1_bytes or core.l1_bytes, l2_bytes=l2_bytes or core.l2_bytes)
+
+
+def host_flags() -> set[str]:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "flags":
+                    return set(value.split())
+    except OSError:
+        pass
+    return set()
+
+
+def _configured_arch(config: Path | None) -> str:
+    """CL_CONFIG_CPU_TARGET_ARCH from the environment, else from the runtime's cl.cfg."""
+    arch = os.environ.get(TARGET_ARCH_ENV, "")
+    if arch or config is None:
+        return arch
+    try:
+        for line in config.read_text(encoding="utf-8", errors="replace").splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == TARGET_ARCH_ENV:
+                return value.strip()
+    except OSError:
+        pass
+    return ""
+
+
+def _cache_size(level: int, kind: str) -> int:
+    """Bytes of the cpu0 cache of `level` and `kind` ("Data"/"Unified") from sysfs, or 0."""
+    root = Path("/sys/devices/system/cpu/cpu0/cache")
+    for index in sorted(root.glob("index*")):
+        try:
+            if int((index / "level").read_text()) != level:
+                continue
+            if (index / "type").read_text().strip() not in (kind, "Unified"):
+                continue
+            size = (index / "size").read_text().strip()
+        except (OSError, ValueError):
+            continue
+        units = {"K": 1024, "M": 1024 * 1024}
+        return int(size.rstrip("KM")) * units.get(size[-1], 1)
+    return 0
+
+
+def host_cpu_core(runtime_config: Path | None = None) -> CpuCore:
+    """The core the CPU runtime generates code for on this host: the ISA of its
+    CL_CONFIG_CPU_TARGET_ARCH setting (`runtime_config` = its cl.cfg), else of the host's
+    flags; the caches of cpu0."""
+    isa = isa_of_target_arch(_configured_arch(runtime_config)) or isa_of_flags(host_flags())
+    return cpu_core(isa, _cache_size(1, "Data"), _cache_size(2, "Unified"))

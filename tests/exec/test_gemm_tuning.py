@@ -1,0 +1,234 @@
+"""The CPU GEMM register block: the cost model on AVX2 and AVX-512 cores, kernels lowered for a
+pinned ISA executed against NumPy, and the autotuner with its per-device tuning cache."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from tinytc_py.analysis.gemm_model import GemmProblem, cpu_blocking, cpu_candidates, fits
+from tinytc_py.cli import options as cli_options
+from tinytc_py.compiler import compile_to_spirv
+from tinytc_py.target.cpu_core import cpu_core
+from tinytc_py.target.gemm_blocking import GemmBlocking, GemmKey
+from tinytc_py.text.parser import parse
+
+pytestmark = pytest.mark.timeout(300, method="thread")
+
+
+def problem(isa: str, size: int, mnk=(64, 64, 64)) -> GemmProblem:
+    return GemmProblem(*mnk, size, size, cpu_core(isa).lanes(size))
+
+
+@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+@pytest.mark.parametrize("size", [4, 8])
+def test_model_fills_the_register_file(isa, size):
+    """The chosen block fits the ISA's registers and keeps the FMA pipes busy (at least
+    fma_units x fma_latency accumulators), on 16 ymm as on 32 zmm."""
+    cpu = cpu_core(isa)
+    p = problem(isa, size)
+    b = cpu_blocking(p, cpu)
+    assert fits(b, p, cpu)
+    assert b.row_blocks * b.cols >= cpu.fma_units * cpu.fma_latency
+    assert not fits(GemmBlocking(b.row_blocks + 1, b.cols + 1, b.k_unroll), p, cpu)
+
+
+def test_model_depends_on_the_isa():
+    """The AVX-512 block holds as many accumulators as AVX2 has registers at all."""
+    wide = cpu_blocking(problem("avx512", 4), cpu_core("avx512"))
+    narrow = cpu_blocking(problem("avx2", 4), cpu_core("avx2"))
+    assert wide.row_blocks * wide.cols >= cpu_core("avx2").registers
+    assert narrow.row_blocks * narrow.cols < cpu_core("avx2").registers
+
+
+def test_candidates_are_distinct_and_ranked():
+    cpu = cpu_core("avx2")
+    ranked = cpu_candidates(problem("avx2", 4), cpu, 5)
+    assert len(set(ranked)) == 5
+    assert ranked[0] == cpu_blocking(problem("avx2", 4), cpu)
+
+
+def test_key_and_blocking_text_round_trip():
+    key = GemmKey(23, -1, 19, ("f16", "f16", "f32"), (True, False))
+    assert key.text() == "23x?x19:f16,f16,f32:tn"
+    assert GemmKey.from_text(key.text()) == key
+    b = GemmBlocking(3, 4, 2)
+    assert GemmBlocking.from_text(b.text()) == b
+
+
+KERNEL = """\
+func @gemm(%A: memref<{t}x{m}x{k}x?>, %B: memref<{t}x{kb0}x{kb1}x?>, %C: memref<{t}x{m}x{n}x?>) {{
+    %gid = group_id.x : index
+    %a = subview %A[0:{m},0:{k},%gid] : memref<{t}x{m}x{k}>
+    %b = subview %B[0:{kb0},0:{kb1},%gid] : memref<{t}x{kb0}x{kb1}>
+    %c = subview %C[0:{m},0:{n},%gid] : memref<{t}x{m}x{n}>
+    %alpha = constant 1.5 : {t}
+    %beta = constant 0.5 : {t}
+    gemm.n.{tb} %alpha, %a, %b, %beta, %c
+}}
+"""
+
+
+def kernel(m: int, n: int, k: int, t: str, trans_b: bool) -> str:
+    kb = (n, k) if trans_b else (k, n)
+    return KERNEL.format(m=m, n=n, k=k, t=t, kb0=kb[0], kb1=kb[1], tb="t" if trans_b else "n")
+
+
+def run_and_check(prog, m: int, n: int, k: int, t: str, trans_b: bool, batch: int = 5) -> None:
+    dtype = {"f32": np.float32, "f64": np.float64}[t]
+    rng = np.random.default_rng(1)
+    b_shape = (n, k) if trans_b else (k, n)
+    A, B, C = (
+        np.asfortranarray(rng.standard_normal((*s, batch)).astype(dtype))
+        for s in ((m, k), b_shape, (m, n))
+    )
+    want = np.stack(
+        [
+            1.5 * A[:, :, i] @ (B[:, :, i].T if trans_b else B[:, :, i]) + 0.5 * C[:, :, i]
+            for i in range(batch)
+        ],
+        axis=2,
+    )
+    prog.kernel("gemm")(A, B, C, num_groups=(batch, 1, 1))
+    tol = 1e-4 if t == "f32" else 1e-12
+    np.testing.assert_allclose(C, want, rtol=tol, atol=tol * k)
+
+
+def cl_device():
+    pytest.importorskip("pyopencl")
+    from tinytc_py.runtime import device
+
+    try:
+        return device.default_device()
+    except RuntimeError:
+        pytest.skip("no OpenCL device")
+
+
+@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+@pytest.mark.parametrize(
+    ("mnk", "t", "trans_b"),
+    [((64, 64, 64), "f32", False), ((23, 37, 19), "f64", True), ((16, 16, 16), "f64", False)],
+)
+def test_pinned_isa_gemm_runs(isa, mnk, t, trans_b):
+    """Kernels lowered with either ISA's block sizes (core info pinned, so on any host) are
+    correct on the CPU device: the runtime runs any subgroup size it lists."""
+    cl_device()
+    from tinytc_py.runtime.opencl import program
+
+    info = cli_options.core_info_for_device(f"cpu-{isa}")
+    run_and_check(program(kernel(*mnk, t, trans_b), core_info=info), *mnk, t, trans_b)
+
+
+@pytest.mark.parametrize("blocking", ["1x1k1", "3x2k2", "2x7k8"])
+def test_tuned_blocking_overrides_the_model(blocking):
+    """A blocking in the core info's gemm_blockings is what the lowering uses: the tile's
+    accumulators are row_blocks x cols coopmatrix mul_adds per K step."""
+    from tinytc_py.passes.pipeline import run_default_pipeline
+
+    info = cli_options.core_info_for_device("cpu-avx512")
+    key = GemmKey(64, 64, 64, ("f32",) * 3, (False, False))
+    b = GemmBlocking.from_text(blocking)
+    tuned = dataclasses.replace(info, gemm_blockings={key: b})
+    prog = parse(kernel(64, 64, 64, "f32", False))
+    run_default_pipeline(prog, tuned)
+    text = str(prog)
+    assert f"coopmatrix<f32x16x{b.cols},matrix_acc>" in text
+    compile_to_spirv(parse(kernel(64, 64, 64, "f32", False)), tuned)  # spirv-val
+
+
+@pytest.fixture
+def tuning_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("TINYTC_CACHE_DIR", str(tmp_path))
+    from tinytc_py.runtime import autotune
+
+    monkeypatch.setattr(autotune, "CANDIDATES", 3)
+    return tmp_path / "tuning"
+
+
+def test_autotune_times_once_then_hits_the_cache(tuning_dir, monkeypatch):
+    """The first autotuned compile times candidates and stores the fastest under the
+    device's tuning file; the second compile of the same shape does no timing."""
+    cl_device()
+    from tinytc_py.runtime import autotune
+    from tinytc_py.runtime.opencl import core_info_for, program
+
+    timed = []
+    real = autotune.time_blocking
+    monkeypatch.setattr(
+        autotune, "time_blocking", lambda *a: timed.append(a[1]) or real(*a)
+    )  # fmt: skip
+    m, n, k = 24, 20, 12
+    run_and_check(program(kernel(m, n, k, "f32", False), autotune=True), m, n, k, "f32", False)
+    assert len(timed) == autotune.CANDIDATES
+    files = list(tuning_dir.glob("*.json"))
+    assert len(files) == 1
+    table = json.loads(files[0].read_text())
+    key = GemmKey(m, n, k, ("f32",) * 3, (False, False))
+    chosen = GemmBlocking.from_text(table[key.text()])
+    dev = cl_device()
+    info = core_info_for(dev)
+    p = GemmProblem(m, n, k, 4, 4, info.cpu.lanes(4))
+    assert chosen in cpu_candidates(p, info.cpu, autotune.CANDIDATES)
+
+    timed.clear()
+    run_and_check(program(kernel(m, n, k, "f32", False), autotune=True), m, n, k, "f32", False)
+    assert timed == []
+    tuned = autotune.autotune(parse(kernel(m, n, k, "f32", False)), dev, info)
+    assert tuned.gemm_blockings[key] == chosen
+    assert info.gemm_blockings == {}  # the device's core info itself is not changed
+
+
+def test_autotune_uses_a_stored_choice(tuning_dir):
+    """A choice in the tuning file is taken as it is (keyed by device, driver and ISA)."""
+    dev = cl_device()
+    from tinytc_py.runtime import autotune
+    from tinytc_py.runtime.opencl import core_info_for, program
+
+    info = core_info_for(dev)
+    path = autotune.tuning_file(dev, info)
+    assert dev.driver_version.strip().replace(" ", "_") in path.name
+    key = GemmKey(16, 16, 16, ("f64",) * 3, (False, True))
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({key.text(): "1x3k2"}))
+    prog = parse(kernel(16, 16, 16, "f64", True))
+    assert autotune.autotune(prog, dev, info).gemm_blockings == {key: GemmBlocking(1, 3, 2)}
+    run_and_check(program(kernel(16, 16, 16, "f64", True), autotune=True), 16, 16, 16, "f64", True)
+
+
+def test_autotune_flag_off_by_default(tuning_dir):
+    cl_device()
+    from tinytc_py.runtime.opencl import program
+
+    run_and_check(program(kernel(8, 8, 8, "f32", False)), 8, 8, 8, "f32", False)
+    assert not tuning_dir.exists()
+
+
+def test_cli_autotune(tuning_dir, tmp_path, capsysbinary):
+    """tinytc --autotune -d cpu tunes on the CPU device; other devices cannot be timed."""
+    cl_device()
+    from tinytc_py.cli import tinytc as tinytc_cli
+
+    src = tmp_path / "g.ir"
+    src.write_text(kernel(8, 12, 4, "f32", False))
+    out = tmp_path / "g.spv"
+    assert tinytc_cli.main(["--autotune", "-d", "cpu", "-o", str(out), str(src)]) == 0
+    assert out.read_bytes()[:4] == b"\x03\x02\x23\x07"
+    (table,) = (json.loads(f.read_text()) for f in tuning_dir.glob("*.json"))
+    assert list(table) == ["8x12x4:f32,f32,f32:nn"]
+    assert tinytc_cli.main(["--autotune", "-d", "pvc", str(src)]) == 1
+    err = capsysbinary.readouterr().err.decode()
+    assert "--autotune" in err and "-d cpu" in err
+
+
+def test_api_autotune_flag(tuning_dir):
+    """tinytc_py.compile(..., flags=["autotune"]) tunes on the device it compiles for."""
+    cl_device()
+    import tinytc_py
+
+    prog = tinytc_py.compile(kernel(8, 4, 4, "f64", False), flags=["autotune"])
+    assert "gemm" in repr(prog)
+    (table,) = (json.loads(f.read_text()) for f in tuning_dir.glob("*.json"))
+    assert list(table) == ["8x4x4:f64,f64,f64:nn"]
