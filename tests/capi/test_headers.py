@@ -28,7 +28,7 @@ HEADER_TEST = """\
 #include <stdint.h>
 
 typedef char dynamic_is_int64_min[(TINYTC_DYNAMIC == INT64_MIN) ? 1 : -1];
-typedef char num_status[(TINYTC_ENUM_NUM_STATUS == 94) ? 1 : -1];
+typedef char num_status[(TINYTC_ENUM_NUM_STATUS == 100) ? 1 : -1];
 typedef char unknown_status[(tinytc_status_unknown == 0x7fffffff) ? 1 : -1];
 typedef char pvc[(tinytc_intel_gpu_architecture_pvc == 0x030f0000) ? 1 : -1];
 typedef char location_size[(sizeof(tinytc_location_t) == 6 * sizeof(int32_t)) ? 1 : -1];

@@ -285,6 +285,8 @@ def _prop(args: _Args, prop) -> Any:
         return _enum(prop.kind, raw)
     if prop.kind == "flag":
         return bool(raw)
+    if prop.kind == "string":
+        return text(raw)
     if prop.kind == "fence" and raw & ~int(AddressSpace.global_ | AddressSpace.local):
         invalid(f"unknown fence flags {raw:#x}")
     return int(raw)
@@ -594,3 +596,4 @@ def tinytc_prog_add_function(prg: Any, fun: Any) -> None:
         invalid("the function already belongs to a program")
     prog.add_function(entry.obj)
     entry.owned = True
+

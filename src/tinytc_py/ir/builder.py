@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Status
 from .attrs import DictionaryAttr
 from .context import CompilerContext
+from .extensions import check_enabled
 from .inst import Inst
 from .instructions import INSTRUCTIONS
 from .region import Func, Prog, Region
@@ -155,6 +156,7 @@ class IRBuilder:
             inst.drop_uses()
             raise CompilationError(inst.loc, Status.invalid_arguments, "no insertion point set")
         try:
+            check_enabled(inst, self.ctx)
             check_placement(inst, region)
             for v in inst.operands:
                 if not _visible(v, region):
