@@ -63,7 +63,11 @@ def conversions(fmt: str) -> list[tuple[str, str | None]]:
         m = _CONVERSION.match(text, pos)
         conv = m.group("conv") if m else None
         if conv is None:
-            raise FormatError(f"invalid conversion specification at offset {pos} of the format")
+            spec = text[pos : (m.end() if m else pos + 1) + 1]
+            raise FormatError(
+                f"'{spec}' at offset {pos} is not a supported conversion "
+                "(d i o u x X c f F e E g G a A with length hh, h or l)"
+            )
         if conv != "%":
             length = m.group("length")
             if length in ("hh", "h") and conv not in _INT_CONV:

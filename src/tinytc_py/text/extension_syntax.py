@@ -40,9 +40,11 @@ def parse_printf(parser: Parser, cls: type[Inst], props: dict[str, Any], begin: 
     c = parser.c
     props["format"] = parse_string(parser)
     args = []
+    end = c.pos  # the location ends at the last argument, not at the next line's token
     while c.accept(","):
         args.append(parser.parse_value())
-    return cls({"args": args}, props, None, c.loc(begin))
+        end = c.pos
+    return cls({"args": args}, props, None, c.loc(begin, end))
 
 
 def print_printf(printer: Printer, inst: Inst, head: str, depth: int) -> None:
