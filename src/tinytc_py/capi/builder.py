@@ -596,4 +596,3 @@ def tinytc_prog_add_function(prg: Any, fun: Any) -> None:
         invalid("the function already belongs to a program")
     prog.add_function(entry.obj)
     entry.owned = True
-

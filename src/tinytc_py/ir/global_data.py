@@ -43,7 +43,9 @@ def _check_value(value: Any, ty: MemrefType, k: int, loc: Location) -> Any:
     """The value converted to the element type's Python form; raises for a wrong kind."""
     el = ty.element
     if isinstance(value, bool):
-        raise CompilationError(loc, Status.ext_invalid_global, f"value {k} is a boolean, not a number")
+        raise CompilationError(
+            loc, Status.ext_invalid_global, f"value {k} is a boolean, not a number"
+        )
     if el.is_complex:
         if isinstance(value, complex):
             return (value.real, value.imag)
