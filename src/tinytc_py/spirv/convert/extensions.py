@@ -1,12 +1,13 @@
 """SPIR-V of the language extensions (docs/extensions.md lists the mapping of each).
 
 - subgroup_shuffle{,_xor,_up,_down}: OpGroupNonUniformShuffle{,Xor,Up,Down} with Subgroup scope
-  (capabilities GroupNonUniformShuffle / ...Relative, declared by capex).
+  (capabilities GroupNonUniformShuffle / ...Relative, declared by capex); complex numbers part
+  by part (the CPU runtime has no 2-vector shuffle_up/down).
 - work_group_{reduce,inclusive_scan,exclusive_scan}_{add,max,min}: the subgroup operations'
-  Groups instructions with Workgroup scope; work_group_broadcast: OpGroupBroadcast with Workgroup
-  scope and the local id (x, y, 0) of the linear work-item id. OpenCL's work-group functions
-  take 32/64-bit integers and floats only, so narrow integers go through i32, bf16 through f32
-  and complex numbers part by part.
+  Groups instructions with Workgroup scope; work_group_broadcast: OpGroupIAdd Reduce of the
+  value's bits, zero on all work-items but the chosen one. OpenCL's work-group functions take
+  32/64-bit integers and floats only, so narrow integers go through i32, bf16 and f16 through
+  f32 and complex numbers part by part.
 - printf: the OpenCL.std printf extended instruction; the format is a UniformConstant i8 array,
   floating arguments are passed as f64 and narrow integers as i32 (C's default promotions).
 - select: OpSelect (per component for a coopmatrix); bitcast: OpBitcast (nothing when the
@@ -22,7 +23,7 @@ from ...ir.global_data import lookup
 from ...ir.inst import Inst
 from ...ir.printf_format import decode
 from ...ir.types import CoopmatrixType, MemrefType, NumberType, ScalarKind
-from ..tables import Decoration, Op, OpenCLStd, Scope, StorageClass
+from ..tables import BuiltIn, Decoration, GroupOperation, Op, OpenCLStd, Scope, StorageClass
 from .base import ConverterBase, MemrefDV
 
 _SHUFFLE = {
@@ -38,11 +39,20 @@ class ExtensionConversion(ConverterBase):
     # ---- shuffles and work-group collectives --------------------------------------------------
 
     def subgroup_shuffle(self, inst: Inst) -> None:
+        ty: NumberType = inst.results[0].type
         a = self.val(inst.operand("a"), inst)
         lane = self.val(inst.operands[1], inst)
-        ty = self.ty(inst.results[0].type, inst)
-        scope = self.subgroup_scope()
-        self.set(inst, self.block.op(_SHUFFLE[inst.name], ty, scope, a, lane))
+        opcode, scope = _SHUFFLE[inst.name], self.subgroup_scope()
+
+        def shuffle(t: int, x: int) -> int:
+            return self.block.op(opcode, t, scope, x, lane)
+
+        if ty.is_complex:
+            comp = self.ty(ty.component_type)
+            parts = [shuffle(comp, p) for p in self.parts(a, comp)]
+            self.set(inst, self.make_complex(self.ty(ty), *parts))
+        else:
+            self.set(inst, shuffle(self.ty(ty), a))
 
     def workgroup_scope(self) -> int:
         return self.mod.constant(self.i32(), Scope.Workgroup)
@@ -51,35 +61,38 @@ class ExtensionConversion(ConverterBase):
         self.group_operation(inst, "work_group_", self.workgroup_scope())
 
     def work_group_broadcast(self, inst: Inst) -> None:
+        """A work-group reduce_add of the value's bits, masked to zero on every work-item but
+        the chosen one: exact for every type (signed zeros and NaN payloads included), and it
+        avoids OpGroupBroadcast, which the CPU runtime gets wrong for two-dimensional
+        work-groups of subgroup size 32."""
         ty: NumberType = inst.results[0].type
         a = self.val(inst.operand("a"), inst)
-        blk, i64 = self.block, self.i64()
-        linear = blk.op(Op.SConvert, i64, self.val(inst.operand("id"), inst))
-        size_x = self.c64(self.wgs[0])
-        local_id = blk.op(
-            Op.CompositeConstruct,
-            self.mod.type_vector(i64, 3),
-            blk.op(Op.UMod, i64, linear, size_x),
-            blk.op(Op.UDiv, i64, linear, size_x),
-            self.c64(0),
-        )
+        blk, i32 = self.block, self.i32()
+        sid = self.load_builtin(BuiltIn.SubgroupId, i32, 4)
+        lane = self.load_builtin(BuiltIn.SubgroupLocalInvocationId, i32, 4)
+        me = blk.op(Op.IAdd, i32, blk.op(Op.IMul, i32, sid, self.mod.constant(i32, self.sgs)), lane)
+        chosen = blk.op(Op.IEqual, self.mod.type_bool(), me, self.val(inst.operand("id"), inst))
         scope = self.workgroup_scope()
 
-        def bcast(t: int, x: int) -> int:
-            return blk.op(Op.GroupBroadcast, t, scope, x, local_id)
+        def bcast(t: int, x: int, size: int) -> int:
+            """Broadcast of the scalar x of SPIR-V type t and `size` bytes."""
+            bits_ty = self.mod.type_int(max(8 * size, 32))
+            bits = x if t == bits_ty else blk.op(Op.Bitcast, self.mod.type_int(8 * size), x)
+            if size < 4:
+                bits = blk.op(Op.UConvert, bits_ty, bits)
+            masked = blk.op(Op.Select, bits_ty, chosen, bits, self.mod.constant(bits_ty, 0))
+            r = blk.op(Op.GroupIAdd, bits_ty, scope, GroupOperation.Reduce, masked)
+            if size < 4:
+                r = blk.op(Op.UConvert, self.mod.type_int(8 * size), r)
+            return r if self.mod.type_int(8 * size) == t else blk.op(Op.Bitcast, t, r)
 
         if ty.is_complex:
-            comp = self.ty(ty.component_type)
-            parts = [bcast(comp, p) for p in self.parts(a, comp)]
+            comp = ty.component_type
+            ct = self.ty(comp)
+            parts = [bcast(ct, p, comp.size) for p in self.parts(a, ct)]
             self.set(inst, self.make_complex(self.ty(ty), *parts))
-        elif ty.is_float:
-            self.set(inst, self.via_f32(ty, lambda t, x: bcast(t, x[0]), a))
-        elif ty.size < 4:
-            i32 = self.i32()
-            r = bcast(i32, blk.op(Op.SConvert, i32, a))
-            self.set(inst, blk.op(Op.SConvert, self.ty(ty), r))
         else:
-            self.set(inst, bcast(self.ty(ty), a))
+            self.set(inst, bcast(self.ty(ty), a, ty.size))
 
     # ---- printf -------------------------------------------------------------------------------
 

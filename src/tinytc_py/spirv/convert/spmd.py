@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ...ir.enums import AddressSpace
 from ...ir.inst import Inst
-from ...ir.types import NumberType
+from ...ir.types import NumberType, ScalarKind
 from ..tables import (
     BuiltIn,
     GroupOperation,
@@ -120,6 +120,11 @@ class SpmdConversion(ConverterBase):
             comp = self.ty(ty.component_type)
             parts = [group_op(_FLOAT_GROUP[opn], comp, p) for p in self.parts(a, comp)]
             self.set(inst, self.make_complex(self.ty(ty), *parts))
+        elif ty.kind is ScalarKind.f16 and prefix == "work_group_":
+            # the CPU runtime's compiler crashes on half-precision work-group functions
+            f32 = self.f32()
+            r = group_op(_FLOAT_GROUP[opn], f32, self.block.op(Op.FConvert, f32, a))
+            self.set(inst, self.block.op(Op.FConvert, self.ty(ty), r))
         elif ty.is_float:
             self.set(inst, self.via_f32(ty, lambda t, x: group_op(_FLOAT_GROUP[opn], t, x[0]), a))
         elif ty.size < 4:
