@@ -480,7 +480,7 @@ tinytc_status_t tinytc_round_inst_create(tinytc_inst_t *instr, tinytc_value_t a,
 tinytc_status_t tinytc_trunc_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_type_t result, const tinytc_location_t *loc);
 tinytc_status_t tinytc_pow_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_value_t b, tinytc_type_t result, const tinytc_location_t *loc);
 tinytc_status_t tinytc_fma_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_value_t b, tinytc_value_t c, tinytc_type_t result, const tinytc_location_t *loc);
-tinytc_status_t tinytc_global_ref_inst_create(tinytc_inst_t *instr, char const *name, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_global_ref_inst_create(tinytc_inst_t *instr, char const *symbol, tinytc_type_t result, const tinytc_location_t *loc);
 /* section: tinytc_cl_types */
 typedef int32_t cl_int;
 typedef uint32_t cl_uint;

@@ -2366,11 +2366,11 @@ module tinytc
             type(tinytc_location_t), intent(in), optional :: loc
         end function tinytc_fma_inst_create
         !> Creates a global_ref instruction (mixed); the caller owns it.
-        integer(c_int) function tinytc_global_ref_inst_create(instr, name, result, loc) bind(c, &
+        integer(c_int) function tinytc_global_ref_inst_create(instr, symbol, result, loc) bind(c, &
             name="tinytc_global_ref_inst_create")
             import
             type(c_ptr), intent(inout) :: instr
-            character(kind=c_char), dimension(*), intent(in) :: name
+            character(kind=c_char), dimension(*), intent(in) :: symbol
             type(c_ptr), value :: result
             type(tinytc_location_t), intent(in), optional :: loc
         end function tinytc_global_ref_inst_create

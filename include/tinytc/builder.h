@@ -1266,7 +1266,7 @@ TINYTC_EXPORT tinytc_status_t tinytc_fma_inst_create(
 /** @brief Creates a global_ref instruction (mixed); the caller owns it. */
 TINYTC_EXPORT tinytc_status_t tinytc_global_ref_inst_create(
     tinytc_inst_t *instr,
-    char const *name,
+    char const *symbol,
     tinytc_type_t result,
     const tinytc_location_t *loc);
 

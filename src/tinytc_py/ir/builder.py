@@ -21,7 +21,9 @@ from typing import Any
 from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Status
 from .attrs import DictionaryAttr
 from .context import CompilerContext
-from .extensions import check_enabled
+from .enums import OptFlag
+from .extensions import check_extension, disabled_error
+from .global_data import GlobalData, add_global, make_global
 from .inst import Inst
 from .instructions import INSTRUCTIONS
 from .region import Func, Prog, Region
@@ -156,7 +158,7 @@ class IRBuilder:
             inst.drop_uses()
             raise CompilationError(inst.loc, Status.invalid_arguments, "no insertion point set")
         try:
-            check_enabled(inst, self.ctx)
+            check_extension(inst, self.ctx, self.prog)
             check_placement(inst, region)
             for v in inst.operands:
                 if not _visible(v, region):
@@ -192,6 +194,17 @@ class IRBuilder:
             inst.parent.erase(inst)
             raise
         return RegionScope(self, inst.regions[0], inst)
+
+    def global_(
+        self, symbol: str, ty: Type, values: Any, loc: Location = UNKNOWN_LOCATION
+    ) -> GlobalData:
+        """Defines program-level constant data (the global extension, docs/extensions.md) from
+        the values in column-major order; functions read it with `global_ref(ty, symbol=...)`."""
+        if not self.ctx.optimization_flag(OptFlag.extensions):
+            raise disabled_error(loc, "'global'")
+        data = make_global(symbol, ty, list(values), loc)
+        add_global(self.prog, data)
+        return data
 
     # ---- instructions with hand-written signatures --------------------------------------------
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import CompilationError, Location, Status
 from . import checks, printf_format
 from .enums import OptFlag
+from .global_data import lookup
 from .inst import Exec, Inst, InstSpec, Prop
 from .instructions import (
     _FLOAT,
@@ -28,6 +29,7 @@ from .types import CoopmatrixType, MemrefType, NumberType, Type, element_type
 
 if TYPE_CHECKING:
     from .context import CompilerContext
+    from .region import Prog
 
 R = "result"
 
@@ -36,6 +38,14 @@ def check_enabled(inst: Inst, ctx: CompilerContext) -> None:
     """Raises for an extension instruction when the context's extensions flag is off."""
     if inst.spec.extension and not ctx.optimization_flag(OptFlag.extensions):
         raise disabled_error(inst.loc, f"'{inst.name}'")
+
+
+def check_extension(inst: Inst, ctx: CompilerContext, prog: Prog) -> None:
+    """What the parser and builder check when an instruction joins a function of `prog`: the
+    flag, and that a global_ref names a global of the program with its type."""
+    check_enabled(inst, ctx)
+    if isinstance(inst, GlobalRefInst):
+        lookup(prog, inst.props["symbol"], _result(inst), inst.loc)
 
 
 def disabled_error(loc: Location, what: str) -> CompilationError:
@@ -206,7 +216,7 @@ class GlobalRefInst(Inst):
         ty = _result(self)
         if not isinstance(ty, MemrefType):
             raise self.error(Status.ir_expected_memref, "global_ref returns a memref")
-        if not self.props["name"]:
+        if not self.props["symbol"]:
             raise self.error(Status.ext_undefined_global, "global_ref needs a global's name")
 
 
@@ -300,6 +310,10 @@ register(
 register(
     GlobalRefInst,
     InstSpec(
-        "global_ref", (Prop("name", "string", ""),), result=R, fmt="@name : type", extension=True
+        "global_ref",
+        (Prop("symbol", "string", ""),),
+        result=R,
+        fmt="@symbol : type",
+        extension=True,
     ),
 )

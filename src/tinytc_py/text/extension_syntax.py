@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import CompilationError
 from ..ir.enums import OptFlag
-from ..ir.extensions import check_enabled, disabled_error
-from ..ir.global_data import add_global, lookup, make_global
+from ..ir.extensions import check_extension, disabled_error
+from ..ir.global_data import add_global, make_global
 from . import lexer as lx
 
 if TYPE_CHECKING:
@@ -87,12 +87,9 @@ def print_globals(prog: Prog, format_constant) -> str:
 
 
 def check_parsed_extension(parser: Parser, inst: Inst) -> None:
-    """An extension instruction is rejected when the flag is off; a global_ref must name a
-    global defined earlier in the program, with its type."""
+    """The extension checks of ir/extensions.py (a global_ref sees the globals defined above)."""
     try:
-        check_enabled(inst, parser.ctx)
-        if inst.name == "global_ref":
-            lookup(parser.prog, inst.props["name"], inst.results[0].type, inst.loc)
+        check_extension(inst, parser.ctx, parser.prog)
     except CompilationError:
         inst.drop_uses()
         raise

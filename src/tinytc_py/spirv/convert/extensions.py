@@ -157,7 +157,7 @@ class ExtensionConversion(ConverterBase):
 
     def global_ref(self, inst: Inst) -> None:
         mt: MemrefType = inst.results[0].type
-        data = lookup(self.prog, inst.props["name"], mt, inst.loc)
+        data = lookup(self.prog, inst.props["symbol"], mt, inst.loc)
         var = self.global_vars.get(data.name)
         if var is None:
             var = self.global_vars[data.name] = self.global_variable(data.type, data.values)
