@@ -10,6 +10,8 @@ floating values are small integers so that every order of summation is exact.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -95,3 +97,15 @@ def test_work_group_collectives(ty, S, wgs):
             want = group_reference(op, x, lambda r, t=x.dtype: r.astype(t))  # ints wrap around
         np.testing.assert_array_equal(out[:, k], want, err_msg=op)
     np.testing.assert_array_equal(out[:, -1], np.full(n, x[src]), err_msg="broadcast")
+
+
+@pytest.mark.parametrize("example", ["softmax.ir", "softmax_no_extensions.ir"])
+@pytest.mark.parametrize("n", [1, 100, 128, 1000])
+def test_softmax_examples(example, n):
+    """examples/ir/softmax.ir (work-group reductions) and its portable twin against NumPy."""
+    text = (Path(__file__).resolve().parents[2] / "examples" / "ir" / example).read_text()
+    x = np.asfortranarray(np.random.default_rng(n).standard_normal((n, 5)).astype(np.float32) * 4)
+    y = np.zeros_like(x)
+    build(text).kernel("softmax")(x, y, num_groups=(5, 1, 1))
+    e = np.exp(x.astype(np.float64) - x.max(axis=0))
+    np.testing.assert_allclose(y, e / e.sum(axis=0), rtol=2e-6, atol=1e-7)
