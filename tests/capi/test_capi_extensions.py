@@ -22,6 +22,28 @@ func @k(%o: memref<f32x4>, %x: f32, %n: i32) {
         %8 = pow %6, %x : f32
         %9 = fma %8, %8, %6 : f32
         printf "lane %d: %f %d\\n", %1, %9, %7
+        %10 = sqrt %x : f32
+        %11 = rsqrt %x : f32
+        %12 = tanh %x : f32
+        %13 = erf %x : f32
+        %14 = floor %x : f32
+        %15 = ceil %x : f32
+        %16 = round %x : f32
+        %17 = trunc %x : f32
+        %18 = work_group_exclusive_scan_add %x : f32
+        %19 = work_group_exclusive_scan_max %x : f32
+        %20 = work_group_exclusive_scan_min %x : f32
+        %21 = work_group_inclusive_scan_add %x : f32
+        %22 = work_group_inclusive_scan_max %x : f32
+        %23 = work_group_inclusive_scan_min %x : f32
+        %24 = work_group_reduce_add %x : f32
+        %25 = work_group_reduce_max %x : f32
+        %26 = work_group_reduce_min %x : f32
+        %27 = subgroup_shuffle %x, %n : f32
+        %28 = subgroup_shuffle_xor %x, %n : f32
+        %29 = subgroup_shuffle_up %x, %n : f32
+        %30 = subgroup_shuffle_down %x, %n : f32
+        %31 = work_group_broadcast %x, %n : f32
     }
 }
 """

@@ -15,6 +15,32 @@
         OK(tinytc_region_append(where, i_));                                                   \
     } while (0)
 
+typedef tinytc_status_t (*unary_create_t)(tinytc_inst_t *, tinytc_value_t, tinytc_type_t,
+                                           const tinytc_location_t *);
+typedef tinytc_status_t (*binary_create_t)(tinytc_inst_t *, tinytc_value_t, tinytc_value_t,
+                                            tinytc_type_t, const tinytc_location_t *);
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The same-signature creators of the extensions: (a) -> result and (a, b) -> result. */
+static const unary_create_t float_unary[] = {
+    tinytc_sqrt_inst_create,  tinytc_rsqrt_inst_create, tinytc_tanh_inst_create,
+    tinytc_erf_inst_create,   tinytc_floor_inst_create, tinytc_ceil_inst_create,
+    tinytc_round_inst_create, tinytc_trunc_inst_create};
+static const unary_create_t work_group[] = {
+    tinytc_work_group_exclusive_scan_add_inst_create,
+    tinytc_work_group_exclusive_scan_max_inst_create,
+    tinytc_work_group_exclusive_scan_min_inst_create,
+    tinytc_work_group_inclusive_scan_add_inst_create,
+    tinytc_work_group_inclusive_scan_max_inst_create,
+    tinytc_work_group_inclusive_scan_min_inst_create,
+    tinytc_work_group_reduce_add_inst_create,
+    tinytc_work_group_reduce_max_inst_create,
+    tinytc_work_group_reduce_min_inst_create};
+static const binary_create_t with_lane[] = {
+    tinytc_subgroup_shuffle_inst_create, tinytc_subgroup_shuffle_xor_inst_create,
+    tinytc_subgroup_shuffle_up_inst_create, tinytc_subgroup_shuffle_down_inst_create,
+    tinytc_work_group_broadcast_inst_create};
+
 static void report(char const *what, const tinytc_location_t *loc, void *user_data) {
     (void)user_data;
     printf("reported at %d.%d: %s\n", (int)loc->begin.line, (int)loc->begin.column, what);
@@ -25,11 +51,11 @@ static int build(tinytc_compiler_context_t ctx, tinytc_prog_t program) {
     tinytc_type_t f32, f64, i32, bool_ty, void_ty, vec, types[3];
     tinytc_func_t fun;
     tinytc_region_t body, where;
-    tinytc_value_t params[3], t, l, s, q, w, c, sel, bits, p, fm;
+    tinytc_value_t params[3], t, l, s, q, w, c, sel, bits, p, fm, v;
     tinytc_inst_t par, inst;
     tinytc_location_t loc = {{1, 7, 5}, {1, 7, 30}};
     const int64_t shape[1] = {4};
-    size_t n = 3;
+    size_t n = 3, k;
 
     OK(tinytc_f32_type_get(&f32, ctx));
     OK(tinytc_f64_type_get(&f64, ctx));
@@ -63,6 +89,15 @@ static int build(tinytc_compiler_context_t ctx, tinytc_prog_t program) {
     OK(tinytc_printf_inst_create(&inst, "lane %d: %f %d\\n", 3, (tinytc_value_t[]){l, fm, bits},
                                  NULL));
     OK(tinytc_region_append(where, inst));
+    for (k = 0; k < COUNT(float_unary); ++k) {
+        CREATE(v, float_unary[k](instr, params[1], f32, NULL));
+    }
+    for (k = 0; k < COUNT(work_group); ++k) {
+        CREATE(v, work_group[k](instr, params[1], f32, NULL));
+    }
+    for (k = 0; k < COUNT(with_lane); ++k) {
+        CREATE(v, with_lane[k](instr, params[1], params[2], f32, NULL));
+    }
 
     /* restrictions of the extensions as status codes */
     EXPECT_STATUS(tinytc_bitcast_inst_create(&inst, sel, f64, NULL),
