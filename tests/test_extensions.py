@@ -119,7 +119,26 @@ def test_flag_turned_off_after_building_rejects_at_compile_time():
     with pytest.raises(CompilationError) as info:
         compile_to_spirv(b.prog)
     assert info.value.status is Status.ext_disabled
+    assert "'global'" in info.value.what  # the program's global data is checked first
+    b.prog.globals.clear()
+    with pytest.raises(CompilationError) as info:
+        compile_to_spirv(b.prog)
+    assert info.value.status is Status.ext_disabled
     assert "'global_ref'" in info.value.what
+
+
+def test_flag_turned_off_rejects_unused_global_data():
+    ctx = CompilerContext()
+    b = IRBuilder(ctx)
+    b.global_("tab", ctx.memref(ctx.f32, [2]), [1.0, 2.0])
+    with b.function("k", []):
+        pass
+    compile_to_spirv(b.prog)
+    ctx.set_optimization_flag(OptFlag.extensions, 0)
+    with pytest.raises(CompilationError) as info:
+        compile_to_spirv(b.prog)
+    assert info.value.status is Status.ext_disabled
+    assert "'global'" in info.value.what
 
 
 def test_global_ref_needs_the_global():

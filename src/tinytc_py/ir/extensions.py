@@ -40,6 +40,13 @@ def check_enabled(inst: Inst, ctx: CompilerContext) -> None:
         raise disabled_error(inst.loc, f"'{inst.name}'")
 
 
+def check_globals_enabled(prog: Prog) -> None:
+    """Raises for a program with global data when its context's extensions flag is off (the
+    instructions are checked by the check-ir pass)."""
+    if prog.globals and not prog.ctx.optimization_flag(OptFlag.extensions):
+        raise disabled_error(next(iter(prog.globals.values())).loc, "'global'")
+
+
 def check_extension(inst: Inst, ctx: CompilerContext, prog: Prog) -> None:
     """What the parser and builder check when an instruction joins a function of `prog`: the
     flag, and that a global_ref names a global of the program with its type."""
