@@ -47,11 +47,12 @@ def check_globals_enabled(prog: Prog) -> None:
         raise disabled_error(next(iter(prog.globals.values())).loc, "'global'")
 
 
-def check_extension(inst: Inst, ctx: CompilerContext, prog: Prog) -> None:
+def check_extension(inst: Inst, ctx: CompilerContext, prog: Prog | None) -> None:
     """What the parser and builder check when an instruction joins a function of `prog`: the
-    flag, and that a global_ref names a global of the program with its type."""
+    flag, and that a global_ref names a global of the program with its type (without a
+    program, the SPIR-V conversion checks that)."""
     check_enabled(inst, ctx)
-    if isinstance(inst, GlobalRefInst):
+    if prog is not None and isinstance(inst, GlobalRefInst):
         lookup(prog, inst.props["symbol"], _result(inst), inst.loc)
 
 
@@ -136,10 +137,7 @@ class SelectInst(Inst):
     the same operand (the condition is a scalar bool)."""
 
     __slots__ = ()
-
-    @classmethod
-    def infer_result_type(cls, operands: dict[str, Any]) -> Type | None:
-        return operands["a"].type
+    infer_result_type = classmethod(_a_type)
 
     def verify(self) -> None:
         cond, a, b = self.operand("cond"), self.operand("a"), self.operand("b")

@@ -42,6 +42,7 @@ class Parser:
         self.defs = Definitions()
         self.scopes: list[dict[str, Value]] = []
         self.regions: list[Region] = []  # regions being parsed, innermost last
+        self.prog: Prog | None = None  # the program being parsed (its globals are visible)
 
     # ---- program and functions ----------------------------------------------------------------
 
