@@ -97,6 +97,12 @@ typedef enum {
     tinytc_status_spirv_missing_dope_vector = 4098,
     tinytc_status_spirv_unsupported_atomic_data_type = 4099,
     tinytc_status_spirv_required_feature_unavailable = 4100,
+    tinytc_status_ext_disabled = 32768,
+    tinytc_status_ext_printf_format_mismatch = 32769,
+    tinytc_status_ext_bitcast_size_mismatch = 32770,
+    tinytc_status_ext_undefined_global = 32771,
+    tinytc_status_ext_invalid_global = 32772,
+    tinytc_status_ext_global_redefined = 32773,
     tinytc_status_unknown = 2147483647,
 } tinytc_status_t;
 typedef enum {
@@ -326,6 +332,7 @@ tinytc_status_t tinytc_constant_inst_create_one(tinytc_inst_t *instr, tinytc_typ
 tinytc_status_t tinytc_constant_inst_create_zero(tinytc_inst_t *instr, tinytc_type_t ty, const tinytc_location_t *loc);
 tinytc_status_t tinytc_prog_create(tinytc_prog_t *prg, tinytc_compiler_context_t ctx, const tinytc_location_t *loc);
 tinytc_status_t tinytc_prog_add_function(tinytc_prog_t prg, tinytc_func_t fun);
+tinytc_status_t tinytc_prog_add_global(tinytc_prog_t prg, char const *name, tinytc_type_t ty, size_t data_size, const void *data, const tinytc_location_t *loc);
 tinytc_status_t tinytc_recipe_get_binary(const_tinytc_recipe_t recipe, tinytc_binary_t *bin);
 tinytc_status_t tinytc_recipe_get_prog(const_tinytc_recipe_t recipe, tinytc_prog_t *prg);
 tinytc_status_t tinytc_recipe_handler_get_recipe(const_tinytc_recipe_handler_t handler, tinytc_recipe_t *recipe);
@@ -446,6 +453,34 @@ tinytc_status_t tinytc_cooperative_matrix_reduce_add_inst_create(tinytc_inst_t *
 tinytc_status_t tinytc_cooperative_matrix_reduce_max_inst_create(tinytc_inst_t *instr, tinytc_reduce_mode_t mode, tinytc_value_t a, tinytc_type_t result, const tinytc_location_t *loc);
 tinytc_status_t tinytc_cooperative_matrix_reduce_min_inst_create(tinytc_inst_t *instr, tinytc_reduce_mode_t mode, tinytc_value_t a, tinytc_type_t result, const tinytc_location_t *loc);
 tinytc_status_t tinytc_cooperative_matrix_scale_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_value_t b, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_subgroup_shuffle_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_value_t lane, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_subgroup_shuffle_xor_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_value_t mask, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_subgroup_shuffle_up_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_value_t delta, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_subgroup_shuffle_down_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_value_t delta, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_work_group_exclusive_scan_add_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_work_group_exclusive_scan_max_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_work_group_exclusive_scan_min_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_work_group_inclusive_scan_add_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_work_group_inclusive_scan_max_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_work_group_inclusive_scan_min_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_work_group_reduce_add_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_work_group_reduce_max_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_work_group_reduce_min_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_work_group_broadcast_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_value_t id, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_printf_inst_create(tinytc_inst_t *instr, char const *format, size_t args_size, const tinytc_value_t *args, const tinytc_location_t *loc);
+tinytc_status_t tinytc_select_inst_create(tinytc_inst_t *instr, tinytc_value_t cond, tinytc_value_t a, tinytc_value_t b, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_bitcast_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_sqrt_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_rsqrt_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_tanh_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_erf_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_floor_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_ceil_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_round_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_trunc_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_pow_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_value_t b, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_fma_inst_create(tinytc_inst_t *instr, tinytc_value_t a, tinytc_value_t b, tinytc_value_t c, tinytc_type_t result, const tinytc_location_t *loc);
+tinytc_status_t tinytc_global_ref_inst_create(tinytc_inst_t *instr, char const *symbol, tinytc_type_t result, const tinytc_location_t *loc);
 /* section: tinytc_cl_types */
 typedef int32_t cl_int;
 typedef uint32_t cl_uint;

@@ -190,6 +190,18 @@ char const *tinytc_status_to_string(tinytc_status_t val) {
         return "atomic on this data type not expressible in SPIR-V";
     case tinytc_status_spirv_required_feature_unavailable:
         return "needed SPIR-V feature not enabled in core info";
+    case tinytc_status_ext_disabled:
+        return "language extension used while the extensions flag is off";
+    case tinytc_status_ext_printf_format_mismatch:
+        return "printf format does not match its arguments";
+    case tinytc_status_ext_bitcast_size_mismatch:
+        return "bitcast between types of different bit width";
+    case tinytc_status_ext_undefined_global:
+        return "global_ref names no global of the program or has another type";
+    case tinytc_status_ext_invalid_global:
+        return "global type or initializer invalid";
+    case tinytc_status_ext_global_redefined:
+        return "global defined twice in a program";
     case tinytc_status_unknown:
         return "unknown error (catch-all)";
     }

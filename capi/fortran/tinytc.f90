@@ -107,8 +107,14 @@ module tinytc
     integer(c_int), parameter :: tinytc_status_spirv_missing_dope_vector = 4098
     integer(c_int), parameter :: tinytc_status_spirv_unsupported_atomic_data_type = 4099
     integer(c_int), parameter :: tinytc_status_spirv_required_feature_unavailable = 4100
+    integer(c_int), parameter :: tinytc_status_ext_disabled = 32768
+    integer(c_int), parameter :: tinytc_status_ext_printf_format_mismatch = 32769
+    integer(c_int), parameter :: tinytc_status_ext_bitcast_size_mismatch = 32770
+    integer(c_int), parameter :: tinytc_status_ext_undefined_global = 32771
+    integer(c_int), parameter :: tinytc_status_ext_invalid_global = 32772
+    integer(c_int), parameter :: tinytc_status_ext_global_redefined = 32773
     integer(c_int), parameter :: tinytc_status_unknown = 2147483647
-    integer(c_int), parameter :: TINYTC_ENUM_NUM_STATUS = 94
+    integer(c_int), parameter :: TINYTC_ENUM_NUM_STATUS = 100
 
     ! ---- tinytc_comp3_t ----
     integer(c_int), parameter :: tinytc_comp3_x = 0
@@ -2105,6 +2111,269 @@ module tinytc
             type(c_ptr), value :: result
             type(tinytc_location_t), intent(in), optional :: loc
         end function tinytc_cooperative_matrix_scale_inst_create
+        !> Creates a subgroup_shuffle instruction (spmd); the caller owns it.
+        integer(c_int) function tinytc_subgroup_shuffle_inst_create(instr, a, lane, result, &
+            loc) bind(c, name="tinytc_subgroup_shuffle_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: lane
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_subgroup_shuffle_inst_create
+        !> Creates a subgroup_shuffle_xor instruction (spmd); the caller owns it.
+        integer(c_int) function tinytc_subgroup_shuffle_xor_inst_create(instr, a, mask, result, &
+            loc) bind(c, name="tinytc_subgroup_shuffle_xor_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: mask
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_subgroup_shuffle_xor_inst_create
+        !> Creates a subgroup_shuffle_up instruction (spmd); the caller owns it.
+        integer(c_int) function tinytc_subgroup_shuffle_up_inst_create(instr, a, delta, result, &
+            loc) bind(c, name="tinytc_subgroup_shuffle_up_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: delta
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_subgroup_shuffle_up_inst_create
+        !> Creates a subgroup_shuffle_down instruction (spmd); the caller owns it.
+        integer(c_int) function tinytc_subgroup_shuffle_down_inst_create(instr, a, delta, result, &
+            loc) bind(c, name="tinytc_subgroup_shuffle_down_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: delta
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_subgroup_shuffle_down_inst_create
+        !> Creates a work_group_exclusive_scan_add instruction (spmd); the caller owns it.
+        integer(c_int) function tinytc_work_group_exclusive_scan_add_inst_create(instr, a, result, &
+            loc) bind(c, name="tinytc_work_group_exclusive_scan_add_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_work_group_exclusive_scan_add_inst_create
+        !> Creates a work_group_exclusive_scan_max instruction (spmd); the caller owns it.
+        integer(c_int) function tinytc_work_group_exclusive_scan_max_inst_create(instr, a, result, &
+            loc) bind(c, name="tinytc_work_group_exclusive_scan_max_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_work_group_exclusive_scan_max_inst_create
+        !> Creates a work_group_exclusive_scan_min instruction (spmd); the caller owns it.
+        integer(c_int) function tinytc_work_group_exclusive_scan_min_inst_create(instr, a, result, &
+            loc) bind(c, name="tinytc_work_group_exclusive_scan_min_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_work_group_exclusive_scan_min_inst_create
+        !> Creates a work_group_inclusive_scan_add instruction (spmd); the caller owns it.
+        integer(c_int) function tinytc_work_group_inclusive_scan_add_inst_create(instr, a, result, &
+            loc) bind(c, name="tinytc_work_group_inclusive_scan_add_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_work_group_inclusive_scan_add_inst_create
+        !> Creates a work_group_inclusive_scan_max instruction (spmd); the caller owns it.
+        integer(c_int) function tinytc_work_group_inclusive_scan_max_inst_create(instr, a, result, &
+            loc) bind(c, name="tinytc_work_group_inclusive_scan_max_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_work_group_inclusive_scan_max_inst_create
+        !> Creates a work_group_inclusive_scan_min instruction (spmd); the caller owns it.
+        integer(c_int) function tinytc_work_group_inclusive_scan_min_inst_create(instr, a, result, &
+            loc) bind(c, name="tinytc_work_group_inclusive_scan_min_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_work_group_inclusive_scan_min_inst_create
+        !> Creates a work_group_reduce_add instruction (spmd); the caller owns it.
+        integer(c_int) function tinytc_work_group_reduce_add_inst_create(instr, a, result, &
+            loc) bind(c, name="tinytc_work_group_reduce_add_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_work_group_reduce_add_inst_create
+        !> Creates a work_group_reduce_max instruction (spmd); the caller owns it.
+        integer(c_int) function tinytc_work_group_reduce_max_inst_create(instr, a, result, &
+            loc) bind(c, name="tinytc_work_group_reduce_max_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_work_group_reduce_max_inst_create
+        !> Creates a work_group_reduce_min instruction (spmd); the caller owns it.
+        integer(c_int) function tinytc_work_group_reduce_min_inst_create(instr, a, result, &
+            loc) bind(c, name="tinytc_work_group_reduce_min_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_work_group_reduce_min_inst_create
+        !> Creates a work_group_broadcast instruction (spmd); the caller owns it.
+        integer(c_int) function tinytc_work_group_broadcast_inst_create(instr, a, id, result, &
+            loc) bind(c, name="tinytc_work_group_broadcast_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: id
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_work_group_broadcast_inst_create
+        !> Creates a printf instruction (spmd); the caller owns it.
+        integer(c_int) function tinytc_printf_inst_create(instr, format, args_size, args, &
+            loc) bind(c, name="tinytc_printf_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            character(kind=c_char), dimension(*), intent(in) :: format
+            integer(c_size_t), value :: args_size
+            type(c_ptr), dimension(*), intent(in) :: args
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_printf_inst_create
+        !> Creates a select instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_select_inst_create(instr, cond, a, b, result, loc) bind(c, &
+            name="tinytc_select_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: cond
+            type(c_ptr), value :: a
+            type(c_ptr), value :: b
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_select_inst_create
+        !> Creates a bitcast instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_bitcast_inst_create(instr, a, result, loc) bind(c, &
+            name="tinytc_bitcast_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_bitcast_inst_create
+        !> Creates a sqrt instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_sqrt_inst_create(instr, a, result, loc) bind(c, &
+            name="tinytc_sqrt_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_sqrt_inst_create
+        !> Creates a rsqrt instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_rsqrt_inst_create(instr, a, result, loc) bind(c, &
+            name="tinytc_rsqrt_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_rsqrt_inst_create
+        !> Creates a tanh instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_tanh_inst_create(instr, a, result, loc) bind(c, &
+            name="tinytc_tanh_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_tanh_inst_create
+        !> Creates a erf instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_erf_inst_create(instr, a, result, loc) bind(c, &
+            name="tinytc_erf_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_erf_inst_create
+        !> Creates a floor instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_floor_inst_create(instr, a, result, loc) bind(c, &
+            name="tinytc_floor_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_floor_inst_create
+        !> Creates a ceil instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_ceil_inst_create(instr, a, result, loc) bind(c, &
+            name="tinytc_ceil_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_ceil_inst_create
+        !> Creates a round instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_round_inst_create(instr, a, result, loc) bind(c, &
+            name="tinytc_round_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_round_inst_create
+        !> Creates a trunc instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_trunc_inst_create(instr, a, result, loc) bind(c, &
+            name="tinytc_trunc_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_trunc_inst_create
+        !> Creates a pow instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_pow_inst_create(instr, a, b, result, loc) bind(c, &
+            name="tinytc_pow_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: b
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_pow_inst_create
+        !> Creates a fma instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_fma_inst_create(instr, a, b, c, result, loc) bind(c, &
+            name="tinytc_fma_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: b
+            type(c_ptr), value :: c
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_fma_inst_create
+        !> Creates a global_ref instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_global_ref_inst_create(instr, symbol, result, loc) bind(c, &
+            name="tinytc_global_ref_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            character(kind=c_char), dimension(*), intent(in) :: symbol
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_global_ref_inst_create
         ! ---- Instruction ----
         !> Returns the region the instruction currently lives in (NULL if not inserted).
         integer(c_int) function tinytc_inst_get_parent_region(instr, parent) bind(c, &
@@ -2247,6 +2516,19 @@ module tinytc
             type(c_ptr), value :: prg
             type(c_ptr), value :: fun
         end function tinytc_prog_add_function
+        !> tinytc-py extension (docs/extensions.md): defines the constant memref @name of type ty
+        !  (static shape, canonical stride) from data_size bytes of column-major element data;
+        !  functions read it with global_ref.
+        integer(c_int) function tinytc_prog_add_global(prg, name, ty, data_size, data, &
+            loc) bind(c, name="tinytc_prog_add_global")
+            import
+            type(c_ptr), value :: prg
+            character(kind=c_char), dimension(*), intent(in) :: name
+            type(c_ptr), value :: ty
+            integer(c_size_t), value :: data_size
+            type(c_ptr), value :: data
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_prog_add_global
         ! ---- Recipe ----
         !> Returns the recipe compiled binary (borrowed).
         integer(c_int) function tinytc_recipe_get_binary(recipe, bin) bind(c, &

@@ -1063,6 +1063,213 @@ TINYTC_EXPORT tinytc_status_t tinytc_cooperative_matrix_scale_inst_create(
     tinytc_type_t result,
     const tinytc_location_t *loc);
 
+/** @brief Creates a subgroup_shuffle instruction (spmd); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_subgroup_shuffle_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_value_t lane,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a subgroup_shuffle_xor instruction (spmd); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_subgroup_shuffle_xor_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_value_t mask,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a subgroup_shuffle_up instruction (spmd); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_subgroup_shuffle_up_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_value_t delta,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a subgroup_shuffle_down instruction (spmd); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_subgroup_shuffle_down_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_value_t delta,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a work_group_exclusive_scan_add instruction (spmd); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_work_group_exclusive_scan_add_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a work_group_exclusive_scan_max instruction (spmd); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_work_group_exclusive_scan_max_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a work_group_exclusive_scan_min instruction (spmd); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_work_group_exclusive_scan_min_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a work_group_inclusive_scan_add instruction (spmd); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_work_group_inclusive_scan_add_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a work_group_inclusive_scan_max instruction (spmd); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_work_group_inclusive_scan_max_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a work_group_inclusive_scan_min instruction (spmd); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_work_group_inclusive_scan_min_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a work_group_reduce_add instruction (spmd); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_work_group_reduce_add_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a work_group_reduce_max instruction (spmd); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_work_group_reduce_max_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a work_group_reduce_min instruction (spmd); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_work_group_reduce_min_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a work_group_broadcast instruction (spmd); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_work_group_broadcast_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_value_t id,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a printf instruction (spmd); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_printf_inst_create(
+    tinytc_inst_t *instr,
+    char const *format,
+    size_t args_size,
+    const tinytc_value_t *args,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a select instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_select_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t cond,
+    tinytc_value_t a,
+    tinytc_value_t b,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a bitcast instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_bitcast_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a sqrt instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_sqrt_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a rsqrt instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_rsqrt_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a tanh instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_tanh_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a erf instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_erf_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a floor instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_floor_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a ceil instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_ceil_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a round instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_round_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a trunc instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_trunc_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a pow instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_pow_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_value_t b,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a fma instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_fma_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_value_t b,
+    tinytc_value_t c,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a global_ref instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_global_ref_inst_create(
+    tinytc_inst_t *instr,
+    char const *symbol,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
 /* ---- Instruction ---- */
 
 /** @brief Returns the region the instruction currently lives in (NULL if not inserted). */
@@ -1157,6 +1364,15 @@ TINYTC_EXPORT tinytc_status_t tinytc_prog_create(
 
 /** @brief Appends the function to the program, which takes ownership; the func handle stays usable as a borrowed pointer. */
 TINYTC_EXPORT tinytc_status_t tinytc_prog_add_function(tinytc_prog_t prg, tinytc_func_t fun);
+
+/** @brief tinytc-py extension (docs/extensions.md): defines the constant memref @name of type ty (static shape, canonical stride) from data_size bytes of column-major element data; functions read it with global_ref. */
+TINYTC_EXPORT tinytc_status_t tinytc_prog_add_global(
+    tinytc_prog_t prg,
+    char const *name,
+    tinytc_type_t ty,
+    size_t data_size,
+    const void *data,
+    const tinytc_location_t *loc);
 
 /* ---- Recipe ---- */
 

@@ -123,9 +123,15 @@ typedef enum {
     tinytc_status_spirv_missing_dope_vector = 4098, /**< dope vector (dynamic shape/stride data) missing */
     tinytc_status_spirv_unsupported_atomic_data_type = 4099, /**< atomic on this data type not expressible in SPIR-V */
     tinytc_status_spirv_required_feature_unavailable = 4100, /**< needed SPIR-V feature not enabled in core info */
+    tinytc_status_ext_disabled = 32768, /**< language extension used while the extensions flag is off */
+    tinytc_status_ext_printf_format_mismatch = 32769, /**< printf format does not match its arguments */
+    tinytc_status_ext_bitcast_size_mismatch = 32770, /**< bitcast between types of different bit width */
+    tinytc_status_ext_undefined_global = 32771, /**< global_ref names no global of the program or has another type */
+    tinytc_status_ext_invalid_global = 32772, /**< global type or initializer invalid */
+    tinytc_status_ext_global_redefined = 32773, /**< global defined twice in a program */
     tinytc_status_unknown = 2147483647, /**< unknown error (catch-all) */
 } tinytc_status_t;
-#define TINYTC_ENUM_NUM_STATUS 94
+#define TINYTC_ENUM_NUM_STATUS 100
 /** @brief Returns the text of a tinytc_status_t value ("unknown" for other values). */
 TINYTC_EXPORT char const *tinytc_status_to_string(tinytc_status_t val);
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .errors import CompilationError, Status, TinytcError
+from .ir.extensions import check_globals_enabled
 from .ir.region import Prog
 from .passes.pipeline import run_default_pipeline
 from .spirv.assembler import assemble
@@ -58,6 +59,10 @@ def compile_to_module(prog: Prog, core_info: CoreInfo | None = None) -> Compiled
     """Run the pipeline on `prog` (in place), convert it and declare capabilities; errors are
     reported through the program's context and raised."""
     info = core_info if core_info is not None else default_core_info()
+    try:
+        check_globals_enabled(prog)
+    except CompilationError as err:
+        raise prog.ctx.report(err) from None
     run_default_pipeline(prog, info)
     try:
         module, kernels = convert_prog(prog, info)

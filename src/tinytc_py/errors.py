@@ -114,6 +114,12 @@ class Status(IntEnum):
     spirv_missing_dope_vector = 0x1002
     spirv_unsupported_atomic_data_type = 0x1003
     spirv_required_feature_unavailable = 0x1004
+    ext_disabled = 0x8000
+    ext_printf_format_mismatch = 0x8001
+    ext_bitcast_size_mismatch = 0x8002
+    ext_undefined_global = 0x8003
+    ext_invalid_global = 0x8004
+    ext_global_redefined = 0x8005
     unknown = 0x7FFFFFFF
 
 
@@ -211,6 +217,12 @@ _DESCRIPTIONS = {
     Status.spirv_missing_dope_vector: "dope vector (dynamic shape/stride data) missing",
     Status.spirv_unsupported_atomic_data_type: "atomic on this data type not expressible in SPIR-V",
     Status.spirv_required_feature_unavailable: "needed SPIR-V feature not enabled in core info",
+    Status.ext_disabled: "language extension used while the extensions flag is off",
+    Status.ext_printf_format_mismatch: "printf format does not match its arguments",
+    Status.ext_bitcast_size_mismatch: "bitcast between types of different bit width",
+    Status.ext_undefined_global: "global_ref names no global of the program or has another type",
+    Status.ext_invalid_global: "global type or initializer invalid",
+    Status.ext_global_redefined: "global defined twice in a program",
     Status.unknown: "unknown error (catch-all)",
 }
 

@@ -191,3 +191,41 @@ def assert_ulp(got, want, ty: str, ulp: float, err_msg: str = "") -> None:
         f"{err_msg}: {bad.size} values off by more than {ulp} ulp, e.g. got {g[fin][bad[:5]]} "
         f"want {w[fin][bad[:5]]} ({err[bad[:5]]} ulp)"
     )
+
+
+# ---- subgroup and work-group operations ---------------------------------------------------------
+
+
+def group_reference(op: str, x: np.ndarray, wrap) -> np.ndarray:
+    """NumPy result of a subgroup_ or work_group_ {reduce,inclusive_scan,exclusive_scan}_
+    {add,max,min} over x (in order), computed wide and converted back by `wrap`."""
+    kind, opn = op.removeprefix("subgroup_").removeprefix("work_group_").rsplit("_", 1)
+    f = {"add": np.add, "max": np.maximum, "min": np.minimum}[opn]
+    wide = x.astype(
+        np.complex128 if np.iscomplexobj(x) else np.float64 if x.dtype.kind == "f" else np.int64
+    )
+    scan = f.accumulate(wide)
+    if kind == "reduce":
+        r = np.full_like(wide, scan[-1])
+    elif kind == "inclusive_scan":
+        r = scan
+    else:
+        if opn == "add":
+            identity = 0
+        elif x.dtype.kind == "f":
+            identity = -np.inf if opn == "max" else np.inf
+        else:
+            info = np.iinfo(x.dtype)
+            identity = info.min if opn == "max" else info.max
+        r = np.concatenate([[identity], scan[:-1]]).astype(wide.dtype)
+    return wrap(r)
+
+
+def device_subgroup_sizes() -> tuple[int, ...]:
+    """The subgroup sizes the CPU OpenCL device supports (from its detected core info)."""
+    from tinytc_py.runtime.opencl import core_info_for
+
+    dev = _device_or_none()
+    if dev is None:
+        pytest.skip("no SPIR-V capable OpenCL device")
+    return tuple(core_info_for(dev).subgroup_sizes)

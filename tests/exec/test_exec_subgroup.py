@@ -10,7 +10,7 @@ import pytest
 
 from tinytc_py.runtime.opencl import DTYPES
 
-from .support import bf16_bits, bf16_value, build
+from .support import bf16_bits, bf16_value, build, group_reference
 
 S = 8
 TYPES = ["i8", "i16", "i32", "i64", "index", "bf16", "f16", "f32", "f64", "c32", "c64"]
@@ -49,29 +49,6 @@ func @k(%in: memref<{ty}x{S}>, %out: memref<{ty}x{S}x{n + 1}>, %src: i32)
     )
 
 
-def expected(op: str, x: np.ndarray, wrap) -> np.ndarray:
-    kind, opn = op.removeprefix("subgroup_").rsplit("_", 1)
-    f = {"add": np.add, "max": np.maximum, "min": np.minimum}[opn]
-    wide = x.astype(
-        np.complex128 if np.iscomplexobj(x) else np.float64 if x.dtype.kind == "f" else np.int64
-    )
-    scan = f.accumulate(wide)
-    if kind == "reduce":
-        r = np.full_like(wide, scan[-1])
-    elif kind == "inclusive_scan":
-        r = scan
-    else:
-        if opn == "add":
-            identity = 0
-        elif x.dtype.kind == "f":
-            identity = -np.inf if opn == "max" else np.inf
-        else:
-            info = np.iinfo(x.dtype)
-            identity = info.min if opn == "max" else info.max
-        r = np.concatenate([[identity], scan[:-1]]).astype(wide.dtype)
-    return wrap(r)
-
-
 @pytest.mark.parametrize("ty", TYPES)
 def test_subgroup_operations(ty):
     text, ops = kernel(ty)
@@ -97,10 +74,10 @@ def test_subgroup_operations(ty):
     for k, op in enumerate(ops):
         got = bf16_value(out[:, k]) if ty == "bf16" else out[:, k]
         if ty == "bf16":
-            want = expected(op, ref_x, lambda r: bf16_value(bf16_bits(r.astype(np.float32))))
+            want = group_reference(op, ref_x, lambda r: bf16_value(bf16_bits(r.astype(np.float32))))
         elif x.dtype.kind == "i":
-            want = expected(op, ref_x, lambda r, t=x.dtype: r.astype(t))  # wraps around
+            want = group_reference(op, ref_x, lambda r, t=x.dtype: r.astype(t))  # wraps around
         else:
-            want = expected(op, ref_x, lambda r, t=x.dtype: r.astype(t))
+            want = group_reference(op, ref_x, lambda r, t=x.dtype: r.astype(t))
         np.testing.assert_array_equal(got, want, err_msg=op)
     np.testing.assert_array_equal(out[:, -1], np.full(S, x[src]))

@@ -16,6 +16,8 @@ Rules (a value not listed as varying is uniform):
   `atomic_load` (each work-item's atomic access may observe a different concurrent write) and
   `atomic_add` / `atomic_max` / `atomic_min` (each work-item gets a different old value).
 - Uniform by nature: the results of `subgroup_broadcast` and `subgroup_reduce_*`.
+- Extensions: shuffles and work-group scans are varying, work-group reductions and broadcasts
+  uniform; a shuffle's mask or delta and a work-group broadcast's id must be uniform.
 - Region parameters: the loop variables of `foreach` and the (row, column, component) parameters
   of `cooperative_matrix_apply` are varying; the tile offsets and sizes of `foreach_tile` are
   uniform (the reference states "the tile offsets must be dynamically uniform", which binds the
@@ -54,18 +56,34 @@ _SCANS = frozenset(
     for kind in ("exclusive_scan", "inclusive_scan")
     for op in ("add", "max", "min")
 )
-VARYING_RESULTS = _SCANS | {
-    "subgroup_local_id",
-    "cooperative_matrix_extract",
-    "atomic_load",
-    "atomic_add",
-    "atomic_max",
-    "atomic_min",
-}
+_WORK_GROUP_SCANS = frozenset(
+    f"work_group_{kind}_{op}"
+    for kind in ("exclusive_scan", "inclusive_scan")
+    for op in ("add", "max", "min")
+)
+_SHUFFLES = frozenset("subgroup_shuffle" + suffix for suffix in ("", "_xor", "_up", "_down"))
+VARYING_RESULTS = (
+    _SCANS
+    | _WORK_GROUP_SCANS
+    | _SHUFFLES
+    | {
+        "subgroup_local_id",
+        "cooperative_matrix_extract",
+        "atomic_load",
+        "atomic_add",
+        "atomic_max",
+        "atomic_min",
+    }
+)
 """Instructions whose results are varying in an SPMD region, whatever their operands."""
 
 UNIFORM_RESULTS = frozenset(
-    {"subgroup_broadcast"} | {f"subgroup_reduce_{op}" for op in ("add", "max", "min")}
+    {"subgroup_broadcast", "work_group_broadcast"}
+    | {
+        f"{scope}_reduce_{op}"
+        for scope in ("subgroup", "work_group")
+        for op in ("add", "max", "min")
+    }
 )
 """Instructions whose results are uniform, whatever their operands."""
 
@@ -88,6 +106,11 @@ REQUIRED_UNIFORM: dict[str, frozenset[str] | None] = {
     "cooperative_matrix_construct": frozenset({"number"}),
     # "The second operand must be dynamically uniform."
     "subgroup_broadcast": frozenset({"idx"}),
+    # Extensions (docs/extensions.md): the shuffle mask and delta, the broadcast work-item id.
+    "subgroup_shuffle_xor": frozenset({"mask"}),
+    "subgroup_shuffle_up": frozenset({"delta"}),
+    "subgroup_shuffle_down": frozenset({"delta"}),
+    "work_group_broadcast": frozenset({"id"}),
 }
 """Operand names (None: all operands) the reference requires to be dynamically uniform. Besides
 these, every operand of coopmatrix type must be uniform ("An argument to any instruction that
@@ -100,6 +123,7 @@ _ROLES = {
     "val": "matrix",
     "number": "number",
     "idx": "subgroup local index",
+    "id": "work-item id",
 }
 
 

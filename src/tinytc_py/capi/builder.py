@@ -285,6 +285,8 @@ def _prop(args: _Args, prop) -> Any:
         return _enum(prop.kind, raw)
     if prop.kind == "flag":
         return bool(raw)
+    if prop.kind == "string":
+        return text(raw)
     if prop.kind == "fence" and raw & ~int(AddressSpace.global_ | AddressSpace.local):
         invalid(f"unknown fence flags {raw:#x}")
     return int(raw)

@@ -45,7 +45,7 @@ def attach(ffi: Any, lib: Any, functions: dict[str, str]) -> list[str]:
     # libtinytc_cl runs on that library's ffi until libtinytc itself starts.
     if state.ffi is None or "tinytc_compiler_context_create" in functions:
         state.ffi, state.lib = ffi, lib
-    from . import builder, core, recipe  # noqa: F401 - importing registers the implementations
+    from . import builder, core, global_data, recipe  # noqa: F401 - importing registers the implementations
 
     if any(name.startswith("tinytc_cl_") for name in functions):
         from . import cl  # noqa: F401 - only the OpenCL library needs OpenCL

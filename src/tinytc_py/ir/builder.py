@@ -21,6 +21,9 @@ from typing import Any
 from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Status
 from .attrs import DictionaryAttr
 from .context import CompilerContext
+from .enums import OptFlag
+from .extensions import check_extension, disabled_error
+from .global_data import GlobalData, add_global, make_global
 from .inst import Inst
 from .instructions import INSTRUCTIONS
 from .nesting import MAX_NESTING, nesting_error, region_depth
@@ -156,6 +159,7 @@ class IRBuilder:
             inst.drop_uses()
             raise CompilationError(inst.loc, Status.invalid_arguments, "no insertion point set")
         try:
+            check_extension(inst, self.ctx, self.prog)
             check_placement(inst, region)
             if inst.regions and region_depth(region) >= MAX_NESTING:
                 raise nesting_error(inst.loc)
@@ -193,6 +197,17 @@ class IRBuilder:
             inst.parent.erase(inst)
             raise
         return RegionScope(self, inst.regions[0], inst)
+
+    def global_(
+        self, symbol: str, ty: Type, values: Any, loc: Location = UNKNOWN_LOCATION
+    ) -> GlobalData:
+        """Defines program-level constant data (the global extension, docs/extensions.md) from
+        the values in column-major order; functions read it with `global_ref(ty, symbol=...)`."""
+        if not self.ctx.optimization_flag(OptFlag.extensions):
+            raise disabled_error(loc, "'global'")
+        data = make_global(symbol, ty, list(values), loc)
+        add_global(self.prog, data)
+        return data
 
     # ---- instructions with hand-written signatures --------------------------------------------
 

@@ -4,7 +4,8 @@ builder and (later) the C API creators.
 An `InstSpec` row says, once per instruction: its mnemonic, its properties (modifiers and integer
 parameters, in C API order), its operands (single, optional `?` or variadic `*`, in C API order),
 whether it returns one value or a list, its regions, where it may appear (collective / spmd /
-mixed), its memory effects, and its text format. The classes in instructions.py supply the
+mixed), its memory effects, its text format, and whether it is a language extension (rejected
+when the compiler context's `extensions` flag is off). The classes in instructions.py supply the
 verification that the language reference's "Restrictions" demand.
 """
 
@@ -56,6 +57,7 @@ class InstSpec:
     writes: tuple[str, ...] = ()  # operand names written to memory
     builder_name: str = ""
     extra: dict = field(default_factory=dict)
+    extension: bool = False  # a tinytc-py language extension (docs/extensions.md)
 
     @property
     def python_name(self) -> str:

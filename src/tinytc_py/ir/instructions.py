@@ -1780,15 +1780,25 @@ def _class_name(mnemonic: str) -> str:
 INSTRUCTIONS: dict[str, type[Inst]] = {}
 """Mnemonic → leaf instruction class."""
 
-for _base, _spec, _attrs in SPECS:
-    _cls = type(
-        _class_name(_spec.mnemonic),
-        (_base,),
+
+def register(base: type[Inst], spec: InstSpec, **class_attrs: Any) -> type[Inst]:
+    """Makes the leaf class of a table row and enters it in INSTRUCTIONS."""
+    cls = type(
+        _class_name(spec.mnemonic),
+        (base,),
         {
             "__slots__": (),
-            "spec": _spec,
-            "variadic": frozenset(o[:-1] for o in _spec.operands if o.endswith("*")),
-            **_attrs,
+            "spec": spec,
+            "variadic": frozenset(o[:-1] for o in spec.operands if o.endswith("*")),
+            **class_attrs,
         },
     )
-    INSTRUCTIONS[_spec.mnemonic] = _cls
+    INSTRUCTIONS[spec.mnemonic] = cls
+    return cls
+
+
+for _base, _spec, _attrs in SPECS:
+    register(_base, _spec, **_attrs)
+
+# The language extensions' rows register themselves (whichever of the two modules loads first).
+from . import extensions as _extensions  # noqa: E402,F401

@@ -12,6 +12,7 @@ from .values import Value
 if TYPE_CHECKING:
     from .attrs import DictionaryAttr
     from .context import CompilerContext
+    from .global_data import GlobalData
     from .inst import Inst
 
 
@@ -112,12 +113,14 @@ class Func:
 
 
 class Prog:
-    """A program: functions sharing one compiler context."""
+    """A program: functions sharing one compiler context, and the constant data they may read
+    (`globals`, the global_data extension)."""
 
     def __init__(self, ctx: CompilerContext, loc: Location = UNKNOWN_LOCATION) -> None:
         self.ctx = ctx
         self.loc = loc
         self.funcs: list[Func] = []
+        self.globals: dict[str, GlobalData] = {}
 
     def add_function(self, func: Func) -> Func:
         self.funcs.append(func)

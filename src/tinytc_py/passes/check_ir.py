@@ -1,7 +1,9 @@
-"""check-ir: the full structural verification of a function (see ir/verify.py)."""
+"""check-ir: the full structural verification of a function (see ir/verify.py), and the
+rejection of language extensions when the context's extensions flag is off."""
 
 from __future__ import annotations
 
+from ..ir.extensions import check_enabled
 from ..ir.verify import verify_func
 from .base import FunctionPass
 
@@ -11,3 +13,5 @@ class CheckIr(FunctionPass):
 
     def run(self, func, ctx, out) -> None:
         verify_func(func)
+        for inst in func.body.walk():
+            check_enabled(inst, ctx)

@@ -25,6 +25,7 @@ from ..ir.types import DYNAMIC, NumberType, ScalarKind, Type
 from ..ir.values import Value
 from ..ir.verify import check_placement, check_region_end, finish_func
 from . import lexer as lx
+from .extension_syntax import check_parsed_extension, parse_global, parse_global_name, parse_printf
 from .preprocessor import Definitions, evaluate_rpn
 from .syntax import modifier_table
 
@@ -43,15 +44,19 @@ class Parser:
         self.scopes: list[dict[str, Value]] = []
         self.regions: list[Region] = []  # regions being parsed, innermost last
         self.attr_depth = 0  # array and dictionary attributes being parsed
+        self.prog: Prog | None = None  # the program being parsed (its globals are visible)
 
     # ---- program and functions ----------------------------------------------------------------
 
     def parse_prog(self) -> Prog:
-        prog = Prog(self.ctx, self.c.loc(0, 0))
+        prog = self.prog = Prog(self.ctx, self.c.loc(0, 0))
         names: set[str] = set()
         while not self.c.at_end():
             if self.c.peek("$"):
                 self.parse_def_assign()
+                continue
+            if self.c.peek("global"):
+                parse_global(self, prog)
                 continue
             func = self.parse_func()
             if func.name in names:
@@ -552,6 +557,8 @@ class Parser:
         if not m:
             raise c.error("expected instruction")
         inst = self.parse_inst_body(m.group(0), mbegin, begin)
+        if inst.spec.extension:
+            check_parsed_extension(self, inst)
         if len(names) != len(inst.results):
             inst.drop_uses()
             raise CompilationError(
@@ -630,6 +637,8 @@ class Parser:
                     operands[tok[1:]] = self.parse_value()
             elif tok.startswith("#"):
                 props[tok[1:]] = self.parse_integer()
+            elif tok.startswith("@"):
+                props[tok[1:]] = parse_global_name(self)
             else:
                 c.expect(tok)
         return cls(operands, props, result_type, c.loc(begin), attrs)
@@ -822,6 +831,7 @@ _CUSTOM = {
     "foreach_tile": Parser.parse_foreach,
     "parallel": Parser.parse_parallel,
     "cooperative_matrix_apply": Parser.parse_coop_apply,
+    "printf": parse_printf,
 }
 
 

@@ -13,6 +13,7 @@ from ..ir.nesting import check_nesting
 from ..ir.region import Func, Prog, Region
 from ..ir.types import DYNAMIC, dyn_str
 from ..ir.values import Value
+from .extension_syntax import print_globals, print_printf
 from .syntax import modifier_text
 
 INDENT = "    "
@@ -132,6 +133,8 @@ class Printer:
                 piece = self.refs(inst.operand_list(key))
             elif tok.startswith("#"):
                 piece = str(inst.props[tok[1:]])
+            elif tok.startswith("@"):
+                piece = "@" + inst.props[tok[1:]]
             else:
                 piece = tok
             text = _join(text, piece)
@@ -260,12 +263,14 @@ _CUSTOM = {
     "foreach_tile": Printer.print_foreach,
     "parallel": Printer.print_parallel,
     "cooperative_matrix_apply": Printer.print_coop_apply,
+    "printf": print_printf,
 }
 
 
 def print_prog(prog: Prog) -> str:
     check_nesting(prog)
     printer = Printer()
+    printer.out.append(print_globals(prog, format_constant))
     for k, func in enumerate(prog.funcs):
         if k:
             printer.out.append("\n")

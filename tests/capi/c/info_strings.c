@@ -37,7 +37,7 @@ int main(void) {
                "subgroup_buffer_block_io");
     EXPECT_STR(tinytc_address_space_to_string((tinytc_address_space_t)3), "unknown");
     EXPECT_STR(tinytc_support_level_to_string(tinytc_support_level_tuned), "tuned");
-    EXPECT(TINYTC_ENUM_NUM_STATUS == 94 && TINYTC_ENUM_NUM_SPIRV_FEATURE == 19);
+    EXPECT(TINYTC_ENUM_NUM_STATUS == 100 && TINYTC_ENUM_NUM_SPIRV_FEATURE == 19);
     EXPECT(TINYTC_VERSION_MAJOR == 0 && TINYTC_VERSION_MINOR == 4 && TINYTC_VERSION_PATCH == 0);
 
     /* fp helpers */

@@ -20,7 +20,8 @@ instruction is ever emitted half-way into an invalid module. Capabilities are ad
 by ../capex.py from what the module contains.
 
 The conversion is split into mixins by subject: scalar, memory (incl. local memory), atomics,
-control, spmd (builtins, barrier, subgroup operations) and coopmatrix (+ coopmatrix_memory, and
+control, spmd (builtins, barrier, subgroup operations), extensions (the language extensions of
+docs/extensions.md) and coopmatrix (+ coopmatrix_memory, and
 coopmatrix_dpas for PVC/BMG, which falls back to the other two; the layout arithmetic is
 analysis/coopmatrix_layout.py); `Converter` combines them and maps each instruction class to its handler.
 """
@@ -28,6 +29,7 @@ analysis/coopmatrix_layout.py); `Converter` combines them and maps each instruct
 from __future__ import annotations
 
 from ...errors import UNKNOWN_LOCATION, CompilationError, Status, TinytcError
+from ...ir import extensions as X
 from ...ir import instructions as I
 from ...ir.region import Prog
 from ...target.core_info import CoreInfo
@@ -36,6 +38,7 @@ from .atomics import AtomicConversion
 from .base import ConverterBase, GroupDV, MemrefDV, not_implemented
 from .control import ControlFlowConversion
 from .coopmatrix_dpas import CoopmatrixDpasConversion
+from .extensions import ExtensionConversion
 from .memory import MemoryConversion
 from .metadata import ArgInfo, KernelInfo, ParamInfo, kernel_sizes
 from .scalar import ScalarConversion, float_to_bf16_bits
@@ -49,6 +52,7 @@ class Converter(
     AtomicConversion,
     ControlFlowConversion,
     SpmdConversion,
+    ExtensionConversion,
 ):
     """Converts the functions of one program into one module."""
 
@@ -64,6 +68,7 @@ class Converter(
             (I.BuiltinInst, self.builtin),
             (I.BarrierInst, self.barrier),
             (I.SubgroupBroadcastInst, self.subgroup_broadcast),
+            (X.WorkGroupOperationInst, self.work_group_operation),
             (I.SubgroupOperationInst, self.subgroup_operation),
             (I.AtomicLoadInst, self.atomic_load),
             (I.AllocaInst, self.alloca),
@@ -87,6 +92,13 @@ class Converter(
             (I.CoopMulAddInst, self.coop_mul_add),
             (I.CoopReduceInst, self.coop_reduce),
             (I.CoopScaleInst, self.coop_scale),
+            (X.SubgroupShuffleInst, self.subgroup_shuffle),
+            (X.WorkGroupBroadcastInst, self.work_group_broadcast),
+            (X.PrintfInst, self.printf),
+            (X.SelectInst, self.select),
+            (X.BitcastInst, self.bitcast),
+            (X.MathNaryInst, self.math_nary),
+            (X.GlobalRefInst, self.global_ref),
         ]
         # tried first for instructions with a coopmatrix result (component-wise versions)
         self._coop_handlers = [
@@ -94,6 +106,8 @@ class Converter(
             (I.ArithBinaryInst, self.coop_arith_binary),
             (I.ArithUnaryInst, self.coop_arith_unary),
             (I.CastInst, self.coop_cast),
+            (X.SelectInst, self.select),
+            (X.BitcastInst, self.bitcast),
         ]
 
 

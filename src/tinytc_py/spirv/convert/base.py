@@ -123,6 +123,8 @@ class ConverterBase:
 
     def convert(self, prog: Prog) -> Module:
         self.ocl = self.mod.ext_inst_import("OpenCL.std")
+        self.prog = prog
+        self.global_vars: dict[str, int] = {}  # global name -> its module-scope variable
         for func in prog.funcs:
             self.function(func)
         return self.mod

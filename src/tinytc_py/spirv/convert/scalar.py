@@ -57,6 +57,15 @@ _MATH = {
     "native_exp2": OpenCLStd.native_exp2,
     "native_log": OpenCLStd.native_log,
     "native_log2": OpenCLStd.native_log2,
+    # language extensions (docs/extensions.md)
+    "sqrt": OpenCLStd.sqrt,
+    "rsqrt": OpenCLStd.rsqrt,
+    "tanh": OpenCLStd.tanh,
+    "erf": OpenCLStd.erf,
+    "floor": OpenCLStd.floor,
+    "ceil": OpenCLStd.ceil,
+    "round": OpenCLStd.round,
+    "trunc": OpenCLStd.trunc,
 }
 _INT_CMP = {
     "equal": Op.IEqual,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ...ir.enums import AddressSpace
 from ...ir.inst import Inst
-from ...ir.types import NumberType
+from ...ir.types import NumberType, ScalarKind
 from ..tables import (
     BuiltIn,
     GroupOperation,
@@ -103,27 +103,34 @@ class SpmdConversion(ConverterBase):
 
     def subgroup_operation(self, inst: Inst) -> None:
         """subgroup_{reduce,inclusive_scan,exclusive_scan}_{add,max,min}."""
-        kind, opn = inst.name.removeprefix("subgroup_").rsplit("_", 1)
+        self.group_operation(inst, "subgroup_", self.subgroup_scope())
+
+    def group_operation(self, inst: Inst, prefix: str, scope: int) -> None:
+        """<prefix>{reduce,inclusive_scan,exclusive_scan}_{add,max,min} over `scope` (a
+        constant id: Subgroup, or Workgroup for the work-group collectives extension)."""
+        kind, opn = inst.name.removeprefix(prefix).rsplit("_", 1)
         ty: NumberType = inst.results[0].type
         a = self.val(inst.operand("a"), inst)
         operation = _GROUP_OPERATION[kind]
+
+        def group_op(opcode: int, t: int, x: int) -> int:
+            return self.block.op(opcode, t, scope, operation, x)
+
         if ty.is_complex:
             comp = self.ty(ty.component_type)
-            parts = [
-                self.group_op(_FLOAT_GROUP[opn], comp, operation, p) for p in self.parts(a, comp)
-            ]
+            parts = [group_op(_FLOAT_GROUP[opn], comp, p) for p in self.parts(a, comp)]
             self.set(inst, self.make_complex(self.ty(ty), *parts))
+        elif ty.kind is ScalarKind.f16 and prefix == "work_group_":
+            # the CPU runtime's compiler crashes on half-precision work-group functions
+            f32 = self.f32()
+            r = group_op(_FLOAT_GROUP[opn], f32, self.block.op(Op.FConvert, f32, a))
+            self.set(inst, self.block.op(Op.FConvert, self.ty(ty), r))
         elif ty.is_float:
-            self.set(
-                inst,
-                self.via_f32(
-                    ty, lambda t, x: self.group_op(_FLOAT_GROUP[opn], t, operation, x[0]), a
-                ),
-            )
+            self.set(inst, self.via_f32(ty, lambda t, x: group_op(_FLOAT_GROUP[opn], t, x[0]), a))
         elif ty.size < 4:
             i32, t = self.i32(), self.ty(ty)
             wide = self.block.op(Op.SConvert, i32, a)
-            r = self.group_op(_INT_GROUP[opn], i32, operation, wide)
+            r = group_op(_INT_GROUP[opn], i32, wide)
             if kind == "exclusive_scan" and opn != "add":
                 # lane 0 gets the i32 identity; clamp it to the narrow type's identity
                 bits = 8 * ty.size - 1
@@ -132,7 +139,4 @@ class SpmdConversion(ConverterBase):
                 r = self.ext(i32, clamp, r, self.mod.constant(i32, limit & 0xFFFFFFFF))
             self.set(inst, self.block.op(Op.SConvert, t, r))
         else:
-            self.set(inst, self.group_op(_INT_GROUP[opn], self.ty(ty), operation, a))
-
-    def group_op(self, opcode: int, ty: int, operation: int, a: int) -> int:
-        return self.block.op(opcode, ty, self.subgroup_scope(), operation, a)
+            self.set(inst, group_op(_INT_GROUP[opn], self.ty(ty), a))
