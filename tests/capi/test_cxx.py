@@ -78,17 +78,37 @@ def upstream_sources(upstream: Path, runtime: str, dest: Path) -> list[Path]:
     ]
 
 
+def upstream_checkout() -> Path:
+    upstream = os.environ.get("TINYTC_UPSTREAM_SRC")
+    if not upstream or not (Path(upstream) / "test" / "linalg.hpp").is_file():
+        pytest.skip("set TINYTC_UPSTREAM_SRC to a checkout of tiny-tensor-compiler v0.4.0")
+    return Path(upstream)
+
+
+def test_upstream_cxx_examples(compile_c, tmp_path):
+    """Upstream's C++ examples that need no SYCL (builder, jit) build and run unchanged."""
+    examples = upstream_checkout() / "examples"
+    builder = compile_c(str(examples / "builder" / "main.cpp"), cxx=True, flags=CXXFLAGS)
+    assert builder.run().stderr.startswith("func @copy(")  # dump() prints to stderr
+    jit = compile_c(str(examples / "jit" / "main.cpp"), cxx=True, flags=CXXFLAGS, name="jit")
+    good = Path(__file__).resolve().parents[2] / "examples" / "ir" / "matvec_batched.ir"
+    assert jit.run(str(good)).returncode == 0
+    bad = tmp_path / "bad.ir"
+    bad.write_text("func @f(%a: f32) {\n    %b = add %a, %a : i32\n}\n")
+    failed = jit.run(str(bad), check=False)
+    assert failed.returncode == 1
+    assert "Error (" in failed.stderr
+
+
 @pytest.mark.parametrize("runtime", sorted(UPSTREAM_RUNTIMES))
 def test_upstream_linalg_suite(tmp_path, capi_libs, cl_env, runtime):
     """Upstream's doctest linalg suite (axpby, cumsum, gemm, gemv, ger, hadamard, sum in every
     precision) against our include/ and libraries; every test case must pass."""
-    upstream = os.environ.get("TINYTC_UPSTREAM_SRC")
-    if not upstream or not (Path(upstream) / "test" / "linalg.hpp").is_file():
-        pytest.skip("set TINYTC_UPSTREAM_SRC to a checkout of tiny-tensor-compiler v0.4.0")
+    upstream = upstream_checkout()
     if not Path("/usr/include/doctest/doctest.h").is_file():
         pytest.skip("doctest-dev is not installed")
     libs, defines = UPSTREAM_RUNTIMES[runtime]
-    sources = upstream_sources(Path(upstream), runtime, tmp_path)
+    sources = upstream_sources(upstream, runtime, tmp_path)
     cmd = ["g++", "-std=c++20", "-O1", "-DENABLE_DOUBLE_PRECISION", *defines]
     if runtime == "ze" and "zeCommandListHostSynchronize" not in ZE_HEADER.read_text():
         cmd += ["-include", str(SHIM / "ze_host_synchronize.hpp")]
