@@ -153,9 +153,7 @@ def test_error_with_unknown_location_or_source():
     assert str(err) == "<unknown>: Invalid shape"
     ctx = CompilerContext()
     loc = Location(Position(7, 1, 1), Position(7, 1, 4))
-    assert (
-        format_error(ctx, CompilationError(loc, Status.parse_error, "lost")) == "1.1-3: lost"
-    )
+    assert format_error(ctx, CompilationError(loc, Status.parse_error, "lost")) == "1.1-3: lost"
 
 
 def test_tabs_keep_columns_aligned():
