@@ -1,4 +1,4 @@
-"""Error reporting: the `name:line.col-col: error: ...` headline, the source excerpt with a tilde
+"""Error reporting: the `name:line.col-col: <status headline> (<detail>)` line, the source excerpt with a tilde
 range under the located columns, "defined here" notes for the values involved, multi-line
 locations, the context's reporter callback, the C API status numbers, and tinytc-opt's exit
 status and stderr."""
