@@ -83,7 +83,10 @@ class Folder:
         ca, cb = fold.known(a), fold.known(b)
         if inst.name in ("div", "rem") and ty.is_integer and cb == 0:
             raise CompilationError(
-                inst.loc, Status.ir_division_by_zero, f"integer {inst.name} by zero", [b]
+                inst.loc,
+                Status.ir_division_by_zero,
+                f"integer {inst.name} by zero",
+                [b] if b is not None else [],
             )
         if ca is not None and cb is not None:
             value = fold.binary(inst.name, ty, ca, cb)
