@@ -9,10 +9,11 @@ PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.tinytc-installed
-APT_PACKAGES := spirv-tools spirv-headers ocl-icd-opencl-dev opencl-headers libze-dev gcc g++ gfortran valgrind
+APT_PACKAGES := spirv-tools spirv-headers ocl-icd-opencl-dev opencl-headers libze-dev gcc g++ gfortran valgrind doctest-dev
 SPIRV_GRAMMAR := /usr/include/spirv/unified1/spirv.core.grammar.json
 CL_HEADER := /usr/include/CL/cl.h
 ZE_HEADER := /usr/include/level_zero/ze_api.h
+DOCTEST_HEADER := /usr/include/doctest/doctest.h
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
@@ -29,8 +30,9 @@ setup: apt $(STAMP) capi
 apt:
 	@if command -v spirv-val >/dev/null && command -v spirv-as >/dev/null && command -v g++ >/dev/null \
 	    && command -v gfortran >/dev/null && command -v valgrind >/dev/null \
-	    && test -f $(SPIRV_GRAMMAR) && test -f $(CL_HEADER) && test -f $(ZE_HEADER); then \
-	  echo "apt: spirv-tools, spirv-headers, OpenCL and Level Zero headers, gfortran, valgrind already present"; \
+	    && test -f $(SPIRV_GRAMMAR) && test -f $(CL_HEADER) && test -f $(ZE_HEADER) \
+	    && test -f $(DOCTEST_HEADER); then \
+	  echo "apt: spirv-tools, spirv-headers, OpenCL and Level Zero headers, doctest, gfortran, valgrind already present"; \
 	else \
 	  echo "apt: installing $(APT_PACKAGES)"; \
 	  $(SUDO) apt-get update; \

@@ -1,5 +1,5 @@
 """Packaging hook (everything else is in pyproject.toml): the wheel carries the C API's sources,
-capi/, include/ and tools/gen_capi.py, as tinytc_py/_c_sources, so that `tinytc-py build-capi`
+capi/, include/ and tools/gen_capi.py (with gen_cxx.py), as tinytc_py/_c_sources, so that `tinytc-py build-capi`
 builds libtinytc*.so and the Level Zero CPU driver for an installed package, from the same
 capi/build.py a checkout's `make setup` runs."""
 
@@ -12,7 +12,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
-C_SOURCES = ("capi", "include", "tools/gen_capi.py")
+C_SOURCES = ("capi", "include", "tools/gen_capi.py", "tools/gen_cxx.py")
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "*.so", "*.so.*", "*.o")
 
 

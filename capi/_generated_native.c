@@ -5,205 +5,205 @@
 char const *tinytc_status_to_string(tinytc_status_t val) {
     switch (val) {
     case tinytc_status_success:
-        return "no error";
+        return "Success";
     case tinytc_status_bad_alloc:
-        return "memory allocation failed";
+        return "Bad allocation";
     case tinytc_status_invalid_arguments:
-        return "bad argument (typically a NULL handle/out-pointer or inconsistent sizes)";
+        return "Invalid arguments passed to function";
     case tinytc_status_out_of_range:
-        return "index/size outside the allowed range";
+        return "Out of range";
     case tinytc_status_runtime_error:
-        return "generic runtime failure (any other std::exception upstream)";
+        return "General runtime error";
     case tinytc_status_internal_compiler_error:
-        return "compiler bug/unexpected state";
+        return "Internal compiler error";
     case tinytc_status_unsupported_subgroup_size:
-        return "requested subgroup size not supported by device";
+        return "Device does not support subgroup size";
     case tinytc_status_unsupported_work_group_size:
-        return "requested work-group size not supported by device";
+        return "Device does not support work-group size";
     case tinytc_status_compilation_error:
-        return "generic compilation failure";
+        return "Compilation error";
     case tinytc_status_file_io_error:
-        return "file could not be opened/read/written";
+        return "I/O error occured in file operation";
     case tinytc_status_parse_error:
-        return "tensor-IR text could not be parsed";
+        return "Parse error";
     case tinytc_status_unavailable_extension:
-        return "needed vendor extension missing (e.g. clSetKernelArgMemPointerINTEL for USM)";
+        return "Required vendor extension is unavailable";
     case tinytc_status_unsupported_backend:
-        return "backend not supported";
+        return "Unsupported backend";
     case tinytc_status_invalid_kernel_arguments:
-        return "kernel arguments inconsistent (e.g. alpha/beta size != scalar size in recipes)";
+        return "Invalid arguments passed to kernel";
     case tinytc_status_unsupported_device:
-        return "device cannot be used (e.g. unknown vendor)";
+        return "Unsupported device";
     case tinytc_status_invalid_core_info:
-        return "core info unusable (e.g. zero max work-group size or no subgroup sizes)";
+        return "Invalid core info object (e.g. max work group size is 0 or subgroup sizes vector is empty)";
     case tinytc_status_unknown_pass_name:
-        return "tinytc_run_function_pass got an unknown pass name";
+        return "Unknown compiler pass name";
     case tinytc_status_not_implemented:
-        return "feature not implemented";
+        return "Not implemented";
     case tinytc_status_compute_runtime_error:
-        return "an OpenCL/Level Zero call failed (all runtime errors map to this)";
+        return "Error occured in compute runtime";
     case tinytc_status_ir_out_of_bounds:
-        return "argument (e.g. mode number) out of bounds";
+        return "Argument is out of bounds";
     case tinytc_status_ir_invalid_shape:
-        return "shape invalid (negative non-dynamic extent etc.)";
+        return "Invalid shape";
     case tinytc_status_ir_incompatible_shapes:
-        return "operand shapes do not fit together";
+        return "Incompatible tensor shapes";
     case tinytc_status_ir_shape_stride_mismatch:
-        return "shape and stride have different lengths";
+        return "Dimension of shape and stride must match";
     case tinytc_status_ir_number_mismatch:
-        return "number types of operands differ";
+        return "Number type mismatch";
     case tinytc_status_ir_invalid_number_of_indices:
-        return "index count must equal memref order (or 1 for groups)";
+        return "Number of indices must match memref order or must be 1 for group types";
     case tinytc_status_ir_expected_boolean:
-        return "boolean type required";
+        return "Expected boolean type";
     case tinytc_status_ir_expected_number:
-        return "number type required";
+        return "Expected number type";
     case tinytc_status_ir_expected_int:
-        return "integer type required";
+        return "Expected integer type";
     case tinytc_status_ir_expected_float:
-        return "floating-point type required";
+        return "Expected floating point type";
     case tinytc_status_ir_expected_complex:
-        return "complex type required";
+        return "Expected complex type";
     case tinytc_status_ir_expected_i32:
-        return "i32 type required";
+        return "Expected i32 type";
     case tinytc_status_ir_expected_index:
-        return "index type required";
+        return "Expected index type";
     case tinytc_status_ir_expected_coopmatrix:
-        return "coopmatrix type required";
+        return "Expected coopmatrix type";
     case tinytc_status_ir_expected_coopmatrix_or_number:
-        return "coopmatrix or number type required";
+        return "Expected coopmatrix or number type";
     case tinytc_status_ir_expected_coopmatrix_number_or_boolean:
-        return "coopmatrix, number or boolean type required";
+        return "Expected coopmatrix type, number type, or boolean type";
     case tinytc_status_ir_expected_memref:
-        return "memref type required";
+        return "Expected memref type";
     case tinytc_status_ir_expected_memref_or_number:
-        return "memref or number type required";
+        return "Expected memref or number type";
     case tinytc_status_ir_expected_memref_or_group:
-        return "memref or group type required";
+        return "Expected memref or group type";
     case tinytc_status_ir_expected_memref_order_0:
-        return "order-0 (scalar) memref required";
+        return "Expected memref of order 0 (scalar)";
     case tinytc_status_ir_expected_memref_order_1:
-        return "order-1 (vector) memref required";
+        return "Expected memref of order 1 (vector)";
     case tinytc_status_ir_expected_memref_order_2:
-        return "order-2 (matrix) memref required";
+        return "Expected memref of order 2 (matrix)";
     case tinytc_status_ir_expected_memref_order_0_or_1:
-        return "order-0 or order-1 memref required";
+        return "Expected memref of order 0 or 1 (scalar or vector)";
     case tinytc_status_ir_expected_memref_order_1_or_2:
-        return "order-1 or order-2 memref required";
+        return "Expected memref of order 1 or 2 (vector or matrix)";
     case tinytc_status_ir_expected_memref_order_0_1_or_2:
-        return "memref of order 0, 1 or 2 required";
+        return "Expected memref of order 0, 1, or 2 (scalar, vector, or matrix)";
     case tinytc_status_ir_unexpected_yield:
-        return "yield inside a region that yields nothing";
+        return "Yield encountered in non-yielding region";
     case tinytc_status_ir_yield_mismatch:
-        return "yielded values do not match the expected count/types";
+        return "Number of yielded values does not match number of values yielded by region or the types are different";
     case tinytc_status_ir_subview_mismatch:
-        return "count of dynamic offsets/sizes differs from TINYTC_DYNAMIC placeholders";
+        return "Number of dynamic offsets and sizes must match number of dynamic operands";
     case tinytc_status_ir_invalid_slice:
-        return "static offset/size negative and not dynamic";
+        return "Static offset and size must be non-negative or dynamic (?)";
     case tinytc_status_ir_expand_shape_order_too_small:
-        return "expand shape needs at least 2 entries";
+        return "Expand shape must have at least 2 entries";
     case tinytc_status_ir_expand_shape_mismatch:
-        return "count of dynamic expand-shape operands differs from dynamic entries";
+        return "Number of dynamic expand shape operands must equal number of dynamic modes in static expand shape";
     case tinytc_status_ir_collective_called_from_spmd:
-        return "collective instruction used inside SPMD region";
+        return "Collective instruction must not be called from SPMD region";
     case tinytc_status_ir_fp_unsupported:
-        return "instruction does not accept floating-point type";
+        return "Floating point type unsupported by instruction";
     case tinytc_status_ir_spmd_called_from_collective:
-        return "SPMD-only instruction used in collective region";
+        return "SPMD instruction must not be called from collective region";
     case tinytc_status_ir_expected_local_address_space:
-        return "memref must be in local address space";
+        return "Expected memref with local address space";
     case tinytc_status_ir_expected_global_address_space:
-        return "memref must be in global address space";
+        return "Expected memref with global address space";
     case tinytc_status_ir_address_space_mismatch:
-        return "address spaces differ";
+        return "Address space must match";
     case tinytc_status_ir_invalid_offset:
-        return "offset negative and not dynamic";
+        return "Offset must be non-negative or dynamic";
     case tinytc_status_ir_int_unsupported:
-        return "instruction does not accept integer type";
+        return "Instruction does not support int type";
     case tinytc_status_ir_boolean_unsupported:
-        return "instruction does not accept boolean type";
+        return "Instruction does not support boolean type";
     case tinytc_status_ir_complex_unsupported:
-        return "instruction does not accept complex type";
+        return "Instruction does not support complex type";
     case tinytc_status_ir_coopmatrix_unsupported:
-        return "instruction does not accept coopmatrix type";
+        return "Instruction does not support coopmatrix type";
     case tinytc_status_ir_forbidden_cast:
-        return "cast between these types not allowed";
+        return "Forbidden cast";
     case tinytc_status_ir_invalid_beta:
-        return "atomic BLAS op needs constant beta equal to 0 or 1";
+        return "beta must be constant and 0 or 1 for atomic linear algebra operations";
     case tinytc_status_ir_init_return_mismatch:
-        return "initial values do not match return types (count/types)";
+        return "The number or types of the initial values does not match the return type list";
     case tinytc_status_ir_invalid_matrix_use:
-        return "coopmatrix operands have wrong matrix use";
+        return "Operands have invalid matrix use";
     case tinytc_status_ir_unsupported_coopmatrix_shape:
-        return "coopmatrix shape unsupported for type/use/target";
+        return "Unsupported coopmatrix shape for the combination of Number type, matrix use, and target architecture";
     case tinytc_status_ir_forbidden_promotion:
-        return "number type promotion not allowed";
+        return "Number type promotion is forbidden";
     case tinytc_status_ir_constant_mismatch:
-        return "constant value kind does not match its type";
+        return "Type of constant does not match type or returned value";
     case tinytc_status_ir_insufficient_alignment:
-        return "pointer alignment below requirement";
+        return "Pointer does not satisfy minimum alignment requirements";
     case tinytc_status_ir_must_have_yield:
-        return "value-returning region must end with yield";
+        return "Last instruction of region that returns values must be yield";
     case tinytc_status_ir_yield_in_else_branch_missing:
-        return "else branch lacks yield although then branch has one";
+        return "Else-branch must have yield instruction if then-branch has yield instruction";
     case tinytc_status_ir_from_to_mismatch:
-        return "from/to arrays of foreach differ in length (or are empty)";
+        return "length(from) != length(to)";
     case tinytc_status_ir_from_tile_shape_mismatch:
-        return "from array and tile_shape differ in length";
+        return "length(from) != length(tile_shape)";
     case tinytc_status_ir_operand_type_must_match_return_type:
-        return "operand type must equal result type";
+        return "Operand type must match return type";
     case tinytc_status_ir_invalid_stride:
-        return "stride invalid";
+        return "Invalid stride";
     case tinytc_status_ir_init_return_type_mismatch:
-        return "loop init values vs. result types: count or type differs";
+        return "Type of initializer does not match return type or the number of return types is not equal the number of initializers";
     case tinytc_status_ir_value_still_has_uses:
-        return "tried to erase a value that is still used";
+        return "A value shall be erased that still has uses";
     case tinytc_status_ir_expected_array_attribute:
-        return "array attribute required";
+        return "Expected array attribute";
     case tinytc_status_ir_expected_boolean_attribute:
-        return "boolean attribute required";
+        return "Expected boolean attribute";
     case tinytc_status_ir_expected_dictionary_attribute:
-        return "dictionary attribute required";
+        return "Expected dictionary attribute";
     case tinytc_status_ir_expected_integer_attribute:
-        return "integer attribute required";
+        return "Expected integer attribute";
     case tinytc_status_ir_expected_string_attribute:
-        return "string attribute required";
+        return "Expected string attribute";
     case tinytc_status_ir_duplicate_key_in_dictionary:
-        return "same name twice in a dictionary";
+        return "Duplicate key detected in list of named attributes";
     case tinytc_status_ir_unexpected_array_attribute_size:
-        return "array attribute has wrong length";
+        return "Unexpected array size";
     case tinytc_status_ir_expected_non_scalar_memref:
-        return "memref of order >= 1 required";
+        return "Expected memref of dimension greater or equal than 1";
     case tinytc_status_ir_complex_number_type_unsupported:
-        return "complex number type not supported here";
+        return "Complex number type not supported";
     case tinytc_status_ir_tile_shape0_not_multiple_of_sgs:
-        return "first tile extent not divisible by the subgroup size";
+        return "Tile shape 0 is not a multiple of the subgroup size";
     case tinytc_status_ir_division_by_zero:
-        return "constant division by zero";
+        return "Division by zero detected";
     case tinytc_status_spirv_forbidden_forward_declaration:
-        return "SPIR-V id forward-declared where not allowed";
+        return "Forward declaration of id is forbidden";
     case tinytc_status_spirv_undefined_value:
-        return "SPIR-V value undefined";
+        return "Undefined SPIR-V value";
     case tinytc_status_spirv_missing_dope_vector:
-        return "dope vector (dynamic shape/stride data) missing";
+        return "Dope vector missing";
     case tinytc_status_spirv_unsupported_atomic_data_type:
-        return "atomic on this data type not expressible in SPIR-V";
+        return "Atomic data type unsupported by SPIR-V";
     case tinytc_status_spirv_required_feature_unavailable:
-        return "needed SPIR-V feature not enabled in core info";
+        return "A required SPIR-V feature is unavailable";
     case tinytc_status_ext_disabled:
-        return "language extension used while the extensions flag is off";
+        return "Language extension used while extensions are disabled";
     case tinytc_status_ext_printf_format_mismatch:
-        return "printf format does not match its arguments";
+        return "Printf format does not match its arguments";
     case tinytc_status_ext_bitcast_size_mismatch:
-        return "bitcast between types of different bit width";
+        return "Bitcast between types of different size";
     case tinytc_status_ext_undefined_global:
-        return "global_ref names no global of the program or has another type";
+        return "Undefined global or global of another type";
     case tinytc_status_ext_invalid_global:
-        return "global type or initializer invalid";
+        return "Invalid global type or initializer";
     case tinytc_status_ext_global_redefined:
-        return "global defined twice in a program";
+        return "Global defined twice";
     case tinytc_status_unknown:
-        return "unknown error (catch-all)";
+        return "Unknown status code";
     }
     return "unknown";
 }

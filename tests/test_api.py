@@ -152,18 +152,21 @@ def test_compilation_error_has_location_status_and_notes(tmp_path: Path):
         tinytc_py.compile(path, target="pvc")
     err = info.value
     assert err.status == Status.ir_number_mismatch
-    assert (err.location.begin.line, err.location.begin.column) == (3, 5)
+    assert (err.location.begin.line, err.location.begin.column) == (3, 10)
     assert (err.location.end.line, err.location.end.column) == (3, 26)
     assert [(n.location.begin.line, n.location.begin.column) for n in err.notes] == [(1, 9), (2, 9)]
-    assert [n.message for n in err.notes] == ["value defined here: %a", "value defined here: %b"]
-    assert str(err).splitlines()[0] == f"{path}:3.5-26: error: operand types differ (i32 vs f32)"
+    assert [n.message for n in err.notes] == ["value defined here (%a)", "value defined here (%b)"]
+    assert (
+        str(err).splitlines()[0]
+        == f"{path}:3.10-25: Number type mismatch (operand types differ (i32 vs f32))"
+    )
 
 
 def test_parse_error_names_the_source():
     with pytest.raises(CompilationError) as info:
         tinytc_py.parse("func @f() {\n  %x = constant 1 : f33\n}", name="k.ir")
     assert info.value.status == Status.parse_error
-    assert str(info.value).splitlines()[0] == "k.ir:2.21-24: error: unknown type 'f33'"
+    assert str(info.value).splitlines()[0] == "k.ir:2.21-23: unknown type 'f33'"
 
 
 def _complex_if(dtype, rng, shape):

@@ -72,7 +72,7 @@ def test_python_blocks_run(page: Path, tmp_path: Path):
     if page.name == "README.md":
         assert result.stdout.splitlines()[-1] == "[0.  0.5 1.  1.5 2.  2.5 3.  3.5]"
     if page.name == "getting-started.rst":
-        assert "error: operand types differ (i32 vs f32)" in result.stdout
+        assert "Number type mismatch (operand types differ (i32 vs f32))" in result.stdout
 
 
 def _modules_with_examples() -> list[str]:

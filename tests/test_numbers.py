@@ -66,8 +66,7 @@ def test_integer_limits_rejected(text):
     assert err.what == "integer constant out of range"
     assert where(err) == (2, 19, 2, 19 + len(text))
     assert (
-        str(err).splitlines()[0]
-        == f"num.ir:2.19-{19 + len(text)}: error: integer constant out of range"
+        str(err).splitlines()[0] == f"num.ir:2.19-{18 + len(text)}: integer constant out of range"
     )
 
 

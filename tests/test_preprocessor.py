@@ -497,7 +497,7 @@ def test_calc_is_free_form():
 def test_calc_division_by_zero(expr, loc):
     err = error(f"$a = !calc({expr})\n")
     assert err.status is Status.ir_division_by_zero
-    assert err.what == "division by zero in !calc"
+    assert err.detail == "division by zero in !calc"
     assert where(err) == loc
 
 

@@ -186,7 +186,7 @@ def test_parser_error() -> None:
     err = info.value
     assert err.status is Status.compilation_error
     assert err.detail == DETAIL
-    assert str(err.loc) == "5.9-47"
+    assert str(err.loc) == "5.14-46"
     assert [v.name for v in err.values] == ["lid"]
 
 

@@ -10,6 +10,8 @@ retain/release pairs are derived from the enum list and the handle table.
 
 Outputs (committed; the first line of each says it is generated):
   include/tinytc.h, include/tinytc/{tinytc,types,builder,core,tinytc_cl,tinytc_ze,version,export}.h
+  include/tinytc/{tinytc,types,builder,core,tinytc_cl,tinytc_ze}.hpp
+                            the C++ API, from the templates in capi/cxx (tools/gen_cxx.py)
   capi/_generated_cdef.h    preprocessor-free declarations for cffi, in sections
                             (`/* section: NAME */`): types, then per library its interop types
                             and the functions implemented in Python (ffi.embedding_api)
@@ -34,6 +36,9 @@ import tomllib
 from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gen_cxx  # noqa: E402  (the C++ headers; a sibling script)
 
 ROOT = Path(__file__).resolve().parent.parent
 API_DIR = ROOT / "capi" / "api"
@@ -161,6 +166,7 @@ class Api:
     check_macros: dict
     native: set[str]
     enums: list[Enum]
+    cxx: dict
     functions: list[Function] = field(default_factory=list)
 
     def by_header(self, header: str) -> list[Function]:
@@ -204,6 +210,7 @@ def load_api(api_dir: Path = API_DIR, instructions: bool = True) -> Api:
         check_macros=lib["check_macro"],
         native=set(lib["native"]),
         enums=enums,
+        cxx=lib["cxx"],
     )
     for e in enums:
         api.functions.append(
@@ -583,6 +590,7 @@ def outputs(api: Api) -> dict[Path, str]:
     }
     for header in ("builder", "core", "tinytc_cl", "tinytc_ze"):
         files[inc / "tinytc" / f"{header}.h"] = render_functions_header(api, header)
+    files.update(gen_cxx.outputs(api, inc / "tinytc", GENERATED))
     return files
 
 

@@ -3,8 +3,10 @@
 `Status` carries the numeric values of the C API's ``tinytc_status_t`` so that an exception raised
 anywhere in the compiler maps onto the C return code without a translation table.
 `CompilationError` carries a source range and the IR values involved; `format_error` renders it
-the way compilers do (``file:line.col-line.col: error: ...``, the source line, a caret range and
-"defined here" notes), using the sources registered in the compiler context.
+in upstream tinytc's format, so that scripts parsing upstream's messages keep working: the first
+line is ``file:line.col-col: <status headline> (<detail>)`` (the headline is the status text of
+``tinytc_status_to_string``, the range prints its last column inclusively), then the source line
+with a tilde range, then a "value defined here" message for each value involved.
 """
 
 from __future__ import annotations
@@ -124,106 +126,106 @@ class Status(IntEnum):
 
 
 _DESCRIPTIONS = {
-    Status.success: "no error",
-    Status.bad_alloc: "memory allocation failed",
-    Status.invalid_arguments: "bad argument (typically a NULL handle/out-pointer or inconsistent sizes)",
-    Status.out_of_range: "index/size outside the allowed range",
-    Status.runtime_error: "generic runtime failure (any other std::exception upstream)",
-    Status.internal_compiler_error: "compiler bug/unexpected state",
-    Status.unsupported_subgroup_size: "requested subgroup size not supported by device",
-    Status.unsupported_work_group_size: "requested work-group size not supported by device",
-    Status.compilation_error: "generic compilation failure",
-    Status.file_io_error: "file could not be opened/read/written",
-    Status.parse_error: "tensor-IR text could not be parsed",
-    Status.unavailable_extension: "needed vendor extension missing (e.g. clSetKernelArgMemPointerINTEL for USM)",
-    Status.unsupported_backend: "backend not supported",
-    Status.invalid_kernel_arguments: "kernel arguments inconsistent (e.g. alpha/beta size != scalar size in recipes)",
-    Status.unsupported_device: "device cannot be used (e.g. unknown vendor)",
-    Status.invalid_core_info: "core info unusable (e.g. zero max work-group size or no subgroup sizes)",
-    Status.unknown_pass_name: "tinytc_run_function_pass got an unknown pass name",
-    Status.not_implemented: "feature not implemented",
-    Status.compute_runtime_error: "an OpenCL/Level Zero call failed (all runtime errors map to this)",
-    Status.ir_out_of_bounds: "argument (e.g. mode number) out of bounds",
-    Status.ir_invalid_shape: "shape invalid (negative non-dynamic extent etc.)",
-    Status.ir_incompatible_shapes: "operand shapes do not fit together",
-    Status.ir_shape_stride_mismatch: "shape and stride have different lengths",
-    Status.ir_number_mismatch: "number types of operands differ",
-    Status.ir_invalid_number_of_indices: "index count must equal memref order (or 1 for groups)",
-    Status.ir_expected_boolean: "boolean type required",
-    Status.ir_expected_number: "number type required",
-    Status.ir_expected_int: "integer type required",
-    Status.ir_expected_float: "floating-point type required",
-    Status.ir_expected_complex: "complex type required",
-    Status.ir_expected_i32: "i32 type required",
-    Status.ir_expected_index: "index type required",
-    Status.ir_expected_coopmatrix: "coopmatrix type required",
-    Status.ir_expected_coopmatrix_or_number: "coopmatrix or number type required",
-    Status.ir_expected_coopmatrix_number_or_boolean: "coopmatrix, number or boolean type required",
-    Status.ir_expected_memref: "memref type required",
-    Status.ir_expected_memref_or_number: "memref or number type required",
-    Status.ir_expected_memref_or_group: "memref or group type required",
-    Status.ir_expected_memref_order_0: "order-0 (scalar) memref required",
-    Status.ir_expected_memref_order_1: "order-1 (vector) memref required",
-    Status.ir_expected_memref_order_2: "order-2 (matrix) memref required",
-    Status.ir_expected_memref_order_0_or_1: "order-0 or order-1 memref required",
-    Status.ir_expected_memref_order_1_or_2: "order-1 or order-2 memref required",
-    Status.ir_expected_memref_order_0_1_or_2: "memref of order 0, 1 or 2 required",
-    Status.ir_unexpected_yield: "yield inside a region that yields nothing",
-    Status.ir_yield_mismatch: "yielded values do not match the expected count/types",
-    Status.ir_subview_mismatch: "count of dynamic offsets/sizes differs from TINYTC_DYNAMIC placeholders",
-    Status.ir_invalid_slice: "static offset/size negative and not dynamic",
-    Status.ir_expand_shape_order_too_small: "expand shape needs at least 2 entries",
-    Status.ir_expand_shape_mismatch: "count of dynamic expand-shape operands differs from dynamic entries",
-    Status.ir_collective_called_from_spmd: "collective instruction used inside SPMD region",
-    Status.ir_fp_unsupported: "instruction does not accept floating-point type",
-    Status.ir_spmd_called_from_collective: "SPMD-only instruction used in collective region",
-    Status.ir_expected_local_address_space: "memref must be in local address space",
-    Status.ir_expected_global_address_space: "memref must be in global address space",
-    Status.ir_address_space_mismatch: "address spaces differ",
-    Status.ir_invalid_offset: "offset negative and not dynamic",
-    Status.ir_int_unsupported: "instruction does not accept integer type",
-    Status.ir_boolean_unsupported: "instruction does not accept boolean type",
-    Status.ir_complex_unsupported: "instruction does not accept complex type",
-    Status.ir_coopmatrix_unsupported: "instruction does not accept coopmatrix type",
-    Status.ir_forbidden_cast: "cast between these types not allowed",
-    Status.ir_invalid_beta: "atomic BLAS op needs constant beta equal to 0 or 1",
-    Status.ir_init_return_mismatch: "initial values do not match return types (count/types)",
-    Status.ir_invalid_matrix_use: "coopmatrix operands have wrong matrix use",
-    Status.ir_unsupported_coopmatrix_shape: "coopmatrix shape unsupported for type/use/target",
-    Status.ir_forbidden_promotion: "number type promotion not allowed",
-    Status.ir_constant_mismatch: "constant value kind does not match its type",
-    Status.ir_insufficient_alignment: "pointer alignment below requirement",
-    Status.ir_must_have_yield: "value-returning region must end with yield",
-    Status.ir_yield_in_else_branch_missing: "else branch lacks yield although then branch has one",
-    Status.ir_from_to_mismatch: "from/to arrays of foreach differ in length (or are empty)",
-    Status.ir_from_tile_shape_mismatch: "from array and tile_shape differ in length",
-    Status.ir_operand_type_must_match_return_type: "operand type must equal result type",
-    Status.ir_invalid_stride: "stride invalid",
-    Status.ir_init_return_type_mismatch: "loop init values vs. result types: count or type differs",
-    Status.ir_value_still_has_uses: "tried to erase a value that is still used",
-    Status.ir_expected_array_attribute: "array attribute required",
-    Status.ir_expected_boolean_attribute: "boolean attribute required",
-    Status.ir_expected_dictionary_attribute: "dictionary attribute required",
-    Status.ir_expected_integer_attribute: "integer attribute required",
-    Status.ir_expected_string_attribute: "string attribute required",
-    Status.ir_duplicate_key_in_dictionary: "same name twice in a dictionary",
-    Status.ir_unexpected_array_attribute_size: "array attribute has wrong length",
-    Status.ir_expected_non_scalar_memref: "memref of order >= 1 required",
-    Status.ir_complex_number_type_unsupported: "complex number type not supported here",
-    Status.ir_tile_shape0_not_multiple_of_sgs: "first tile extent not divisible by the subgroup size",
-    Status.ir_division_by_zero: "constant division by zero",
-    Status.spirv_forbidden_forward_declaration: "SPIR-V id forward-declared where not allowed",
-    Status.spirv_undefined_value: "SPIR-V value undefined",
-    Status.spirv_missing_dope_vector: "dope vector (dynamic shape/stride data) missing",
-    Status.spirv_unsupported_atomic_data_type: "atomic on this data type not expressible in SPIR-V",
-    Status.spirv_required_feature_unavailable: "needed SPIR-V feature not enabled in core info",
-    Status.ext_disabled: "language extension used while the extensions flag is off",
-    Status.ext_printf_format_mismatch: "printf format does not match its arguments",
-    Status.ext_bitcast_size_mismatch: "bitcast between types of different bit width",
-    Status.ext_undefined_global: "global_ref names no global of the program or has another type",
-    Status.ext_invalid_global: "global type or initializer invalid",
-    Status.ext_global_redefined: "global defined twice in a program",
-    Status.unknown: "unknown error (catch-all)",
+    Status.success: "Success",
+    Status.bad_alloc: "Bad allocation",
+    Status.invalid_arguments: "Invalid arguments passed to function",
+    Status.out_of_range: "Out of range",
+    Status.runtime_error: "General runtime error",
+    Status.internal_compiler_error: "Internal compiler error",
+    Status.unsupported_subgroup_size: "Device does not support subgroup size",
+    Status.unsupported_work_group_size: "Device does not support work-group size",
+    Status.compilation_error: "Compilation error",
+    Status.file_io_error: "I/O error occured in file operation",
+    Status.parse_error: "Parse error",
+    Status.unavailable_extension: "Required vendor extension is unavailable",
+    Status.unsupported_backend: "Unsupported backend",
+    Status.invalid_kernel_arguments: "Invalid arguments passed to kernel",
+    Status.unsupported_device: "Unsupported device",
+    Status.invalid_core_info: "Invalid core info object (e.g. max work group size is 0 or subgroup sizes vector is empty)",
+    Status.unknown_pass_name: "Unknown compiler pass name",
+    Status.not_implemented: "Not implemented",
+    Status.compute_runtime_error: "Error occured in compute runtime",
+    Status.ir_out_of_bounds: "Argument is out of bounds",
+    Status.ir_invalid_shape: "Invalid shape",
+    Status.ir_incompatible_shapes: "Incompatible tensor shapes",
+    Status.ir_shape_stride_mismatch: "Dimension of shape and stride must match",
+    Status.ir_number_mismatch: "Number type mismatch",
+    Status.ir_invalid_number_of_indices: "Number of indices must match memref order or must be 1 for group types",
+    Status.ir_expected_boolean: "Expected boolean type",
+    Status.ir_expected_number: "Expected number type",
+    Status.ir_expected_int: "Expected integer type",
+    Status.ir_expected_float: "Expected floating point type",
+    Status.ir_expected_complex: "Expected complex type",
+    Status.ir_expected_i32: "Expected i32 type",
+    Status.ir_expected_index: "Expected index type",
+    Status.ir_expected_coopmatrix: "Expected coopmatrix type",
+    Status.ir_expected_coopmatrix_or_number: "Expected coopmatrix or number type",
+    Status.ir_expected_coopmatrix_number_or_boolean: "Expected coopmatrix type, number type, or boolean type",
+    Status.ir_expected_memref: "Expected memref type",
+    Status.ir_expected_memref_or_number: "Expected memref or number type",
+    Status.ir_expected_memref_or_group: "Expected memref or group type",
+    Status.ir_expected_memref_order_0: "Expected memref of order 0 (scalar)",
+    Status.ir_expected_memref_order_1: "Expected memref of order 1 (vector)",
+    Status.ir_expected_memref_order_2: "Expected memref of order 2 (matrix)",
+    Status.ir_expected_memref_order_0_or_1: "Expected memref of order 0 or 1 (scalar or vector)",
+    Status.ir_expected_memref_order_1_or_2: "Expected memref of order 1 or 2 (vector or matrix)",
+    Status.ir_expected_memref_order_0_1_or_2: "Expected memref of order 0, 1, or 2 (scalar, vector, or matrix)",
+    Status.ir_unexpected_yield: "Yield encountered in non-yielding region",
+    Status.ir_yield_mismatch: "Number of yielded values does not match number of values yielded by region or the types are different",
+    Status.ir_subview_mismatch: "Number of dynamic offsets and sizes must match number of dynamic operands",
+    Status.ir_invalid_slice: "Static offset and size must be non-negative or dynamic (?)",
+    Status.ir_expand_shape_order_too_small: "Expand shape must have at least 2 entries",
+    Status.ir_expand_shape_mismatch: "Number of dynamic expand shape operands must equal number of dynamic modes in static expand shape",
+    Status.ir_collective_called_from_spmd: "Collective instruction must not be called from SPMD region",
+    Status.ir_fp_unsupported: "Floating point type unsupported by instruction",
+    Status.ir_spmd_called_from_collective: "SPMD instruction must not be called from collective region",
+    Status.ir_expected_local_address_space: "Expected memref with local address space",
+    Status.ir_expected_global_address_space: "Expected memref with global address space",
+    Status.ir_address_space_mismatch: "Address space must match",
+    Status.ir_invalid_offset: "Offset must be non-negative or dynamic",
+    Status.ir_int_unsupported: "Instruction does not support int type",
+    Status.ir_boolean_unsupported: "Instruction does not support boolean type",
+    Status.ir_complex_unsupported: "Instruction does not support complex type",
+    Status.ir_coopmatrix_unsupported: "Instruction does not support coopmatrix type",
+    Status.ir_forbidden_cast: "Forbidden cast",
+    Status.ir_invalid_beta: "beta must be constant and 0 or 1 for atomic linear algebra operations",
+    Status.ir_init_return_mismatch: "The number or types of the initial values does not match the return type list",
+    Status.ir_invalid_matrix_use: "Operands have invalid matrix use",
+    Status.ir_unsupported_coopmatrix_shape: "Unsupported coopmatrix shape for the combination of Number type, matrix use, and target architecture",
+    Status.ir_forbidden_promotion: "Number type promotion is forbidden",
+    Status.ir_constant_mismatch: "Type of constant does not match type or returned value",
+    Status.ir_insufficient_alignment: "Pointer does not satisfy minimum alignment requirements",
+    Status.ir_must_have_yield: "Last instruction of region that returns values must be yield",
+    Status.ir_yield_in_else_branch_missing: "Else-branch must have yield instruction if then-branch has yield instruction",
+    Status.ir_from_to_mismatch: "length(from) != length(to)",
+    Status.ir_from_tile_shape_mismatch: "length(from) != length(tile_shape)",
+    Status.ir_operand_type_must_match_return_type: "Operand type must match return type",
+    Status.ir_invalid_stride: "Invalid stride",
+    Status.ir_init_return_type_mismatch: "Type of initializer does not match return type or the number of return types is not equal the number of initializers",
+    Status.ir_value_still_has_uses: "A value shall be erased that still has uses",
+    Status.ir_expected_array_attribute: "Expected array attribute",
+    Status.ir_expected_boolean_attribute: "Expected boolean attribute",
+    Status.ir_expected_dictionary_attribute: "Expected dictionary attribute",
+    Status.ir_expected_integer_attribute: "Expected integer attribute",
+    Status.ir_expected_string_attribute: "Expected string attribute",
+    Status.ir_duplicate_key_in_dictionary: "Duplicate key detected in list of named attributes",
+    Status.ir_unexpected_array_attribute_size: "Unexpected array size",
+    Status.ir_expected_non_scalar_memref: "Expected memref of dimension greater or equal than 1",
+    Status.ir_complex_number_type_unsupported: "Complex number type not supported",
+    Status.ir_tile_shape0_not_multiple_of_sgs: "Tile shape 0 is not a multiple of the subgroup size",
+    Status.ir_division_by_zero: "Division by zero detected",
+    Status.spirv_forbidden_forward_declaration: "Forward declaration of id is forbidden",
+    Status.spirv_undefined_value: "Undefined SPIR-V value",
+    Status.spirv_missing_dope_vector: "Dope vector missing",
+    Status.spirv_unsupported_atomic_data_type: "Atomic data type unsupported by SPIR-V",
+    Status.spirv_required_feature_unavailable: "A required SPIR-V feature is unavailable",
+    Status.ext_disabled: "Language extension used while extensions are disabled",
+    Status.ext_printf_format_mismatch: "Printf format does not match its arguments",
+    Status.ext_bitcast_size_mismatch: "Bitcast between types of different size",
+    Status.ext_undefined_global: "Undefined global or global of another type",
+    Status.ext_invalid_global: "Invalid global type or initializer",
+    Status.ext_global_redefined: "Global defined twice",
+    Status.unknown: "Unknown status code",
 }
 
 
@@ -249,12 +251,17 @@ class Location:
     end: Position = Position()
 
     def __str__(self) -> str:
+        """Upstream's range spelling: ``L.C``, ``L.C-E`` or ``L.C-L2.E`` with E the last column
+        (inclusive; the range itself is half-open)."""
         b, e = self.begin, self.end
         if b.line == 0:
             return "<unknown>"
-        if b.line == e.line:
-            return f"{b.line}.{b.column}-{e.column}"
-        return f"{b.line}.{b.column}-{e.line}.{e.column}"
+        last = max(0, e.column - 1)
+        if b.line < e.line:
+            return f"{b.line}.{b.column}-{e.line}.{last}"
+        if b.column < last:
+            return f"{b.line}.{b.column}-{last}"
+        return f"{b.line}.{b.column}"
 
     @staticmethod
     def span(first: Location, last: Location) -> Location:
@@ -311,13 +318,19 @@ class CompilationError(TinytcError):
     def notes(self) -> tuple[Note, ...]:
         """Where each involved value with a known location is defined."""
         return tuple(
-            Note(v.loc, f"value defined here: {v}") for v in self.values if v.loc.begin.line
+            Note(v.loc, f"value defined here ({v})") for v in self.values if v.loc.begin.line
         )
 
     @property
     def what(self) -> str:
-        """The headline message without location: the detail, or the status description."""
-        return self.detail or status_description(self.status)
+        """The message without location: the status headline, then the detail in parentheses
+        (parse errors: the detail alone)."""
+        headline = status_description(self.status)
+        if self.status == Status.parse_error and self.detail:
+            return self.detail  # upstream's parser errors are the message alone
+        if not self.detail or self.detail == headline:
+            return headline
+        return f"{headline} ({self.detail})"
 
     def __str__(self) -> str:
         return self.rendered if self.rendered is not None else f"{self.loc}: {self.what}"
@@ -336,18 +349,18 @@ def _excerpt(lines: list[str], loc: Location) -> str:
     return f"{text}\n{' ' * (b.column - 1)}{'~' * width}\n"
 
 
-def format_located(sources: SourceLookup, loc: Location, kind: str, what: str) -> str:
-    """One diagnostic: ``name:range: kind: what`` followed by the excerpt when the source is known."""
+def format_located(sources: SourceLookup, loc: Location, what: str) -> str:
+    """One diagnostic: ``name:range: what`` followed by the excerpt when the source is known."""
     name, lines = sources.source(loc.begin.source_id)
     prefix = f"{name}:{loc}" if name else str(loc)
-    head = f"{prefix}: {kind}: {what}\n"
+    head = f"{prefix}: {what}\n"
     return head + (_excerpt(lines, loc) if lines else "")
 
 
 def format_error(sources: SourceLookup, err: CompilationError) -> str:
-    """The full message: the error, then a note for each involved value saying where it is defined."""
-    parts = [format_located(sources, err.loc, "error", err.what)]
-    parts += [format_located(sources, n.location, "note", n.message) for n in err.notes]
+    """The full message: the error, then for each involved value where it is defined."""
+    parts = [format_located(sources, err.loc, err.what)]
+    parts += [format_located(sources, n.location, n.message) for n in err.notes]
     if err.hint:
         parts.append(f"hint: {err.hint}\n")
     return "".join(parts).rstrip("\n")

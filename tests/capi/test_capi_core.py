@@ -28,8 +28,8 @@ def test_parse_compile_and_validate(compile_c, tmp_path):
 
 def test_error_paths_and_reporter(compile_c):
     out = compile_c("errors.c").run().stdout
-    assert "report 1: <memory>:2.18-20: error: undefined identifier %c" in out
-    assert "report 2: kernel.ir:2.5-9: error: custom problem" in out
+    assert "report 1: <memory>:2.18-19: undefined identifier %c" in out
+    assert "report 2: kernel.ir:2.5-8: custom problem" in out
     assert out.endswith("ok\n")
 
 
@@ -56,7 +56,7 @@ int main(void) {
 }
 """
     result = compile_c(src).run()
-    assert result.stdout == "no error\n"
+    assert result.stdout == "Success\n"
     assert result.stderr == ""
 
 

@@ -121,7 +121,7 @@ def test_builder_example(capi_libs, tmp_path):
     size = int(lines[1].removeprefix("spirv bytes: "))
     assert size > 500 and size % 4 == 0
     assert lines[2] == "magic: 0x07230203"
-    assert lines[3] == "reported at 2.18: <memory>:2.18-20: error: undefined identifier %c"
+    assert lines[3] == "reported at 2.18: <memory>:2.18-19: undefined identifier %c"
     assert lines[-1] == "reports: 1"
 
 

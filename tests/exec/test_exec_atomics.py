@@ -165,7 +165,10 @@ def test_no_atomics_on_small_types(ty):
     with pytest.raises(CompilationError) as e:
         compile_to_spirv(parse(src, ctx, "k.ir"))
     assert e.value.status is Status.spirv_unsupported_atomic_data_type
-    assert (e.value.loc.begin.line, e.value.loc.begin.column) == (3, 5)
+    assert (e.value.loc.begin.line, e.value.loc.begin.column) == (
+        3,
+        10,
+    )  # the instruction starts at its mnemonic
     assert "no SPIR-V atomic" in e.value.rendered
 
 

@@ -128,7 +128,10 @@ def test_alloca_alignment_above_base_alignment_is_located():
     with pytest.raises(CompilationError) as e:
         compile_to_spirv(parse(src, CompilerContext(), "a.ir"))
     assert e.value.status is Status.ir_insufficient_alignment
-    assert (e.value.loc.begin.line, e.value.loc.begin.column) == (2, 5)
+    assert (e.value.loc.begin.line, e.value.loc.begin.column) == (
+        2,
+        10,
+    )  # the instruction starts at its mnemonic
     assert "alignment 256 exceeds" in e.value.rendered
 
 

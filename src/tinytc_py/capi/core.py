@@ -137,7 +137,7 @@ def tinytc_compiler_context_set_optimization_level(ctx: Any, level: int) -> None
 @export
 def tinytc_compiler_context_report_error(ctx: Any, loc: Any, what: Any) -> None:
     context = _ctx(ctx)
-    message = format_located(context, location(loc), "error", text(what)).rstrip("\n")
+    message = format_located(context, location(loc), text(what)).rstrip("\n")
     if context.reporter is not None:
         context.reporter(message, location(loc))
 

@@ -72,7 +72,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         set_flags(ctx, args.flags)
         info = core_info_for_device(args.device)
-        passes = [make_pass(name, info) for name in args.passes]
     except (ValueError, TinytcError) as exc:
         print(f"tinytc-opt: {exc}", file=sys.stderr)
         return 1
@@ -88,7 +87,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         prog = parse(text, ctx, args.file or "<stdin>", dialect_of(args))
         dumped = False
-        for p in passes:
+        # As upstream's tinytc-opt: each pass is looked up when its turn comes, so an error of
+        # an earlier pass is reported before an unknown name further down the list.
+        for name in args.passes:
+            try:
+                p = make_pass(name, info)
+            except TinytcError as exc:
+                print(f"tinytc-opt: {exc}", file=sys.stderr)
+                return 1
             _run(p, prog)
             dumped = dumped or p.dumps
         if not dumped:

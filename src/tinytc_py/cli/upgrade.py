@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
             text = sys.stdin.read()
         result = upgrade(text, name, ctx)
         for loc, note in result.notes:
-            print(format_located(ctx, loc, "note", note).rstrip("\n"), file=sys.stderr)
+            print(format_located(ctx, loc, f"note: {note}").rstrip("\n"), file=sys.stderr)
         if args.output == "-":
             sys.stdout.write(result.text)
         else:

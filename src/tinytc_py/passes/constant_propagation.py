@@ -16,6 +16,7 @@ dead-code-elimination. Instructions are visited in program order, so chains fold
 
 from __future__ import annotations
 
+from ..errors import CompilationError, Status
 from ..ir.enums import OptFlag
 from ..ir.inst import Inst
 from ..ir.instructions import (
@@ -80,6 +81,13 @@ class Folder:
         a, b = inst.operand("a"), inst.operand("b")
         ty = element_type(inst.result.type)
         ca, cb = fold.known(a), fold.known(b)
+        if inst.name in ("div", "rem") and ty.is_integer and cb == 0:
+            raise CompilationError(
+                inst.loc,
+                Status.ir_division_by_zero,
+                f"integer {inst.name} by zero",
+                [b] if b is not None else [],
+            )
         if ca is not None and cb is not None:
             value = fold.binary(inst.name, ty, ca, cb)
             if value is not None:

@@ -345,6 +345,18 @@ class Parser:
             return self.parse_group_body(begin)
         if c.accept("coopmatrix"):
             return self.parse_coopmatrix_body(begin)
+        for keyword in ("memref", "group", "coopmatrix"):
+            if word.startswith(keyword):
+                # "memreff32x8": the keyword, then a token where "<" must follow (upstream's
+                # lexer splits the word there and its parser reports the token after it)
+                rest = word[len(keyword) :]
+                token = next((t for t in (*_SCALAR_KINDS, "bool") if rest.startswith(t)), rest)
+                at = m.start() + len(keyword)
+                raise CompilationError(
+                    c.loc(at, at + len(token)),
+                    Status.parse_error,
+                    f"syntax error, unexpected {token}, expecting <",
+                )
         raise CompilationError(c.loc(begin, m.end()), Status.parse_error, f"unknown type '{word}'")
 
     def parse_scalar_in_type(self) -> NumberType:
@@ -556,7 +568,8 @@ class Parser:
         m = c.match(lx.MNEMONIC)
         if not m:
             raise c.error("expected instruction")
-        inst = self.parse_inst_body(m.group(0), mbegin, begin)
+        # As upstream: the instruction is located from its mnemonic on, a result at its name.
+        inst = self.parse_inst_body(m.group(0), mbegin, mbegin)
         if inst.spec.extension:
             check_parsed_extension(self, inst)
         if len(names) != len(inst.results):
@@ -567,8 +580,9 @@ class Parser:
                 f"'{m.group(0).split('.')[0]}' returns {len(inst.results)} value(s), "
                 f"but {len(names)} name(s) are given",
             )
-        for value, (name, _loc) in zip(inst.results, names):
+        for value, (name, loc) in zip(inst.results, names):
             value.name = "" if name.isdigit() else name
+            value.loc = loc
             self.define_value(name, value)
         return inst
 
@@ -578,8 +592,11 @@ class Parser:
         base, *mods = mnemonic.split(".")
         cls = INSTRUCTIONS.get(base)
         if cls is None:
+            # located at the first character, as upstream's lexer stops there
             raise CompilationError(
-                self.c.loc(mbegin), Status.parse_error, f"unknown instruction '{base}'"
+                self.c.loc(mbegin, mbegin + 1),
+                Status.parse_error,
+                f"Unknown token ('{base}' is not an instruction)",
             )
         props = self.parse_modifiers(cls, mods, mbegin)
         rule = _CUSTOM.get(base)

@@ -63,7 +63,7 @@ int main(void) {
         OK(tinytc_compiler_context_report_error(ctx, &l, "custom problem"));
     }
     EXPECT(r.count == 2);
-    EXPECT(strstr(r.what, "kernel.ir:2.5-9: error: custom problem") != NULL);
+    EXPECT(strstr(r.what, "kernel.ir:2.5-8: custom problem") != NULL);
     EXPECT(strstr(r.what, "line two") != NULL);
 
     /* a NULL reporter silences the context */
