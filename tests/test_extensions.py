@@ -97,12 +97,12 @@ def test_flag_off_rejects_in_the_parser_with_location():
     with pytest.raises(CompilationError) as info:
         parse(TEXT, off_context(), "p.ir")
     assert info.value.status is Status.ext_disabled
-    assert str(info.value.loc) == "1.1-7"  # the global definition comes first
+    assert str(info.value.loc) == "1.1-6"  # the global definition comes first
     text = TEXT.split("\n", 2)[2]  # without the global: the first instruction is global_ref
     with pytest.raises(CompilationError) as info:
         parse(text.replace("    %t = global_ref @tab : memref<f32x4>\n", ""), off_context())
     assert info.value.status is Status.ext_disabled
-    assert str(info.value.loc) == "2.5-33"
+    assert str(info.value.loc) == "2.10-32"
     assert "'select' is a tinytc-py language extension" in info.value.what
 
 
