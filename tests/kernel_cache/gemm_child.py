@@ -1,13 +1,15 @@
-"""A child process of the kernel cache tests: builds GEMM programs on the OpenCL device (text ->
-SPIR-V -> device binary, through the kernel cache in $TINYTC_CACHE_DIR), runs every kernel,
-compares with NumPy and prints one JSON line: {"errors": {kernel: max abs error}, "stats":
-this process's cache counters}.
+"""A child process of the kernel cache tests: builds GEMM programs on the default device of a
+runtime (text -> SPIR-V -> device binary, through the kernel cache in $TINYTC_CACHE_DIR), runs
+every kernel, compares with NumPy and prints one JSON line: {"errors": {kernel: max abs
+error}, "stats": this process's cache counters}.
 
-    python gemm_child.py [COUNT]     # the first COUNT programs of PROGRAMS (default: all)
+    python gemm_child.py [COUNT [opencl|level_zero]]
+                         # the first COUNT programs of PROGRAMS (default: all) on OpenCL
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 import warnings
@@ -15,7 +17,6 @@ import warnings
 import numpy as np
 
 from tinytc_py.kernel_cache import stats
-from tinytc_py.runtime import opencl
 
 TRANSPOSES = [("n", "n"), ("n", "t"), ("t", "n"), ("t", "t")]
 
@@ -45,12 +46,13 @@ def _operands(name: str, dtype: type) -> tuple[np.ndarray, np.ndarray, str, str]
     return np.asfortranarray(a), np.asfortranarray(b), ta, tb
 
 
-def run(count: int) -> dict[str, float]:
+def run(count: int, runtime: str) -> dict[str, float]:
+    module = importlib.import_module(f"tinytc_py.runtime.{runtime}")
     errors = {}
     for text in PROGRAMS[:count]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            prog = opencl.program(text)
+            prog = module.program(text)
         for name in prog.binary.kernels:
             dtype = np.float64 if name == "gemm_static" else np.float32
             a, b, ta, tb = _operands(name, dtype)
@@ -62,5 +64,6 @@ def run(count: int) -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    errors = run(int(sys.argv[1]) if len(sys.argv) > 1 else len(PROGRAMS))
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else len(PROGRAMS)
+    errors = run(count, sys.argv[2] if len(sys.argv) > 2 else "opencl")
     print(json.dumps({"errors": errors, "stats": stats.process()}))
