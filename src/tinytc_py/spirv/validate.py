@@ -75,8 +75,12 @@ def validate(binary: bytes, env: str | None = None, spirv_val: str = "spirv-val"
     SPIRV-Tools' validator runs in the process when `make capi` built it
     (native_libs.py); otherwise, or with another `spirv_val` program, the program runs."""
     words = words_from_binary(binary)
-    checked, rewritten = _without_bf16_conversions(words)
-    checked = _without_inline_asm(checked)
+    checked, rewritten = words, False
+    opcodes, capabilities = _opcodes_and_capabilities(words)
+    if opcodes & _BF16_CONVERSIONS.keys() or Capability.BFloat16ConversionINTEL in capabilities:
+        checked, rewritten = _without_bf16_conversions(words)
+    if Op.AsmINTEL in opcodes:
+        checked = _without_inline_asm(checked)
     env = env or target_env(words)
     library = _validator_library() if spirv_val == "spirv-val" else None
     if library is not None:
@@ -135,6 +139,22 @@ def _validate_with_program(spirv_val: str, words: array, env: str) -> str | None
     if proc.returncode == 0:
         return None
     return (proc.stderr + proc.stdout).decode(errors="replace").strip()
+
+
+def _opcodes_and_capabilities(words: array) -> tuple[set[int], set[int]]:
+    """The opcodes and declared capabilities of a module: one plain loop over the words, so
+    that modules without bf16 conversions or inline assembly (most) skip the copies below."""
+    opcodes: set[int] = set()
+    capabilities: set[int] = set()
+    offset, end = 5, len(words)
+    while offset < end:
+        first = words[offset]
+        opcode = first & 0xFFFF
+        opcodes.add(opcode)
+        if opcode == Op.Capability:
+            capabilities.add(words[offset + 1])
+        offset += (first >> 16) or end  # a zero word count: spirv-val reports it
+    return opcodes, capabilities
 
 
 def _without_bf16_conversions(words: array) -> tuple[array, bool]:
@@ -217,7 +237,7 @@ def _literal_strings(words) -> list[str]:
 def _without_inline_asm(words: array) -> array:
     """A copy of `words` in which inline assembly is replaced by stand-in functions (see the
     module docstring); `words` itself when it has none."""
-    if not any(op == Op.AsmINTEL for op, _o, _c in iter_instructions(words, 5)):
+    if Op.AsmINTEL not in _opcodes_and_capabilities(words)[0]:
         return words
     out = array("I", words[:5])
     declared: set[str] = set()
