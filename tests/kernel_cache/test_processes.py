@@ -113,6 +113,25 @@ def test_every_damaged_entry_is_rebuilt(tmp_path: Path, damage: str) -> None:
     assert run(tmp_path, 1) == {"spirv_hits": 1, "native_hits": 1}
 
 
+@pytest.mark.parametrize("runtime", ["opencl", "level_zero"])
+def test_device_binary_the_device_rejects_is_rebuilt(
+    tmp_path: Path, runtime: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An intact entry (checksum right) whose bytes are no device binary, as after a driver
+    update that kept its version string: the device refuses it, the runtime builds from SPIR-V
+    and stores the new binary."""
+    if runtime == "level_zero":
+        level_zero_or_skip()
+    run(tmp_path, 1, runtime)
+    monkeypatch.setenv("TINYTC_CACHE_DIR", str(tmp_path))
+    (native,) = [e.name for e in store.entries() if e.name.startswith("native-")]
+    store.put(native, b"not a device binary" * 8)
+    rebuilt = run(tmp_path, 1, runtime)
+    assert (rebuilt["native_rejected"], rebuilt["device_builds"]) == (1, 1)
+    assert "compiles" not in rebuilt
+    assert run(tmp_path, 1, runtime) == {"spirv_hits": 1, "native_hits": 1}
+
+
 def tinytc_cache(root: Path, command: str) -> str:
     return subprocess.run(
         [sys.executable, "-m", "tinytc_py.cli.cache", command],

@@ -112,6 +112,7 @@ def native_build(
         try:
             built = from_native(payload)
         except Exception:  # noqa: BLE001 - any failure to load means: rebuild from SPIR-V
+            stats.count("native_rejected")
             store.remove(key)
         else:
             stats.count("native_hits")

@@ -3,6 +3,7 @@ that used the cache folder (`totals()`, what `tinytc-cache stats` shows).
 
 Counters: spirv_hits / spirv_misses and native_hits / native_misses (lookups of the two disk
 levels; a miss means the compiler or the device JIT ran), corrupt (damaged entries removed),
+native_rejected (intact device binaries the device refused to load, rebuilt),
 evicted (entries removed for the size bound) and bytes_written; for this process only also
 memo_hits (answered from memory), compiles (runs of our compiler) and device_builds (builds
 from SPIR-V by the device's JIT), cached or not.
