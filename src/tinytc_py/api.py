@@ -210,7 +210,8 @@ def compile(  # noqa: A001 - the name users expect, as re.compile
     """Compile a program to SPIR-V for a device; its kernels are then a call away.
 
     `source` is tensor-language text, a `Path` of a ``.ir`` file, a program (`parse`) or a
-    `Builder` (its program). A program is compiled in place (the pass pipeline changes it).
+    `Builder` (its program). A program is compiled in place (the pass pipeline changes it)
+    unless the kernel cache already holds its SPIR-V.
     `device` is an element of `devices()`, a ``pyopencl.Device`` or a Level Zero device
     (default: the default device). `target` compiles for another core info instead of the
     device's: a name ("pvc", "bmg", "tgl", "cpu") or a `CoreInfo`; with a `target` and no

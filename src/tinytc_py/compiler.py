@@ -32,6 +32,7 @@ class Binary:
     kernels: dict[str, KernelInfo] = field(default_factory=dict)
     core_features: CoreFeature = CoreFeature(0)
     format: str = "spirv"
+    cache: bool = True  # False: compiled with the kernel cache off, so keep its build out too
 
     def kernel(self, name: str) -> KernelInfo:
         try:
@@ -90,20 +91,39 @@ def assemble_module(compiled: CompiledModule) -> Binary:
 
 def compile_to_spirv(prog: Prog, core_info: CoreInfo | None = None) -> Binary:
     """Compile `prog` for `core_info` (default: PVC); raises CompilationError (rendered with
-    the program's sources) or TinytcError."""
-    return assemble_module(compile_to_module(prog, core_info))
+    the program's sources) or TinytcError. The kernel cache (keyed by the printed program)
+    answers when it is on; then `prog` stays as it is instead of going through the passes."""
+    from . import kernel_cache  # it stores Binary objects, so it imports this module
+    from .text.printer import print_prog
+
+    info = core_info if core_info is not None else default_core_info()
+    return kernel_cache.spirv_binary(
+        lambda: print_prog(prog),
+        info,
+        prog.ctx,
+        lambda: assemble_module(compile_to_module(prog, info)),
+    )
 
 
 def binary_of(source: str | Prog | Binary, core_info: CoreInfo) -> Binary:
     """What the runtimes' `program(...)` accepts: tensor-language text or a program is
-    compiled for `core_info`, a binary is taken as it is."""
+    compiled for `core_info`, a binary is taken as it is. Text is looked up in the kernel
+    cache by itself, so a hit skips the parser too."""
     if isinstance(source, Binary):
         return source
-    if isinstance(source, str):
-        from .text.parser import parse
+    if isinstance(source, Prog):
+        return compile_to_spirv(source, core_info)
+    from . import kernel_cache
+    from .ir.context import CompilerContext
+    from .text.parser import parse
 
-        source = parse(source)
-    return compile_to_spirv(source, core_info)
+    ctx = CompilerContext()
+    return kernel_cache.spirv_binary(
+        lambda: source,
+        core_info,
+        ctx,
+        lambda: assemble_module(compile_to_module(parse(source, ctx), core_info)),
+    )
 
 
 __all__ = [

@@ -32,7 +32,10 @@ def load_tool(path: Path, name: str):
 
 def clean_env() -> dict[str, str]:
     """What a plain C program gets: no PYTHON*, no virtual environment, a system PATH."""
-    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(Path.home())}
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(Path.home())}
+    if "TINYTC_CACHE_DIR" in os.environ:  # the session's kernel cache (tests/conftest.py)
+        env["TINYTC_CACHE_DIR"] = os.environ["TINYTC_CACHE_DIR"]
+    return env
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ environment without Python or OpenCL variables (the driver must find the CPU run
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import subprocess
 import sys
@@ -33,7 +34,10 @@ def load_driver_build():
 
 def clean_env() -> dict[str, str]:
     """What a plain C program gets: no PYTHON*, no OCL_ICD_VENDORS, a system PATH."""
-    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(Path.home())}
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(Path.home())}
+    if "TINYTC_CACHE_DIR" in os.environ:  # the session's kernel cache (tests/conftest.py)
+        env["TINYTC_CACHE_DIR"] = os.environ["TINYTC_CACHE_DIR"]
+    return env
 
 
 def _loader_present() -> bool:

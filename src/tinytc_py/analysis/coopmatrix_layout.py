@@ -23,7 +23,7 @@ Columns col >= N are padding (zero after a load, never stored). M must be a powe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..ir.enums import MatrixUse
 from ..ir.types import CoopmatrixType
@@ -40,15 +40,13 @@ class CoopLayout:
     K1: int
     V: int
 
-    @property
-    def cols_per_lane(self) -> int:
-        """Columns a work-item holds per row block (V / K)."""
-        return self.V // self.K
+    # Derived in __post_init__ (plain attributes: the conversion asks for them per element).
+    cols_per_lane: int = field(init=False, compare=False)  # columns per row block (V / K)
+    col_step: int = field(init=False, compare=False)  # between a lane's columns (S / I)
 
-    @property
-    def col_step(self) -> int:
-        """Column distance between consecutive columns of one lane (S / I)."""
-        return self.sgs // self.I
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cols_per_lane", self.V // self.K)
+        object.__setattr__(self, "col_step", self.sgs // self.I)
 
     def component(self, block: int, u: int) -> int:
         """Component number of row block `block` (rows block*I ...) and lane column `u`."""

@@ -15,12 +15,14 @@ import ctypes
 import functools
 from typing import Any
 
+from .. import kernel_cache
 from ..compiler import Binary, compile_to_spirv
 from ..errors import UNKNOWN_LOCATION, Status, TinytcError
 from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
 from ..runtime.autotune import autotune
 from ..runtime.cl_core_info import core_info_from_cl_device
+from ..runtime.device import device_identity
 from ..target.core_info import CoreFeature, CoreInfo, IntelGpuArchitecture, _is_arch
 from .core import BinaryObj
 from .errors import invalid
@@ -31,6 +33,8 @@ from .registry import export
 CL_SUCCESS = 0
 CL_DEVICE_PLATFORM = 0x1031
 CL_PROGRAM_DEVICES = 0x1163
+CL_PROGRAM_BINARY_SIZES = 0x1165
+CL_PROGRAM_BINARIES = 0x1166
 CL_PROGRAM_BUILD_LOG = 0x1183
 CL_KERNEL_PROGRAM = 0x1194
 CL_KERNEL_COMPILE_WORK_GROUP_SIZE = 0x11B1
@@ -89,9 +93,13 @@ def check(code: int, what: str) -> None:
 
 def _device(p: Any) -> Any:
     need(p)
+    return _device_at(addr(p))
+
+
+def _device_at(address: int) -> Any:
     import pyopencl
 
-    return pyopencl.Device.from_int_ptr(addr(p), retain=False)
+    return pyopencl.Device.from_int_ptr(address, retain=False)
 
 
 def core_info_of(p: Any) -> CoreInfo:
@@ -137,32 +145,82 @@ def _build_log(program: int, device: int) -> str:
     return buf.value.decode(errors="replace")
 
 
-def build_program(context: int, device: int, binary: Binary, ctx: CompilerContext) -> int:
-    """A built cl_program (a new reference the caller owns) from a tinytc binary."""
+def _create_program(context: int, device: int, data: bytes, native: bool) -> tuple[int, int]:
+    """(cl_program, error code) from SPIR-V or a device binary."""
     cl = ocl()
     err = _int(0)
-    data = ctypes.create_string_buffer(binary.data, len(binary.data))
     dev = _vp(device)
-    if binary.format == "native":
-        length = _size(len(binary.data))
-        ptr = ctypes.c_char_p(binary.data)
+    if native:
+        length = _size(len(data))
+        ptr = ctypes.c_char_p(data)
         program = cl.clCreateProgramWithBinary(
             context, 1, ctypes.byref(dev), ctypes.byref(length), ctypes.byref(ptr), None,
             ctypes.byref(err),
         )  # fmt: skip
     else:
-        program = cl.clCreateProgramWithIL(context, data, len(binary.data), ctypes.byref(err))
-    if err.value != CL_SUCCESS:
-        _report(ctx, f"error: creating the OpenCL program failed ({err.value})")
-        check(err.value, "creating the OpenCL program")
-    options = LARGE_GRF_OPTION if binary.core_features & CoreFeature.large_register_file else b""
-    code = cl.clBuildProgram(program, 1, ctypes.byref(dev), options, None, None)
+        il = ctypes.create_string_buffer(data, len(data))
+        program = cl.clCreateProgramWithIL(context, il, len(data), ctypes.byref(err))
+    return program, err.value
+
+
+def _build(
+    context: int,
+    device: int,
+    data: bytes,
+    native: bool,
+    options: bytes,
+    ctx: CompilerContext | None,
+) -> int:
+    """A built cl_program; failures go to the reporter of `ctx` (when given) and raise."""
+    program, err = _create_program(context, device, data, native)
+    if err != CL_SUCCESS:
+        if ctx is not None:
+            _report(ctx, f"error: creating the OpenCL program failed ({err})")
+        check(err, "creating the OpenCL program")
+    dev = _vp(device)
+    code = ocl().clBuildProgram(program, 1, ctypes.byref(dev), options, None, None)
     if code != CL_SUCCESS:
         log = _build_log(program, device)
-        cl.clReleaseProgram(program)
-        _report(ctx, f"error: building the OpenCL program failed ({code})\n{log}".rstrip())
+        ocl().clReleaseProgram(program)
+        if ctx is not None:
+            _report(ctx, f"error: building the OpenCL program failed ({code})\n{log}".rstrip())
         check(code, "building the OpenCL program")
     return program
+
+
+def _native_binary(program: int) -> bytes:
+    """CL_PROGRAM_BINARIES of a program built for one device."""
+    cl = ocl()
+    size = _size(0)
+    check(
+        cl.clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, ctypes.sizeof(size), ctypes.byref(size), None),
+        "clGetProgramInfo",
+    )  # fmt: skip
+    buf = ctypes.create_string_buffer(size.value)
+    ptr = ctypes.c_char_p(ctypes.addressof(buf))
+    check(
+        cl.clGetProgramInfo(program, CL_PROGRAM_BINARIES, ctypes.sizeof(ptr), ctypes.byref(ptr), None),
+        "clGetProgramInfo",
+    )  # fmt: skip
+    return buf.raw
+
+
+def build_program(context: int, device: int, binary: Binary, ctx: CompilerContext) -> int:
+    """A built cl_program (a new reference the caller owns) from a tinytc binary; the device
+    binary of SPIR-V comes from the kernel cache when it has one."""
+    options = LARGE_GRF_OPTION if binary.core_features & CoreFeature.large_register_file else b""
+    if binary.format == "native":
+        return _build(context, device, binary.data, True, options, ctx)
+
+    return kernel_cache.native_build(
+        binary,
+        options.decode(),
+        device_identity(_device_at(device)),
+        lambda: _build(context, device, binary.data, False, options, ctx),
+        _native_binary,
+        lambda data: _build(context, device, data, True, options, None),  # no report: rebuilt
+        ctx,
+    )
 
 
 @export

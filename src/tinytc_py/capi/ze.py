@@ -62,7 +62,7 @@ def tinytc_ze_kernel_create(krnl: Any, mod: Any, name: Any) -> None:
 
 def _module(context: Any, device: Any, binary: Any, ctx: CompilerContext) -> int:
     ze.init()
-    module = ze.Module.create(addr(context), addr(device), binary, _reporter(ctx))
+    module = ze.Module.create(addr(context), addr(device), binary, _reporter(ctx), ctx)
     return ze.ze_api.address(module.detach())
 
 

@@ -58,6 +58,12 @@ class InstSpec:
     builder_name: str = ""
     extra: dict = field(default_factory=dict)
     extension: bool = False  # a tinytc-py language extension (docs/extensions.md)
+    # (name, "" / "?" / "*") of each operand, split once: Inst.__init__ runs for every instruction
+    operand_slots: tuple[tuple[str, str], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        slots = tuple((o.rstrip("?*"), o[-1] if o[-1] in "?*" else "") for o in self.operands)
+        object.__setattr__(self, "operand_slots", slots)
 
     @property
     def python_name(self) -> str:
@@ -88,22 +94,19 @@ class Inst:
         self.loc = loc
         self.parent: Region | None = None
         self.attrs = attrs
-        self.props: dict[str, Any] = {}
         given = props or {}
-        for p in self.spec.props:
-            self.props[p.name] = given.get(p.name, p.default)
+        self.props: dict[str, Any] = {p.name: given.get(p.name, p.default) for p in self.spec.props}
         self.uses: list[Use] = []
         self._segments: dict[str, tuple[int, int]] = {}
-        for opname in self.spec.operands:
-            key = opname.rstrip("?*")
+        for key, suffix in self.spec.operand_slots:
             value = operands.get(key)
             start = len(self.uses)
-            if opname.endswith("*"):
+            if suffix == "*":
                 for v in value or ():
                     self._add_use(v)
             elif value is not None:
                 self._add_use(value)
-            elif not opname.endswith("?"):
+            elif suffix != "?":
                 raise CompilationError(loc, Status.invalid_arguments, f"missing operand '{key}'")
             self._segments[key] = (start, len(self.uses))
         self.results: list[Value] = []

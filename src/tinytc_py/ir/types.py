@@ -42,17 +42,12 @@ class ScalarKind(Enum):
     c32 = ("c32", 8, "complex")
     c64 = ("c64", 16, "complex")
 
-    @property
-    def text(self) -> str:
-        return self.value[0]
-
-    @property
-    def size(self) -> int:
-        return self.value[1]
-
-    @property
-    def family(self) -> str:
-        return self.value[2]
+    def __init__(self, text: str, size: int, family: str) -> None:
+        # Plain attributes: the compiler asks for these constantly, and an enum's `.value` is a
+        # descriptor call each time.
+        self.text = text
+        self.size = size  # bytes
+        self.family = family
 
 
 # α ⪯ β ("every value of α is exactly representable in β"). index is 64 bits wide, so it behaves

@@ -233,3 +233,12 @@ def subgroup_sizes(device: cl.Device) -> tuple[int, ...]:
     if get_info(handle, CL_DEVICE_SUB_GROUP_SIZES_INTEL, size.value, values, None) != 0:
         return ()
     return tuple(int(v) for v in values)
+
+
+def device_identity(dev: Any) -> dict[str, str]:
+    """What tells apart the native binaries of OpenCL devices (a kernel cache key part)."""
+    return {
+        "name": dev.name,
+        "driver": dev.driver_version,
+        "platform": f"{dev.platform.name} {dev.platform.version}",
+    }

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from .. import kernel_cache
 from ..compiler import Binary, binary_of
 from ..errors import Status, TinytcError
 from ..native_libs import built_library
@@ -61,6 +62,7 @@ from .ze_api import UINT64_MAX, ZeError, address, call, ffi, handle
 from .ze_core_info import core_info_from_ze_device, device_properties
 
 if TYPE_CHECKING:  # the runtime takes a program only to hand it to the compiler
+    from ..ir.context import CompilerContext
     from ..ir.region import Prog
 
 CPU_DRIVER = "libze_tinytc_cpu.so"
@@ -82,6 +84,32 @@ def init() -> None:
         if driver is not None:
             os.environ["ZE_ENABLE_ALT_DRIVERS"] = str(driver)
     call("zeInit", 0)
+
+
+def device_identity(device: Any) -> dict[str, str]:
+    """What tells apart the native binaries of Level Zero devices (a kernel cache key part):
+    device name, vendor/device id and IP version, and the driver's UUID and version."""
+    return _identity(address(handle("ze_device_handle_t", device)))
+
+
+@functools.cache
+def _identity(device_address: int) -> dict[str, str]:
+    dev = handle("ze_device_handle_t", device_address)
+    props, ip_version = device_properties(dev)
+    driver = ffi.new("ze_driver_properties_t *", {"stype": ze_api.ST_DRIVER_PROPERTIES})
+    call("zeDriverGetProperties", _driver_of(dev), driver)
+    return {
+        "name": ffi.string(props[0].name).decode(errors="replace"),
+        "device": f"{props[0].vendorId:#x}:{props[0].deviceId:#x}:{ip_version:#x}",
+        "driver": f"{bytes(driver.uuid.id).hex()}:{driver.driverVersion:#x}",
+    }
+
+
+def _driver_of(device: Any) -> Any:
+    for driver in drivers():
+        if any(address(d.handle) == address(device) for d in devices(driver)):
+            return driver
+    raise TinytcError(Status.unsupported_device, "the device belongs to no Level Zero driver")
 
 
 def drivers() -> list[Any]:
@@ -224,19 +252,41 @@ class Module(_Owned):
         device: Any,
         binary: Binary,
         report: Callable[[str], None] | None = None,
+        ctx: CompilerContext | None = None,
     ) -> Module:
-        """A module from a tinytc binary (SPIR-V or native). A failed build raises ZeError;
-        the build log goes to `report` first."""
-        data = ffi.from_buffer("uint8_t[]", binary.data)
-        flags = b""
-        if binary.core_features & CoreFeature.large_register_file:
-            flags = LARGE_GRF_FLAG.encode()
-        c_flags = ffi.new("char[]", flags)
-        fmt = ze_api.MODULE_FORMAT_NATIVE if binary.format == "native" else 0
+        """A module from a tinytc binary (SPIR-V or native); the native binary of SPIR-V comes
+        from the kernel cache when it has one (`ctx`, of a C API binary, may turn it off). A
+        failed build raises ZeError; the build log goes to `report` first."""
+        flags = LARGE_GRF_FLAG if binary.core_features & CoreFeature.large_register_file else ""
+        if binary.format == "native":
+            return cls._build(context, device, binary.data, True, flags, report)
+        return kernel_cache.native_build(
+            binary,
+            flags,
+            device_identity(device),
+            lambda: cls._build(context, device, binary.data, False, flags, report),
+            Module.native_binary,
+            lambda data: cls._build(context, device, data, True, flags, None),  # no report: rebuilt
+            ctx,
+        )
+
+    @classmethod
+    def _build(
+        cls,
+        context: Any,
+        device: Any,
+        data: bytes,
+        native: bool,
+        flags: str,
+        report: Callable[[str], None] | None,
+    ) -> Module:
+        c_data = ffi.from_buffer("uint8_t[]", data)
+        c_flags = ffi.new("char[]", flags.encode())
+        fmt = ze_api.MODULE_FORMAT_NATIVE if native else ze_api.MODULE_FORMAT_IL_SPIRV
         desc = ffi.new(
             "ze_module_desc_t *",
-            {"stype": ze_api.ST_MODULE_DESC, "format": fmt, "inputSize": len(binary.data),
-             "pInputModule": data, "pBuildFlags": c_flags},
+            {"stype": ze_api.ST_MODULE_DESC, "format": fmt, "inputSize": len(data),
+             "pInputModule": c_data, "pBuildFlags": c_flags},
         )  # fmt: skip
         out = ffi.new("ze_module_handle_t *")
         log = ffi.new("ze_module_build_log_handle_t *")
@@ -250,6 +300,14 @@ class Module(_Owned):
                 report(f"error: building the Level Zero module failed\n{text}".rstrip())
             raise ZeError("zeModuleCreate", result)
         return cls(out[0], True)
+
+    def native_binary(self) -> bytes:
+        """zeModuleGetNativeBinary: what ZE_MODULE_FORMAT_NATIVE takes back on this device."""
+        size = ffi.new("size_t *", 0)
+        call("zeModuleGetNativeBinary", self.handle, size, ffi.NULL)
+        buf = ffi.new("uint8_t[]", size[0])
+        call("zeModuleGetNativeBinary", self.handle, size, buf)
+        return bytes(ffi.buffer(buf, size[0]))
 
     def kernel(self, name: str, group_size: Sequence[int] | None = None) -> Any:
         """A new ze_kernel_handle_t (the caller destroys it) with its group size set: the

@@ -15,6 +15,7 @@ Launch: global size = num_groups x work-group size (backend.md §2.3).
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ from . import device as _device  # sets OCL_ICD_VENDORS before pyopencl lists pl
 
 cl = _device.cl
 
+from .. import kernel_cache  # noqa: E402
 from ..compiler import Binary, binary_of  # noqa: E402
 from ..errors import Status, TinytcError  # noqa: E402
 from ..ir.enums import OptFlag  # noqa: E402
@@ -68,18 +70,35 @@ def core_info_for(dev: Any) -> CoreInfo:
     return _core_infos[key]
 
 
+def _built(program: Any, options: list[str], dev: Any) -> Any:
+    try:
+        with warnings.catch_warnings():  # a non-empty build log is no failure
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            return program.build(options=options, devices=[dev])
+    except cl.Error as e:
+        raise TinytcError(Status.compute_runtime_error, f"program build failed: {e}") from e
+
+
 def build(binary: Binary, context: Any, dev: Any) -> Any:
-    """The built cl.Program of `binary` (cached per context and binary)."""
+    """The built cl.Program of `binary` (kept per context and binary; the device binary comes
+    from the kernel cache when it has one)."""
     key = (context.int_ptr, hashlib.sha256(binary.data).hexdigest())
     prg = _programs.get(key)
     if prg is None:
         options = []
         if binary.core_features & CoreFeature.large_register_file and dev.type & cl.device_type.GPU:
             options.append("-cl-intel-256-GRF-per-thread")
-        try:
-            prg = cl.Program(context, binary.data).build(options=options, devices=[dev])
-        except cl.Error as e:
-            raise TinytcError(Status.compute_runtime_error, f"program build failed: {e}") from e
+        if binary.format == "native":
+            prg = _built(cl.Program(context, [dev], [binary.data]), options, dev)
+        else:
+            prg = kernel_cache.native_build(
+                binary,
+                " ".join(options),
+                _device.device_identity(dev),
+                lambda: _built(cl.Program(context, binary.data), options, dev),
+                lambda p: p.get_info(cl.program_info.BINARIES)[0],
+                lambda data: _built(cl.Program(context, [dev], [data]), options, dev),
+            )
         _programs[key] = prg
     return prg
 

@@ -42,6 +42,7 @@ typedef struct _ze_module_build_log_handle_t *ze_module_build_log_handle_t;
 typedef struct _ze_kernel_handle_t *ze_kernel_handle_t;
 
 typedef struct { uint8_t id[16]; } ze_device_uuid_t;
+typedef struct { uint8_t id[16]; } ze_driver_uuid_t;
 typedef struct { uint8_t id[16]; } ze_native_kernel_uuid_t;
 typedef struct { uint8_t kid[16]; uint8_t mid[16]; } ze_kernel_uuid_t;
 
@@ -54,6 +55,9 @@ typedef struct {
     uint32_t timestampValidBits; uint32_t kernelTimestampValidBits; ze_device_uuid_t uuid;
     char name[256];
 } ze_device_properties_t;
+typedef struct {
+    ze_structure_type_t stype; void *pNext; ze_driver_uuid_t uuid; uint32_t driverVersion;
+} ze_driver_properties_t;
 typedef struct {
     ze_structure_type_t stype; void *pNext; uint32_t ipVersion;
 } ze_device_ip_version_ext_t;
@@ -114,6 +118,7 @@ typedef struct {
 ze_result_t zeInit(uint32_t flags);
 ze_result_t zeDriverGet(uint32_t *pCount, ze_driver_handle_t *phDrivers);
 ze_result_t zeDeviceGet(ze_driver_handle_t hDriver, uint32_t *pCount, ze_device_handle_t *phDevices);
+ze_result_t zeDriverGetProperties(ze_driver_handle_t hDriver, ze_driver_properties_t *p);
 ze_result_t zeDeviceGetProperties(ze_device_handle_t hDevice, ze_device_properties_t *p);
 ze_result_t zeDeviceGetComputeProperties(ze_device_handle_t hDevice,
                                          ze_device_compute_properties_t *p);
@@ -133,6 +138,8 @@ ze_result_t zeModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDev
                            const ze_module_desc_t *desc, ze_module_handle_t *phModule,
                            ze_module_build_log_handle_t *phBuildLog);
 ze_result_t zeModuleDestroy(ze_module_handle_t hModule);
+ze_result_t zeModuleGetNativeBinary(ze_module_handle_t hModule, size_t *pSize,
+                                    uint8_t *pModuleNativeBinary);
 ze_result_t zeModuleBuildLogGetString(ze_module_build_log_handle_t hModuleBuildLog,
                                       size_t *pSize, char *pBuildLog);
 ze_result_t zeModuleBuildLogDestroy(ze_module_build_log_handle_t hModuleBuildLog);
@@ -247,6 +254,7 @@ class ZeError(TinytcError):
 
 
 # Structure types (ze_structure_type_t) of the structs above.
+ST_DRIVER_PROPERTIES = 0x1
 ST_DEVICE_PROPERTIES = 0x3
 ST_DEVICE_COMPUTE_PROPERTIES = 0x4
 ST_DEVICE_MODULE_PROPERTIES = 0x5

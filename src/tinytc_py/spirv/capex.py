@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..errors import CompilationError, Status
 from ..target.core_info import CoreInfo, SpirvFeature
-from .module import Module, iter_instructions
+from .module import Module, iter_instructions, opcodes_in
 from .tables import Capability, ExecutionMode, Op
 
 _INT_CAPS = {8: Capability.Int8, 16: Capability.Int16, 64: Capability.Int64}
@@ -70,10 +70,12 @@ def capex(module: Module) -> None:
         elif opcode == Op.AsmTargetINTEL:  # the DPAS path's inline vISA (OpAsmINTEL needs it)
             module.add_capability(Capability.AsmINTEL)
             module.add_extension("SPV_INTEL_inline_assembly")
+    used: dict[int, None] = {}  # in order of first use, which orders the declarations
     for function in module.functions:
         for block in function.blocks:
-            for opcode, _offset, _count in iter_instructions(block.code):
-                _instruction(module, opcode)
+            used.update(opcodes_in(block.code))
+    for opcode in used:
+        _instruction(module, opcode)
 
 
 def _instruction(module: Module, opcode: int) -> None:

@@ -113,6 +113,19 @@ def iter_instructions(words: Sequence[int], start: int = 0) -> Iterator[tuple[in
         offset += count
 
 
+def opcodes_in(words: Sequence[int], start: int = 0) -> dict[int, None]:
+    """The distinct opcodes of the instructions in `words[start:]`, in order of first
+    occurrence: a plain loop over the instruction headers, for scans that only ask what occurs
+    (capabilities, validation)."""
+    found: dict[int, None] = {}
+    offset, end = start, len(words)
+    while offset < end:
+        first = words[offset]
+        found[first & 0xFFFF] = None
+        offset += (first >> 16) or end  # a zero word count ends the scan; readers report it
+    return found
+
+
 class Block:
     """A basic block: OpLabel plus its instructions, in its own word array.
 

@@ -43,7 +43,7 @@ from array import array
 
 from ..native_libs import built_library
 from .assembler import words_from_binary
-from .module import iter_instructions, string_words
+from .module import iter_instructions, opcodes_in, string_words
 from .tables import HAS_RESULT_TYPE, OP_NAMES, Capability, Decoration, Op
 
 VALIDATOR_LIBRARY = "libtinytc_spirv_val.so"
@@ -75,8 +75,15 @@ def validate(binary: bytes, env: str | None = None, spirv_val: str = "spirv-val"
     SPIRV-Tools' validator runs in the process when `make capi` built it
     (native_libs.py); otherwise, or with another `spirv_val` program, the program runs."""
     words = words_from_binary(binary)
-    checked, rewritten = _without_bf16_conversions(words)
-    checked = _without_inline_asm(checked)
+    checked, rewritten = words, False
+    opcodes, capabilities = _opcodes_and_capabilities(words)
+    if (
+        opcodes.keys() & _BF16_CONVERSIONS.keys()
+        or Capability.BFloat16ConversionINTEL in capabilities
+    ):
+        checked, rewritten = _without_bf16_conversions(words)
+    if Op.AsmINTEL in opcodes:
+        checked = _rewrite_inline_asm(checked)
     env = env or target_env(words)
     library = _validator_library() if spirv_val == "spirv-val" else None
     if library is not None:
@@ -135,6 +142,17 @@ def _validate_with_program(spirv_val: str, words: array, env: str) -> str | None
     if proc.returncode == 0:
         return None
     return (proc.stderr + proc.stdout).decode(errors="replace").strip()
+
+
+def _opcodes_and_capabilities(words: array) -> tuple[dict[int, None], set[int]]:
+    """The opcodes and declared capabilities of a module (capabilities come first), so that
+    modules without bf16 conversions or inline assembly (most) skip the copies below."""
+    capabilities: set[int] = set()
+    offset, end = 5, len(words)
+    while offset + 1 < end and words[offset] & 0xFFFF == Op.Capability:
+        capabilities.add(words[offset + 1])
+        offset += (words[offset] >> 16) or end
+    return opcodes_in(words, 5), capabilities
 
 
 def _without_bf16_conversions(words: array) -> tuple[array, bool]:
@@ -217,9 +235,14 @@ def _literal_strings(words) -> list[str]:
 def _without_inline_asm(words: array) -> array:
     """A copy of `words` in which inline assembly is replaced by stand-in functions (see the
     module docstring); `words` itself when it has none."""
-    if not any(op == Op.AsmINTEL for op, _o, _c in iter_instructions(words, 5)):
+    if Op.AsmINTEL not in _opcodes_and_capabilities(words)[0]:
         return words
-    out = array("I", words[:5])
+    return _rewrite_inline_asm(words)
+
+
+def _rewrite_inline_asm(words: array) -> array:
+    """`_without_inline_asm` for a module with inline assembly. The walk only reads instruction
+    headers and the few instructions involved; the copy is then edited in place."""
     declared: set[str] = set()
     targets: set[int] = set()
     asms: dict[int, tuple[int, int]] = {}  # asm id -> (result type, function type)
@@ -227,36 +250,46 @@ def _without_inline_asm(words: array) -> array:
     members: dict[int, int] = {}  # struct type -> member count
     void = 0
     standins_at = 0
+    dropped: list[tuple[int, int]] = []  # (offset, word count), all before the first function
+    calls: list[int] = []
     for opcode, offset, count in iter_instructions(words, 5):
-        inst = words[offset : offset + count]
-        if opcode == Op.Capability and inst[1] == Capability.AsmINTEL:
+        operand = words[offset + 1] if count > 1 else 0
+        if opcode == Op.Capability and operand == Capability.AsmINTEL:
             declared.add("capability")
-            continue
-        if opcode == Op.Extension and tuple(inst[1:]) == _ASM_EXTENSION_WORDS:
+        elif (
+            opcode == Op.Extension
+            and tuple(words[offset + 1 : offset + count]) == _ASM_EXTENSION_WORDS
+        ):
             declared.add("extension")
-            continue
-        if opcode == Op.Decorate and inst[2] == Decoration.SideEffectsINTEL:
-            continue
-        if opcode == Op.AsmTargetINTEL:
-            targets.add(inst[1])
-            continue
-        if opcode == Op.AsmINTEL:
+        elif opcode == Op.Decorate and words[offset + 2] == Decoration.SideEffectsINTEL:
+            pass
+        elif opcode == Op.AsmTargetINTEL:
+            targets.add(operand)
+        elif opcode == Op.AsmINTEL:
+            inst = words[offset : offset + count]
             _check_asm(inst, declared, targets, functions, members, void)
             asms[inst[2]] = (inst[1], inst[3])
+        else:
+            if opcode == Op.TypeVoid:
+                void = operand
+            elif opcode == Op.TypeFunction:
+                functions[operand] = tuple(words[offset + 2 : offset + count])
+            elif opcode == Op.TypeStruct:
+                members[operand] = count - 2
+            elif opcode == Op.AsmCallINTEL:
+                calls.append(offset)
+            elif opcode == Op.Function and not standins_at:
+                standins_at = offset
             continue
-        if opcode == Op.TypeVoid:
-            void = inst[1]
-        elif opcode == Op.TypeFunction:
-            functions[inst[1]] = tuple(inst[2:])
-        elif opcode == Op.TypeStruct:
-            members[inst[1]] = count - 2
-        elif opcode == Op.AsmCallINTEL:
-            inst[0] = count << 16 | Op.FunctionCall
-        elif opcode == Op.Function and not standins_at:
-            standins_at = len(out)
-        out.extend(inst)
+        dropped.append((offset, count))
+    out = array("I", words)
+    for offset in calls:
+        out[offset] = (out[offset] & 0xFFFF0000) | Op.FunctionCall
     standins, out[3] = _standins(asms, functions, void, words[3])
-    out[standins_at:standins_at] = standins
+    at = standins_at or len(out)
+    out[at:at] = standins
+    for offset, count in reversed(dropped):
+        del out[offset : offset + count]
     return out
 
 

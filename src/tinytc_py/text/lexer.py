@@ -69,11 +69,12 @@ def parse_float_text(text: str) -> float | None:
 class Cursor:
     """Position in a source text with helpers to skip blanks/comments and match patterns."""
 
-    __slots__ = ("text", "pos", "source_id", "_line_starts")
+    __slots__ = ("text", "pos", "source_id", "_line_starts", "_skipped")
 
     def __init__(self, text: str, source_id: int = 0) -> None:
         self.text = text
         self.pos = 0
+        self._skipped = -1  # an offset known to start no blank or comment
         self.source_id = source_id
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
 
@@ -85,8 +86,10 @@ class Cursor:
         return Location(self.position(begin), self.position(self.pos if end is None else end))
 
     def skip(self) -> int:
-        """Skips white space and comments; returns the new offset."""
-        self.pos = WS.match(self.text, self.pos).end()
+        """Skips white space and comments; returns the new offset. Every accept/peek/match
+        skips first, mostly at an offset just skipped to, which costs no new match."""
+        if self.pos != self._skipped:
+            self.pos = self._skipped = WS.match(self.text, self.pos).end()
         return self.pos
 
     def at_end(self) -> bool:

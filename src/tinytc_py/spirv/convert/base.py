@@ -73,6 +73,8 @@ class ConverterBase:
         self.mod = Module()
         self.ocl = 0
         self.kernels: list[KernelInfo] = []
+        # (instruction class, has a coopmatrix result) -> handler, found once per class
+        self._dispatch: dict[tuple[type, bool], Callable[[Inst], None]] = {}
 
     # ---- types --------------------------------------------------------------------------------
 
@@ -256,14 +258,18 @@ class ConverterBase:
         return []
 
     def inst(self, inst: Inst) -> None:
-        handlers = self._handlers
-        if inst.results and isinstance(inst.results[0].type, CoopmatrixType):
-            handlers = self._coop_handlers + handlers  # component-wise arith/cast/constant
-        for cls, handler in handlers:
-            if isinstance(inst, cls):
-                handler(inst)
-                return
-        raise not_implemented(inst)
+        coop = bool(inst.results) and isinstance(inst.results[0].type, CoopmatrixType)
+        key = (type(inst), coop)
+        handler = self._dispatch.get(key)
+        if handler is None:
+            handlers = self._handlers
+            if coop:
+                handlers = self._coop_handlers + handlers  # component-wise arith/cast/constant
+            handler = next((h for cls, h in handlers if isinstance(inst, cls)), None)
+            if handler is None:
+                raise not_implemented(inst)
+            self._dispatch[key] = handler
+        handler(inst)
 
     def val(self, v: Value, inst: Inst) -> int:
         r = self.values.get(v)

@@ -27,6 +27,8 @@ invisible: component v of cooperative_matrix_extract/insert is the element §3.1
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ...errors import Status
 from ...ir.enums import ReduceMode
 from ...ir.inst import Inst
@@ -144,17 +146,31 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
 
     # ---- mul_add --------------------------------------------------------------------------------
 
-    def cm_broadcast(self, x: int, ty: NumberType, lane: int) -> int:
-        """OpGroupBroadcast of a real scalar from `lane`; 8/16-bit values travel as 32 bits."""
+    def cm_broadcaster(self, ty: NumberType) -> Callable[[int, int], int]:
+        """(x, lane) -> OpGroupBroadcast of the real scalar x from `lane`; 8/16-bit values
+        travel as 32 bits. Made once per mul_add: the scope, type and lane constants are
+        looked up once, not per element."""
         i32 = self.i32()
         scope = self.mod.constant(i32, Scope.Subgroup)
-        lid = self.mod.constant(i32, lane)
+        lanes: dict[int, int] = {}
+
+        def lane_id(lane: int) -> int:
+            if lane not in lanes:
+                lanes[lane] = self.mod.constant(i32, lane)
+            return lanes[lane]
+
         if ty.kind in _SMALL_INT or ty.kind in _SMALL_FLOAT:
             wide = ty.ctx.i32 if ty.is_integer else ty.ctx.f32
-            y = self.convert_scalar(x, ty, wide)
-            y = self.block.op(Op.GroupBroadcast, self.ty(wide), scope, y, lid)
-            return self.convert_scalar(y, wide, ty)
-        return self.block.op(Op.GroupBroadcast, self.ty(ty), scope, x, lid)
+            wide_ty = self.ty(wide)
+
+            def broadcast_wide(x: int, lane: int) -> int:
+                y = self.convert_scalar(x, ty, wide)
+                y = self.block.op(Op.GroupBroadcast, wide_ty, scope, y, lane_id(lane))
+                return self.convert_scalar(y, wide, ty)
+
+            return broadcast_wide
+        t = self.ty(ty)
+        return lambda x, lane: self.block.op(Op.GroupBroadcast, t, scope, x, lane_id(lane))
 
     def cm_split(self, x: int, ty: NumberType) -> tuple[int, int | None]:
         """(re, im) of a complex value; (x, None) for a real one."""
@@ -182,6 +198,10 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         a_p = [promote(x, at.component) for x in a]
         a_neg_im: dict[int, int] = {}
         uniform = self.cm_uniform_loader(B, inst)
+        broadcast = self.cm_broadcaster(real)
+        # component numbers of A(., k) and C(., n) in each row block, computed once
+        a_comp = [[la.component(m, k) for m in range(lc.K)] for k in range(bt.rows)]
+        c_comp = [[lc.component(m, n) for m in range(lc.K)] for n in range(bt.cols)]
         for k in range(bt.rows):
             for n in range(bt.cols):
                 if uniform is not None:
@@ -189,10 +209,9 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
                 else:
                     lane, v = lb.owner(k, n)
                     br, bi = promote(b[v], bt.component)
-                    br = self.cm_broadcast(br, real, lane)
-                    bi = self.cm_broadcast(bi, real, lane) if bi is not None else None
-                for m in range(lc.K):
-                    va, vc = la.component(m, k), lc.component(m, n)
+                    br = broadcast(br, lane)
+                    bi = broadcast(bi, lane) if bi is not None else None
+                for va, vc in zip(a_comp[k], c_comp[n]):
                     ar, ai = a_p[va]
                     cr, ci = acc[vc]
                     cr = fma(ar, br, cr)
@@ -214,7 +233,8 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         t = self.ty(ty)
         if ty.is_integer:
             return lambda x, y, z: self.block.op(Op.IAdd, t, self.block.op(Op.IMul, t, x, y), z)
-        return lambda x, y, z: self.ext(t, OpenCLStd.fma, x, y, z)
+        ocl, fma = self.ocl, int(OpenCLStd.fma)
+        return lambda x, y, z: self.block.op(Op.ExtInst, t, ocl, fma, x, y, z)
 
     def cm_neg(self, ty: NumberType):
         t = self.ty(ty)

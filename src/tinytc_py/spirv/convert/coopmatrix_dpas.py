@@ -212,23 +212,20 @@ class Pieces:
         return k, off
 
 
-def layout_byte(lay: CoopLayout, pc: Pieces, size: int, row: int, col: int) -> int:
-    """Byte of element (row, col) in the register image of the whole value (see docstring)."""
-    lane, v = lay.owner(row, col)
-    return (v // pc.omega * EXEC + lane) * pc.unit + v % pc.omega * size
-
-
 def plan_messages(
     cfg: Block2d, lay: CoopLayout, pc: Pieces, size: int
 ) -> list[tuple[int, int, int, int]] | None:
     """(x offset, y offset, piece, byte offset) of every message, after checking that each
     message's register image is exactly the layout's; None if it is not."""
     plan = []
+    owner, omega, unit = lay.owner, pc.omega, pc.unit  # looked up once: this runs per element
     for i in range(cfg.x_msgs):
         for j in range(cfg.y_msgs):
             base = None
             for byte, row, col in cfg.elements(i, j):
-                at = layout_byte(lay, pc, size, row, col)
+                lane, v = owner(row, col)
+                # byte of element (row, col) in the register image of the whole value
+                at = (v // omega * EXEC + lane) * unit + v % omega * size
                 base = at - byte if base is None else base
                 if at - byte != base:
                     return None

@@ -1,0 +1,134 @@
+"""The kernel cache: compiled SPIR-V and the devices' native binaries, reused across processes.
+
+Two levels on disk (store.py), both keyed by keys.py:
+- SPIR-V by program, core info, optimisation settings and compiler version: a hit skips our
+  compiler (`spirv_binary`);
+- the device's native binary by SPIR-V, build options and device: a hit skips the device's JIT,
+  which costs far more than our compile (`native_build`, used by the OpenCL and Level Zero
+  runtimes and the C API's kernel bundles).
+An in-process memo of recent SPIR-V results sits on top, so repeated compiles of one program in
+one process cost a dictionary lookup.
+
+On by default; `TINYTC_CACHE=0` turns it off for the process, the compiler-context flag
+`OptFlag.kernel_cache` (tinytc_optflag_kernel_cache in C) for one context. The folder is
+`TINYTC_CACHE_DIR` (else the user cache folder; cache_dir.py) and `TINYTC_CACHE_MAX_MB` bounds
+its size. Statistics: stats.py; command line: `tinytc-cache` (cli/cache.py).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TypeVar
+
+from ..compiler import Binary
+from ..ir.context import CompilerContext
+from ..ir.enums import OptFlag
+from ..target.core_info import CoreInfo
+from . import stats, store
+from .codec import decode, encode
+from .keys import native_key, spirv_key
+
+ENV_SWITCH = "TINYTC_CACHE"
+MEMO_ENTRIES = 256
+
+_memo: OrderedDict[str, Binary] = OrderedDict()
+
+T = TypeVar("T")
+
+
+def enabled(ctx: CompilerContext | None = None) -> bool:
+    """Whether caching is on for the process (TINYTC_CACHE) and for `ctx` (its flag)."""
+    if os.environ.get(ENV_SWITCH, "1").strip().lower() in ("0", "off", "false", "no"):
+        return False
+    return ctx is None or ctx.optimization_flag(OptFlag.kernel_cache)
+
+
+def _remember(key: str, binary: Binary) -> Binary:
+    _memo[key] = binary
+    _memo.move_to_end(key)
+    if len(_memo) > MEMO_ENTRIES:
+        _memo.popitem(last=False)
+    return binary
+
+
+def spirv_binary(
+    program_text: Callable[[], str],
+    core_info: CoreInfo,
+    ctx: CompilerContext,
+    compile_: Callable[[], Binary],
+) -> Binary:
+    """The SPIR-V binary of a program: from the memo, the disk, or `compile_()` (then stored).
+    `program_text()` is the source text or the printed program (the key's program part)."""
+    if not enabled(ctx):
+        return _uncached(compile_)
+    key = spirv_key(program_text(), core_info, ctx)
+    binary = _memo.get(key)
+    if binary is not None:
+        stats.count("memo_hits", persist=False)
+        return binary
+    payload = store.get(key)
+    if payload is not None:
+        stats.count("spirv_hits")
+        return _remember(key, decode(payload))
+    stats.count("spirv_misses")
+    binary = _compile(compile_)
+    store.put(key, encode(binary))
+    return _remember(key, binary)
+
+
+def _compile(compile_: Callable[[], Binary]) -> Binary:
+    binary = compile_()
+    stats.count("compiles", persist=False)
+    return binary
+
+
+def _uncached(compile_: Callable[[], Binary]) -> Binary:
+    binary = _compile(compile_)
+    binary.cache = False
+    return binary
+
+
+def native_build(
+    binary: Binary,
+    options: str,
+    device: dict[str, str],
+    from_spirv: Callable[[], T],
+    native_of: Callable[[T], bytes],
+    from_native: Callable[[bytes], T],
+    ctx: CompilerContext | None = None,
+) -> T:
+    """A device program built from `binary` (SPIR-V): from the cached native binary when there
+    is one, else by the device JIT (`from_spirv`), whose result `native_of` then stores.
+    A cached binary the device rejects (e.g. an updated driver with the same version string)
+    is dropped and rebuilt. `ctx` (of a C API binary) may turn the cache off by its flag."""
+    if binary.format != "spirv" or not binary.cache or not enabled(ctx):
+        stats.count("device_builds", persist=False)
+        return from_spirv()
+    key = native_key(binary.data, options, device)
+    payload = store.get(key)
+    if payload is not None:
+        try:
+            built = from_native(payload)
+        except Exception:  # noqa: BLE001 - any failure to load means: rebuild from SPIR-V
+            stats.count("native_rejected")
+            store.remove(key)
+        else:
+            stats.count("native_hits")
+            return built
+    stats.count("native_misses")
+    stats.count("device_builds", persist=False)
+    built = from_spirv()
+    native = native_of(built)
+    if native:
+        store.put(key, native)
+    return built
+
+
+def clear_memo() -> None:
+    """Forget the in-process results (the disk entries stay)."""
+    _memo.clear()
+
+
+__all__ = ["ENV_SWITCH", "clear_memo", "enabled", "native_build", "spirv_binary", "stats", "store"]

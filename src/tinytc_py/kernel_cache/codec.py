@@ -1,0 +1,51 @@
+"""A compiled `Binary` as the bytes of a cache entry and back: a JSON header with the kernels'
+launch metadata (what the runtimes need besides the SPIR-V), its length, then the SPIR-V."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import struct
+
+from ..compiler import Binary
+from ..spirv.convert import ArgInfo, KernelInfo, ParamInfo
+from ..target.core_info import CoreFeature
+
+_LENGTH = struct.Struct("<I")
+
+
+def encode(binary: Binary) -> bytes:
+    header = {
+        "format": binary.format,
+        "core_features": int(binary.core_features),
+        "kernels": [dataclasses.asdict(k) for k in binary.kernels.values()],
+    }
+    text = json.dumps(header, separators=(",", ":")).encode()
+    return _LENGTH.pack(len(text)) + text + binary.data
+
+
+def _kernel(d: dict) -> KernelInfo:
+    params = [
+        ParamInfo(**{**p, "shape": tuple(p["shape"]), "stride": tuple(p["stride"])})
+        for p in d["params"]
+    ]
+    return KernelInfo(
+        d["name"],
+        tuple(d["work_group_size"]),
+        d["subgroup_size"],
+        params,
+        [ArgInfo(**a) for a in d["args"]],
+    )
+
+
+def decode(payload: bytes) -> Binary:
+    """The binary of an entry's payload (entries are checksummed, so the payload is intact)."""
+    (length,) = _LENGTH.unpack_from(payload)
+    header = json.loads(payload[_LENGTH.size : _LENGTH.size + length])
+    kernels = [_kernel(k) for k in header["kernels"]]
+    return Binary(
+        payload[_LENGTH.size + length :],
+        {k.name: k for k in kernels},
+        CoreFeature(header["core_features"]),
+        header["format"],
+    )

@@ -1,0 +1,81 @@
+"""Counters of the kernel cache: for this process (`process()`) and summed over every process
+that used the cache folder (`totals()`, what `tinytc-cache stats` shows).
+
+Counters: spirv_hits / spirv_misses and native_hits / native_misses (lookups of the two disk
+levels; a miss means the compiler or the device JIT ran), corrupt (damaged entries removed),
+native_rejected (intact device binaries the device refused to load, rebuilt),
+evicted (entries removed for the size bound) and bytes_written; for this process only also
+memo_hits (answered from memory), compiles (runs of our compiler) and device_builds (builds
+from SPIR-V by the device's JIT), cached or not.
+
+Each change is added to `stats.json` in the cache folder at once, under an exclusive lock: a C
+host embedding the library may never finalise Python, so waiting for exit would lose counts.
+A folder that cannot be written only loses the totals.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from collections import Counter
+
+from ..cache_dir import cache_subdir
+
+FILE = "stats.json"
+
+_process: Counter[str] = Counter()
+
+
+def count(name: str, n: int = 1, persist: bool = True) -> None:
+    """Add `n` to a counter; `persist=False` for events too frequent to pay a file update."""
+    _process[name] += n
+    if not persist:
+        return
+    with contextlib.suppress(OSError):
+        _add_to_totals({name: n})
+
+
+def process() -> dict[str, int]:
+    """This process's counters (a copy)."""
+    return dict(_process)
+
+
+def reset_process() -> None:
+    _process.clear()
+
+
+def _add_to_totals(delta: dict[str, int]) -> None:
+    path = cache_subdir("kernels") / FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    with os.fdopen(fd, "r+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        totals = Counter(_parse(f.read()))
+        totals.update(delta)
+        f.seek(0)
+        f.truncate()
+        f.write(json.dumps(dict(totals), sort_keys=True))
+
+
+def totals() -> dict[str, int]:
+    """The counters summed over all processes (empty when nothing was recorded)."""
+    try:
+        return _parse((cache_subdir("kernels") / FILE).read_text())
+    except OSError:
+        return {}
+
+
+def _parse(text: str) -> dict[str, int]:
+    """The counters in `text`; a damaged file counts as empty (it is rewritten whole)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, int)} if isinstance(data, dict) else {}
+
+
+def reset_totals() -> None:
+    with contextlib.suppress(OSError):
+        (cache_subdir("kernels") / FILE).unlink()

@@ -1,0 +1,59 @@
+"""The kernel cache behind the OpenCL and Level Zero C APIs (tests/capi/c/kernel_cache.c and
+kernel_cache_ze.c, Level Zero on our CPU driver): a second run of a C program finds both the
+SPIR-V and the device binary of its kernel bundle in the cache, and the context flag
+tinytc_optflag_kernel_cache = 0 keeps the program out of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tinytc_py.kernel_cache import stats, store
+
+CPU_DRIVER = "libze_tinytc_cpu.so"
+PROGRAMS = {
+    "opencl": ("kernel_cache.c", ("tinytc", "tinytc_cl", "OpenCL")),
+    "level_zero": ("kernel_cache_ze.c", ("tinytc", "tinytc_ze", "ze_loader")),
+}
+
+
+@pytest.fixture(params=sorted(PROGRAMS))
+def runtime(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def cache_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cl_env, capi_libs, runtime
+) -> dict[str, str]:
+    monkeypatch.setenv("TINYTC_CACHE_DIR", str(tmp_path))  # for stats.totals() here
+    env = {**cl_env, "TINYTC_CACHE_DIR": str(tmp_path)}
+    if runtime == "level_zero":
+        env["ZE_ENABLE_ALT_DRIVERS"] = str(capi_libs / CPU_DRIVER)
+    return env
+
+
+def kinds() -> list[str]:
+    return sorted(e.name.split("-")[0] for e in store.entries())
+
+
+def test_second_run_hits_both_levels(compile_c, cache_env, runtime) -> None:
+    source, libs = PROGRAMS[runtime]
+    prog = compile_c(source, libs=libs)
+    assert prog.run(env=cache_env).stdout == "ok\n"
+    assert kinds() == ["native", "spirv"]
+    first = stats.totals()
+    assert (first["spirv_misses"], first["native_misses"]) == (1, 1)
+    assert prog.run(env=cache_env).stdout == "ok\n"
+    second = stats.totals()
+    assert (second["spirv_hits"], second["native_hits"]) == (1, 1)
+    assert (second["spirv_misses"], second["native_misses"]) == (1, 1)
+
+
+def test_context_flag_off_caches_nothing(compile_c, cache_env, runtime) -> None:
+    source, libs = PROGRAMS[runtime]
+    prog = compile_c(source, libs=libs)
+    assert prog.run("off", env=cache_env).stdout == "ok\n"
+    assert kinds() == []
+    assert stats.totals() == {}
