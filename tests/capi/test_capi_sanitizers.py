@@ -10,18 +10,9 @@ import subprocess
 
 import pytest
 
+from sanitizer_runtime import SANITIZE, preload
+
 from .conftest import C_DIR, INCLUDE, ROOT, clean_env, load_tool
-
-SANITIZE = ("-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all")
-
-
-def runtime(name: str) -> str:
-    path = subprocess.run(
-        ["gcc", f"-print-file-name={name}"], capture_output=True, text=True
-    ).stdout.strip()
-    if "/" not in path:
-        pytest.skip(f"gcc has no {name}")
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +39,7 @@ def test_capi_programs_run_clean_under_asan_and_ubsan(sanitized_libs, tmp_path, 
     subprocess.run(cmd, check=True, capture_output=True)
     env = {
         **clean_env(),
-        "LD_PRELOAD": f"{runtime('libasan.so')} {runtime('libubsan.so')}",
+        "LD_PRELOAD": preload(),
         "ASAN_OPTIONS": "detect_leaks=0",
         "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
     }

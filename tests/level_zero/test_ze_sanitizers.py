@@ -6,23 +6,12 @@ until exit."""
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
+
+from sanitizer_runtime import SANITIZE, preload
 
 from .conftest import ZeProgram, load_driver_build
 from .test_ze_driver import axpy_spv  # noqa: F401  (the fixture)
-
-SANITIZE = ("-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all")
-
-
-def runtime(name: str) -> str:
-    path = subprocess.run(
-        ["gcc", f"-print-file-name={name}"], capture_output=True, text=True
-    ).stdout.strip()
-    if "/" not in path:
-        pytest.skip(f"gcc has no {name}")
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +20,7 @@ def sanitized(ze_driver, tmp_path_factory):
     out = tmp_path_factory.mktemp("ze_cpu_asan")
     driver = load_driver_build().build_driver(out, flags=SANITIZE)
     env = {
-        "LD_PRELOAD": f"{runtime('libasan.so')} {runtime('libubsan.so')}",
+        "LD_PRELOAD": preload(),
         "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=0:exitcode=99",
         "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1:exitcode=98",
     }
