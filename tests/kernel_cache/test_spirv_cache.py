@@ -144,10 +144,14 @@ def test_damaged_entry_is_removed_and_rebuilt(cache: Path, damage: str) -> None:
 def _unwritable(how: str, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = cache.parent
     if how == "read-only folder":
-        if os.geteuid() == 0:
-            pytest.skip("root writes to read-only folders")
         cache.mkdir()
         cache.chmod(0o555)
+        if os.geteuid() == 0:  # root ignores the mode: fail as the mode fails everyone else
+
+            def denied(*args, **kwargs):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+
+            monkeypatch.setattr(store.tempfile, "mkstemp", denied)
     elif how == "folder is a file":
         root.mkdir(exist_ok=True)
         blocker = root / "file"
