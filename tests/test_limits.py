@@ -209,3 +209,34 @@ def test_local_memory_beyond_32_bits_is_located_at_the_alloca():
         f"local memory of {2**64} bytes exceeds the 32-bit range of SPIR-V array lengths"
     )
     assert info.value.loc.begin.line == 2
+
+
+
+PREFETCH = """func @k(%A: memref<bf16x64x64>, %B: memref<bf16x64x64>, %C: memref<f32x64x64>)
+    attributes {{subgroup_size=16}} {{
+ parallel {{
+  %c0 = constant 0 : index
+  %a = cooperative_matrix_load.t %A[%c0,%c0] : coopmatrix<bf16x16x32,matrix_a>
+  %b = cooperative_matrix_load.n %B[%c0,%c0] : coopmatrix<bf16x32x8,matrix_b>
+  %c = cooperative_matrix_load.n %C[%c0,%c0] : coopmatrix<f32x16x8,matrix_acc>
+  %d = cooperative_matrix_mul_add %a, %b, %c : coopmatrix<bf16x16x8,matrix_acc>
+  {prefetch}
+  cooperative_matrix_store %d, %B[%c0,%c0]
+ }}
+}}
+"""
+
+
+def block_messages(prefetch: str) -> int:
+    """The 2D block messages (raw_sends in the inline asm) of the DPAS kernel on pvc."""
+    module = compile_to_spirv(parse(PREFETCH.format(prefetch=prefetch)))
+    return module.data.count(b"raw_sends")
+
+
+@pytest.mark.parametrize(("rows", "prefetched"), [(32, True), (2**31, False)])
+def test_huge_prefetch_is_dropped_not_unrolled(rows, prefetched):
+    """A prefetch is a hint: one over a region that would take millions of 2D block messages
+    (found by `make fuzz`: it compiled for hours) is left out; a tile-sized one is kept."""
+    without = block_messages("")
+    count = block_messages(f"cooperative_matrix_prefetch 1, %A[%c0,%c0], {rows}, 32")
+    assert (count > without) is prefetched

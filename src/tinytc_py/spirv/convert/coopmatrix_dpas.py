@@ -181,9 +181,15 @@ def store_config(size: int, rows: int, cols: int) -> Block2d | None:
     return Block2d(size, w, h, 1, rows // w, cols // h)
 
 
+# 2D block prefetch messages one prefetch instruction may emit: a prefetch is a hint, so a
+# region needing more (huge rows x cols, which would unroll into millions of messages) is not
+# prefetched at all rather than compiled for minutes.
+MAX_PREFETCH_MESSAGES = 64
+
+
 def prefetch_config(size: int, rows: int, cols: int) -> Block2d | None:
     w, h = min(rows, EXEC), min(cols, 32)
-    if rows % w or cols % h:
+    if rows % w or cols % h or (rows // w) * (cols // h) > MAX_PREFETCH_MESSAGES:
         return None
     arr = _fit(rows // w, GRF // (w * size)) if h == cols else 1
     return Block2d(size, w, h, arr, rows // (w * arr), cols // h)
