@@ -211,7 +211,6 @@ def test_local_memory_beyond_32_bits_is_located_at_the_alloca():
     assert info.value.loc.begin.line == 2
 
 
-
 PREFETCH = """func @k(%A: memref<bf16x64x64>, %B: memref<bf16x64x64>, %C: memref<f32x64x64>)
     attributes {{subgroup_size=16}} {{
  parallel {{
