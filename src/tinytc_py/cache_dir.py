@@ -8,7 +8,9 @@ The root is `TINYTC_CACHE_DIR` when set, else the platform's user cache folder
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 from pathlib import Path
 
 ENV_DIR = "TINYTC_CACHE_DIR"
@@ -27,3 +29,20 @@ def cache_root() -> Path:
 def cache_subdir(name: str) -> Path:
     """A named part of the cache (e.g. "kernels", "tuning")."""
     return cache_root() / name
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Writes `path` whole or not at all: a temporary file in the same folder, renamed over it
+    (`os.replace` is atomic), so processes sharing the cache (MPI ranks) never read a partial
+    file. Creates the folder; raises OSError (unwritable folder, full disk) and leaves no
+    temporary file behind."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

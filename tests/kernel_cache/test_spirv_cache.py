@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -151,7 +152,7 @@ def _unwritable(how: str, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             def denied(*args, **kwargs):
                 raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
 
-            monkeypatch.setattr(store.tempfile, "mkstemp", denied)
+            monkeypatch.setattr(tempfile, "mkstemp", denied)
     elif how == "folder is a file":
         root.mkdir(exist_ok=True)
         blocker = root / "file"
@@ -162,7 +163,7 @@ def _unwritable(how: str, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         def full(*args, **kwargs):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-        monkeypatch.setattr(store.tempfile, "mkstemp", full)
+        monkeypatch.setattr(tempfile, "mkstemp", full)
 
 
 @pytest.mark.parametrize("how", ["read-only folder", "folder is a file", "disk full"])

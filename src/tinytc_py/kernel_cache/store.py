@@ -18,12 +18,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..cache_dir import cache_subdir
+from ..cache_dir import atomic_write, cache_subdir
 from . import stats
 
 ENV_MAX_MB = "TINYTC_CACHE_MAX_MB"
@@ -101,21 +100,11 @@ def put(name: str, payload: bytes) -> None:
     if where in _unwritable:
         return
     data = MAGIC + hashlib.sha256(payload).digest() + payload
-    tmp = None
     try:
-        where.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=where, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, _path(name))
-        tmp = None
+        atomic_write(_path(name), data)
     except OSError as err:
         _disable_writing(where, err)
         return
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
     stats.count("bytes_written", len(data))
     evict(max_bytes(), keep=name)
 

@@ -15,11 +15,10 @@ no-op.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
-import os
 import re
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis.gemm_model import GemmProblem, cpu_candidates, gemm_key
-from ..cache_dir import cache_subdir
+from ..cache_dir import atomic_write, cache_subdir
 from ..compiler import compile_to_spirv
 from ..ir.region import Prog
 from ..numpy_types import DTYPES
@@ -56,12 +55,11 @@ def _load(path: Path) -> dict[str, str]:
 
 
 def _store(path: Path, table: dict[str, str]) -> None:
-    """Atomic replace: several processes may tune at once."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(table, f, indent=1, sort_keys=True)
-    os.replace(tmp, path)
+    """Atomic replace, as several processes may tune at once; an unwritable cache folder only
+    means the choice is timed again next time."""
+    data = json.dumps(table, indent=1, sort_keys=True).encode()
+    with contextlib.suppress(OSError):
+        atomic_write(path, data)
 
 
 def static_gemm_keys(prog: Prog) -> list[GemmKey]:
