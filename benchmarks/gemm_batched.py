@@ -39,13 +39,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 
 import numpy as np
+
+from timing import median_time
 
 TYPES = {"f32": np.float32, "f64": np.float64}
 TARGET_ARCH_ENV = "CL_CONFIG_CPU_TARGET_ARCH"
@@ -91,17 +91,6 @@ func @gemm(%alpha: {ty}, %A: memref<{ty}x{m}x{k}x?>, %B: memref<{ty}x{k}x{n}x?>,
     gemm.n.n %alpha, %a, %b, %beta, %c
 }}
 """
-
-
-def median_time(fn: Callable[[], object], repeat: int) -> float:
-    """Median seconds of `repeat` calls after one warm-up call."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def fortran_stack(x: np.ndarray) -> np.ndarray:

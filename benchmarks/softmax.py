@@ -19,30 +19,18 @@ from __future__ import annotations
 
 import argparse
 import re
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
+from timing import median_time
 from tinytc_py.runtime import opencl as rt
 
 cl = rt.cl
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "ir"
 KERNELS = {"extensions": "softmax.ir", "portable": "softmax_no_extensions.ir"}
-
-
-def median_time(fn: Callable[[], object], repeat: int) -> float:
-    """Median seconds of `repeat` calls after one warm-up call."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def softmax_reference(x: np.ndarray) -> np.ndarray:
