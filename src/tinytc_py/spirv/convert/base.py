@@ -137,7 +137,7 @@ class ConverterBase:
         self.values: dict[Value, object] = {}
         self.interface: dict[int, None] = {}
         self.func = func
-        self.stack = 0  # the function's local-memory (SLM) array, created by its first alloca
+        self.stack = 0  # the function's local-memory (SLM) array (MemoryConversion.declare_stack)
         info = KernelInfo(func.name, wgs, sgs)
         param_types: list[int] = []
         binders: list[tuple[int, Callable[[list[int]], None]]] = []
@@ -155,12 +155,16 @@ class ConverterBase:
             pos += count
         self.fn: Function = fn
         self.block: Block = fn.add_block()
+        self.declare_stack()
         self.region(func.body)
         self.block.emit(Op.Return)
         m.add_entry_point(fn.id, func.name, list(self.interface))
         m.add_execution_mode(fn.id, ExecutionMode.LocalSize, wgs[0], wgs[1], 1)
         m.add_execution_mode(fn.id, ExecutionMode.SubgroupSize, sgs)
         self.kernels.append(info)
+
+    def declare_stack(self) -> None:
+        """Declare the function's local memory, if it needs any (see MemoryConversion)."""
 
     def parameter(self, k: int, p: Value, info: KernelInfo):
         """SPIR-V parameter types of IR parameter k and a function binding the ids to `p`."""

@@ -124,7 +124,7 @@ class MemoryConversion(ConverterBase):
             sub_stride.append(self.block.op(Op.IMul, self.i64(), sub_stride[-1], s))
         shape = d.shape[:mode] + sub_shape + d.shape[mode + 1 :]
         stride = d.stride[:mode] + sub_stride + d.stride[mode + 1 :]
-        self.set(inst, self.result_dv(inst, d.ptr, shape, stride))
+        self.set(inst, MemrefDV(inst.results[0].type, d.ptr, shape, stride))
 
     def fuse(self, inst: Inst) -> None:
         d = self.dv(inst.operand("operand"), inst)
@@ -165,11 +165,10 @@ class MemoryConversion(ConverterBase):
                 f"alloca offset {offset} in local memory is not a multiple of its alignment {align}",
             )
         m = self.mod
-        i8 = m.type_int(8)
         byte_ptr = self.block.op(
             Op.InBoundsAccessChain,
-            m.type_pointer(StorageClass.Workgroup, i8),
-            self.stack_base(),
+            m.type_pointer(StorageClass.Workgroup, m.type_int(8), 1),
+            self.stack,
             self.c64(offset),
         )
         ptr = self.block.op(Op.Bitcast, self.memref_ptr_ty(mt), byte_ptr)
@@ -177,19 +176,25 @@ class MemoryConversion(ConverterBase):
         stride = [self.c64(s) for s in mt.stride]
         self.set(inst, MemrefDV(mt, ptr, shape, stride))
 
-    def stack_base(self) -> int:
-        """The function's local-memory array variable, created on first use."""
-        if self.stack:
-            return self.stack
-        allocas = [a for a in self.func.body.walk() if a.name == "alloca"]
-        size = max(stack_ptr(a) + alloca_size(a) for a in allocas)
+    def declare_stack(self) -> None:
+        """The function's local-memory array variable, when it has allocas: declared before its
+        body is converted, so its types come first (upstream's lit tests expect that order)."""
+        size = max(
+            (
+                (stack_ptr(a) or 0) + alloca_size(a)
+                for a in self.func.body.walk()
+                if a.name == "alloca"
+            ),
+            default=0,
+        )
+        if not size:
+            return
         m = self.mod
         array = m.type_array(m.type_int(8), size)
         var = m.variable(m.type_pointer(StorageClass.Workgroup, array), StorageClass.Workgroup)
         m.decorate(var, Decoration.Alignment, self.core_info.default_alignment)
         self.interface[var] = None
         self.stack = var
-        return var
 
     def lifetime_stop(self, inst: Inst) -> None:
         """Only set-stack-ptr needs it."""
