@@ -215,3 +215,28 @@ func @k(%v: memref<f16x{S}>, %out: memref<f16x6>)
     out = np.array([-9, 9, 11, 12, 13, 14], np.float16)
     build(src).kernel("k")(v, out, num_groups=(GROUPS, 1, 1))
     np.testing.assert_array_equal(out, np.array([100.0, -7.0, 11, 0.5, -7.0, 14], np.float16))
+
+
+@pytest.mark.parametrize("ty", ["f32", "f64", "c32", "c64"])
+def test_global_float_load_store(ty):
+    """Global float atomic loads/stores are float atomics (only local doubles move their bits
+    as integers): each work-item copies one element through atomic_load and atomic_store."""
+    src = f"""
+func @k(%v: memref<{ty}x{S}>, %out: memref<{ty}x{S}>)
+    attributes {{subgroup_size={S}, work_group_size=[{S},1]}} {{
+    parallel {{
+        %l = subgroup_local_id : i32
+        %p = cast %l : index
+        %x = atomic_load.device.acquire %v[%p] : {ty}
+        atomic_store.device.release %x, %out[%p]
+    }}
+}}
+"""
+    dt = NP[ty]
+    rng = np.random.default_rng(5)
+    v = rng.standard_normal(S).astype(dt)
+    if ty.startswith("c"):
+        v = v + 1j * rng.standard_normal(S).astype(dt)
+    out = np.zeros(S, dt)
+    build(src).kernel("k")(v, out, num_groups=(1, 1, 1))
+    np.testing.assert_array_equal(out, v)

@@ -87,10 +87,14 @@ class AtomicConversion(ConverterBase):
         local = d.ty.addrspace is AddressSpace.local
         return StorageClass.Workgroup if local else StorageClass.CrossWorkgroup
 
+    def moves_bits(self, ty: NumberType) -> bool:
+        """Whether an atomic load/store of `ty` moves its bits as an integer of the same size:
+        the same operation, needed for doubles everywhere but on Intel GPUs (the Intel CPU
+        runtime lacks atomic_xchg on doubles); floats are moved as floats otherwise."""
+        return ty.is_float and ty.size == 8 and not self.core_info.ip_version
+
     def as_bits(self, d: MemrefDV, ptr: int, ty: NumberType) -> tuple[int, int]:
-        """(integer type, pointer bitcast to it) for an atomic load/store of a 32/64-bit float:
-        an atomic move of the bits is the same operation, and integer atomics exist everywhere
-        (the Intel CPU runtime lacks e.g. atomic_xchg on local doubles)."""
+        """(integer type, pointer bitcast to it) for an atomic move of a float's bits."""
         ity = self.mod.type_int(8 * ty.size)
         ipty = self.mod.type_pointer(self.storage_class(d), ity, ty.size)
         return ity, self.block.op(Op.Bitcast, ipty, ptr)
@@ -99,7 +103,7 @@ class AtomicConversion(ConverterBase):
         blk = self.block
         if ty.kind is ScalarKind.f16:
             return self.load_half(d, ptr, scope, sem)
-        if not ty.is_float:
+        if not self.moves_bits(ty):
             return blk.op(Op.AtomicLoad, self.ty(ty), ptr, scope, sem)
         ity, iptr = self.as_bits(d, ptr, ty)
         return blk.op(Op.Bitcast, self.ty(ty), blk.op(Op.AtomicLoad, ity, iptr, scope, sem))
@@ -109,14 +113,14 @@ class AtomicConversion(ConverterBase):
         if ty.kind is ScalarKind.f16:
             self.store_half(d, ptr, scope, sem, val)
             return
-        if not ty.is_float:
+        if not self.moves_bits(ty):
             blk.emit(Op.AtomicStore, ptr, scope, sem, val)
             return
         ity, iptr = self.as_bits(d, ptr, ty)
         blk.emit(Op.AtomicStore, iptr, scope, sem, blk.op(Op.Bitcast, ity, val))
 
     def require_moves(self, inst: Inst, elem: NumberType) -> None:
-        """64-bit float loads/stores move i64 bits (see as_bits)."""
+        """64-bit float atomic loads/stores need 64-bit atomics (OpenCL's atomic_double does)."""
         if elem.is_float and elem.size == 8 or elem.kind is ScalarKind.c64:
             self.require(inst, SpirvFeature.int64_atomics, Capability.Int64Atomics)
 
