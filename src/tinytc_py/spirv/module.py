@@ -390,8 +390,8 @@ class Module:
         result = self._builtins.get(builtin)
         if result is None:
             result = self._builtins[builtin] = self.variable(pointer_type, StorageClass.Input)
-            self.decorate(result, Decoration.BuiltIn, builtin)
             self.decorate(result, Decoration.Constant)
+            self.decorate(result, Decoration.BuiltIn, builtin)
         return result
 
     # functions ---------------------------------------------------------------------------------

@@ -50,26 +50,29 @@ class SpmdConversion(ConverterBase):
         return self.block.op(Op.Load, ty, var, MemoryAccess.Aligned, alignment)
 
     def builtin(self, inst: Inst) -> None:
+        """The i32 builtins are signed values of the tensor language, so subgroup_id.x/.y use
+        signed remainder/division (SubgroupId is never negative, either would do)."""
         name = inst.name
-        i32 = self.i32()
         m = self.mod
         blk = self.block
         mode = inst.props.get("mode")
         if name in _BUILTIN_VEC:
-            vec = self.load_builtin(_BUILTIN_VEC[name], m.type_vector(self.i64(), 3), 32)
-            self.set(inst, blk.op(Op.CompositeExtract, self.i64(), vec, int(mode)))
+            i64 = self.i64()
+            vec = self.load_builtin(_BUILTIN_VEC[name], m.type_vector(i64, 3), 32)
+            self.set(inst, blk.op(Op.CompositeExtract, i64, vec, int(mode)))
         elif name in _BUILTIN_I32:
-            self.set(inst, self.load_builtin(_BUILTIN_I32[name], i32, 4))
+            self.set(inst, self.load_builtin(_BUILTIN_I32[name], self.i32(), 4))
         elif name == "num_subgroups":
             values = (self.wgs[0] // self.sgs, self.wgs[1], 1)
-            self.set(inst, m.constant(i32, values[int(mode)]))
+            self.set(inst, m.constant(self.i32(), values[int(mode)]))
         elif name == "subgroup_id":
+            i32 = self.i32()
             if int(mode) == 2:
                 self.set(inst, m.constant(i32, 0))
                 return
             sid = self.load_builtin(BuiltIn.SubgroupId, i32, 4)
             tiles = m.constant(i32, self.wgs[0] // self.sgs)
-            self.set(inst, blk.op(Op.UMod if int(mode) == 0 else Op.UDiv, i32, sid, tiles))
+            self.set(inst, blk.op(Op.SRem if int(mode) == 0 else Op.SDiv, i32, sid, tiles))
         else:
             raise not_implemented(inst)
 
