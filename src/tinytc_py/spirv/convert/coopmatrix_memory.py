@@ -381,8 +381,8 @@ class CoopmatrixMemoryConversion(ScalarConversion, AtomicConversion, SpmdConvers
             self.require(inst, *float_update_requirement("atomic_" + kind, 8 * comp_ty.size, local))
 
         sc = StorageClass.Workgroup if local else StorageClass.CrossWorkgroup
-        via_i64 = kind in ("load", "store") and comp_ty.kind is ScalarKind.f64
-        if via_i64:  # the CPU runtime has no double atomic_xchg: move the bits as i64
+        via_i64 = kind in ("load", "store") and self.moves_bits(comp_ty)
+        if via_i64:
             self.require(inst, SpirvFeature.int64_atomics, Capability.Int64Atomics)
         i64p = m.type_pointer(sc, self.i64(), 8)
 
