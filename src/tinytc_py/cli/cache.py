@@ -42,6 +42,10 @@ def _stats() -> None:
         ("corrupt entries rebuilt", str(totals.get("corrupt", 0))),
         ("entries evicted", str(totals.get("evicted", 0))),
         ("bytes written", str(totals.get("bytes_written", 0))),
+        (
+            "tuned GEMM shapes",
+            f"{totals.get('tuning_hits', 0)} reused, {totals.get('tuning_misses', 0)} timed",
+        ),  # fmt: skip
     ]
     for name, value in rows:
         print(f"{name + ':':<25}{value}")

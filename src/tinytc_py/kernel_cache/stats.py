@@ -1,10 +1,12 @@
-"""Counters of the kernel cache: for this process (`process()`) and summed over every process
-that used the cache folder (`totals()`, what `tinytc-cache stats` shows).
+"""Counters of the kernel cache and the autotuner's tuning cache: for this process
+(`process()`) and summed over every process that used the cache folder (`totals()`, what
+`tinytc-cache stats` shows).
 
 Counters: spirv_hits / spirv_misses and native_hits / native_misses (lookups of the two disk
 levels; a miss means the compiler or the device JIT ran), corrupt (damaged entries removed),
 native_rejected (intact device binaries the device refused to load, rebuilt),
-evicted (entries removed for the size bound) and bytes_written; for this process only also
+evicted (entries removed for the size bound), bytes_written, tuning_hits / tuning_misses (gemm
+shapes the autotuner found in the tuning cache / timed on the device); for this process only also
 memo_hits (answered from memory), compiles (runs of our compiler) and device_builds (builds
 from SPIR-V by the device's JIT), cached or not.
 

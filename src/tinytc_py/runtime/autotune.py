@@ -9,7 +9,7 @@ and ISA, keyed by `GemmKey.text()`: sizes, types, transposes); on a miss it buil
 kernel of that gemm with each of the cost model's best `CANDIDATES` blockings, times it, and
 stores the fastest. The result is a copy of the core info whose `gemm_blockings` hold the
 choices; the lowering uses them instead of the model. Later compiles hit the cache and time
-nothing. Only SIMD CPU cores (core info `cpu`) have a blocking to tune; elsewhere this is a
+nothing (statistics `tuning_hits` / `tuning_misses`, one per gemm shape looked up). Only SIMD CPU cores (core info `cpu`) have a blocking to tune; elsewhere this is a
 no-op.
 """
 
@@ -29,6 +29,7 @@ from ..analysis.gemm_model import GemmProblem, cpu_candidates, gemm_key
 from ..cache_dir import atomic_write, cache_subdir
 from ..compiler import compile_to_spirv
 from ..ir.region import Prog
+from ..kernel_cache import stats
 from ..numpy_types import DTYPES
 from ..target.core_info import CoreInfo
 from ..target.gemm_blocking import GemmBlocking, GemmKey
@@ -82,6 +83,9 @@ def autotune(prog: Prog, dev: Any, info: CoreInfo) -> CoreInfo:
             text = fastest_blocking(key, dev, info).text()
             table = {**_load(path), key.text(): text}
             _store(path, table)
+            stats.count("tuning_misses")
+        else:
+            stats.count("tuning_hits")
         chosen[key] = GemmBlocking.from_text(text)
     return dataclasses.replace(info, gemm_blockings=chosen)
 
