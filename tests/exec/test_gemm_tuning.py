@@ -206,11 +206,18 @@ def test_autotune_flag_off_by_default(tuning_dir):
     assert not tuning_dir.exists()
 
 
-def test_cli_autotune(tuning_dir, tmp_path, capsysbinary):
-    """tinytc --autotune -d cpu tunes on the CPU device; other devices cannot be timed."""
+def test_cli_autotune(tuning_dir, tmp_path, capsysbinary, monkeypatch):
+    """tinytc --autotune -d cpu tunes on the CPU device and a second run gives the same binary
+    without timing; other devices cannot be timed."""
     cl_device()
     from tinytc_py.cli import tinytc as tinytc_cli
+    from tinytc_py.runtime import autotune
 
+    timed = []
+    real = autotune.time_blocking
+    monkeypatch.setattr(
+        autotune, "time_blocking", lambda *a: timed.append(a[1]) or real(*a)
+    )  # fmt: skip
     src = tmp_path / "g.ir"
     src.write_text(kernel(8, 12, 4, "f32", False))
     out = tmp_path / "g.spv"
@@ -218,6 +225,12 @@ def test_cli_autotune(tuning_dir, tmp_path, capsysbinary):
     assert out.read_bytes()[:4] == b"\x03\x02\x23\x07"
     (table,) = (json.loads(f.read_text()) for f in tuning_dir.glob("*.json"))
     assert list(table) == ["8x12x4:f32,f32,f32:nn"]
+    assert len(timed) == autotune.CANDIDATES
+    timed.clear()
+    again = tmp_path / "again.spv"
+    assert tinytc_cli.main(["--autotune", "-d", "cpu", "-o", str(again), str(src)]) == 0
+    assert timed == []
+    assert again.read_bytes() == out.read_bytes()
     assert tinytc_cli.main(["--autotune", "-d", "pvc", str(src)]) == 1
     err = capsysbinary.readouterr().err.decode()
     assert "--autotune" in err and "-d cpu" in err
