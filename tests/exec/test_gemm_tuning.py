@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pytest
 
+from tinytc_py import gemm_tuning
 from tinytc_py.analysis.gemm_model import GemmProblem, cpu_blocking, cpu_candidates, fits
 from tinytc_py.cli import options as cli_options
 from tinytc_py.compiler import compile_to_spirv
@@ -142,27 +143,76 @@ def test_tuned_blocking_overrides_the_model(blocking):
 @pytest.fixture
 def tuning_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("TINYTC_CACHE_DIR", str(tmp_path))
-    from tinytc_py.runtime import autotune
-
-    monkeypatch.setattr(autotune, "CANDIDATES", 3)
+    monkeypatch.setattr(gemm_tuning, "CANDIDATES", 3)
     return tmp_path / "tuning"
 
 
-def test_autotune_times_once_then_hits_the_cache(tuning_dir, monkeypatch):
-    """The first autotuned compile times candidates and stores the fastest under the
-    device's tuning file; the second compile of the same shape does no timing."""
+@pytest.fixture
+def timed(monkeypatch) -> list:
+    """The kernels the device timer times (they are still timed)."""
+    from tinytc_py.runtime.autotune import ClKernelTimer
+
+    kernels = []
+    real = ClKernelTimer.seconds_per_entry
+
+    def record(self, kernel):
+        kernels.append(kernel)
+        return real(self, kernel)
+
+    monkeypatch.setattr(ClKernelTimer, "seconds_per_entry", record)
+    return kernels
+
+
+class FakeTimer:
+    """A device whose i-th timed kernel takes 1 / (i + 1) s: the last candidate is fastest."""
+
+    def __init__(self) -> None:
+        self.kernels = []
+
+    def device_name(self) -> str:
+        return "Fake CPU-1.0"
+
+    def seconds_per_entry(self, kernel) -> float:
+        self.kernels.append(kernel)
+        return 1 / len(self.kernels)
+
+
+@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+def test_tuner_keeps_the_fastest_candidate(tuning_dir, isa):
+    """The compiler side needs no device: it compiles one tuning kernel per candidate (A, B, C
+    of the gemm's stored shapes per batch entry), keeps the fastest and stores it under the
+    timer's device name and the ISA."""
+    info = cli_options.core_info_for_device(f"cpu-{isa}")
+    timer = FakeTimer()
+    prog = parse(kernel(23, 37, 19, "f64", True))
+    tuned = gemm_tuning.tune(prog, info, timer)
+    key = GemmKey(23, 37, 19, ("f64",) * 3, (False, True))
+    candidates = cpu_candidates(GemmProblem(23, 37, 19, 8, 8, info.cpu.lanes(8)), info.cpu, 3)
+    assert tuned.gemm_blockings == {key: candidates[-1]}
+    assert len(timer.kernels) == len(candidates) == 3
+    f64 = np.dtype(np.float64)
+    assert {k.params for k in timer.kernels} == {
+        (((23, 19), f64), ((37, 19), f64), ((23, 37), f64))
+    }
+    assert all(k.binary.kernel(k.name).name == "tune" for k in timer.kernels)
+    assert json.loads((tuning_dir / f"Fake_CPU-1.0-{isa}.json").read_text()) == {
+        key.text(): candidates[-1].text()
+    }
+    timer.kernels.clear()
+    assert gemm_tuning.tune(prog, info, timer) == tuned
+    assert timer.kernels == []
+
+
+def test_autotune_times_once_then_hits_the_cache(tuning_dir, timed):
+    """The first autotuned compile times candidates on the device and stores the fastest under
+    the device's tuning file; the second compile of the same shape does no timing."""
     cl_device()
     from tinytc_py.runtime import autotune
     from tinytc_py.runtime.opencl import core_info_for, program
 
-    timed = []
-    real = autotune.time_blocking
-    monkeypatch.setattr(
-        autotune, "time_blocking", lambda *a: timed.append(a[1]) or real(*a)
-    )  # fmt: skip
     m, n, k = 24, 20, 12
     run_and_check(program(kernel(m, n, k, "f32", False), autotune=True), m, n, k, "f32", False)
-    assert len(timed) == autotune.CANDIDATES
+    assert len(timed) == gemm_tuning.CANDIDATES
     files = list(tuning_dir.glob("*.json"))
     assert len(files) == 1
     table = json.loads(files[0].read_text())
@@ -171,7 +221,7 @@ def test_autotune_times_once_then_hits_the_cache(tuning_dir, monkeypatch):
     dev = cl_device()
     info = core_info_for(dev)
     p = GemmProblem(m, n, k, 4, 4, info.cpu.lanes(4))
-    assert chosen in cpu_candidates(p, info.cpu, autotune.CANDIDATES)
+    assert chosen in cpu_candidates(p, info.cpu, gemm_tuning.CANDIDATES)
 
     timed.clear()
     run_and_check(program(kernel(m, n, k, "f32", False), autotune=True), m, n, k, "f32", False)
@@ -181,21 +231,23 @@ def test_autotune_times_once_then_hits_the_cache(tuning_dir, monkeypatch):
     assert info.gemm_blockings == {}  # the device's core info itself is not changed
 
 
-def test_autotune_uses_a_stored_choice(tuning_dir):
+def test_autotune_uses_a_stored_choice(tuning_dir, timed):
     """A choice in the tuning file is taken as it is (keyed by device, driver and ISA)."""
     dev = cl_device()
     from tinytc_py.runtime import autotune
     from tinytc_py.runtime.opencl import core_info_for, program
 
     info = core_info_for(dev)
-    path = autotune.tuning_file(dev, info)
+    path = gemm_tuning.tuning_file(autotune.ClKernelTimer(dev), info)
     assert dev.driver_version.strip().replace(" ", "_") in path.name
+    assert path.name.endswith(f"-{info.cpu.isa}.json")
     key = GemmKey(16, 16, 16, ("f64",) * 3, (False, True))
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({key.text(): "1x3k2"}))
     prog = parse(kernel(16, 16, 16, "f64", True))
     assert autotune.autotune(prog, dev, info).gemm_blockings == {key: GemmBlocking(1, 3, 2)}
     run_and_check(program(kernel(16, 16, 16, "f64", True), autotune=True), 16, 16, 16, "f64", True)
+    assert timed == []
 
 
 def test_autotune_flag_off_by_default(tuning_dir):
@@ -206,18 +258,12 @@ def test_autotune_flag_off_by_default(tuning_dir):
     assert not tuning_dir.exists()
 
 
-def test_cli_autotune(tuning_dir, tmp_path, capsysbinary, monkeypatch):
+def test_cli_autotune(tuning_dir, timed, tmp_path, capsysbinary):
     """tinytc --autotune -d cpu tunes on the CPU device and a second run gives the same binary
     without timing; other devices cannot be timed."""
     cl_device()
     from tinytc_py.cli import tinytc as tinytc_cli
-    from tinytc_py.runtime import autotune
 
-    timed = []
-    real = autotune.time_blocking
-    monkeypatch.setattr(
-        autotune, "time_blocking", lambda *a: timed.append(a[1]) or real(*a)
-    )  # fmt: skip
     src = tmp_path / "g.ir"
     src.write_text(kernel(8, 12, 4, "f32", False))
     out = tmp_path / "g.spv"
@@ -225,7 +271,7 @@ def test_cli_autotune(tuning_dir, tmp_path, capsysbinary, monkeypatch):
     assert out.read_bytes()[:4] == b"\x03\x02\x23\x07"
     (table,) = (json.loads(f.read_text()) for f in tuning_dir.glob("*.json"))
     assert list(table) == ["8x12x4:f32,f32,f32:nn"]
-    assert len(timed) == autotune.CANDIDATES
+    assert len(timed) == gemm_tuning.CANDIDATES
     timed.clear()
     again = tmp_path / "again.spv"
     assert tinytc_cli.main(["--autotune", "-d", "cpu", "-o", str(again), str(src)]) == 0

@@ -121,7 +121,7 @@ def program(
     """Compile (text or IR) and build for `dev` (default: the default device and context).
 
     `autotune` (default: the program context's OptFlag.autotune) times GEMM blockings on
-    `dev` first, or reuses the tuning cache (runtime/autotune.py)."""
+    `dev` first, or reuses the tuning cache (gemm_tuning.py)."""
     if dev is None:
         dev = _device.default_device()
         context = context or _device.default_context()

@@ -1,7 +1,7 @@
 """The register blocking of a GEMM micro-kernel and the key it is chosen for.
 
 A blocking is what the cost model (analysis/gemm_model.py) or the autotuner
-(runtime/autotune.py) decides for one gemm: how many subgroup-sized row blocks and how many
+(gemm_tuning.py) decides for one gemm: how many subgroup-sized row blocks and how many
 columns one subgroup keeps in accumulators, and how many K steps one loop iteration loads.
 The key names everything the best choice depends on besides the device, so tuned choices can
 be stored per device and reused (core info `gemm_blockings`).

@@ -1,0 +1,167 @@
+"""GEMM autotuner, compiler side: which blockings to try, the kernels that try them, the tuning
+cache and the choice. How long a kernel takes is asked of a `KernelTimer`, which the runtime
+supplies (runtime/autotune.py times on an OpenCL device), so data still only flows down: the
+compiler never launches anything itself.
+
+Why tune at all: a CPU whose behaviour the cost model (analysis/gemm_model.py) misjudges still
+gets its best block. Opt-in, because timing costs compile time (each candidate is one JIT
+build): compiler-context flag `OptFlag.autotune` (C: tinytc_optflag_autotune,
+`tinytc --autotune`, Python `program(..., autotune=True)`). For every gemm with static sizes
+`tune` looks up the per-device tuning cache (`cache_subdir("tuning")`, one JSON file per device
+name, driver version and ISA, keyed by `GemmKey.text()`: sizes, types, transposes); on a miss
+it compiles a batched kernel of that gemm with each of the cost model's best `CANDIDATES`
+blockings, has each timed, and stores the fastest. The result is a copy of the core info whose
+`gemm_blockings` hold the choices; the lowering uses them instead of the model. Later compiles
+hit the cache and time nothing (statistics `tuning_hits` / `tuning_misses`, one per gemm shape
+looked up). Only SIMD CPU cores (core info `cpu`) have a blocking to tune; elsewhere this is a
+no-op.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import re
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from .analysis.gemm_model import GemmProblem, cpu_candidates, gemm_key
+from .cache_dir import atomic_write, cache_subdir
+from .compiler import Binary, compile_to_spirv
+from .ir.region import Prog
+from .kernel_cache import stats
+from .numpy_types import DTYPES
+from .target.core_info import CoreInfo
+from .target.gemm_blocking import GemmBlocking, GemmKey
+
+CANDIDATES = 6
+KERNEL = "tune"  # the name of the tuning kernel
+
+
+@dataclasses.dataclass(frozen=True)
+class BatchedKernel:
+    """A compiled kernel to time: one work-group per batch entry, each parameter a column-major
+    array of `shape` x batch elements of `dtype`."""
+
+    binary: Binary
+    name: str
+    params: tuple[tuple[tuple[int, ...], np.dtype], ...]
+
+
+class KernelTimer(Protocol):
+    """What the tuner needs of a device: a name for its tuning file, and timings."""
+
+    def device_name(self) -> str:
+        """Device name and driver version (choices are kept per device and driver)."""
+        ...
+
+    def seconds_per_entry(self, kernel: BatchedKernel) -> float:
+        """How long `kernel` takes per batch entry on the device."""
+        ...
+
+
+def tuning_file(timer: KernelTimer, info: CoreInfo) -> Path:
+    """The tuning cache of a device: its name, driver version and the ISA code is made for."""
+    isa = info.cpu.isa if info.cpu else "gpu"
+    name = f"{timer.device_name()}-{isa}"
+    return cache_subdir("tuning") / (re.sub(r"[^A-Za-z0-9._-]+", "_", name) + ".json")
+
+
+def _load(path: Path) -> dict[str, str]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _store(path: Path, table: dict[str, str]) -> None:
+    """Atomic replace, as several processes may tune at once; an unwritable cache folder only
+    means the choice is timed again next time."""
+    data = json.dumps(table, indent=1, sort_keys=True).encode()
+    with contextlib.suppress(OSError):
+        atomic_write(path, data)
+
+
+def static_gemm_keys(prog: Prog) -> list[GemmKey]:
+    """Keys of the gemms of `prog` whose sizes are known at compile time."""
+    keys = {gemm_key(i) for f in prog.funcs for i in f.body.walk() if i.name == "gemm"}
+    return sorted((k for k in keys if min(k.M, k.N, k.K) >= 0), key=GemmKey.text)
+
+
+def tune(prog: Prog, info: CoreInfo, timer: KernelTimer) -> CoreInfo:
+    """`info` with tuned blockings for the gemms of `prog` (from the cache or timed now)."""
+    keys = static_gemm_keys(prog) if info.cpu is not None else []
+    if not keys:
+        return info
+    path = tuning_file(timer, info)
+    table = _load(path)
+    chosen = dict(info.gemm_blockings)
+    for key in keys:
+        text = table.get(key.text())
+        if text is None:
+            text = fastest_blocking(key, info, timer).text()
+            table = {**_load(path), key.text(): text}
+            _store(path, table)
+            stats.count("tuning_misses")
+        else:
+            stats.count("tuning_hits")
+        chosen[key] = GemmBlocking.from_text(text)
+    return dataclasses.replace(info, gemm_blockings=chosen)
+
+
+def _shapes(key: GemmKey) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
+    """The shapes of A, B and C as stored (transposed operands stored transposed)."""
+    a = (key.K, key.M) if key.transposes[0] else (key.M, key.K)
+    b = (key.N, key.K) if key.transposes[1] else (key.K, key.N)
+    return a, b, (key.M, key.N)
+
+
+def tuning_kernel(key: GemmKey) -> str:
+    """A batched kernel of the gemm: one work-group per batch entry, C = 1.5 A B + 0.5 C."""
+    t = "".join(".t" if x else ".n" for x in key.transposes)
+    shapes = dict(zip("ABC", _shapes(key), strict=True))
+    types = dict(zip("ABC", key.types, strict=True))
+
+    def arg(name: str) -> str:
+        return f"%{name}: memref<{types[name]}x{shapes[name][0]}x{shapes[name][1]}x?>"
+
+    def view(name: str) -> str:
+        ty, (rows, cols) = types[name], shapes[name]
+        return (
+            f"    %{name.lower()} = subview %{name}[0:{rows},0:{cols},%gid] "
+            f": memref<{ty}x{rows}x{cols}>\n"
+        )
+
+    return (
+        f"func @{KERNEL}({arg('A')}, {arg('B')}, {arg('C')}) {{\n"
+        "    %gid = group_id.x : index\n"
+        + view("A")
+        + view("B")
+        + view("C")
+        + f"    %alpha = constant 1.5 : {types['C']}\n"
+        + f"    %beta = constant 0.5 : {types['C']}\n"
+        + f"    gemm{t} %alpha, %a, %b, %beta, %c\n"
+        + "}\n"
+    )
+
+
+def fastest_blocking(key: GemmKey, info: CoreInfo, timer: KernelTimer) -> GemmBlocking:
+    """Times the cost model's best candidates for `key`; the fastest wins."""
+    from .text.parser import parse
+
+    assert info.cpu is not None
+    dtypes = tuple(np.dtype(DTYPES[t]) for t in key.types)
+    c_size = dtypes[2].itemsize
+    sgs = info.cpu.lanes(max(c_size, 4))
+    problem = GemmProblem(key.M, key.N, key.K, dtypes[0].itemsize, c_size, sgs)
+    params = tuple(zip(_shapes(key), dtypes, strict=True))
+    times = {}
+    for blocking in cpu_candidates(problem, info.cpu, CANDIDATES):
+        tuned = dataclasses.replace(info, gemm_blockings={**info.gemm_blockings, key: blocking})
+        binary = compile_to_spirv(parse(tuning_kernel(key)), tuned)
+        times[blocking] = timer.seconds_per_entry(BatchedKernel(binary, KERNEL, params))
+    return min(times, key=times.__getitem__)
