@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tinytc_py.target.cpu_core import TARGET_ARCH_ENV
+
 ROOT = Path(__file__).resolve().parents[2]
 INCLUDE = ROOT / "include"
 C_DIR = Path(__file__).resolve().parent / "c"
@@ -31,10 +33,13 @@ def load_tool(path: Path, name: str):
 
 
 def clean_env() -> dict[str, str]:
-    """What a plain C program gets: no PYTHON*, no virtual environment, a system PATH."""
+    """What a plain C program gets: no PYTHON*, no virtual environment, a system PATH; the
+    session's kernel cache and the ISA the CPU runtime is asked for, so the program's device is
+    the one the test's expectations were derived from."""
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(Path.home())}
-    if "TINYTC_CACHE_DIR" in os.environ:  # the session's kernel cache (tests/conftest.py)
-        env["TINYTC_CACHE_DIR"] = os.environ["TINYTC_CACHE_DIR"]
+    for name in ("TINYTC_CACHE_DIR", TARGET_ARCH_ENV):  # TINYTC_CACHE_DIR: tests/conftest.py
+        if name in os.environ:
+            env[name] = os.environ[name]
     return env
 
 
