@@ -196,6 +196,38 @@ def test_cpu_without_device_is_the_host(monkeypatch):
     assert info.vector_register_size // 4 == cpu_subgroup_size()
 
 
+GEMM_F16_ATOMIC = """\
+func @k(%A: memref<f32x32x16>, %B: memref<f32x16x24>, %C: memref<f32x32x24>, %h: memref<f16x4>) {
+    %one = constant 1.0 : f32
+    gemm.n.n %one, %A, %B, %one, %C
+    %x = constant 1.0 : f16
+    %c0 = constant 0 : index
+    %0 = atomic_add %x, %h[%c0] : f16
+}
+"""
+
+
+def test_cpu_is_the_same_with_or_without_device(monkeypatch, capsysbinary, source):
+    """-d cpu is deterministic: the OpenCL CPU device's core info and the one made without a
+    device agree (register file, subgroup sizes, SPIR-V features: no half atomic add, which the
+    CPU runtime cannot link), so both give the same binary, or the same error."""
+    with_device = cli_options._opencl_cpu_core_info()
+    if with_device is None:
+        pytest.skip("no OpenCL CPU device")
+    gemm = source(GEMM_F16_ATOMIC.replace("f16", "f32"), "gemm.ir")
+    f16 = source(GEMM_F16_ATOMIC, "f16.ir")
+    results = [run_binary(capsysbinary, ["-d", "cpu", p]) for p in (gemm, f16)]
+    monkeypatch.setattr(cli_options, "_opencl_cpu_core_info", lambda: None)
+    without = cli_options.core_info_for_device("cpu")
+    assert without.name != with_device.name
+    without.name = with_device.name
+    assert without == with_device
+    assert [run_binary(capsysbinary, ["-d", "cpu", p]) for p in (gemm, f16)] == results
+    assert results[0][0] == 0 and results[0][1][:4] == b"\x03\x02\x23\x07"
+    assert results[1][0] == 1 and f"{f16}:6.10" in results[1][2]
+    assert "atomic_float16_add_global, which the target lacks" in results[1][2]
+
+
 def test_syntax_error_has_location(capsys, source):
     path = source(SYNTAX_ERROR, "bad.ir")
     rc, out, err = run_text(capsys, ["-S", path])

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
-from ..target.core_info import CoreFeature, CoreInfo, SpirvFeature
+from ..target.core_info import CPU_RUNTIME_MISSING, CoreFeature, CoreInfo, SpirvFeature
 from ..target.cpu_core import CpuCore, cpu_core, host_cpu_core
 
 DEVICES = ("tgl", "pvc", "bmg", "cpu", "cpu-avx2", "cpu-avx512")
@@ -81,7 +81,7 @@ PINNED_CPUS = {"cpu-avx2": "avx2", "cpu-avx512": "avx512"}
 def generic_cpu_core_info(cpu: CpuCore | None = None) -> CoreInfo:
     """A CPU core info without an OpenCL device: `cpu` (default: this host's core)."""
     info = CoreInfo.simd_cpu(cpu or host_cpu_core(), CPU_MAX_WORK_GROUP_SIZE, CPU_SUBGROUP_SIZES)
-    info.spirv_features = set(SpirvFeature)
+    info.spirv_features = set(SpirvFeature) - CPU_RUNTIME_MISSING
     info.name = f"generic-cpu-{info.cpu.isa}" if info.cpu else "generic-cpu"
     return info
 
@@ -115,8 +115,8 @@ def core_info_for_device(name: str, features: list[str] | None = None) -> CoreIn
     """The core info `-d NAME` selects, with the `-F` core features set; raises ValueError.
 
     `cpu` is deterministic for a host and environment: the OpenCL CPU device's core info, or
-    without one the same register file from `host_cpu_core`; both follow
-    CL_CONFIG_CPU_TARGET_ARCH. `cpu-avx2` / `cpu-avx512` pin the ISA."""
+    without one the same core info (register file, subgroup sizes, SPIR-V features) from
+    `host_cpu_core`; both follow CL_CONFIG_CPU_TARGET_ARCH. `cpu-avx2` / `cpu-avx512` pin the ISA."""
     if name == "cpu":
         info = _opencl_cpu_core_info() or generic_cpu_core_info()
     elif name in PINNED_CPUS:

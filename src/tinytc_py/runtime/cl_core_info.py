@@ -10,7 +10,7 @@ import ctypes
 from typing import Any
 
 from ..errors import Status, TinytcError
-from ..target.core_info import CoreInfo, SpirvFeature
+from ..target.core_info import CPU_RUNTIME_MISSING, CoreInfo, SpirvFeature
 from ..target.cpu_core import CpuCore, host_cpu_core
 from .device import (  # device sets up the ICD first
     _cl_get_device_info,
@@ -110,9 +110,7 @@ def _cl_features(device: Any) -> set[SpirvFeature]:
     if "cl_ext_float_atomics" in ext:
         f |= _cl_float_atomics(device)
         if _is_intel_cpu(device):
-            # The CPU runtime reports half-precision atomic add, but its JIT has no
-            # atomic_add(half*) to link against (BUILD_PROGRAM_FAILURE "Symbols not found").
-            f -= {SpirvFeature.atomic_float16_add_global, SpirvFeature.atomic_float16_add_local}
+            f -= CPU_RUNTIME_MISSING
     return f
 
 

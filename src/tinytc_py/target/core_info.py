@@ -44,6 +44,14 @@ class SpirvFeature(IntEnum):
     subgroup_buffer_block_io = 18
 
 
+# The Intel CPU runtime reports half-precision atomic add, but its JIT has no atomic_add(half*)
+# to link against (BUILD_PROGRAM_FAILURE "Symbols not found"): no CPU core info offers it, with
+# the OpenCL device (runtime/cl_core_info.py) or without (`tinytc -d cpu`), so both agree.
+CPU_RUNTIME_MISSING = frozenset(
+    {SpirvFeature.atomic_float16_add_global, SpirvFeature.atomic_float16_add_local}
+)
+
+
 class CoreFeature(IntFlag):
     """Values equal the C API's tinytc_core_feature_flag_t."""
 
