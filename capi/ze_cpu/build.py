@@ -18,6 +18,7 @@ Usage: capi/ze_cpu/build.py [--out DIR] [--cc CC]
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import subprocess
 import sys
@@ -45,6 +46,17 @@ VERSION_SCRIPT = """\
 
 class DriverBuildError(RuntimeError):
     pass
+
+
+def build_digest(sources: list[Path], flags: list[str]) -> int:
+    """32 bits of SHA-256 over the driver's sources and compiler command: the driver mixes them
+    into the driverVersion it reports, so native binaries cached under one build are never
+    offered to another (a changed driver may translate or launch kernels differently)."""
+    digest = hashlib.sha256()
+    for path in sources:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    digest.update("\0".join(flags).encode())
+    return int.from_bytes(digest.digest()[:4], "little")
 
 
 def find_libintelocl() -> Path | None:
@@ -112,8 +124,11 @@ def build_driver(out_dir: Path, cc: str = "gcc", flags: tuple[str, ...] = ()) ->
         script.write_text(VERSION_SCRIPT)
         # Same folder, then an atomic rename: a running process may have the old one mapped.
         tmp_lib = out_dir / f".{LIBRARY}.{os.getpid()}.tmp"
+        sources = sorted(HERE.glob("*.[ch]"))
+        digest = build_digest(sources, [cc, *flags])
         cmd = [
             cc,
+            f"-DZE_CPU_BUILD_DIGEST={digest:#010x}u",
             "-std=c11",
             "-shared",
             "-fPIC",
@@ -125,7 +140,7 @@ def build_driver(out_dir: Path, cc: str = "gcc", flags: tuple[str, ...] = ()) ->
             *flags,
             "-o",
             str(tmp_lib),
-            *(str(p) for p in sorted(HERE.glob("*.c"))),
+            *(str(p) for p in sources if p.suffix == ".c"),
             f"-Wl,-soname,{LIBRARY}",
             f"-Wl,--version-script={script}",
             "-Wl,-z,nodelete",

@@ -63,6 +63,7 @@ typedef struct ze_cpu_usm_fns {
 typedef struct ze_cpu_driver {
     uint32_t magic;
     cl_platform_id platform;
+    uint32_t version; /* driverVersion: this build and the OpenCL runtime (ze_cpu_driver.c) */
 } ze_cpu_driver_t;
 
 typedef struct ze_cpu_device {

@@ -21,7 +21,10 @@
 #define EU_SIMD_WIDTH 16
 /* Largest pattern clEnqueueMemFillINTEL takes. */
 #define MAX_FILL_PATTERN 128
-#define DRIVER_VERSION 1
+/* Digest of the driver's sources and build flags, set by build.py (see driver_version). */
+#ifndef ZE_CPU_BUILD_DIGEST
+#define ZE_CPU_BUILD_DIGEST 0u
+#endif
 
 /* Folder written next to the library by build.py, holding an .icd file for libintelocl.so. */
 #define VENDORS_DIR_NAME "ze_tinytc_cpu_vendors"
@@ -191,6 +194,22 @@ static void query_device(void) {
     free(ext);
 }
 
+/* The reported driverVersion: FNV-1a over this build's digest and the OpenCL runtime's
+ * CL_DRIVER_VERSION. Native binaries (zeModuleGetNativeBinary) depend on both, and kernel caches
+ * key them by the driver version, so a rebuilt driver or another runtime must not reuse them. */
+static uint32_t driver_version(cl_device_id id) {
+    char runtime[256] = {0};
+    clGetDeviceInfo(id, CL_DRIVER_VERSION, sizeof runtime - 1, runtime, NULL);
+    uint32_t hash = 2166136261u;
+    for (int shift = 0; shift < 32; shift += 8) {
+        hash = (hash ^ ((ZE_CPU_BUILD_DIGEST >> shift) & 0xFFu)) * 16777619u;
+    }
+    for (const char *c = runtime; *c; ++c) {
+        hash = (hash ^ (uint8_t)*c) * 16777619u;
+    }
+    return hash;
+}
+
 static void initialise(void) {
     find_runtime();
     if (!pick_device() || !lookup_usm()) return;
@@ -198,6 +217,7 @@ static void initialise(void) {
     ze_cpu_the_device.context = clCreateContext(NULL, 1, &ze_cpu_the_device.id, NULL, NULL, &err);
     if (err != CL_SUCCESS) return;
     query_device();
+    ze_cpu_the_driver.version = driver_version(ze_cpu_the_device.id);
     ze_cpu_the_driver.magic = MAGIC_DRIVER;
     ze_cpu_the_device.magic = MAGIC_DEVICE;
     init_result = ZE_RESULT_SUCCESS;
@@ -250,7 +270,7 @@ ze_result_t ze_cpu_driver_get_properties(ze_driver_handle_t h, ze_driver_propert
     CHECK_HANDLE(as_driver(h), MAGIC_DRIVER);
     CHECK_POINTER(props);
     fill_uuid(props->uuid.id, ZE_MAX_DRIVER_UUID_SIZE, "tinytc-cpu-drv");
-    props->driverVersion = DRIVER_VERSION;
+    props->driverVersion = ze_cpu_the_driver.version;
     return ZE_RESULT_SUCCESS;
 }
 

@@ -5,6 +5,7 @@ validation layer."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
@@ -15,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .conftest import clean_env, key_values
+from .conftest import clean_env, key_values, load_driver_build
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -127,6 +128,24 @@ def test_properties(ze_program, validation):
     assert props["queue_groups"] == "1" and props["queue_group_queues"] == "1"
     assert props["queue_group_compute"] == props["queue_group_copy"] == "1"
     assert "extension=ZE_extension_float_atomics" in ze_program("properties.c").run().stdout
+
+
+def test_driver_version_names_the_build(ze_program, tmp_path):
+    """Kernel caches key native binaries by the driverVersion (runtime/level_zero.py), so a
+    driver built from other sources or flags reports another one; the same build, the same."""
+    build = load_driver_build()
+    source = tmp_path / "module.c"
+    source.write_text("int x;\n")
+    digest = build.build_digest([source], ["gcc"])
+    assert build.build_digest([source], ["gcc", "-O0"]) != digest
+    source.write_text("int y;\n")
+    assert build.build_digest([source], ["gcc"]) != digest
+    other = build.build_driver(tmp_path / "lib", flags=("-DZE_CPU_TEST_VARIANT=1",))
+    program = ze_program("properties.c")
+    version = key_values(program.run().stdout)["driver_version"]
+    assert key_values(program.run().stdout)["driver_version"] == version
+    rebuilt = dataclasses.replace(program, driver=other)
+    assert key_values(rebuilt.run().stdout)["driver_version"] != version
 
 
 def arrays(stdout: str, label: str) -> list[np.ndarray]:
