@@ -240,6 +240,13 @@ def _without_inline_asm(words: array) -> array:
     return _rewrite_inline_asm(words)
 
 
+#: The opcodes `_rewrite_inline_asm` looks at; it skips all others by their header alone.
+_ASM_REWRITE_OPCODES = frozenset(
+    {Op.Capability, Op.Extension, Op.Decorate, Op.AsmTargetINTEL, Op.AsmINTEL, Op.TypeVoid,
+     Op.TypeFunction, Op.TypeStruct, Op.AsmCallINTEL, Op.Function}
+)  # fmt: skip
+
+
 def _rewrite_inline_asm(words: array) -> array:
     """`_without_inline_asm` for a module with inline assembly. The walk only reads instruction
     headers and the few instructions involved; the copy is then edited in place."""
@@ -252,7 +259,15 @@ def _rewrite_inline_asm(words: array) -> array:
     standins_at = 0
     dropped: list[tuple[int, int]] = []  # (offset, word count), all before the first function
     calls: list[int] = []
-    for opcode, offset, count in iter_instructions(words, 5):
+    offset, end = 5, len(words)
+    while offset < end:  # iter_instructions, inlined: this loop sees every instruction
+        first = words[offset]
+        opcode, count = first & 0xFFFF, first >> 16
+        if count == 0 or offset + count > end:
+            raise ValueError(f"malformed instruction at word {offset}: word count {count}")
+        if opcode not in _ASM_REWRITE_OPCODES:
+            offset += count
+            continue
         operand = words[offset + 1] if count > 1 else 0
         if opcode == Op.Capability and operand == Capability.AsmINTEL:
             declared.add("capability")
@@ -280,8 +295,10 @@ def _rewrite_inline_asm(words: array) -> array:
                 calls.append(offset)
             elif opcode == Op.Function and not standins_at:
                 standins_at = offset
+            offset += count
             continue
         dropped.append((offset, count))
+        offset += count
     out = array("I", words)
     for offset in calls:
         out[offset] = (out[offset] & 0xFFFF0000) | Op.FunctionCall
