@@ -40,6 +40,7 @@ import functools
 import shutil
 import subprocess
 from array import array
+from collections.abc import Iterator
 
 from ..native_libs import built_library
 from .assembler import words_from_binary
@@ -247,6 +248,20 @@ _ASM_REWRITE_OPCODES = frozenset(
 )  # fmt: skip
 
 
+def _asm_rewrite_candidates(words: array) -> Iterator[tuple[int, int, int]]:
+    """`iter_instructions` restricted to `_ASM_REWRITE_OPCODES`: the others are skipped by
+    their header alone, without a generator step each (most of a module's instructions)."""
+    offset, end = 5, len(words)
+    while offset < end:
+        first = words[offset]
+        opcode, count = first & 0xFFFF, first >> 16
+        if count == 0 or offset + count > end:
+            raise ValueError(f"malformed instruction at word {offset}: word count {count}")
+        if opcode in _ASM_REWRITE_OPCODES:
+            yield opcode, offset, count
+        offset += count
+
+
 def _rewrite_inline_asm(words: array) -> array:
     """`_without_inline_asm` for a module with inline assembly. The walk only reads instruction
     headers and the few instructions involved; the copy is then edited in place."""
@@ -259,15 +274,7 @@ def _rewrite_inline_asm(words: array) -> array:
     standins_at = 0
     dropped: list[tuple[int, int]] = []  # (offset, word count), all before the first function
     calls: list[int] = []
-    offset, end = 5, len(words)
-    while offset < end:  # iter_instructions, inlined: this loop sees every instruction
-        first = words[offset]
-        opcode, count = first & 0xFFFF, first >> 16
-        if count == 0 or offset + count > end:
-            raise ValueError(f"malformed instruction at word {offset}: word count {count}")
-        if opcode not in _ASM_REWRITE_OPCODES:
-            offset += count
-            continue
+    for opcode, offset, count in _asm_rewrite_candidates(words):
         operand = words[offset + 1] if count > 1 else 0
         if opcode == Op.Capability and operand == Capability.AsmINTEL:
             declared.add("capability")
@@ -295,10 +302,8 @@ def _rewrite_inline_asm(words: array) -> array:
                 calls.append(offset)
             elif opcode == Op.Function and not standins_at:
                 standins_at = offset
-            offset += count
             continue
         dropped.append((offset, count))
-        offset += count
     out = array("I", words)
     for offset in calls:
         out[offset] = (out[offset] & 0xFFFF0000) | Op.FunctionCall
