@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from timing import cpu_description
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_PROGRAMS = ("f32_f32_f32", "f64_f64_f64", "static_17x33x9", "static_64x64x64", "batched")
 
@@ -103,7 +105,7 @@ def main() -> int:
         folder = args.keep or tmp
         first = start(args.runtime, folder, args.all)
         second = start(args.runtime, folder, args.all)
-    print(f"{_cpu_name()}, runtime {args.runtime}")
+    print(f"{cpu_description()}, runtime {args.runtime}")
     print(f"{first['kernels']} kernels in {len(gemm_programs(args.all))} programs")
     print(f"{'phase':<24}{'first ms':>12}{'second ms':>12}{'second/first':>14}")
     for phase, t in first["times"].items():
@@ -113,16 +115,6 @@ def main() -> int:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(result["stats"].items()))
         print(f"cache counters of the {name} start: {counts}")
     return 0
-
-
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip() + f" ({os.cpu_count()} logical CPUs)"
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 if __name__ == "__main__":

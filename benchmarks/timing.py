@@ -3,6 +3,7 @@ is on the import path)."""
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -17,3 +18,21 @@ def median_time(fn: Callable[[], object], repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+def cpu_description() -> str:
+    """The host CPU for a benchmark's header: model name, family/model, widest vector ISA and
+    logical CPU count, from /proc/cpuinfo (an "AMD EPYC" model name alone does not say which
+    generation, nor whether it has AVX-512)."""
+    fields: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        return "unknown CPU"
+    flags = set(fields.get("flags", "").split())
+    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
+    family = f"family {fields.get('cpu family', '?')} model {fields.get('model', '?')}"
+    return f"{fields.get('model name', 'unknown CPU')} ({family}, {isa}, {os.cpu_count()} logical CPUs)"
