@@ -109,6 +109,7 @@ func @collatz(%out: memref<i32x?>)
 
 
 def test_if_without_else_and_bool_logic():
+    """Result-less ifs, one spelled with the empty result list `-> ()` upstream accepts."""
     src = """
 func @clip(%a: memref<f32x?>, %lo: f32, %hi: f32)
     attributes {subgroup_size=4, work_group_size=[4,1]} {
@@ -126,9 +127,10 @@ func @clip(%a: memref<f32x?>, %lo: f32, %hi: f32)
     if %below {
         store %lo, %a[%gid]
     }
-    if %above {
+    if %above -> () {
         store %hi, %a[%gid]
     } else {
+        yield ()
     }
 }
 """

@@ -757,9 +757,13 @@ class Parser:
             inst.check_attrs()
         return inst
 
-    def parse_type_list(self) -> list[Type]:
+    def parse_type_list(self, *, may_be_empty: bool = False) -> list[Type]:
+        """A parenthesised type list; `if` may write `-> ()` for "no results" (upstream
+        accepts it), while `for` lists one type per loop-carried value, so never none."""
         c = self.c
         c.expect("(")
+        if may_be_empty and c.accept(")"):
+            return []
         types = [self.parse_type()]
         while c.accept(","):
             types.append(self.parse_type())
@@ -769,7 +773,7 @@ class Parser:
     def parse_if(self, cls: type[Inst], props: dict[str, Any], begin: int) -> Inst:
         c = self.c
         cond = self.parse_condition()
-        types = self.parse_type_list() if c.accept("->") else []
+        types = self.parse_type_list(may_be_empty=True) if c.accept("->") else []
         inst = cls({"condition": cond}, props, types, c.loc(begin))
         self.parse_region(inst.regions[0])
         if c.accept("else"):
