@@ -135,6 +135,34 @@ def test_complex_binary(ty):
         np.testing.assert_allclose(c[:, k], fn(a, b), rtol=10 * RTOL[ty], err_msg=name)
 
 
+@pytest.mark.parametrize(("ty", "real"), [("c32", "f32"), ("c64", "f64")])
+def test_complex_times_real(ty, real):
+    """Complex mul/div by a value known to be real (a cast from a float or an integer, a
+    constant with zero imaginary part) scales the other operand: products exactly NumPy's."""
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-3, 3, N).astype(NP[real])
+    y = (rng.uniform(-3, 3, N) + 1j * rng.uniform(-3, 3, N)).astype(NP[ty])
+    body = [
+        f"%x = load %a[%i] : {real}",
+        f"%y = load %b[%i] : {ty}",
+        f"%xc = cast %x : {ty}",
+        f"%ic = cast %i : {ty}",
+        f"%half = constant [-0.5, 0.0] : {ty}",
+    ]
+    ops = ["mul %xc, %y", "mul %y, %xc", "mul %y, %ic", "mul %half, %y", "div %y, %xc"]
+    params = f"%a: memref<{real}x?>, %b: memref<{ty}x?>, %c: memref<{ty}x?x{len(ops)}>"
+    lines = [" " * 12 + line for line in body] + [store_ops(ty, ops)]
+    k = build(elementwise("scale", params, ["\n".join(lines)])).kernel("scale")
+    c = np.zeros((N, len(ops)), dtype=NP[ty], order="F")
+    k(x, y, c, num_groups=num_groups(N))
+    i = np.arange(N).astype(NP[real])
+    np.testing.assert_array_equal(c[:, 0], x * y)
+    np.testing.assert_array_equal(c[:, 1], y * x)
+    np.testing.assert_array_equal(c[:, 2], y * i)
+    np.testing.assert_array_equal(c[:, 3], y * NP[real](-0.5))
+    np.testing.assert_allclose(c[:, 4], y / x, rtol=RTOL[ty])
+
+
 def run_unary(ty: str, ops: list[str], a: np.ndarray, rty: str | None = None) -> np.ndarray:
     rty = rty or ty
     body = "\n".join(

@@ -10,6 +10,7 @@ import struct
 from collections.abc import Callable
 
 from ...ir.inst import Inst
+from ...ir.values import Value
 from ...ir.types import (
     BooleanType,
     NumberType,
@@ -149,7 +150,34 @@ class ScalarConversion(ConverterBase):
         elif ty.is_float:
             self.set(inst, self.via_f32(ty, lambda t, x: self.float_binary(name, t, *x), a, b))
         else:
-            self.set(inst, self.complex_binary(name, ty, a, b))
+            self.set(inst, self.complex_arith(inst, a, b))
+
+    def complex_arith(self, inst: Inst, a: int, b: int) -> int:
+        """A complex add/sub/mul/div; a factor or divisor known to be real (see real_part)
+        scales the other operand, two multiplies or divides instead of the full formula (as
+        C99's mixed real/complex arithmetic; the same values for finite operands)."""
+        ty = inst.results[0].type
+        vty = self.ty(ty)
+        blk = self.block
+        if inst.name == "mul":
+            for known, other in ((inst.operand("a"), b), (inst.operand("b"), a)):
+                r = self.real_part(known)
+                if r is not None:
+                    return blk.op(Op.VectorTimesScalar, vty, other, r)
+        if inst.name == "div" and (r := self.real_part(inst.operand("b"))) is not None:
+            return blk.op(Op.FDiv, vty, a, self.make_complex(vty, r, r))
+        return self.complex_binary(inst.name, ty, a, b)
+
+    def real_part(self, v: Value) -> int | None:
+        """The id of the real number complex value `v` is, if its imaginary part is visibly
+        zero: a cast from a real type or a constant (re, 0); None otherwise."""
+        d = v.defining_inst
+        comp = self.ty(v.type.component_type)
+        if d is not None and d.name == "cast" and not d.operand("a").type.is_complex:
+            return self.block.op(Op.CompositeExtract, comp, self.values[v], 0)
+        if d is not None and d.name == "constant" and d.props["value"][1] == 0:
+            return self.mod.constant(comp, d.props["value"][0])
+        return None
 
     def float_binary(self, name: str, t: int, a: int, b: int) -> int:
         if name in _FLOAT_EXT:
