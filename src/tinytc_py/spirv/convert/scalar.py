@@ -10,13 +10,13 @@ import struct
 from collections.abc import Callable
 
 from ...ir.inst import Inst
-from ...ir.values import Value
 from ...ir.types import (
     BooleanType,
     NumberType,
     ScalarKind,
     Type,
 )
+from ...ir.values import Value
 from ..tables import (
     Op,
     OpenCLStd,
