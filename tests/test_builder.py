@@ -95,13 +95,13 @@ def test_blas_a2(ctx, b):
         """
         func @blas_a2(%alpha: f32, %A: memref<f32x8x16>, %At: memref<f32x16x8>, %B: memref<f32x8x16>, %v: memref<f32x8>, %s: memref<f32>) {
             %beta = constant 0.0 : f32
-            axpby.n %alpha, %A, %beta, %B
+            axpby %alpha, %A, %beta, %B
             axpby.atomic.t %alpha, %At, %beta, %B
             cumsum %alpha, %A, 1, %beta, %B
             cumsum.atomic %alpha, %A, 0, %beta, %B
-            sum.n %alpha, %A, %beta, %v
+            sum %alpha, %A, %beta, %v
             sum.atomic.t %alpha, %At, %beta, %v
-            sum.n %alpha, %v, %beta, %s
+            sum %alpha, %v, %beta, %s
         }
         """,
     )  # noqa: E501
@@ -134,9 +134,9 @@ def test_blas_a3(ctx, b):
         """
         func @blas_a3(%alpha: f32, %A: memref<f32x8x16>, %B: memref<f32x16x4>, %C: memref<f32x8x4>, %D: memref<f32x4x8>, %x: memref<f32x16>, %y: memref<f32x8>, %z: memref<f32x4>) {
             %beta = constant 1.0 : f32
-            gemm.n.n %alpha, %A, %B, %beta, %C
+            gemm %alpha, %A, %B, %beta, %C
             gemm.atomic.t.t %alpha, %B, %A, %beta, %D
-            gemv.n %alpha, %A, %x, %beta, %y
+            gemv %alpha, %A, %x, %beta, %y
             gemv.t %alpha, %A, %y, %beta, %x
             ger.atomic %alpha, %y, %z, %beta, %C
             hadamard %alpha, %y, %y, %beta, %y
@@ -163,7 +163,7 @@ def test_blas_mixed_precision_and_dynamic_shapes(ctx, b):
         func @mixed(%A: memref<f16x?x?>, %B: memref<f16x?x8>, %C: memref<f64x32x8>) {
             %0 = constant 1 : i8
             %1 = constant 0.0 : f64
-            gemm.n.n %0, %A, %B, %1, %C
+            gemm %0, %A, %B, %1, %C
         }
         """,
     )
@@ -209,14 +209,14 @@ def test_foreach(ctx, b):
             %c0 = constant 0 : index
             %m = size %A[0] : index
             %n = size %A[1] : index
-            foreach (%i, %j) = (%c0, %c0), (%m, %n) {
-                %x = load %A[%i, %j] : f32
+            foreach (%i,%j)=(%c0,%c0),(%m,%n) {
+                %x = load %A[%i,%j] : f32
                 %y = mul %x, %x : f32
-                store %y, %A[%i, %j]
+                store %y, %A[%i,%j]
             }
-            foreach (%0) = (%c0), (%m) {
-                %1 = load %A[%0, %c0] : f32
-                store %1, %A[%c0, %0]
+            foreach (%0)=(%c0),(%m) {
+                %1 = load %A[%0,%c0] : f32
+                store %1, %A[%c0,%0]
             }
         }
         """,
@@ -246,7 +246,7 @@ def test_foreach_tile(ctx, b):
             %c0 = constant 0 : index
             %c64 = constant 64 : index
             %n = size %A[1] : index
-            foreach_tile (%i, %j) = (%c0, %c0), (%c64, %n) as (%ti, %tj) <= (32, 4) {
+            foreach_tile (%i,%j)=(%c0,%c0),(%c64,%n) as (%ti,%tj)<=(32,4) {
                 %t = add %ti, %tj : index
                 %0 = subgroup_id.x : i32
                 %1 = cast %0 : index
@@ -449,13 +449,13 @@ def test_constants_of_every_kind(ctx, b):
             %11 = constant inf : f32
             %12 = constant -inf : f64
             %13 = constant nan : f64
-            %14 = constant [1.0, 2.0] : c32
-            %15 = constant [0.5, -1.0] : c64
-            %16 = constant [2.0, 0.0] : c64
+            %14 = constant [1.0,2.0] : c32
+            %15 = constant [0.5,-1.0] : c64
+            %16 = constant [2.0,0.0] : c64
             parallel {
                 %17 = constant 1.0 : coopmatrix<f32x16x8,matrix_acc>
                 %18 = constant 1 : coopmatrix<i8x16x8,matrix_a>
-                %19 = constant [0.0, 0.0] : coopmatrix<c32x8x8,matrix_b>
+                %19 = constant [0.0,0.0] : coopmatrix<c32x8x8,matrix_b>
             }
         }
         """,
@@ -476,7 +476,7 @@ def test_constants_non_canonical_text(ctx, b):
             %0 = constant 0x1p0 : f32
             %1 = constant +3 : i32
             %2 = constant 1.5e3 : f64
-            %3 = constant [0x1p-2, -5e-1] : c32
+            %3 = constant [0x1p-2,-5e-1] : c32
         }
         """,
         canonical=False,
@@ -525,10 +525,10 @@ def test_load_store_memref_and_group(ctx, b):
         """
         func @ldst(%A: memref<f32x8x8>, %G: group<memref<f32x?>x?, offset: ?>, %s: memref<i64>) {
             %c1 = constant 1 : index
-            %x = load %A[%c1, %c1] : f32
+            %x = load %A[%c1,%c1] : f32
             %row = load %G[%c1] : memref<f32x?>
             %0 = load %row[%c1] : f32
-            store %x, %A[%c1, %c1]
+            store %x, %A[%c1,%c1]
             store %0, %row[%c1]
             %1 = load %s[] : i64
             store %1, %s[]
@@ -617,7 +617,7 @@ def test_views_size_associated(ctx, b):
             %3 = subview %A[%n:1,0:16] : memref<f32x1x16,strided<1,32>>
             %e = expand %A[0->4x8] : memref<f32x4x8x16>
             %4 = expand %A[1->2x2x4] : memref<f32x32x2x2x4>
-            %5 = fuse %A[0, 1] : memref<f32x512>
+            %5 = fuse %A[0,1] : memref<f32x512>
             %dsize = size %D[0] : index
             %6 = size %G[0] : index
             %7 = associated %A : bool
@@ -636,7 +636,7 @@ def test_fuse_dynamic(ctx, b):
         b,
         """
         func @fuse(%D: memref<f32x4x?x8>) {
-            %0 = fuse %D[0, 1] : memref<f32x?x8>
+            %0 = fuse %D[0,1] : memref<f32x?x8>
         }
         """,
     )
@@ -756,7 +756,7 @@ def test_for_with_init_and_step(ctx, b):
             %c2 = constant 2 : index
             %zero = constant 0.0 : f32
             %one = constant 1 : i32
-            %sum, %cnt = for %i=%c0, %n, %c2 init(%acc=%zero, %k=%one) -> (f32, i32) {
+            %sum,%cnt = for %i=%c0,%n,%c2 init(%acc=%zero,%k=%one) -> (f32,i32) {
                 %x = load %A[%i] : f32
                 %0 = add %acc, %x : f32
                 %1 = add %k, %one : i32
@@ -765,12 +765,12 @@ def test_for_with_init_and_step(ctx, b):
             %2 = cast %cnt : f32
             %3 = div %sum, %2 : f32
             store %3, %A[%c0]
-            for %4=%c0, %n {
+            for %4=%c0,%n {
                 store %zero, %A[%4]
-            } attributes {unroll=true}
-            for %5=%c0, %n, %c2 {
-            } attributes {unroll=4}
-            %6 = for %7=%c0, %n init(%8=%zero) -> (f32) {
+            } attributes{unroll=true}
+            for %5=%c0,%n,%c2 {
+            } attributes{unroll=4}
+            %6 = for %7=%c0,%n init(%8=%zero) -> (f32) {
                 yield (%8)
             }
         }
@@ -799,7 +799,7 @@ def test_if_with_results(ctx, b):
         func @branch(%k: i32, %x: f32) {
             %0 = constant 0 : i32
             %neg = less_than %k, %0 : bool
-            %y, %m = if %neg -> (f32, i32) {
+            %y,%m = if %neg -> (f32,i32) {
                 %1 = neg %x : f32
                 %2 = neg %k : i32
                 yield (%1, %2)
@@ -922,9 +922,9 @@ def test_cooperative_matrix_instructions(ctx, b):
             parallel {
                 %i = constant 0 : index
                 %j = constant 16 : index
-                %ma = cooperative_matrix_load.n %H[%i, %j] : coopmatrix<f16x16x8,matrix_a>
-                %mb = cooperative_matrix_load.t.rows_checked %H[%j, %i] : coopmatrix<f16x8x16,matrix_b>
-                %mc = cooperative_matrix_atomic_load.n.both_checked.device.acquire %A[%i, %j] : coopmatrix<f32x16x16,matrix_acc>
+                %ma = cooperative_matrix_load %H[%i,%j] : coopmatrix<f16x16x8,matrix_a>
+                %mb = cooperative_matrix_load.t.rows_checked %H[%j,%i] : coopmatrix<f16x8x16,matrix_b>
+                %mc = cooperative_matrix_atomic_load.both_checked.device.acquire %A[%i,%j] : coopmatrix<f32x16x16,matrix_acc>
                 %md = cooperative_matrix_mul_add %ma, %mb, %mc : coopmatrix<f32x16x16,matrix_acc>
                 %0 = cooperative_matrix_mul_add %ma, %mb, %mc : coopmatrix<f64x16x16,matrix_acc>
                 %ms = cooperative_matrix_scale %alpha, %md : coopmatrix<f32x16x16,matrix_acc>
@@ -936,13 +936,13 @@ def test_cooperative_matrix_instructions(ctx, b):
                 %3 = cooperative_matrix_reduce_add.row %mi : coopmatrix<f32x16x1,matrix_acc>
                 %4 = cooperative_matrix_reduce_max.column %mi : coopmatrix<f32x1x16,matrix_acc>
                 %5 = cooperative_matrix_reduce_min.row %mi : coopmatrix<f32x16x1,matrix_acc>
-                cooperative_matrix_prefetch 1, %A[%i, %j], 16, 16
-                cooperative_matrix_store.n %mi, %A[%i, %j]
-                cooperative_matrix_store.t.cols_checked %mi, %A[%j, %i]
-                cooperative_matrix_atomic_store.n.subgroup.release %mi, %A[%i, %j]
-                %6 = cooperative_matrix_atomic_add.n %mi, %A[%i, %j] : coopmatrix<f32x16x16,matrix_acc>
-                %7 = cooperative_matrix_atomic_max.n.rows_checked %mi, %A[%i, %j] : coopmatrix<f32x16x16,matrix_acc>
-                %8 = cooperative_matrix_atomic_min.t.sequentially_consistent %mi, %A[%i, %j] : coopmatrix<f32x16x16,matrix_acc>
+                cooperative_matrix_prefetch 1, %A[%i,%j], 16, 16
+                cooperative_matrix_store %mi, %A[%i,%j]
+                cooperative_matrix_store.t.cols_checked %mi, %A[%j,%i]
+                cooperative_matrix_atomic_store.subgroup.release %mi, %A[%i,%j]
+                %6 = cooperative_matrix_atomic_add %mi, %A[%i,%j] : coopmatrix<f32x16x16,matrix_acc>
+                %7 = cooperative_matrix_atomic_max.rows_checked %mi, %A[%i,%j] : coopmatrix<f32x16x16,matrix_acc>
+                %8 = cooperative_matrix_atomic_min.t.sequentially_consistent %mi, %A[%i,%j] : coopmatrix<f32x16x16,matrix_acc>
             }
         }
         """,
@@ -975,8 +975,8 @@ def test_cooperative_matrix_apply(ctx, b):
         func @apply(%A: memref<f32x16x8>) {
             parallel {
                 %c0 = constant 0 : index
-                %m = cooperative_matrix_load.n %A[%c0, %c0] : coopmatrix<f32x16x8,matrix_acc>
-                %r = cooperative_matrix_apply (%row, %col, %val)=%m -> coopmatrix<f32x16x8,matrix_acc> {
+                %m = cooperative_matrix_load %A[%c0,%c0] : coopmatrix<f32x16x8,matrix_acc>
+                %r = cooperative_matrix_apply (%row,%col,%val)=%m -> coopmatrix<f32x16x8,matrix_acc> {
                     %mask = less_than_equal %row, %col : bool
                     %0 = if %mask -> (f32) {
                         %1 = native_exp %val : f32
@@ -987,8 +987,8 @@ def test_cooperative_matrix_apply(ctx, b):
                     }
                     yield (%0)
                 }
-                cooperative_matrix_store.n %r, %A[%c0, %c0]
-                %2 = cooperative_matrix_apply (%3, %4, %5)=%m -> coopmatrix<f32x16x8,matrix_acc> {
+                cooperative_matrix_store %r, %A[%c0,%c0]
+                %2 = cooperative_matrix_apply (%3,%4,%5)=%m -> coopmatrix<f32x16x8,matrix_acc> {
                     yield (%5)
                 }
             }
@@ -1012,7 +1012,7 @@ def test_gemm_shape_mismatch(ctx, b):
     assert (
         parse_status("""
         func @k(%A: memref<f32x8x16>, %B: memref<f32x8x4>, %C: memref<f32x8x4>, %alpha: f32) {
-            gemm.n.n %alpha, %A, %B, %alpha, %C
+            gemm %alpha, %A, %B, %alpha, %C
         }
         """)
         == status
@@ -1042,8 +1042,8 @@ def test_collective_in_foreach(ctx, b):
     assert (
         parse_status("""
         func @k(%A: memref<f32x8x8>, %alpha: f32, %n: index) {
-            foreach (%i) = (%n), (%n) {
-                gemm.n.n %alpha, %A, %A, %alpha, %A
+            foreach (%i)=(%n),(%n) {
+                gemm %alpha, %A, %A, %alpha, %A
             }
         }
         """)
@@ -1102,7 +1102,7 @@ def test_value_from_another_region_rejected(ctx, b):
         parse(
             _text("""
             func @k(%n: index) {
-                for %i=%n, %n {
+                for %i=%n,%n {
                     %x = add %i, %i : index
                 }
                 %y = add %x, %n : index
@@ -1130,7 +1130,7 @@ def test_for_with_init_needs_yield(ctx, b):
     assert (
         parse_status("""
         func @k(%n: index, %x: f32) {
-            %0 = for %i=%n, %n init(%a=%x) -> (f32) {
+            %0 = for %i=%n,%n init(%a=%x) -> (f32) {
             }
         }
         """)
@@ -1161,7 +1161,7 @@ def test_yield_mismatch(ctx, b):
     assert (
         parse_status("""
         func @k(%n: index, %x: f32) {
-            %0 = for %i=%n, %n init(%a=%x) -> (f32) {
+            %0 = for %i=%n,%n init(%a=%x) -> (f32) {
                 yield (%i)
             }
         }
@@ -1183,7 +1183,7 @@ def test_yield_not_last(ctx, b):
     assert (
         parse_status("""
         func @k(%n: index, %x: f32) {
-            %0 = for %i=%n, %n init(%a=%x) -> (f32) {
+            %0 = for %i=%n,%n init(%a=%x) -> (f32) {
                 yield (%a)
                 %1 = add %a, %a : f32
             }
@@ -1235,7 +1235,7 @@ def test_init_type_mismatch(ctx, b):
     assert (
         parse_status("""
         func @k(%n: index, %x: f32) {
-            %0 = for %i=%n, %n init(%a=%x) -> (f64) {
+            %0 = for %i=%n,%n init(%a=%x) -> (f64) {
                 yield (%a)
             }
         }
@@ -1275,9 +1275,9 @@ def test_subgroup_size_dependent_checks(ctx, b):
     assert status == Status.ir_tile_shape0_not_multiple_of_sgs
     assert (
         parse_status("""
-        func @k() attributes {subgroup_size=16} {
+        func @k() attributes{subgroup_size=16} {
             %c0 = constant 0 : index
-            foreach_tile (%i) = (%c0), (%c0) as (%t) <= (8) {
+            foreach_tile (%i)=(%c0),(%c0) as (%t)<=(8) {
             }
         }
         """)
@@ -1427,7 +1427,7 @@ def test_function_and_parameter_attributes(ctx, b):
     assert_prints(
         b,
         """
-        func @attrs(%A: memref<f32x?x8> {alignment=64,shape_gcd=[8]}, %x: f32) attributes {subgroup_size=16,work_group_size=[32,2]} {
+        func @attrs(%A: memref<f32x?x8> {alignment=64,shape_gcd=[8]}, %x: f32) attributes{subgroup_size=16,work_group_size=[32,2]} {
         }
         """,
         canonical=False,

@@ -282,11 +282,11 @@ def test_console_script_subprocess(source, tmp_path: Path):
     assert f"{path}:2.14" in bad.stderr and "Traceback" not in bad.stderr
 
 
-@pytest.mark.parametrize(("device", "sizes"), [("pvc", "32, [32, 1]"), ("cpu", None)])
+@pytest.mark.parametrize(("device", "sizes"), [("pvc", "32, [32,1]"), ("cpu", None)])
 def test_opt_device(capsys, source, device, sizes):
     if sizes is None:
         S = cpu_subgroup_size()
-        sizes = f"{S}, [{S}, 1]"
+        sizes = f"{S}, [{S},1]"
     rc = opt_cli.main(["-d", device, "-p", "work-group-size", source(EMPTY)])
     out, _ = capsys.readouterr()
     sgs, wgs = sizes.split(", ", 1)

@@ -186,7 +186,7 @@ def test_tinytc_and_opt_read_legacy_text(tmp_path, capsys):
     assert tinytc_cli.main(["--legacy", str(src), "-o", str(spv)]) == 0
     assert spv.read_bytes()[:4] == bytes.fromhex("03022307")
     assert opt_cli.main([str(src)]) == 0  # auto-detected
-    assert "foreach (%i) = (" in capsys.readouterr().out
+    assert "foreach (%i)=(" in capsys.readouterr().out
     barrier = tmp_path / "b.ir"
     barrier.write_text(CURRENT_BARRIER)
     assert opt_cli.main(["--legacy", str(barrier)]) == 0

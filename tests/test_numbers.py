@@ -186,8 +186,8 @@ def test_inf_nan_complex(ty):
     assert (re_part, im_part) == (math.inf, -math.inf)
     re_part, im_part = constant("[nan, +inf]", ty)
     assert math.isnan(re_part) and im_part == math.inf
-    assert printed("[nan, 1e3]", ty) == "[nan, 1000.0]"
-    assert printed("[-0.0, +inf]", ty) == "[-0.0, inf]"
+    assert printed("[nan, 1e3]", ty) == "[nan,1000.0]"
+    assert printed("[-0.0, +inf]", ty) == "[-0.0,inf]"
 
 
 def test_integer_text_is_not_a_float_constant():
@@ -306,5 +306,5 @@ func @k() {
     assert "%b = constant 1.7976931348623157e+308 : f64" in first
     assert "%d = constant -0.0 : f64" in first
     assert "%e = constant 3.0 : f64" in first
-    assert "%f = constant [1.0, -0.001] : c64" in first
+    assert "%f = constant [1.0,-0.001] : c64" in first
     assert "%l = constant 12 : i8" in first

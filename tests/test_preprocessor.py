@@ -71,7 +71,7 @@ func @k() {
         "%3 = constant -0.25 : f64",
         "%4 = constant true : bool",
         "%5 = constant false : bool",
-        "%6 = constant [1.5, -0.25] : c64",
+        "%6 = constant [1.5,-0.25] : c64",
     ]
 
 
@@ -99,7 +99,7 @@ func @k(%a: $ty, %A: $mt, %G: $gt, %i: $ity) {
     assert out.startswith(
         "func @k(%a: f32, %A: memref<f32x4x?>, %G: group<memref<f32x4x?>x8>, %i: index) {"
     )
-    assert "%1 = load %A[%i, %i] : f32" in out
+    assert "%1 = load %A[%i,%i] : f32" in out
     assert "%3 = load %G[%i] : memref<f32x4x?>" in out
 
 
@@ -150,12 +150,12 @@ func @k(%A: memref<f32x16x8> $pattrs, %B: memref<f32x16> {alignment = $al, "note
 """
     out = dump(src)
     assert out.splitlines()[0] == (
-        "func @k(%A: memref<f32x16x8> {alignment=64, shape_gcd=[8, 4]}, "
+        "func @k(%A: memref<f32x16x8> {alignment=64, shape_gcd=[8,4]}, "
         '%B: memref<f32x16> {alignment=32, "note"="user data"}) '
-        "attributes {subgroup_size=16, work_group_size=[32, 2]} {"
+        "attributes{subgroup_size=16, work_group_size=[32,2]} {"
     )
     assert "%l = alloca {alignment=64} : memref<f32x16,local>" in out
-    assert "} attributes {unroll=true}" in out
+    assert "} attributes{unroll=true}" in out
 
 
 def test_integer_constants_of_instructions():
@@ -187,13 +187,13 @@ func @k(%A: memref<f32x$M x $N>, %B: memref<f32x?x$N>) attributes {subgroup_size
         "%v = subview %A[8:8,1] : memref<f32x8>",
         "%w = subview %A[0,1:1] : memref<f32x1,strided<16>>",
         "%e = expand %v[0->1x8] : memref<f32x1x8>",
-        "%f = fuse %e[0, 1] : memref<f32x8>",
+        "%f = fuse %e[0,1] : memref<f32x8>",
         "%c0 = constant 0 : index",
-        "foreach_tile (%i, %j) = (%c0, %c0), (%s, %s) as (%ti, %tj) <= (16, 8) {",
+        "foreach_tile (%i,%j)=(%c0,%c0),(%s,%s) as (%ti,%tj)<=(16,8) {",
         "parallel {",
-        "%m = cooperative_matrix_load.n %A[%c0, %c0] : coopmatrix<f32x16x8,matrix_a>",
+        "%m = cooperative_matrix_load %A[%c0,%c0] : coopmatrix<f32x16x8,matrix_a>",
         "%x = cooperative_matrix_extract %m[7] : f32",
-        "cooperative_matrix_prefetch 1, %A[%c0, %c0], 16, 8",
+        "cooperative_matrix_prefetch 1, %A[%c0,%c0], 16, 8",
     ]
 
 
@@ -325,7 +325,7 @@ func @b() {
     assert body(src) == [
         "%0 = constant 1 : i32",
         "%c0 = constant 0 : index",
-        "for %i=%c0, %c0 {",
+        "for %i=%c0,%c0 {",
         "%0 = constant 3 : i32",
         "%1 = constant 4 : i32",
         "%2 = constant 2 : i32",

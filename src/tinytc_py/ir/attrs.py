@@ -71,7 +71,7 @@ class ArrayAttr(Attr):
         self.values = values
 
     def __str__(self) -> str:
-        return "[" + ", ".join(str(v) for v in self.values) + "]"
+        return "[" + ",".join(str(v) for v in self.values) + "]"
 
 
 class DictionaryAttr(Attr):

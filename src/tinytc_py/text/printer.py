@@ -14,7 +14,7 @@ from ..ir.region import Func, Prog, Region
 from ..ir.types import DYNAMIC, dyn_str
 from ..ir.values import Value
 from .extension_syntax import print_globals, print_printf
-from .syntax import modifier_text
+from .syntax import modifiers_text
 
 INDENT = "    "
 
@@ -36,7 +36,7 @@ def format_constant(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, tuple):
-        return f"[{format_float(value[0])}, {format_float(value[1])}]"
+        return f"[{format_float(value[0])},{format_float(value[1])}]"
     return format_float(value)
 
 
@@ -69,8 +69,8 @@ class Printer:
     def ref(self, value: Value) -> str:
         return "%" + self.names.get(value, value.name or "<undefined>")
 
-    def refs(self, values: list[Value]) -> str:
-        return ", ".join(self.ref(v) for v in values)
+    def refs(self, values: list[Value], sep: str = ", ") -> str:
+        return sep.join(self.ref(v) for v in values)
 
     # ---- structure ----------------------------------------------------------------------------
 
@@ -82,7 +82,7 @@ class Printer:
             params.append(text + (f" {attrs}" if attrs is not None else ""))
         head = f"func @{func.name}({', '.join(params)})"
         if func.attrs is not None:
-            head += f" attributes {func.attrs}"
+            head += f" attributes{func.attrs}"
         self.out.append(head + " {\n")
         self.print_region_body(func.body, 1)
         self.out.append("}\n")
@@ -101,7 +101,7 @@ class Printer:
 
     def print_inst(self, inst: Inst, depth: int) -> None:
         rule = _CUSTOM.get(inst.name)
-        head = inst.name + "".join(modifier_text(p, inst.props[p.name]) for p in inst.spec.props)
+        head = inst.name + modifiers_text(inst.spec.props, inst.props)
         start = len(self.out)
         for r in inst.results:
             # Unnamed results are numbered before the values inside the instruction's regions,
@@ -118,11 +118,12 @@ class Printer:
         if inst.results:
             # Results are defined after the instruction's regions (they are not visible inside)
             # but printed in front of it.
-            self.out.insert(start, ", ".join(self.define(r) for r in inst.results) + " = ")
+            self.out.insert(start, ",".join(self.define(r) for r in inst.results) + " = ")
 
     def format_operands(self, inst: Inst) -> str:
         """Renders a regular instruction's operands by walking its format string."""
         text = ""
+        in_brackets = False  # upstream separates by "," inside [...] and by ", " elsewhere
         for tok in inst.spec.fmt.split():
             if tok == "type":
                 piece = str(inst.results[0].type)
@@ -130,14 +131,15 @@ class Printer:
                 piece = str(inst.attrs) if inst.attrs is not None else ""
             elif tok.startswith("$"):
                 key = tok[1:].rstrip("*")
-                piece = self.refs(inst.operand_list(key))
+                piece = self.refs(inst.operand_list(key), "," if in_brackets else ", ")
             elif tok.startswith("#"):
                 piece = str(inst.props[tok[1:]])
             elif tok.startswith("@"):
                 piece = "@" + inst.props[tok[1:]]
             else:
                 piece = tok
-            text = _join(text, piece)
+                in_brackets = {"[": True, "]": False}.get(tok, in_brackets)
+            text = _join(text, piece, in_brackets)
         return text
 
     # ---- hand-written rules -------------------------------------------------------------------
@@ -180,26 +182,26 @@ class Printer:
     def print_for(self, inst: Inst, head: str, depth: int) -> None:
         frm, to, step = inst.operand("from"), inst.operand("to"), inst.operand("step")
         body = inst.regions[0]
-        rng = f"{self.ref(frm)}, {self.ref(to)}" + (f", {self.ref(step)}" if step else "")
+        rng = f"{self.ref(frm)},{self.ref(to)}" + (f",{self.ref(step)}" if step else "")
         results = inst.results
         init = inst.operand_list("iter_init")
         self.visible.append(set())
         params = [self.define(p) for p in body.params]
         text = f"{head} {params[0]}={rng}"
         if init:
-            pairs = ", ".join(f"{p}={self.ref(v)}" for p, v in zip(params[1:], init))
-            types = ", ".join(str(r.type) for r in results)
+            pairs = ",".join(f"{p}={self.ref(v)}" for p, v in zip(params[1:], init))
+            types = ",".join(str(r.type) for r in results)
             text += f" init({pairs}) -> ({types})"
         self.out.append(text + " ")
         self.region(body, depth)
         self.close_scope()
         if inst.attrs is not None:
-            self.out.append(f" attributes {inst.attrs}")
+            self.out.append(f" attributes{inst.attrs}")
 
     def print_if(self, inst: Inst, head: str, depth: int) -> None:
         text = f"{head} {self.ref(inst.operand('condition'))}"
         if inst.results:
-            text += " -> (" + ", ".join(str(r.type) for r in inst.results) + ")"
+            text += " -> (" + ",".join(str(r.type) for r in inst.results) + ")"
         self.out.append(text + " ")
         for k, region in enumerate(inst.regions):
             if k == 1:
@@ -216,12 +218,12 @@ class Printer:
         params = [self.define(p) for p in body.params]
         n = len(inst.operand_list("from"))
         text = (
-            f"{head} ({', '.join(params[:n])}) = ({self.refs(inst.operand_list('from'))}), "
-            f"({self.refs(inst.operand_list('to'))})"
+            f"{head} ({','.join(params[:n])})=({self.refs(inst.operand_list('from'), ',')}),"
+            f"({self.refs(inst.operand_list('to'), ',')})"
         )
         if inst.name == "foreach_tile":
-            tile = ", ".join(str(t) for t in inst.props["tile_shape"])
-            text += f" as ({', '.join(params[n:])}) <= ({tile})"
+            tile = ",".join(str(t) for t in inst.props["tile_shape"])
+            text += f" as ({','.join(params[n:])})<=({tile})"
         self.out.append(text + " ")
         self.region(body, depth)
         self.close_scope()
@@ -237,18 +239,19 @@ class Printer:
         self.visible.append(set())
         params = [self.define(p) for p in body.params]
         a = self.ref(inst.operand("a"))
-        self.out.append(f"{head} ({', '.join(params)})={a} -> {inst.results[0].type} ")
+        self.out.append(f"{head} ({','.join(params)})={a} -> {inst.results[0].type} ")
         self.region(body, depth)
         self.close_scope()
 
 
-def _join(text: str, piece: str) -> str:
-    """Spacing of format tokens: ', ' after commas, no space around brackets, else one space."""
+def _join(text: str, piece: str, in_brackets: bool = False) -> str:
+    """Spacing of format tokens: ', ' after commas (',' inside brackets), no space around
+    brackets, else one space."""
     if not text:
         return piece
     if piece in (",", "]", ")") or piece == "":
         return text + piece
-    if piece == "[" or text.endswith(("[", "(")):
+    if piece == "[" or text.endswith(("[", "(")) or (in_brackets and text.endswith(",")):
         return text + piece
     return text + " " + piece
 

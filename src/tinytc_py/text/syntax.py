@@ -7,10 +7,8 @@ from enum import IntEnum
 from functools import cache
 from typing import Any
 
-from ..ir.enums import AddressSpace, CheckedFlag, Comp3, MemoryScope, MemorySemantics, Transpose
+from ..ir.enums import AddressSpace, CheckedFlag, Transpose
 from ..ir.inst import Prop
-
-_ALWAYS_PRINTED = (Transpose, Comp3)
 
 
 def enum_spelling(kind: type[IntEnum], member: IntEnum) -> str:
@@ -39,6 +37,20 @@ def is_modifier(prop: Prop) -> bool:
     return bool(modifier_table(prop))
 
 
+def modifiers_text(props: tuple[Prop, ...], values: dict[str, Any]) -> str:
+    """The dot-suffixes of an instruction's properties. As upstream's printer, transposes are
+    printed up to the last one that is not `.n` (`gemm.n.t`, `gemm.t`): the words are
+    positional, a lone `.t` reads as the first one."""
+    trans = [p for p in props if p.kind is Transpose]
+    shown = max((k + 1 for k, p in enumerate(trans) if values[p.name] != p.default), default=0)
+    return "".join(
+        "." + enum_spelling(Transpose, values[p.name])
+        if p in trans[:shown]
+        else modifier_text(p, values[p.name])
+        for p in props
+    )
+
+
 def modifier_text(prop: Prop, value: Any) -> str:
     """The dot-suffixes that print a property value ("" for a default that is left out)."""
     if not modifier_table(prop):
@@ -50,13 +62,8 @@ def modifier_text(prop: Prop, value: Any) -> str:
         return "".join(
             f".{f.text}" for f in (AddressSpace.global_, AddressSpace.local) if f & flags
         )
-    kind = prop.kind
-    if kind in _ALWAYS_PRINTED or (
-        value is not None
-        and value != prop.default
-        and kind in (CheckedFlag, MemoryScope, MemorySemantics)
-    ):
-        return "." + enum_spelling(kind, value)
-    if value is not None and prop.default is None:
-        return "." + enum_spelling(kind, value)
-    return ""
+    # As upstream's printer: a modifier at its default value (`.n`, no check, work-group scope,
+    # relaxed) is left out; a property without default (`.x`) is always printed.
+    if value is None or value == prop.default:
+        return ""
+    return "." + enum_spelling(prop.kind, value)
