@@ -11,16 +11,16 @@ EXAMPLE_IR = """\
 func @copy(%A: memref<f32x5x16>, %B: memref<f32x5x16>) {
     %alpha = constant 1.0 : f32
     %0 = constant 0.0 : f32
-    axpby.n %alpha, %A, %0, %B
+    axpby %alpha, %A, %0, %B
 }
 """
 
 API_IR = """\
 func @reduce(%A: memref<f32x?> {alignment=64}, %n: index) \
-attributes {subgroup_size=16, work_group_size=[16, 1]} {
+attributes{subgroup_size=16, work_group_size=[16,1]} {
     %0 = constant 0 : index
     %1 = constant 0.0 : f32
-    %2 = for %i=%0, %n init(%acc=%1) -> (f32) {
+    %2 = for %i=%0,%n init(%acc=%1) -> (f32) {
         %3 = load %A[%i] : f32
         %4 = add %acc, %3 : f32
         yield (%4)

@@ -113,7 +113,7 @@ def test_builder_example(capi_libs, tmp_path):
         "func @axpby(%A: memref<f32x8x?>, %B: memref<f32x8x?>) {\n"
         "    %0 = constant 2.0 : f32\n"
         "    %1 = constant 1.0 : f32\n"
-        "    axpby.n %0, %A, %1, %B\n"
+        "    axpby %0, %A, %1, %B\n"
         "}\n"
     )
     lines = rest.splitlines()
