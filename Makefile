@@ -19,7 +19,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export PIP_NO_INPUT := 1
 
-.PHONY: setup apt test run docs fuzz
+.PHONY: setup apt test run docs fuzz bench-gemm
 
 setup: apt $(STAMP) capi
 	@command -v spirv-val >/dev/null || { echo "error: spirv-val not found after setup" >&2; exit 1; }
@@ -72,3 +72,10 @@ run: setup
 # The documentation (Sphinx; warnings are errors) into docs/_build/html.
 docs: setup
 	$(VPY) -m sphinx -W --keep-going -b html docs docs/_build/html
+
+# Batched GEMM benchmark, native ISA and AVX2-class code (a few minutes; on a shared machine run
+# it alone). torch (CPU build, for the torch.bmm column) is installed into the venv if missing.
+TORCH_VERSION ?= 2.13.0
+bench-gemm: setup
+	@$(VPY) -c 'import torch' 2>/dev/null || $(VPY) -m pip install torch==$(TORCH_VERSION)
+	$(VPY) benchmarks/gemm_batched.py

@@ -14,25 +14,29 @@ target/cpu_core.py). For every (M, N, K) and dtype (f32, f64) it
   with the autotuner ("tuned"; it times candidates once and stores the choice in the tuning
   cache, so a second run of the script times nothing), and checks one small launch of each
   against NumPy;
-- picks the batch so that one launch of our kernel takes at least --min-ms (default 50 ms; capped
+- picks the batch so that one launch of our kernel takes at least --min-ms (default 30 ms; capped
   by --max-mb of device data);
 - times our kernels on device-resident pyopencl arrays (no host copies: the launch wrapper uses
   pyopencl arrays in place and waits for the queue), numpy.matmul(A, B, out=T) and
   torch.bmm(A, B, out=T) on stacked host arrays of the same values (each in its preferred
-  layout). torch is not a dependency of the project: install the CPU build into the
-  environment to get its column (`.venv/bin/python -m pip install torch`); without it the
+  layout). torch is not a dependency of the project: `make bench-gemm` installs the CPU build
+  into the environment (`pip install torch==2.13.0`) and runs this script; without it the
   column is nan.
 Each figure is the median of --repeat timed runs after one warm-up run (the first launch, JIT
 and first-touch are excluded). GFLOP/s counts 2*M*N*K flops per batch entry for every column
-(the alpha/beta update is not counted). "blocks" names the register blocks (model/tuned,
-row blocks x columns, k unrolling; analysis/gemm_model.py).
+(the alpha/beta update is not counted). "ours/bmm" is the cost model's kernel against torch.bmm.
+"blocks" names the register blocks (model/tuned, row blocks x columns, k unrolling;
+analysis/gemm_model.py). With about 1 GB of operands the batch streams from memory, as a large
+batched GEMM does.
 
 Theoretical peak of the ISA the code is generated for: cores x clock x SIMD lanes x FMA units x
 2 flops/FMA, where cores = the number of "processor" entries of /proc/cpuinfo (logical CPUs;
-here each is one core), clock = its "cpu MHz" (the nominal frequency, no turbo), lanes = the
-ISA's vector bytes / element bytes and FMA units from the core info (2 for AVX2 and AVX-512).
-On this machine (AMD EPYC, 2 cores x 2.596 GHz): AVX-512 332.3 GFLOP/s f32, 166.2 f64; AVX2
-166.2 f32, 83.1 f64.
+here each is one core), clock = measured (cpu_clock.py: a chain of dependent adds on all cores
+at once; "cpu MHz" of /proc/cpuinfo is only the nominal clock, which the cores exceed), lanes =
+the ISA's vector bytes / element bytes and FMA units from the core info (2 for AVX2 and
+AVX-512). The header also prints what an FMA-only probe of the ISA's width reaches, which checks
+the FMA units. On this machine (AMD EPYC, Zen 5, 2 cores, 2.596 GHz nominal, about 4.0-4.4 GHz
+measured): AVX-512 about 520 GFLOP/s f32, 260 f64; AVX2 260 f32, 130 f64.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from cpu_clock import measure as measure_clock
 from timing import median_time
 
 TYPES = {"f32": np.float32, "f64": np.float64}
@@ -52,7 +57,7 @@ TARGET_ARCH_ENV = "CL_CONFIG_CPU_TARGET_ARCH"
 
 
 def cpu_peak(vector_bytes: int, fma_units: int) -> tuple[dict[str, float], str]:
-    """GFLOP/s peak per dtype of an ISA, and the CPU and what was read from /proc/cpuinfo."""
+    """GFLOP/s peak per dtype of an ISA at the measured clock, and how it was computed."""
     procs, mhz, model = 0, 0.0, "?"
     with open("/proc/cpuinfo", encoding="utf-8") as f:
         for line in f:
@@ -64,13 +69,15 @@ def cpu_peak(vector_bytes: int, fma_units: int) -> tuple[dict[str, float], str]:
                 mhz = float(value)
             elif key == "model name":
                 model = value.strip()
+    ghz, fma_rate = measure_clock(vector_bytes, procs)
     peak = {
-        name: procs * mhz * 1e-3 * (vector_bytes // np.dtype(t).itemsize) * fma_units * 2
+        name: procs * ghz * (vector_bytes // np.dtype(t).itemsize) * fma_units * 2
         for name, t in TYPES.items()
     }
     desc = (
-        f"{model}: {procs} processors x {mhz:.0f} MHz x {8 * vector_bytes}-bit SIMD "
-        f"x {fma_units} FMA units x 2 flops"
+        f"{model}: {procs} cores x {ghz:.2f} GHz (measured; nominal {mhz:.0f} MHz) x "
+        f"{8 * vector_bytes}-bit SIMD x {fma_units} FMA units x 2 flops; FMA probe: "
+        f"{procs * fma_rate:.1f} GFLOP/s f64"
     )
     return peak, desc
 
@@ -202,7 +209,7 @@ def run_isa(args: argparse.Namespace) -> None:
         shapes.append((m, n, k))
     head = (
         f"{'MxNxK':>10} {'type':>4} {'batch':>7} {'ours':>7} {'%peak':>6} {'tuned':>7} "
-        f"{'%peak':>6} {'tun/ours':>8} {'numpy':>7} {'bmm':>7} {'best/bmm':>8} "
+        f"{'%peak':>6} {'tun/ours':>8} {'numpy':>7} {'bmm':>7} {'ours/bmm':>8} "
         f"{'blocks model/tuned':>19} {'err':>8}"
     )
     print(head)
@@ -230,7 +237,7 @@ def row(args, m: int, n: int, k: int, ty: str, peak: float, torch, dev) -> None:
     print(
         f"{f'{m}x{n}x{k}':>10} {ty:>4} {batch:>7} {ours:>7.1f} {100 * ours / peak:>5.1f}% "
         f"{tuned:>7.1f} {100 * tuned / peak:>5.1f}% {tuned / ours:>8.2f} {npy:>7.1f} "
-        f"{bmm:>7.1f} {max(ours, tuned) / bmm:>8.2f} {block_names(m, n, k, ty, dev):>19} "
+        f"{bmm:>7.1f} {ours / bmm:>8.2f} {block_names(m, n, k, ty, dev):>19} "
         f"{err:>8.1e}",
         flush=True,
     )
@@ -238,8 +245,8 @@ def row(args, m: int, n: int, k: int, ty: str, peak: float, torch, dev) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=7, help="timed runs (median is shown)")
-    ap.add_argument("--min-ms", type=float, default=50.0, help="minimum time of one launch")
+    ap.add_argument("--repeat", type=int, default=5, help="timed runs (median is shown)")
+    ap.add_argument("--min-ms", type=float, default=30.0, help="minimum time of one launch")
     ap.add_argument("--max-mb", type=float, default=1024.0, help="cap on A+B+C size in MiB")
     ap.add_argument("--sizes", default="16,32,64", help="M=N=K values, comma separated")
     ap.add_argument("--odd", default="23x37x19", help="extra MxNxK case ('' for none)")

@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 
 from tinytc_py import gemm_tuning
-from tinytc_py.analysis.gemm_model import GemmProblem, cpu_blocking, cpu_candidates, fits
+from tinytc_py.analysis.gemm_model import (
+    GemmProblem,
+    cpu_blocking,
+    cpu_candidates,
+    fits,
+    streams,
+)
 from tinytc_py.cli import options as cli_options
 from tinytc_py.compiler import compile_to_spirv
 from tinytc_py.target.cpu_core import cpu_core
@@ -26,7 +32,7 @@ def problem(isa: str, size: int, mnk=(64, 64, 64)) -> GemmProblem:
 
 @pytest.mark.parametrize("isa", ["avx2", "avx512"])
 @pytest.mark.parametrize("size", [4, 8])
-def test_model_fills_the_register_file(isa, size):
+def test_model_keeps_the_fma_pipes_busy(isa, size):
     """The chosen block fits the ISA's registers and keeps the FMA pipes busy (at least
     fma_units x fma_latency accumulators), on 16 ymm as on 32 zmm."""
     cpu = cpu_core(isa)
@@ -34,15 +40,29 @@ def test_model_fills_the_register_file(isa, size):
     b = cpu_blocking(p, cpu)
     assert fits(b, p, cpu)
     assert b.row_blocks * b.cols >= cpu.fma_units * cpu.fma_latency
-    assert not fits(GemmBlocking(b.row_blocks + 1, b.cols + 1, b.k_unroll), p, cpu)
+    assert not fits(GemmBlocking(b.row_blocks + 4, b.cols + 4, b.k_unroll), p, cpu)
 
 
 def test_model_depends_on_the_isa():
-    """The AVX-512 block holds as many accumulators as AVX2 has registers at all."""
-    wide = cpu_blocking(problem("avx512", 4), cpu_core("avx512"))
-    narrow = cpu_blocking(problem("avx2", 4), cpu_core("avx2"))
-    assert wide.row_blocks * wide.cols >= cpu_core("avx2").registers
-    assert narrow.row_blocks * narrow.cols < cpu_core("avx2").registers
+    """f64 64^3: on 32 zmm the tile spans all 64 rows, so A and C stream from memory in one
+    run (the measured best); 16 ymm hold no such tile."""
+    wide_cpu, narrow_cpu = cpu_core("avx512"), cpu_core("avx2")
+    wide = cpu_blocking(problem("avx512", 8), wide_cpu)
+    narrow = cpu_blocking(problem("avx2", 8), narrow_cpu)
+    assert wide.row_blocks * wide_cpu.lanes(8) == 64
+    assert narrow.row_blocks * narrow_cpu.lanes(8) < 64
+    assert fits(narrow, problem("avx2", 8), narrow_cpu)
+
+
+def test_model_counts_memory_streams():
+    """A tile whose B panel is long opens a stream per column; one that does not span M opens
+    runs of A and C. The f64 64^3 AVX-512 choice therefore keeps one column, not the 4 x 4
+    block that the FMA count alone prefers (L1 of 48 KiB as measured: A, 32 KiB, stays in it)."""
+    p = problem("avx512", 8)
+    assert streams(8, 1, p) == 0
+    assert streams(8, 2, p) == 1
+    assert streams(4, 4, p) == 3 + 2
+    assert cpu_blocking(p, cpu_core("avx512", l1_bytes=48 * 1024)).cols == 1
 
 
 def test_candidates_are_distinct_and_ranked():
