@@ -5,13 +5,16 @@ changes `prog` in place), converts every function (spirv/convert.py), declares t
 capabilities and extensions the module uses (spirv/capex.py), checks them against the core
 info's SPIR-V features, assembles the module and always runs spirv-val on the result: a
 malformed binary can hang the Intel OpenCL runtime forever, so nothing unvalidated leaves here.
+Every step runs with the cyclic garbage collector paused (gc_pause.py says why).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .errors import CompilationError, Status, TinytcError
+from .gc_pause import paused_gc
 from .ir.extensions import check_globals_enabled
 from .ir.region import Prog
 from .passes.pipeline import run_default_pipeline
@@ -60,17 +63,18 @@ def compile_to_module(prog: Prog, core_info: CoreInfo | None = None) -> Compiled
     """Run the pipeline on `prog` (in place), convert it and declare capabilities; errors are
     reported through the program's context and raised."""
     info = core_info if core_info is not None else default_core_info()
-    try:
-        check_globals_enabled(prog)
-    except CompilationError as err:
-        raise prog.ctx.report(err) from None
-    run_default_pipeline(prog, info)
-    try:
-        module, kernels = convert_prog(prog, info)
-        capex(module)
-        check_features(module, info, prog.loc)
-    except CompilationError as err:
-        raise prog.ctx.report(err) from None
+    with paused_gc():
+        try:
+            check_globals_enabled(prog)
+        except CompilationError as err:
+            raise prog.ctx.report(err) from None
+        run_default_pipeline(prog, info)
+        try:
+            module, kernels = convert_prog(prog, info)
+            capex(module)
+            check_features(module, info, prog.loc)
+        except CompilationError as err:
+            raise prog.ctx.report(err) from None
     features = (
         info.core_features & CoreFeature.large_register_file if info.large_register_file else 0
     )
@@ -79,13 +83,14 @@ def compile_to_module(prog: Prog, core_info: CoreInfo | None = None) -> Compiled
 
 def assemble_module(compiled: CompiledModule) -> Binary:
     """Assemble and validate: an invalid module is a compiler bug, never handed to a runtime."""
-    data = assemble(compiled.module)
-    try:
-        validate(data)
-    except SpirvValidationError as e:
-        raise TinytcError(
-            Status.internal_compiler_error, f"generated SPIR-V is invalid (compiler bug):\n{e}"
-        ) from e
+    with paused_gc():
+        data = assemble(compiled.module)
+        try:
+            validate(data)
+        except SpirvValidationError as e:
+            raise TinytcError(
+                Status.internal_compiler_error, f"generated SPIR-V is invalid (compiler bug):\n{e}"
+            ) from e
     return Binary(data, {k.name: k for k in compiled.kernels}, compiled.core_features)
 
 
@@ -101,7 +106,7 @@ def compile_to_spirv(prog: Prog, core_info: CoreInfo | None = None) -> Binary:
         lambda: print_prog(prog),
         info,
         prog.ctx,
-        lambda: assemble_module(compile_to_module(prog, info)),
+        lambda: _compile(lambda: prog, info),
     )
 
 
@@ -122,8 +127,15 @@ def binary_of(source: str | Prog | Binary, core_info: CoreInfo) -> Binary:
         lambda: source,
         core_info,
         ctx,
-        lambda: assemble_module(compile_to_module(parse(source, ctx), core_info)),
+        lambda: _compile(lambda: parse(source, ctx), core_info),
     )
+
+
+def _compile(make_prog: Callable[[], Prog], info: CoreInfo) -> Binary:
+    """`make_prog()` (a parse, or the program at hand) compiled to a validated binary, all
+    under one garbage-collector pause."""
+    with paused_gc():
+        return assemble_module(compile_to_module(make_prog(), info))
 
 
 __all__ = [

@@ -8,12 +8,12 @@ builder does.
 
 from __future__ import annotations
 
-import gc
 import re
 from collections.abc import Callable
 from typing import Any
 
 from ..errors import CompilationError, Location, Status
+from ..gc_pause import paused_gc
 from ..ir.attrs import Attr, DictionaryAttr
 from ..ir.context import CompilerContext
 from ..ir.enums import AddressSpace, MatrixUse
@@ -865,21 +865,15 @@ def parse(
     current language, and the legacy one for a source that is not current-language text (the
     compiler-context flag `legacy_language` makes "auto" mean "legacy").
 
-    The cyclic garbage collector is paused meanwhile: parsing allocates many long-lived objects
-    and nothing cyclic becomes garbage, so its repeated scans only cost time (about 40 % for a
-    10 000-instruction program)."""
+    The cyclic garbage collector is paused meanwhile (gc_pause.py says why)."""
     from .dialect import parse_dialect  # the legacy front end builds on this module
 
     ctx = ctx or CompilerContext()
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return parse_dialect(text, ctx, name, dialect)
-    except CompilationError as err:
-        raise ctx.report(err) from None
-    finally:
-        if collecting:
-            gc.enable()
+    with paused_gc():
+        try:
+            return parse_dialect(text, ctx, name, dialect)
+        except CompilationError as err:
+            raise ctx.report(err) from None
 
 
 def parse_file(path: str, ctx: CompilerContext | None = None, dialect: str = "auto") -> Prog:

@@ -1,0 +1,87 @@
+"""The compiler pauses Python's cyclic garbage collector while it runs (gc_pause.py) and
+must hand the host's setting back unchanged: on stays on, off stays off, also after a failed
+compile, nested pauses and four threads compiling at once."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from tinytc_py.compiler import binary_of, default_core_info
+from tinytc_py.errors import CompilationError
+from tinytc_py.gc_pause import paused_gc
+
+GEMM = """\
+func @gemm16(%A: memref<f32x16x16x?>, %B: memref<f32x16x16x?>, %C: memref<f32x16x16x?>) {
+    %gid = group_id.x : index
+    %a = subview %A[0:16,0:16,%gid] : memref<f32x16x16>
+    %b = subview %B[0:16,0:16,%gid] : memref<f32x16x16>
+    %c = subview %C[0:16,0:16,%gid] : memref<f32x16x16>
+    %one = constant 1.0 : f32
+    %zero = constant 0.0 : f32
+    gemm.n.n %one, %a, %b, %zero, %c
+}
+"""
+
+BROKEN = "func @k(%a: f32) {\n    %b = add %a, %nope : f32\n}\n"
+
+
+@pytest.fixture(autouse=True)
+def cold(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Kernel cache off, so every call compiles; the host's collector setting put back."""
+    monkeypatch.setenv("TINYTC_CACHE", "0")
+    was = gc.isenabled()
+    yield
+    gc.enable() if was else gc.disable()
+
+
+def compile_gemm() -> bytes:
+    return binary_of(GEMM, default_core_info()).data
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_compile_keeps_host_setting(enabled: bool) -> None:
+    gc.enable() if enabled else gc.disable()
+    data = compile_gemm()
+    assert data[:4] == b"\x03\x02\x23\x07"  # SPIR-V magic number, little endian
+    assert gc.isenabled() is enabled
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_failed_compile_keeps_host_setting(enabled: bool) -> None:
+    gc.enable() if enabled else gc.disable()
+    with pytest.raises(CompilationError, match="nope") as info:
+        binary_of(BROKEN, default_core_info())
+    assert info.value.loc.begin.line == 2
+    assert gc.isenabled() is enabled
+
+
+def test_collector_off_inside_nested_pauses_and_back_after_an_exception() -> None:
+    gc.enable()
+    with pytest.raises(RuntimeError, match="inner"), paused_gc():
+        assert not gc.isenabled()
+        with paused_gc():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the inner pause ended, the outer one still runs
+        raise RuntimeError("inner")
+    assert gc.isenabled()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_four_threads_compiling_keep_host_setting(enabled: bool) -> None:
+    expected = compile_gemm()
+    gc.enable() if enabled else gc.disable()
+    start = threading.Barrier(4)
+
+    def work(_: int) -> list[bytes]:
+        start.wait()
+        return [compile_gemm() for _ in range(5)]
+
+    with ThreadPoolExecutor(4) as pool:
+        results = [b for batch in pool.map(work, range(4)) for b in batch]
+    assert results == [expected] * 20
+    assert gc.isenabled() is enabled
