@@ -15,6 +15,7 @@ from tinytc_py.analysis.gemm_model import (
     cpu_blocking,
     cpu_candidates,
     fits,
+    stalls_unrolled,
     streams,
 )
 from tinytc_py.cli import options as cli_options
@@ -63,6 +64,23 @@ def test_model_counts_memory_streams():
     assert streams(8, 2, p) == 1
     assert streams(4, 4, p) == 3 + 2
     assert cpu_blocking(p, cpu_core("avx512", l1_bytes=48 * 1024)).cols == 1
+
+
+def test_model_limits_unrolling_of_tiles_without_fma_slack():
+    """A tile with just fma_units x fma_latency accumulators must not unroll K so deep that one
+    body loads more than 1 KiB of A (f32 64^3 on AVX-512: 4 x 2 with 8 steps measured 48 % of
+    peak, with 4 steps 58 %); shallower bodies and tiles with slack keep 8 steps."""
+    cpu = cpu_core("avx512")
+    f32 = problem("avx512", 4)
+    assert stalls_unrolled(GemmBlocking(4, 2, 8), f32, cpu)  # 8 acc, 8 x 4 x 16 x 4 B = 2 KiB
+    assert not stalls_unrolled(GemmBlocking(4, 2, 4), f32, cpu)  # 1 KiB
+    assert not stalls_unrolled(GemmBlocking(4, 4, 8), f32, cpu)  # 16 accumulators: slack
+    assert cpu_blocking(f32, cpu) == GemmBlocking(4, 2, 4)
+    small = problem("avx512", 4, (32, 32, 32))
+    assert not stalls_unrolled(GemmBlocking(2, 4, 8), small, cpu)  # 2 x 16 x 4 B x 8 = 1 KiB
+    assert cpu_blocking(small, cpu).k_unroll == 8
+    narrow = cpu_core("avx2")
+    assert cpu_blocking(problem("avx2", 8), narrow).k_unroll == 8
 
 
 def test_candidates_are_distinct_and_ranked():

@@ -21,8 +21,14 @@ do not span M reads A and C in runs of its height; a tile whose B panel (its col
 longer than `STREAM_BYTES` reads each column as its own stream (a shorter panel is one).
 Measured on an AMD EPYC (Zen 5) with 1 GB of batched operands on AVX-512, in % of the FMA
 peak at the measured clock: f64 64^3 8 row blocks x 1 column 60 %, 8 x 2 36 %, 4 x 4 (the best
-block by FMA count alone) 31 %; f64 32^3 4 x 2 40 %, 4 x 4 31 %. (Not captured: f32 64^3,
-where 4 x 4 reaches 55 % and this model's 4 x 2 48 %.)
+block by FMA count alone) 31 %; f64 32^3 4 x 2 40 %, 4 x 4 31 %.
+
+Deep K unrolling is not free when the tile has no FMA slack (`stalls_unrolled`): measured on
+the same EPYC, AVX-512 f32 64^3 4 x 2 (8 accumulators = 2 FMA units x latency 4) runs at
+244-261 GFLOP/s (46-50 %) with 8 unrolled steps (2 KiB of A per unrolled body) and at
+293-306 (56-58 %) with 4 or 2; tight tiles whose 8 steps load at most 1 KiB of A gain from
+them: f32 32^3 2 x 4, 212 GFLOP/s with 8 steps, 203 with 4; AVX2 f64 64^3 4 x 2, 76 with 8,
+69 with 4, 60 with 2.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ K_UNROLLS = (1, 2, 4, 8)
 TILE_OVERHEAD = 24  # cycles per subgroup tile: loop control, address set-up, the C epilogue
 STREAM_CYCLES = 150  # cycles per memory stream a tile opens (what the prefetcher does not hide)
 STREAM_BYTES = 512  # a tile's B panel up to this long is one stream (adjacent lines)
+UNROLL_A_BYTES = 1024  # A bytes one unrolled K body of a tile without FMA slack may load
 DYNAMIC_EXTENT = 256  # what an unknown M or N is assumed to be (K: 64)
 
 
@@ -86,6 +93,17 @@ def fits(b: GemmBlocking, p: GemmProblem, cpu: CpuCore) -> bool:
     a_regs = max(1, ceil_div(p.subgroup_size * p.a_size, cpu.vector_bytes))
     r, c = b.row_blocks, b.cols
     return r * c * regs + r * a_regs + c <= cpu.registers
+
+
+def stalls_unrolled(b: GemmBlocking, p: GemmProblem, cpu: CpuCore) -> bool:
+    """Whether the unrolled K body stalls the FMA chains: the tile has no more accumulators
+    than the FMA latency needs (fma_units x fma_latency), so every FMA must issue on time, and
+    the body loads more than `UNROLL_A_BYTES` of A. Presumably the JIT schedules the body's
+    loads ahead of its FMAs and the out-of-order window then cannot feed the chains on time;
+    a tile with slack hides this (measurements in the module docstring)."""
+    tight = b.row_blocks * b.cols * registers_per_block(p, cpu) <= cpu.fma_units * cpu.fma_latency
+    a_bytes = b.k_unroll * b.row_blocks * p.subgroup_size * p.a_size
+    return tight and a_bytes > UNROLL_A_BYTES
 
 
 def _k_step_cycles(r: int, c: int, p: GemmProblem, cpu: CpuCore, a_in_l1: bool) -> float:
@@ -137,7 +155,8 @@ def cycles(b: GemmBlocking, p: GemmProblem, cpu: CpuCore) -> float:
 
 
 def all_blockings(p: GemmProblem, cpu: CpuCore) -> list[GemmBlocking]:
-    """Every blocking that fits the register file and does not exceed the sizes."""
+    """Every blocking that fits the register file, does not exceed the sizes and whose K
+    unrolling does not stall its FMA chains."""
     M, N, K = p.sizes()
     max_r = ceil_div(M, p.subgroup_size)
     out = []
@@ -145,7 +164,7 @@ def all_blockings(p: GemmProblem, cpu: CpuCore) -> list[GemmBlocking]:
         for c in range(1, min(N, cpu.registers) + 1):
             for k in K_UNROLLS:
                 b = GemmBlocking(r, c, k)
-                if k <= max(1, K) and fits(b, p, cpu):
+                if k <= max(1, K) and fits(b, p, cpu) and not stalls_unrolled(b, p, cpu):
                     out.append(b)
     return out
 
