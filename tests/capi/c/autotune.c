@@ -5,22 +5,12 @@
  * With the argument "off" the flag is left at its default (off). Prints the lowered program (it
  * shows the blocking the compile used) and then "ok"; the test reads the tuning cache and the
  * statistics. */
-#include "check.h"
+#include "cl_check.h"
 
-#include <CL/cl.h>
 #include <tinytc/tinytc_cl.h>
 
 #include <math.h>
 #include <string.h>
-
-#define CL_OK(expr)                                                                            \
-    do {                                                                                       \
-        cl_int e_ = (expr);                                                                    \
-        if (e_ != CL_SUCCESS) {                                                                \
-            fprintf(stderr, "%s:%d: %s gave OpenCL error %d\n", __FILE__, __LINE__, #expr, e_); \
-            return 1;                                                                          \
-        }                                                                                      \
-    } while (0)
 
 enum { M = 32, N = 24, K = 16, BATCH = 8 };
 

@@ -4,24 +4,14 @@
  * int64), and both recipes (small GEMM batched, tall and skinny) on the host's queue with
  * every memory kind (cl_mem buffers, Intel USM shared pointers, SVM pointers), checked against C.
  * Prints one line per recipe run and then "ok". */
-#include "check.h"
+#include "cl_check.h"
 
-#include <CL/cl.h>
 #include <CL/cl_ext.h>
 #include <tinytc/tinytc_cl.h>
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
-
-#define CL_OK(expr)                                                                            \
-    do {                                                                                       \
-        cl_int e_ = (expr);                                                                    \
-        if (e_ != CL_SUCCESS) {                                                                \
-            fprintf(stderr, "%s:%d: %s gave OpenCL error %d\n", __FILE__, __LINE__, #expr, e_); \
-            return 1;                                                                          \
-        }                                                                                      \
-    } while (0)
 
 static const char source[] = "func @copy(%A: memref<i32x64x?>, %B: memref<i32x64x?>) {\n"
                              "    %gid = group_id.x : index\n"

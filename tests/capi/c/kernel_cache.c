@@ -3,22 +3,12 @@
  * (B = 3 A) and check the result. With the argument "off" the compiler context's
  * tinytc_optflag_kernel_cache flag is cleared first. Prints "ok"; the test reads the cache
  * folder and its statistics. */
-#include "check.h"
+#include "cl_check.h"
 
-#include <CL/cl.h>
 #include <tinytc/tinytc_cl.h>
 
 #include <stdint.h>
 #include <string.h>
-
-#define CL_OK(expr)                                                                            \
-    do {                                                                                       \
-        cl_int e_ = (expr);                                                                    \
-        if (e_ != CL_SUCCESS) {                                                                \
-            fprintf(stderr, "%s:%d: %s gave OpenCL error %d\n", __FILE__, __LINE__, #expr, e_); \
-            return 1;                                                                          \
-        }                                                                                      \
-    } while (0)
 
 static const char source[] = "func @triple(%A: memref<i32x32>, %B: memref<i32x32>) {\n"
                              "    %three = constant 3 : i32\n"

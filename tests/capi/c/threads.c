@@ -4,23 +4,13 @@
  * queue-less context (one queue per thread), and checking the result. The core info and the
  * OpenCL context are shared; compiler contexts and programs belong to one thread each (the
  * documented rule). Prints "ok" when every thread succeeded. */
-#include "check.h"
+#include "cl_check.h"
 
-#include <CL/cl.h>
 #include <tinytc/tinytc_cl.h>
 
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
-
-#define CL_OK(expr)                                                                            \
-    do {                                                                                       \
-        cl_int e_ = (expr);                                                                    \
-        if (e_ != CL_SUCCESS) {                                                                \
-            fprintf(stderr, "%s:%d: %s gave OpenCL error %d\n", __FILE__, __LINE__, #expr, e_); \
-            return 1;                                                                          \
-        }                                                                                      \
-    } while (0)
 
 static cl_context context;
 static cl_device_id device;
