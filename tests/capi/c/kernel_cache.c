@@ -17,15 +17,13 @@ static const char source[] = "func @triple(%A: memref<i32x32>, %B: memref<i32x32
                              "}\n";
 
 int main(int argc, char **argv) {
-    cl_platform_id platform;
-    CL_OK(clGetPlatformIDs(1, &platform, NULL));
     cl_device_id device;
-    CL_OK(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL));
+    cl_context context;
+    cl_command_queue queue;
+    if (open_first_device(&device, &context, &queue)) {
+        return 1;
+    }
     cl_int err;
-    cl_context context = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
-    CL_OK(err);
-    cl_command_queue queue = clCreateCommandQueueWithProperties(context, device, NULL, &err);
-    CL_OK(err);
 
     tinytc_compiler_context_t ctx;
     OK(tinytc_compiler_context_create(&ctx));
