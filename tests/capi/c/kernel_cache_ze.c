@@ -3,9 +3,8 @@
  * (B = 3 A on shared USM) and check the result. With the argument "off" the compiler context's
  * tinytc_optflag_kernel_cache flag is cleared first. Prints "ok"; the test reads the cache
  * folder and its statistics. */
-#include "check.h"
+#include "ze_check.h"
 
-#include <level_zero/ze_api.h>
 #include <tinytc/tinytc_ze.h>
 
 #include <stdint.h>
@@ -21,12 +20,9 @@ int main(int argc, char **argv) {
     ze_driver_handle_t driver;
     ze_device_handle_t device;
     ze_context_handle_t context;
-    uint32_t count = 1;
-    EXPECT(zeInit(0) == ZE_RESULT_SUCCESS);
-    EXPECT(zeDriverGet(&count, &driver) == ZE_RESULT_SUCCESS && count == 1);
-    EXPECT(zeDeviceGet(driver, &count, &device) == ZE_RESULT_SUCCESS && count == 1);
-    ze_context_desc_t cdesc = {ZE_STRUCTURE_TYPE_CONTEXT_DESC, NULL, 0};
-    EXPECT(zeContextCreate(driver, &cdesc, &context) == ZE_RESULT_SUCCESS);
+    if (open_first_ze_device(&driver, &device, &context)) {
+        return 1;
+    }
     ze_command_queue_desc_t qdesc = {ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, NULL, 0, 0, 0,
                                      ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS,
                                      ZE_COMMAND_QUEUE_PRIORITY_NORMAL};

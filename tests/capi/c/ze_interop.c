@@ -3,9 +3,8 @@
  * size, a custom kernel with a group argument, both recipes on shared USM, and the error
  * paths (NULL arguments, a module build failure whose build log reaches the error reporter).
  * Prints "ok" on success. */
-#include "check.h"
+#include "ze_check.h"
 
-#include <level_zero/ze_api.h>
 #include <tinytc/tinytc_ze.h>
 
 #include <stdint.h>
@@ -256,12 +255,9 @@ static int build_failure(void) {
 int main(void) {
     ze_driver_handle_t driver;
     ze_event_pool_handle_t pool;
-    uint32_t count = 1;
-    EXPECT(zeInit(0) == ZE_RESULT_SUCCESS);
-    EXPECT(zeDriverGet(&count, &driver) == ZE_RESULT_SUCCESS && count == 1);
-    EXPECT(zeDeviceGet(driver, &count, &device) == ZE_RESULT_SUCCESS && count == 1);
-    ze_context_desc_t cdesc = {ZE_STRUCTURE_TYPE_CONTEXT_DESC, NULL, 0};
-    EXPECT(zeContextCreate(driver, &cdesc, &context) == ZE_RESULT_SUCCESS);
+    if (open_first_ze_device(&driver, &device, &context)) {
+        return 1;
+    }
     ze_command_queue_desc_t qdesc = {ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC,
                                      NULL,
                                      0,
