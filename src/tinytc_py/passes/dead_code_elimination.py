@@ -8,6 +8,10 @@
   false condition without an else branch thus removes the `if`.
 - A `for` whose constant lower bound is not below its constant upper bound never runs: it is
   erased and its results are replaced by the initial values.
+- An `alloca` whose value is used by nothing but `lifetime_stop` is erased with those
+  lifetime_stops (the instruction table marks alloca as having side effects, as it claims local
+  memory; memory nobody reads or writes is not an effect anybody observes). An alloca already
+  placed by set-stack-ptr leaves a gap in the stack, which is harmless.
 
 Regions are swept bottom-up, so a removed user exposes its operands in the same sweep; sweeps
 repeat until nothing changes (removing an `if` may make an enclosing loop free of side effects).
@@ -36,6 +40,10 @@ def is_dead(inst: Inst) -> bool:
     if inst.regions:
         return isinstance(inst, (IfInst, ForInst)) and _pure(inst)
     return not inst.spec.side_effects
+
+
+def _unused_alloca(inst: Inst) -> bool:
+    return inst.name == "alloca" and all(u.owner.name == "lifetime_stop" for u in inst.result.uses)
 
 
 def _discard(inst: Inst) -> None:
@@ -84,6 +92,7 @@ def sweep(region: Region) -> bool:
     changed = False
     pending = list(region.insts)  # visited from the end
     kept: list[Inst] = []
+    dropped: set[int] = set()  # ids of visited instructions of this region erased afterwards
     while pending:
         inst = pending.pop()
         replacement = simplify_control(inst)
@@ -93,11 +102,20 @@ def sweep(region: Region) -> bool:
         elif is_dead(inst):
             _discard(inst)
             changed = True
+        elif _unused_alloca(inst):
+            for stop in [u.owner for u in inst.result.uses]:
+                # Visited already: in `kept`, or in a swept subregion (whose list is final).
+                dropped.add(id(stop))
+                if stop.parent is not region and stop in stop.parent.insts:
+                    stop.parent.insts.remove(stop)
+                _discard(stop)
+            _discard(inst)
+            changed = True
         else:
             for sub in inst.regions:
                 changed |= sweep(sub)
             kept.append(inst)
-    kept.reverse()
+    kept = [inst for inst in reversed(kept) if id(inst) not in dropped]
     for inst in kept:
         inst.parent = region
     region.insts = kept
