@@ -12,6 +12,7 @@ from .base import FunctionPass
 from .check_ir import CheckIr
 from .constant_propagation import ConstantPropagation
 from .dead_code_elimination import DeadCodeElimination
+from .dump_def_use import DumpDefUse
 from .dump_ir import DumpIr
 from .insert_barrier import InsertBarrier
 from .insert_lifetime_stop import InsertLifetimeStop
@@ -24,6 +25,7 @@ from .work_group_size import WorkGroupSize
 PASSES: dict[str, type[FunctionPass]] = {cls.name: cls for cls in (CheckIr, DumpIr)}
 PASSES[ConstantPropagation.name] = ConstantPropagation
 PASSES[DeadCodeElimination.name] = DeadCodeElimination
+PASSES[DumpDefUse.name] = DumpDefUse
 PASSES[InsertBarrier.name] = InsertBarrier
 PASSES[InsertLifetimeStop.name] = InsertLifetimeStop
 PASSES[LowerCoopmatrix.name] = LowerCoopmatrix

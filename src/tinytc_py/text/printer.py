@@ -285,3 +285,27 @@ def print_func(func: Func) -> str:
     printer = Printer()
     printer.print_func(func)
     return "".join(printer.out)
+
+
+class SummaryPrinter(Printer):
+    """Prints single instructions of a function on one line each, regions shortened to `{...}`,
+    with the names a full print of the function gives (the analysis dumps refer to values this
+    way, so their output lines up with dump-ir's)."""
+
+    def __init__(self, func: Func) -> None:
+        super().__init__()
+        full = Printer()
+        full.print_func(func)  # fixes every value's name
+        self.names = full.names
+
+    def define(self, value: Value) -> str:
+        return self.ref(value)
+
+    def region(self, region: Region, depth: int) -> None:
+        self.out.append("{...}")
+
+    def inst(self, inst: Inst) -> str:
+        """`inst` as one line: results, operands, and regions as `{...}`."""
+        self.out = []
+        self.print_inst(inst, 0)
+        return "".join(self.out)
