@@ -13,6 +13,7 @@ from .check_ir import CheckIr
 from .constant_propagation import ConstantPropagation
 from .dead_code_elimination import DeadCodeElimination
 from .dump_def_use import DumpDefUse
+from .dump_gcd import DumpGcd
 from .dump_ir import DumpIr
 from .insert_barrier import InsertBarrier
 from .insert_lifetime_stop import InsertLifetimeStop
@@ -26,6 +27,7 @@ PASSES: dict[str, type[FunctionPass]] = {cls.name: cls for cls in (CheckIr, Dump
 PASSES[ConstantPropagation.name] = ConstantPropagation
 PASSES[DeadCodeElimination.name] = DeadCodeElimination
 PASSES[DumpDefUse.name] = DumpDefUse
+PASSES[DumpGcd.name] = DumpGcd
 PASSES[InsertBarrier.name] = InsertBarrier
 PASSES[InsertLifetimeStop.name] = InsertLifetimeStop
 PASSES[LowerCoopmatrix.name] = LowerCoopmatrix

@@ -1,0 +1,187 @@
+"""Known divisors of integer values and of memref layouts (the facts behind dump-gcd and the
+alignment proofs of block IO).
+
+`value_gcd(v)` is a number every run-time value of the integer `v` is a multiple of: 1 when
+nothing is known, 0 when v is 0 (gcd's neutral element, so gcd(0, x) = x). It follows constants,
+sums, differences, products, exact divisions by constants, casts, `size` of a memref mode and
+loop variables (gcd of the lower bound and the step).
+
+`memref_gcd(v, default_alignment)` describes the memref `v` in elements: its base address is a
+multiple of `offset` elements, shape(k) of `shape[k]` and stride(k) of `stride[k]`. Static
+extents of the type are exact; dynamic ones come from the `shape_gcd` / `stride_gcd` attributes
+of a parameter (for a group parameter: of its members) and from the instructions that derive a
+memref (subview, expand, fuse, a group's load). Base pointers of parameters are aligned to their
+`alignment` attribute, else to the core info's default alignment, as is local memory; an alloca
+placed by set-stack-ptr starts `stack_ptr` bytes into it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..ir.attrs import ArrayAttr, DictionaryAttr, IntegerAttr
+from ..ir.inst import Inst
+from ..ir.region import Func
+from ..ir.types import DYNAMIC, GroupType, MemrefType
+from ..ir.values import Value
+from .stack import alloca_alignment, stack_ptr
+
+
+@dataclass(frozen=True)
+class MemrefGcd:
+    offset: int
+    shape: tuple[int, ...]
+    stride: tuple[int, ...]
+
+
+def _loop_var_gcd(v: Value) -> int:
+    region = v.region
+    owner = region.owner if region is not None else None
+    if isinstance(owner, Inst) and owner.name == "for" and v is region.params[0]:
+        step = owner.operand("step")
+        return math.gcd(value_gcd(owner.operand("from")), value_gcd(step) if step else 1)
+    return 1
+
+
+def value_gcd(v: Value) -> int:
+    """A number every run-time value of the integer `v` is a multiple of (0: v is 0)."""
+    d = v.defining_inst
+    if d is None:
+        return _loop_var_gcd(v)
+    name = d.name
+    if name == "constant":
+        value = d.props["value"]
+        return abs(value) if isinstance(value, int) and not isinstance(value, bool) else 1
+    if name in ("add", "sub"):
+        return math.gcd(value_gcd(d.operand("a")), value_gcd(d.operand("b")))
+    if name == "mul":
+        return value_gcd(d.operand("a")) * value_gcd(d.operand("b"))
+    if name == "div":
+        a, b = value_gcd(d.operand("a")), _constant(d.operand("b"))
+        return a // abs(b) if b and a % b == 0 else 1
+    if name == "cast":
+        return value_gcd(d.operand("a"))
+    if name == "size":
+        operand = d.operand("operand")
+        if isinstance(operand.type, MemrefType):
+            return memref_gcd(operand).shape[d.props["mode"]]
+    return 1
+
+
+def _constant(v: Value) -> int | None:
+    d = v.defining_inst
+    if d is not None and d.name == "constant":
+        value = d.props["value"]
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _param_attrs(v: Value) -> DictionaryAttr | None:
+    region = v.region
+    func = region.owner if region is not None else None
+    if isinstance(func, Func) and region is func.body:
+        for p, attrs in zip(func.params, func.param_attrs, strict=False):
+            if p is v:
+                return attrs
+    return None
+
+
+def _attr_ints(attrs: DictionaryAttr | None, name: str) -> list[int] | None:
+    a = attrs.get(name) if attrs is not None else None
+    if isinstance(a, ArrayAttr):
+        return [e.value if isinstance(e, IntegerAttr) else 1 for e in a.values]
+    if isinstance(a, IntegerAttr):
+        return [a.value]
+    return None
+
+
+def _from_type(mt: MemrefType, offset: int, shape=(), stride=()) -> MemrefGcd:
+    """Static extents of the type, else the given gcds (else 1)."""
+
+    def pick(static: tuple[int, ...], known) -> tuple[int, ...]:
+        known = list(known)
+        return tuple(
+            s if s != DYNAMIC else (known[k] if k < len(known) else 1)
+            for k, s in enumerate(static)
+        )
+
+    return MemrefGcd(max(offset, 1), pick(mt.shape, shape), pick(mt.stride, stride))
+
+
+def _elements(alignment_bytes: int, mt: MemrefType) -> int:
+    """An alignment in bytes as a number of elements (1 if it is not a multiple of one)."""
+    size = mt.element.size
+    return alignment_bytes // size if alignment_bytes % size == 0 else 1
+
+
+def memref_gcd(v: Value, default_alignment: int = 128) -> MemrefGcd:
+    """What is known about memref `v`'s offset, shape and stride (see the module docstring)."""
+    mt = v.type
+    assert isinstance(mt, MemrefType)
+    d = v.defining_inst
+    if d is None:
+        attrs = _param_attrs(v)
+        align = _attr_ints(attrs, "alignment")
+        offset = _elements(align[0] if align else default_alignment, mt)
+        return _from_type(
+            mt, offset, _attr_ints(attrs, "shape_gcd") or (), _attr_ints(attrs, "stride_gcd") or ()
+        )
+    name = d.name
+    if name == "alloca":
+        ptr = stack_ptr(d)
+        align = math.gcd(default_alignment, ptr) if ptr is not None else alloca_alignment(d)
+        return _from_type(mt, _elements(align, mt))
+    if name == "load":  # a member of a group: G[i] + offset elements
+        group = d.operand("operand")
+        gt = group.type
+        if not isinstance(gt, GroupType):
+            return _from_type(mt, 1)
+        attrs = _param_attrs(group)
+        align = _attr_ints(attrs, "alignment")
+        offset = _elements(align[0] if align else default_alignment, mt)
+        offset = math.gcd(offset, gt.offset) if gt.offset != DYNAMIC else 1
+        return _from_type(
+            mt, offset, _attr_ints(attrs, "shape_gcd") or (), _attr_ints(attrs, "stride_gcd") or ()
+        )
+    if name in ("subview", "expand", "fuse"):
+        src = memref_gcd(d.operand("operand"), default_alignment)
+        return _DERIVED[name](d, src, mt)
+    return _from_type(mt, 1)
+
+
+def _subview(d: Inst, src: MemrefGcd, mt: MemrefType) -> MemrefGcd:
+    offs, sizes = iter(d.operand_list("offsets")), iter(d.operand_list("sizes"))
+    offset = src.offset
+    shape, stride = [], []
+    for k, (off, size) in enumerate(zip(d.props["static_offsets"], d.props["static_sizes"])):
+        off_gcd = value_gcd(next(offs)) if off == DYNAMIC else abs(off)
+        offset = math.gcd(offset, off_gcd * src.stride[k])
+        if size != 0:  # a kept mode
+            shape.append(value_gcd(next(sizes)) if size == DYNAMIC else size)
+            stride.append(src.stride[k])
+    return _from_type(mt, offset, shape, stride)
+
+
+def _expand(d: Inst, src: MemrefGcd, mt: MemrefType) -> MemrefGcd:
+    mode = d.props["expanded_mode"]
+    dyn = iter(d.operand_list("expand_shape"))
+    parts = [value_gcd(next(dyn)) if s == DYNAMIC else s for s in d.props["static_expand_shape"]]
+    strides, step = [], src.stride[mode]
+    for part in parts:
+        strides.append(step)
+        step *= part
+    shape = [*src.shape[:mode], *parts, *src.shape[mode + 1 :]]
+    stride = [*src.stride[:mode], *strides, *src.stride[mode + 1 :]]
+    return _from_type(mt, src.offset, shape, stride)
+
+
+def _fuse(d: Inst, src: MemrefGcd, mt: MemrefType) -> MemrefGcd:
+    frm, to = d.props["from"], d.props["to"]
+    shape = [*src.shape[:frm], math.prod(src.shape[frm : to + 1]), *src.shape[to + 1 :]]
+    stride = [*src.stride[: frm + 1], *src.stride[to + 1 :]]
+    return _from_type(mt, src.offset, shape, stride)
+
+
+_DERIVED = {"subview": _subview, "expand": _expand, "fuse": _fuse}

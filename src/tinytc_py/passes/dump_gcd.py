@@ -1,0 +1,58 @@
+"""dump-gcd: prints what analysis/gcd.py knows about every integer and memref value, in upstream
+tinytc-opt's format:
+
+    GCD in @f
+      offset_gcd(%A) = 32          (the function's parameters first)
+      shape_gcd(%A) = [16,4]
+      stride_gcd(%A) = [1,16]
+    > %0 = mul %c16, %i : index    (an instruction that defines values or holds regions)
+      gcd(%0) = 16                 (each integer it defines; 1: nothing known, 0: zero)
+
+Memref facts are in elements (see analysis/gcd.py). Run set-stack-ptr first for the allocas'
+offsets; the default alignment is the core info's (tinytc-opt -d).
+"""
+
+from __future__ import annotations
+
+from ..analysis.gcd import memref_gcd, value_gcd
+from ..ir.types import MemrefType, NumberType
+from ..target.core_info import CoreInfo
+from ..text.printer import SummaryPrinter
+from .base import FunctionPass
+from .work_group_size import default_core_info
+
+
+def _ints(values: tuple[int, ...]) -> str:
+    return "[" + ",".join(str(v) for v in values) + "]"
+
+
+class DumpGcd(FunctionPass):
+    name = "dump-gcd"
+    dumps = True
+
+    def __init__(self, core_info: CoreInfo | None = None) -> None:
+        self.alignment = (core_info or default_core_info()).default_alignment
+
+    def run(self, func, ctx, out) -> None:
+        printer = SummaryPrinter(func)
+
+        def dump(value) -> None:
+            name = printer.ref(value)
+            if isinstance(value.type, NumberType) and value.type.is_integer:
+                out.write(f"  gcd({name}) = {value_gcd(value)}\n")
+            elif isinstance(value.type, MemrefType):
+                info = memref_gcd(value, self.alignment)
+                out.write(f"  offset_gcd({name}) = {info.offset}\n")
+                out.write(f"  shape_gcd({name}) = {_ints(info.shape)}\n")
+                out.write(f"  stride_gcd({name}) = {_ints(info.stride)}\n")
+
+        out.write(f"GCD in @{func.name}\n")
+        for param in func.params:
+            dump(param)
+        for inst in func.body.walk():
+            if not inst.results and not inst.regions:
+                continue
+            out.write(f"> {printer.inst(inst)}\n")
+            for value in [*inst.results, *(p for r in inst.regions for p in r.params)]:
+                dump(value)
+        out.write("\n")
