@@ -121,8 +121,11 @@ def test_alloca_and_barriers_between_foreach_loops():
 
 
 def test_alloca_alignment_above_base_alignment_is_located():
-    src = """func @k() {
+    # The alloca is used: dead-code elimination erases an unused one before the check.
+    src = """func @k(%x: f32) {
     %t = alloca {alignment=256} : memref<f32x16,local>
+    %c0 = constant 0 : index
+    store %x, %t[%c0]
 }
 """
     with pytest.raises(CompilationError) as e:
