@@ -132,25 +132,33 @@ class Lowering:
         clone_region(self.b, self.body, self.b.region, dict(self.vmap))
 
     def tile_loop_by_sgs(
-        self, size: Int, block: int, tiles: int, sg_id: Value, body: BlockBody
+        self, size: Int, block: int, tiles: int, sg_id: Value, ty: NumberType, body: BlockBody
     ) -> None:
         """Blocks [k*block, (k+1)*block) of [0, size) for k = sg_id, sg_id+tiles, ...; the last
-        subgroup gets the remainder block. body(block_start, is_remainder, trip_count)."""
-        f, ty = self.f, sg_id.type
-        blocks = f.div(size, block, ty)
-        rem = f.rem(size, block, ty)
-        if f.known(blocks) != 0:
-            start = f.value(f.mul(block, sg_id, ty), ty)
-            end = f.value(f.mul(blocks, block, ty), ty)
-            with self.b.for_(start, end, f.value(block * tiles, ty)) as blk:
-                body(blk, False, block)
-        known_rem = f.known(rem)
-        if known_rem != 0:
-            cond = self.b.equal(sg_id, f.value(tiles - 1, ty))
-            if known_rem is None:  # a size that is a multiple of the block has no remainder
+        subgroup gets the remainder block. body(block_start, is_remainder, trip_count); a full
+        block's trip count is the constant `block` the loop start is computed with. sg_id (a
+        subgroup builtin or an index) is cast to `ty` after the constants, upstream's order."""
+        f = self.f
+        known_size = f.known(size)
+        full = known_size is None or known_size >= block
+        remainder = known_size is None or known_size % block != 0
+        tile: Int = f.value(block, ty) if full else block
+        step = f.value(block * tiles, ty) if full else None
+        last = f.value(tiles - 1, ty) if remainder else None
+        sg = f.cast(sg_id, ty)
+        blocks = f.div(size, tile, ty)
+        if step is not None:
+            start = f.value(f.mul(tile, sg, ty), ty)
+            end = f.value(f.mul(blocks, tile, ty), ty)
+            with self.b.for_(start, end, step) as blk:
+                body(blk, False, tile)
+        if last is not None:
+            rem = f.rem(size, tile, ty)
+            cond = self.b.equal(sg, last)
+            if f.known(rem) is None:  # a size that is a multiple of the block has no remainder
                 cond = self.b.and_(cond, self.b.greater_than(f.value(rem, ty), f.value(0, ty)))
             with self.b.if_(cond) as (then, _), then:
-                body(f.mul(blocks, block, ty), True, rem)
+                body(f.mul(blocks, tile, ty), True, rem)
 
     def tile_loop_uniformly(
         self, size: Int, block: int, tiles: int, sg_id: Value, body: Callable[[Int, Int], None]
@@ -208,7 +216,7 @@ class Lowering:
                     then()
 
             size = f.sub(self.to[0], self.frm[0], ty0)
-            self.tile_loop_by_sgs(size, self.sgs, tiles, sg_id, block)
+            self.tile_loop_by_sgs(size, self.sgs, tiles, sg_id, ty0, block)
 
         if n == 1:
             sg = f.cast(self.builtin("subgroup_linear_id"), ty0)
@@ -247,26 +255,25 @@ class Lowering:
                 then()
 
             size = f.sub(self.to[d], self.frm[d], ty)
-            self.tile_loop_by_sgs(size, tile[d], tiles, sg_id, block)
+            self.tile_loop_by_sgs(size, tile[d], tiles, sg_id, ty, block)
 
-        ty0 = self.frm[0].type
+        # The subgroup ids are read first and cast where each is used (upstream's order).
         if n == 1:
-            sg = f.cast(self.builtin("subgroup_linear_id"), ty0)
-            tiled(0, sg, self.m_tiles * self.n_tiles, self.clone_body)
+            tiled(0, self.builtin("subgroup_linear_id"), self.m_tiles * self.n_tiles, self.clone_body)
             return
-        sgx = f.cast(self.builtin("subgroup_id", Comp3.x), ty0)
-        sgy = f.cast(self.builtin("subgroup_id", Comp3.y), self.frm[1].type)
+        sgx = self.builtin("subgroup_id", Comp3.x)
+        sgy = self.builtin("subgroup_id", Comp3.y)
+        steps: dict[int, Value] = {}  # the loop step of dim d >= 2, also its full tile size
+
+        def step(d: int) -> Value:
+            steps[d] = f.value(tile[d], self.frm[d].type)
+            return steps[d]
 
         def tile_size(d: int, i: Value) -> None:
-            self.bind(params[n + d], f.min(f.sub(self.to[d], i, i.type), tile[d], i.type))
+            self.bind(params[n + d], f.min(f.sub(self.to[d], i, i.type), steps[d], i.type))
 
         def rest() -> None:
-            self.loop_nest(
-                list(range(2, n)),
-                self.clone_body,
-                step=lambda d: f.value(tile[d], self.frm[d].type),
-                on_var=tile_size,
-            )
+            self.loop_nest(list(range(2, n)), self.clone_body, step=step, on_var=tile_size)
 
         tiled(1, sgy, self.n_tiles, lambda: tiled(0, sgx, self.m_tiles, rest))
 
