@@ -4,7 +4,7 @@ regions) with the instructions that use it, as upstream's tinytc-opt prints it:
     Def-use in @f
     > %0 = add %a, %b : f32        (an instruction that defines values or holds regions)
       def %0                       (each value it defines)
-        > store %0, %A[]           (each user of that value, the latest first)
+        > store %0, %A[]           (each use of that value, the newest use first)
 
 Instructions with regions show them as `{...}`; the function's parameters are not listed.
 """
@@ -28,7 +28,7 @@ class DumpDefUse(FunctionPass):
             out.write(f"> {printer.inst(inst)}\n")
             for value in [*inst.results, *(p for r in inst.regions for p in r.params)]:
                 out.write(f"  def {printer.ref(value)}\n")
-                # Latest use first, the order of upstream's use lists.
+                # The newest use first (for parsed code: the last in program order), as upstream lists them.
                 for use in reversed(list(value.uses)):
                     out.write(f"    > {printer.inst(use.owner)}\n")
         out.write("\n")
