@@ -28,7 +28,7 @@ class DumpDefUse(FunctionPass):
             out.write(f"> {printer.inst(inst)}\n")
             for value in [*inst.results, *(p for r in inst.regions for p in r.params)]:
                 out.write(f"  def {printer.ref(value)}\n")
-                # The newest use first (for parsed code: the last in program order), as upstream lists them.
+                # The newest use first (for parsed code: the last in program order), as upstream.
                 for use in reversed(list(value.uses)):
                     out.write(f"    > {printer.inst(use.owner)}\n")
         out.write("\n")

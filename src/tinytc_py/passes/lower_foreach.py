@@ -259,7 +259,8 @@ class Lowering:
 
         # The subgroup ids are read first and cast where each is used (upstream's order).
         if n == 1:
-            tiled(0, self.builtin("subgroup_linear_id"), self.m_tiles * self.n_tiles, self.clone_body)
+            sg = self.builtin("subgroup_linear_id")
+            tiled(0, sg, self.m_tiles * self.n_tiles, self.clone_body)
             return
         sgx = self.builtin("subgroup_id", Comp3.x)
         sgy = self.builtin("subgroup_id", Comp3.y)
