@@ -27,7 +27,7 @@ from ...ir.types import (
 )
 from ...ir.values import Value
 from ...target.core_info import CoreInfo
-from ..module import Block, Function, Module
+from ..module import VECTOR_LENGTHS, Block, Function, Module
 from ..tables import (
     ExecutionMode,
     Op,
@@ -54,6 +54,16 @@ class GroupDV:
     stride: list[int | None]
     size: int
     offset: int | None  # None: static 0
+
+
+@dataclass(frozen=True)
+class CoopVector:
+    """A coopmatrix value defined as one vector of its work-item components. `comps` are its
+    component ids where they exist without code (constants) or dominate every use (the
+    components an insert started from)."""
+
+    vec: int
+    comps: list[int] | None = None
 
 
 def not_implemented(inst: Inst, what: str = "") -> CompilationError:
@@ -135,6 +145,8 @@ class ConverterBase:
         sgs, wgs = kernel_sizes(func, self.core_info)
         self.sgs, self.wgs = sgs, wgs
         self.values: dict[Value, object] = {}
+        # (coopmatrix value, block label, vector form?) -> ids made by cm()/cm_vec() there
+        self._cm_forms: dict[tuple[Value, int, bool], object] = {}
         self.interface: dict[int, None] = {}
         self.func = func
         self.stack = 0  # the function's local-memory (SLM) array (MemoryConversion.declare_stack)
@@ -281,17 +293,72 @@ class ConverterBase:
             return r
         raise CompilationError(inst.loc, Status.spirv_undefined_value, f"undefined value {v}", [v])
 
-    # ---- coopmatrix values: a list with one SPIR-V id per work-item component (§3.1) ---------
+    # ---- coopmatrix values (§3.1) --------------------------------------------------------------
+    # A coopmatrix value is held as its work-item components (a list of scalar ids, the form
+    # arithmetic works on) or as one vector of them (a CoopVector: phi results, constants,
+    # inserts), and converted between the two forms where needed: components are extracted from a
+    # vector, or a vector is constructed from components, at most once per value and block (a
+    # conversion made in a block serves the rest of that block; other blocks need not be
+    # dominated by it).
+
+    def cm_vector_type(self, ct: CoopmatrixType, inst: Inst) -> int:
+        """The SPIR-V vector type of a coopmatrix that is held as a vector at control-flow
+        boundaries: V in 2, 3, 4, 8, 16 components of a real type; 0 for the others (one scalar
+        per component everywhere)."""
+        n = self.layout_of(ct, inst).V
+        if n not in VECTOR_LENGTHS or ct.component.is_complex:
+            return 0
+        return self.mod.type_vector(self.ty(ct.component), n)
 
     def cm(self, v: Value, inst: Inst) -> list[int]:
+        """The component ids of coopmatrix `v`."""
         r = self.values.get(v)
         if isinstance(r, list):
             return r
-        raise CompilationError(inst.loc, Status.spirv_undefined_value, f"undefined value {v}", [v])
+        if not isinstance(r, CoopVector):
+            raise CompilationError(
+                inst.loc, Status.spirv_undefined_value, f"undefined value {v}", [v]
+            )
+        if r.comps is not None:
+            return r.comps
+        key = (v, self.block.label, False)
+        comps = self._cm_forms.get(key)
+        if comps is None:
+            comp, blk = self.ty(v.type.component), self.block
+            n = self.layout_of(v.type, inst).V
+            comps = [blk.op(Op.CompositeExtract, comp, r.vec, k) for k in range(n)]
+            self._cm_forms[key] = comps
+        return comps
+
+    def cm_extracted(self, v: Value) -> list[int] | None:
+        """The components of CoopVector `v` if they are at hand in the current block."""
+        r = self.values.get(v)
+        if isinstance(r, CoopVector) and r.comps is None:
+            return self._cm_forms.get((v, self.block.label, False))
+        return None
+
+    def cm_vec(self, v: Value, inst: Inst) -> int:
+        """The vector id of coopmatrix `v` (its type must have a cm_vector_type)."""
+        r = self.values.get(v)
+        if isinstance(r, CoopVector):
+            return r.vec
+        key = (v, self.block.label, True)
+        vec = self._cm_forms.get(key)
+        if vec is None:
+            vty = self.cm_vector_type(v.type, inst)
+            vec = self._cm_forms[key] = self.block.op(
+                Op.CompositeConstruct, vty, *self.cm(v, inst)
+            )
+        return vec
 
     def any_val(self, v: Value, inst: Inst) -> int | list[int]:
-        """A scalar's id or a coopmatrix's component ids (for yields and phis)."""
-        return self.cm(v, inst) if isinstance(v.type, CoopmatrixType) else self.val(v, inst)
+        """What a yield passes to a phi: a scalar's id, a coopmatrix's vector id (if it has a
+        vector type) or its component ids."""
+        if not isinstance(v.type, CoopmatrixType):
+            return self.val(v, inst)
+        if self.cm_vector_type(v.type, inst):
+            return self.cm_vec(v, inst)
+        return self.cm(v, inst)
 
     def layout_of(self, ct: CoopmatrixType, inst: Inst) -> CoopLayout:
         lay = coop_layout(ct, self.sgs)
@@ -302,9 +369,11 @@ class ConverterBase:
             )
         return lay
 
-    def fresh_ids(self, ty: Type, inst: Inst) -> int | list[int]:
+    def fresh_ids(self, ty: Type, inst: Inst) -> int | list[int] | CoopVector:
         """Ids allocated ahead of their definition (loop-carried values)."""
         if isinstance(ty, CoopmatrixType):
+            if self.cm_vector_type(ty, inst):
+                return CoopVector(self.mod.new_id())
             return [self.mod.new_id() for _ in range(self.layout_of(ty, inst).V)]
         return self.mod.new_id()
 
@@ -314,12 +383,18 @@ class ConverterBase:
         ty: Type,
         inst: Inst,
         incoming: list[tuple[int | list[int], int]],
-        result: int | list[int] = 0,
-    ) -> int | list[int]:
-        """OpPhi of (value, label) pairs; one OpPhi per component for a coopmatrix."""
+        result: int | list[int] | CoopVector = 0,
+    ) -> int | list[int] | CoopVector:
+        """OpPhi of (value, label) pairs (values as any_val gives them); for a coopmatrix one
+        OpPhi of its vector type, or one per component if it has none."""
         if not isinstance(ty, CoopmatrixType):
             ops = [x for val, label in incoming for x in (val, label)]
             return block.op(Op.Phi, self.ty(ty, inst), *ops, result_id=result)
+        vty = self.cm_vector_type(ty, inst)
+        if vty:
+            ops = [x for val, label in incoming for x in (val, label)]
+            rid = result.vec if isinstance(result, CoopVector) else 0
+            return CoopVector(block.op(Op.Phi, vty, *ops, result_id=rid))
         comp = self.ty(ty.component)
         n = self.layout_of(ty, inst).V
         ids = result if isinstance(result, list) else [0] * n

@@ -27,6 +27,7 @@ invisible: component v of cooperative_matrix_extract/insert is the element §3.1
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from ...errors import Status
@@ -34,6 +35,7 @@ from ...ir.enums import ReduceMode
 from ...ir.inst import Inst
 from ...ir.types import CoopmatrixType, NumberType, ScalarKind
 from ..tables import Op, OpenCLStd, Scope
+from .base import CoopVector
 from .coopmatrix_memory import CoopmatrixMemoryConversion
 from .scalar import _INT_BINARY, _INT_EXT
 
@@ -91,8 +93,18 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
 
     def coop_constant(self, inst: Inst) -> None:
         ct = inst.results[0].type
-        c = self.const(ct.component, inst.props["value"])
-        self.set(inst, [c] * self.layout_of(ct, inst).V)
+        value = inst.props["value"]
+        vty = self.cm_vector_type(ct, inst)  # declared before its constituents, as upstream does
+        c = self.const(ct.component, value)
+        comps = [c] * self.layout_of(ct, inst).V
+        if not vty:
+            self.set(inst, comps)
+            return
+        if value == 0 and math.copysign(1.0, value) > 0:
+            vec = self.mod.constant_null(vty)
+        else:
+            vec = self.mod.constant_composite(vty, comps)
+        self.set(inst, CoopVector(vec, comps))
 
     def coop_construct(self, inst: Inst) -> None:
         ct = inst.results[0].type
@@ -125,12 +137,34 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         self.set(inst, vals)
 
     def coop_extract(self, inst: Inst) -> None:
-        m = self.cm(inst.operand("mat"), inst)
+        v = inst.operand("mat")
+        r = self.values.get(v)
+        if isinstance(r, CoopVector):
+            idx = self.cm_index(inst, self.layout_of(v.type, inst).V)
+            got = self.cm_extracted(v)
+            comp = self.ty(v.type.component)
+            x = got[idx] if got else self.block.op(Op.CompositeExtract, comp, r.vec, idx)
+            self.set(inst, x)
+            return
+        m = self.cm(v, inst)
         self.set(inst, m[self.cm_index(inst, len(m))])
 
     def coop_insert(self, inst: Inst) -> None:
-        m = list(self.cm(inst.operand("mat"), inst))
-        m[self.cm_index(inst, len(m))] = self.val(inst.operand("val"), inst)
+        v = inst.operand("mat")
+        x = self.val(inst.operand("val"), inst)
+        r = self.values.get(v)
+        if isinstance(r, CoopVector):
+            idx = self.cm_index(inst, self.layout_of(v.type, inst).V)
+            vty = self.cm_vector_type(v.type, inst)
+            vec = self.block.op(Op.CompositeInsert, vty, x, r.vec, idx)
+            comps = r.comps if r.comps is not None else self.cm_extracted(v)
+            if comps is not None:
+                comps = list(comps)
+                comps[idx] = x
+            self.set(inst, CoopVector(vec, comps))
+            return
+        m = list(self.cm(v, inst))
+        m[self.cm_index(inst, len(m))] = x
         self.set(inst, m)
 
     def cm_index(self, inst: Inst, length: int) -> int:
