@@ -692,6 +692,75 @@ def test_gemm_loop_carried_accumulator(S):
         np.testing.assert_allclose(C, (-1) ** neg * (A @ B), rtol=1e-6)
 
 
+@pytest.mark.parametrize(
+    "ty,M,N,S,use",
+    [
+        ("f32", 16, 4, 16, "acc"),  # V = 4
+        ("f64", 8, 3, 8, "acc"),  # V = 3
+        ("i8", 32, 4, 16, "b"),  # V = 8 (K1 = 2)
+        ("i16", 16, 16, 16, "acc"),  # V = 16
+        ("f16", 16, 2, 16, "a"),  # V = 2
+        ("bf16", 32, 8, 16, "b"),  # V = 16
+        ("i32", 8, 5, 16, "acc"),  # V = 3, padding columns
+        ("c32", 16, 4, 16, "acc"),  # V = 4 but complex: no vector form
+    ],
+)
+def test_vector_held_values_through_control_flow(ty, M, N, S, use):
+    """Matrices of 2, 3, 4, 8, 16 components cross phis as one vector (constants as constant
+    composites): R = 3A summed in a loop from a zero constant; extract and insert on the loop's
+    result; an if yields 2R (components of R made in its then-block) or R with component 0 set
+    to W[p], plus a constant 2; R's components are needed again after the if."""
+    I, J, K, K1, V = layout(M, N, S, use, ty)  # noqa: E741
+    mt = cm(ty, M, N, use)
+    body = f"""        %c0 = constant 0 : index
+        %c3 = constant 3 : index
+        %one = constant 1 : i32
+        %p = subgroup_local_id : i32
+        %pi = cast %p : index
+        %then = equal %flag, %one : bool
+        %a = cooperative_matrix_load %A[%c0,%c0] : {mt}
+        %z = constant {zero(ty)} : {mt}
+        %k = constant {lit(ty, 2)} : {mt}
+        %r = for %i=%c0,%c3 init(%x=%z) -> ({mt}) {{
+            %y = add %x, %a : {mt}
+            yield (%y)
+        }}
+        %e = cooperative_matrix_extract %r[{V - 1}] : {ty}
+        store %e, %X[%pi]
+        %w = load %W[%pi] : {ty}
+        %s = cooperative_matrix_insert %w, %r[0] : {mt}
+        %t = if %then -> ({mt}) {{
+            %d = add %r, %r : {mt}
+            yield (%d)
+        }} else {{
+            %u = add %s, %k : {mt}
+            yield (%u)
+        }}
+        %q = sub %t, %r : {mt}
+        cooperative_matrix_store %q, %B[%c0,%c0]"""
+    params = f"%A: memref<{ty}x{M}x{N}>, %X: memref<{ty}x{S}>, %W: memref<{ty}x{S}>, "
+    params += f"%B: memref<{ty}x{M}x{N}>, %flag: i32"
+    A = rand(ty, (M, N))
+    W = (np.arange(S) % 7).astype(np.float32 if ty == "bf16" else NP[ty])
+    R = 3 * value(ty, A)
+    for prog in programs(func("vh", params, body, S)):
+        for flag in (0, 1):
+            X = np.full(S, 55, NP[ty])
+            B = np.zeros((M, N), NP[ty], order="F")
+            Wd = bf16_bits(W) if ty == "bf16" else W
+            prog.kernel("vh")(A, X, Wd, B, flag)
+            expX = np.zeros(S, R.dtype)
+            expB = R.copy() if flag else np.full((M, N), 2, R.dtype)
+            for p in range(S):
+                r, c = element(M, N, S, use, ty, V - 1, p)
+                expX[p] = R[r, c] if c < N else 0
+                r, c = element(M, N, S, use, ty, 0, p)
+                if c < N and not flag:
+                    expB[r, c] = W[p] + 2 - R[r, c]
+            np.testing.assert_array_equal(value(ty, X), expX)
+            np.testing.assert_array_equal(value(ty, B), expB)
+
+
 # ---- cooperative_matrix_apply (lowered by lower-coopmatrix) --------------------------------------
 
 

@@ -265,8 +265,8 @@ class ConverterBase:
     # ---- regions and values -------------------------------------------------------------------
 
     def region(self, region: Region) -> list[int | list[int]]:
-        """Convert the instructions of `region`; return the ids its yield passes on (a list of
-        component ids for a coopmatrix)."""
+        """Convert the instructions of `region`; return the ids its yield passes on (as
+        any_val gives them)."""
         for inst in region.insts:
             if isinstance(inst, I.YieldInst):
                 return [self.any_val(v, inst) for v in inst.operand_list("yielded_vals")]

@@ -1,16 +1,21 @@
 """Cooperative matrices on the generic (SIMT) path (backend.md §3.1, §3.3), with block IO for
 loads and stores where it is provably legal (§3.4, coopmatrix_memory.py).
 
-Representation: a coopmatrix value is a Python list of V SPIR-V ids, one scalar per component
-of the work-item's part of the matrix (analysis/coopmatrix_layout.py says which element component v of
-lane p holds). Upstream packs the components into one vector (of any length, which spirv-val
-rejects, §10.2 item 2) and packs small matrix_a types into i32; as SSA scalars every module
-validates, `if`/`for` carry one OpPhi per component (ConverterBase.phi), and the packing is
-invisible: component v of cooperative_matrix_extract/insert is the element §3.1 assigns to v.
+Representation: arithmetic works on a Python list of V SPIR-V ids, one scalar per component of
+the work-item's part of the matrix (analysis/coopmatrix_layout.py says which element component v
+of lane p holds). Where a value crosses a control-flow boundary (`if` results, loop-carried
+values, yields) and for constants, a matrix of V = 2, 3, 4, 8 or 16 real components is one
+vector (ConverterBase.cm_vector_type): one OpPhi instead of V, as upstream keeps it; the other
+form is made from it in the block that needs it (OpCompositeExtract / OpCompositeConstruct, which
+the device JIT folds away). Other lengths (upstream's vectors of any length fail spirv-val,
+§10.2 item 2) and complex components keep one OpPhi per component. Upstream's packing of small
+matrix_a types into i32 is invisible: component v of cooperative_matrix_extract/insert is the
+element §3.1 assigns to v.
 
 - construct / constant / scale / arithmetic / cast: component-wise (bf16 through f32). A cast
   from matrix_acc to matrix_b permutes the components when K1 differs (i8 with rows > S).
-- extract / insert: component `index` (0 <= index < V, else ir_out_of_bounds).
+- extract / insert: component `index` (0 <= index < V, else ir_out_of_bounds); on a value held
+  as a vector, OpCompositeExtract / OpCompositeInsert of that vector.
 - mul_add D = A*B + C (rows of A, C, D multiples of S, else ir_unsupported_coopmatrix_shape):
   for every k and column n, B(k, n) is promoted to C's type and broadcast from the lane that
   holds it (OpGroupBroadcast, at least 32 bits wide) - or, on a SIMD CPU core, when B comes
