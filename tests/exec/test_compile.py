@@ -115,6 +115,9 @@ func @k(%a: memref<f16x4>, %b: memref<f64x4>, %c: memref<bf16x4>, %d: memref<i8x
     assert 'OpExtension "SPV_INTEL_bfloat16_conversion"' in text
     plain = dump(compile_text("func @k(%a: memref<f32x4>) {\n}\n").data)
     assert "Float64" not in plain and "Float16" not in plain and "Int8" not in plain
+    # Int64 is declared also without an i64 type, as upstream declares it
+    no_i64 = dump(compile_text("func @k(%a: f32) {\n  %b = exp %a : f32\n}\n").data)
+    assert "OpTypeInt 64" not in no_i64 and "OpCapability Int64\n" in no_i64
 
 
 def test_loop_control_and_phi_in_if_merge():

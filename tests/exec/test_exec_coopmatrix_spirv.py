@@ -1,5 +1,6 @@
 """Cooperative-matrix SPIR-V without a device: when the block-IO path (backend.md §3.4) is taken,
-the representation (one scalar per component, no odd vector lengths), capabilities and
+the representation (scalars per component; one vector of 2, 3, 4, 8 or 16 of them across phis,
+no odd vector lengths), capabilities and
 extensions, and compile-time errors. Every module here has passed spirv-val.
 
 Coverage: no execution here (see test_exec_coopmatrix.py / test_exec_coopmatrix_tiles.py for
@@ -152,6 +153,38 @@ def test_representation_has_no_odd_vectors_and_phis_per_component():
     assert text.count("OpPhi") == 1 + 13
     for n in re.findall(r"OpTypeVector %\d+ (\d+)", text):
         assert int(n) in (2, 3, 4, 8, 16)
+
+
+def loop_of(ty: str, M: int, N: int) -> str:
+    """A loop carrying a loaded matrix, doubled in each step, stored after the loop."""
+    mt = f"coopmatrix<{ty}x{M}x{N},matrix_acc>"
+    return f"""        %c0 = constant 0 : index
+        %c4 = constant 4 : index
+        %a = cooperative_matrix_load %A[%c0,%c0] : {mt}
+        %r = for %i=%c0,%c4 init(%x=%a) -> ({mt}) {{
+            %y = add %x, %x : {mt}
+            yield (%y)
+        }}
+        cooperative_matrix_store %r, %A[%c0,%c0]"""
+
+
+@pytest.mark.parametrize(
+    "ty,M,N,V,vector16",
+    [("f32", 16, 4, 4, False), ("f64", 16, 8, 8, True), ("i16", 16, 16, 16, True)],
+)
+def test_loop_carries_2_to_16_components_in_one_vector_phi(ty, M, N, V, vector16):
+    text = spv(f"%A: memref<{ty}x?x?>", loop_of(ty, M, N))
+    phis = re.findall(r"OpPhi (%\d+)", text)
+    assert len(phis) == 2  # the loop variable and the matrix
+    vec = re.search(rf"(%\d+) = OpTypeVector %\d+ {V}\n", text)
+    assert vec and phis[1] == vec.group(1)
+    assert text.count("OpCompositeExtract") >= V and "OpCompositeConstruct" in text
+    assert ("OpCapability Vector16\n" in text) == vector16
+
+
+def test_complex_matrices_keep_phis_per_component():
+    text = spv("%A: memref<c32x?x?>", loop_of("c32", 16, 4))
+    assert text.count("OpPhi") == 1 + 4
 
 
 def test_reduce_column_uses_shuffle_xor_with_capability():

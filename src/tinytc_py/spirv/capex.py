@@ -53,6 +53,9 @@ def capex(module: Module) -> None:
     """Declare every capability and extension that `module`'s code uses."""
     module.add_capability(Capability.Addresses)
     module.add_capability(Capability.Kernel)
+    # 64-bit addressing: sizes, strides and offsets are i64 in almost every kernel; declared
+    # always, as upstream does (its lit tests check it)
+    module.add_capability(Capability.Int64)
     for opcode, offset, _count in iter_instructions(module.execution_modes):
         if (
             opcode == Op.ExecutionMode

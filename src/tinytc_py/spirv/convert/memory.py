@@ -89,27 +89,25 @@ class MemoryConversion(ConverterBase):
         return MemrefDV(rt, ptr, shape, stride)
 
     def subview(self, inst: Inst) -> None:
+        """The offset is the sum of offset_k * stride_k over all modes, starting from 0, in the
+        instructions upstream emits (its lit test spv/subview checks them); the device JIT folds
+        the constant and unit factors and the zero terms."""
         d = self.dv(inst.operand("operand"), inst)
         dyn_offs = iter(self.val(v, inst) for v in inst.operand_list("offsets"))
         dyn_sizes = iter(self.val(v, inst) for v in inst.operand_list("sizes"))
-        blk = self.block
-        off = None
+        blk, i64 = self.block, self.i64()
+        off = self.mod.constant_null(i64)
         shape, stride = [], []
         for k, (o, s) in enumerate(
             zip(inst.props["static_offsets"], inst.props["static_sizes"], strict=False)
         ):
-            oid = next(dyn_offs) if o == DYNAMIC else None
-            if o != 0:
-                oid = oid if oid is not None else self.c64(o)
-                term = oid if d.ty.stride[k] == 1 else blk.op(Op.IMul, self.i64(), oid, d.stride[k])
-                off = term if off is None else blk.op(Op.IAdd, self.i64(), off, term)
+            oid = next(dyn_offs) if o == DYNAMIC else self.c64(o)
+            off = blk.op(Op.IAdd, i64, off, blk.op(Op.IMul, i64, oid, d.stride[k]))
             if s == 0:
                 continue
             shape.append(next(dyn_sizes) if s == DYNAMIC else self.c64(s))
             stride.append(d.stride[k])
-        ptr = d.ptr
-        if off is not None:
-            ptr = blk.op(Op.InBoundsPtrAccessChain, self.memref_ptr_ty(d.ty), d.ptr, off)
+        ptr = blk.op(Op.InBoundsPtrAccessChain, self.memref_ptr_ty(d.ty), d.ptr, off)
         self.set(inst, self.result_dv(inst, ptr, shape, stride))
 
     def expand(self, inst: Inst) -> None:

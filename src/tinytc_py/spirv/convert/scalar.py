@@ -110,7 +110,11 @@ class ScalarConversion(ConverterBase):
         return b.op(Op.CompositeExtract, comp, v, 0), b.op(Op.CompositeExtract, comp, v, 1)
 
     def make_complex(self, vty: int, re: int, im: int) -> int:
-        return self.block.op(Op.CompositeConstruct, vty, re, im)
+        """(re, im) inserted into an undefined complex, as upstream builds it (its lit tests
+        check this form; the device JIT makes the same code of it as of OpCompositeConstruct)."""
+        blk = self.block
+        z = blk.op(Op.Undef, vty)
+        return blk.op(Op.CompositeInsert, vty, im, blk.op(Op.CompositeInsert, vty, re, z, 0), 1)
 
     # ---- constants ----------------------------------------------------------------------------
 
