@@ -346,9 +346,7 @@ class ConverterBase:
         vec = self._cm_forms.get(key)
         if vec is None:
             vty = self.cm_vector_type(v.type, inst)
-            vec = self._cm_forms[key] = self.block.op(
-                Op.CompositeConstruct, vty, *self.cm(v, inst)
-            )
+            vec = self._cm_forms[key] = self.block.op(Op.CompositeConstruct, vty, *self.cm(v, inst))
         return vec
 
     def any_val(self, v: Value, inst: Inst) -> int | list[int]:
