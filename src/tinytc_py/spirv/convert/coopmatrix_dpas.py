@@ -33,16 +33,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ...analysis.coopmatrix_layout import CoopLayout
+from ...analysis.gcd import memref_gcd, value_gcd
 from ...ir.enums import AddressSpace, MatrixUse, Transpose
 from ...ir.inst import Inst
-from ...ir.region import Func
 from ...ir.types import DYNAMIC, CoopmatrixType, MemrefType
 from ...ir.values import Value
 from ...target.core_info import MatrixExt
 from ..tables import Decoration, Op
 from .base import MemrefDV
 from .coopmatrix import CoopmatrixConversion
-from .coopmatrix_memory import base_alignment, stride_gcd, value_gcd
 
 GRF = 64  # register size in bytes on PVC and BMG
 EXEC = 16  # dpas execution size = the required subgroup size
@@ -312,32 +311,6 @@ def block2d_asm(
     return "\n".join(lines) + "\n"
 
 
-def shape_gcd(func: Func, v: Value, mode: int) -> int:
-    """A number shape(mode) of memref `v` is known to be a multiple of."""
-    mt = v.type
-    assert isinstance(mt, MemrefType)
-    if mt.shape[mode] != DYNAMIC:
-        return mt.shape[mode]
-    d = v.defining_inst
-    if d is None:
-        for p, attrs in zip(func.params, func.param_attrs, strict=False):
-            g = attrs.get("shape_gcd") if p is v and attrs is not None else None
-            if g is not None and mode < len(g.values):
-                return getattr(g.values[mode], "value", 1)
-        return 1
-    if d.name == "subview":  # a dynamic size of the kept modes
-        sizes = iter(d.operand_list("sizes"))
-        kept = 0
-        for s in d.props["static_sizes"]:
-            size = next(sizes) if s == DYNAMIC else None
-            if s == 0:
-                continue
-            if kept == mode:
-                return value_gcd(size) if size is not None else s
-            kept += 1
-    return 1
-
-
 class CoopmatrixDpasConversion(CoopmatrixConversion):
     """The DPAS path (backend.md §3.2 (1)): tried first, falls back to the inherited paths."""
 
@@ -358,17 +331,15 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
         m = self.core_info.matrix
         mt = operand.type
         assert m is not None and isinstance(mt, MemrefType)
-        f = self.func
+        known = memref_gcd(operand, self.core_info.default_alignment)
         pitch = mt.stride[1]
         return (
             mt.addrspace is AddressSpace.global_
-            and base_alignment(f, operand, self.core_info.default_alignment)
-            % m.block_io_base_alignment
-            == 0
+            and known.offset * size % m.block_io_base_alignment == 0
             and value_gcd(inst.operand("pos0")) * size % m.block_io_pos0_alignment == 0
             and mt.stride[0] == 1
-            and stride_gcd(f, operand, 1) * size % m.block_io_pitch_alignment == 0
-            and shape_gcd(f, operand, 0) * size % m.block_io_width_alignment == 0
+            and known.stride[1] * size % m.block_io_pitch_alignment == 0
+            and known.shape[0] * size % m.block_io_width_alignment == 0
             and (pitch == DYNAMIC or m.block_io_min_pitch <= pitch * size <= m.block_io_max_pitch)
         )
 

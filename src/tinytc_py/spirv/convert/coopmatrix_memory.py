@@ -20,8 +20,7 @@ R = 4 for reads and 16 for writes), each column is moved by OpSubgroupBlockRead/
 lane p gets element i*S + p of a vector of up to 8 (i8: 16) row blocks, bitcast from the IO
 integer type (f16/bf16 i16, f32 i32, f64/c32 i64). A memref exactly as tall as the matrix
 (static stride (1, M), shape0 = M) also moves several columns per IO. Alignment facts come
-from the IR: the `alignment` parameter attribute (else the core info's default alignment),
-subview offsets, `stride_gcd`, and the gcd of constants, sums, products and loop variables.
+from the IR through analysis/gcd.py (the facts dump-gcd prints).
 
 Platform restriction: on cores that are not Intel GPUs (ip_version 0, e.g. the CPU OpenCL
 runtime) only 32-bit elements (i32, f32) use block IO. The CPU runtime's JIT does not vectorize a
@@ -35,16 +34,14 @@ plain vector load.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...analysis.coopmatrix_layout import CoopLayout
-from ...ir.attrs import ArrayAttr, IntegerAttr
+from ...analysis.gcd import memref_gcd, value_gcd
 from ...ir.enums import AddressSpace, CheckedFlag, Transpose
 from ...ir.inst import Inst
-from ...ir.region import Func
-from ...ir.types import DYNAMIC, CoopmatrixType, MemrefType, NumberType, ScalarKind
+from ...ir.types import DYNAMIC, CoopmatrixType, NumberType, ScalarKind
 from ...ir.values import Value
 from ...target.core_info import SpirvFeature
 from ..tables import BuiltIn, Capability, Op, SelectionControl, StorageClass
@@ -68,85 +65,6 @@ class Walk:
     coloff: list[int | None]
     row_ok: list[int | None]
     col_ok: list[int | None]
-
-
-# ---- alignment facts (IR level) ------------------------------------------------------------------
-
-
-def _int_attr(attrs, name: str) -> int | None:
-    a = attrs.get(name) if attrs is not None else None
-    return a.value if isinstance(a, IntegerAttr) else None
-
-
-def value_gcd(v: Value) -> int:
-    """A number every runtime value of the integer `v` is a multiple of (0: v is 0)."""
-    d = v.defining_inst
-    if d is None:
-        owner = v.region.owner if v.region is not None else None
-        if isinstance(owner, Inst) and owner.name == "for" and v is v.region.params[0]:
-            step = owner.operand("step")
-            return math.gcd(value_gcd(owner.operand("from")), value_gcd(step) if step else 1)
-        return 1
-    name = d.name
-    if name == "constant":
-        value = d.props["value"]
-        return abs(value) if isinstance(value, int) and not isinstance(value, bool) else 1
-    if name in ("add", "sub"):
-        return math.gcd(value_gcd(d.operand("a")), value_gcd(d.operand("b")))
-    if name == "mul":
-        return value_gcd(d.operand("a")) * value_gcd(d.operand("b"))
-    if name == "cast":
-        return value_gcd(d.operand("a"))
-    return 1
-
-
-def _param_attrs(func: Func, v: Value):
-    for p, attrs in zip(func.params, func.param_attrs, strict=False):
-        if p is v:
-            return attrs
-    return None
-
-
-def stride_gcd(func: Func, v: Value, mode: int) -> int:
-    mt = v.type
-    assert isinstance(mt, MemrefType)
-    if mt.stride[mode] != DYNAMIC:
-        return mt.stride[mode]
-    a = _param_attrs(func, v) if v.defining_inst is None else None
-    g = a.get("stride_gcd") if a is not None else None
-    if isinstance(g, ArrayAttr) and mode < len(g.values):
-        e = g.values[mode]
-        return e.value if isinstance(e, IntegerAttr) else 1
-    return 1
-
-
-def base_alignment(func: Func, v: Value, default: int) -> int:
-    """Bytes the base pointer of memref `v` is known to be aligned to."""
-    mt = v.type
-    assert isinstance(mt, MemrefType)
-    d = v.defining_inst
-    size = mt.element.size
-    if d is None:
-        return _int_attr(_param_attrs(func, v), "alignment") or default
-    if d.name in ("expand", "fuse"):
-        return base_alignment(func, d.operand("operand"), default)
-    if d.name == "subview":
-        src = d.operand("operand")
-        a = base_alignment(func, src, default)
-        dyn = iter(d.operand_list("offsets"))
-        for k, off in enumerate(d.props["static_offsets"]):
-            g = value_gcd(next(dyn)) if off == DYNAMIC else abs(off)
-            a = math.gcd(a, g * stride_gcd(func, src, k) * size)
-        return a
-    if d.name == "load":  # a group member: G[i] + offset
-        gt = d.operand("operand").type
-        src = d.operand("operand")
-        a = default
-        if src.defining_inst is None:
-            a = _int_attr(_param_attrs(func, src), "alignment") or default
-        off = getattr(gt, "offset", 0)
-        return math.gcd(a, 1 if off == DYNAMIC else off * size)
-    return size
 
 
 # ---- conversion ----------------------------------------------------------------------------------
@@ -437,12 +355,11 @@ class CoopmatrixMemoryConversion(ScalarConversion, AtomicConversion, SpmdConvers
         size = elem.size
         if size >= r:
             return True
-        mv = inst.operand("operand")
-        align = base_alignment(self.func, mv, self.core_info.default_alignment)
+        known = memref_gcd(inst.operand("operand"), self.core_info.default_alignment)
         return (
-            align % r == 0
+            known.offset * size % r == 0
             and value_gcd(inst.operand("pos0")) * size % r == 0
-            and stride_gcd(self.func, mv, 1) * size % r == 0
+            and known.stride[1] * size % r == 0
         )
 
     def cm_block_io(
