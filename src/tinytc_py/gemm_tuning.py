@@ -10,7 +10,7 @@ build): compiler-context flag `OptFlag.autotune` (C: tinytc_optflag_autotune,
 `tune` looks up the per-device tuning cache (`cache_subdir("tuning")`, one JSON file per device
 name, driver version and ISA, keyed by `GemmKey.text()`: sizes, types, transposes); on a miss
 it compiles a batched kernel of that gemm with each of the cost model's best `CANDIDATES`
-blockings, has each timed, and stores the fastest. The result is a copy of the core info whose
+blockings, has them timed (`time_candidates`) and stores the choice (`choose`). The result is a copy of the core info whose
 `gemm_blockings` hold the choices; the lowering uses them instead of the model. Later compiles
 hit the cache and time nothing (statistics `tuning_hits` / `tuning_misses`, one per gemm shape
 looked up). Only SIMD CPU cores (core info `cpu`) have a blocking to tune; elsewhere this is a
@@ -23,12 +23,14 @@ import contextlib
 import dataclasses
 import json
 import re
+import statistics
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
-from .analysis.gemm_model import GemmProblem, cpu_candidates, gemm_key
+from .analysis.gemm_model import GemmProblem, cpu_blocking, cpu_candidates, gemm_key
 from .cache_dir import atomic_write, cache_subdir
 from .compiler import Binary, compile_to_spirv
 from .ir.region import Prog
@@ -39,6 +41,9 @@ from .target.gemm_blocking import GemmBlocking, GemmKey
 
 CANDIDATES = 6
 KERNEL = "tune"  # the name of the tuning kernel
+ROUNDS = 7  # timed launches per candidate, interleaved (after one warm-up launch each)
+MARGIN = 0.03  # a candidate replaces the model's choice only when its median is this much faster
+TUNER_VERSION = 2  # in the tuning file's name: choices of an older tuner are timed again
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,15 +63,17 @@ class KernelTimer(Protocol):
         """Device name and driver version (choices are kept per device and driver)."""
         ...
 
-    def seconds_per_entry(self, kernel: BatchedKernel) -> float:
-        """How long `kernel` takes per batch entry on the device."""
+    def launcher(self, kernel: BatchedKernel) -> Callable[[], float]:
+        """A function that launches `kernel` once on the device and returns the seconds per
+        batch entry. Every launch of every kernel with the same parameters runs on the same
+        data, enough of it to stream from memory as a large batch does."""
         ...
 
 
 def tuning_file(timer: KernelTimer, info: CoreInfo) -> Path:
     """The tuning cache of a device: its name, driver version and the ISA code is made for."""
     isa = info.cpu.isa if info.cpu else "gpu"
-    name = f"{timer.device_name()}-{isa}"
+    name = f"{timer.device_name()}-{isa}-tuner{TUNER_VERSION}"
     return cache_subdir("tuning") / (re.sub(r"[^A-Za-z0-9._-]+", "_", name) + ".json")
 
 
@@ -103,7 +110,7 @@ def tune(prog: Prog, info: CoreInfo, timer: KernelTimer) -> CoreInfo:
     for key in keys:
         text = table.get(key.text())
         if text is None:
-            text = fastest_blocking(key, info, timer).text()
+            text = tuned_blocking(key, info, timer).text()
             table = {**_load(path), key.text(): text}
             _store(path, table)
             stats.count("tuning_misses")
@@ -149,8 +156,8 @@ def tuning_kernel(key: GemmKey) -> str:
     )
 
 
-def fastest_blocking(key: GemmKey, info: CoreInfo, timer: KernelTimer) -> GemmBlocking:
-    """Times the cost model's best candidates for `key`; the fastest wins."""
+def tuned_blocking(key: GemmKey, info: CoreInfo, timer: KernelTimer) -> GemmBlocking:
+    """Times the cost model's choice and its next best candidates for `key`; see `choose`."""
     from .text.parser import parse
 
     assert info.cpu is not None
@@ -158,10 +165,36 @@ def fastest_blocking(key: GemmKey, info: CoreInfo, timer: KernelTimer) -> GemmBl
     c_size = dtypes[2].itemsize
     sgs = info.cpu.lanes(max(c_size, 4))
     problem = GemmProblem(key.M, key.N, key.K, dtypes[0].itemsize, c_size, sgs)
+    model = cpu_blocking(problem, info.cpu)
+    others = [b for b in cpu_candidates(problem, info.cpu, CANDIDATES) if b != model]
     params = tuple(zip(_shapes(key), dtypes, strict=True))
-    times = {}
-    for blocking in cpu_candidates(problem, info.cpu, CANDIDATES):
+    launches = {}
+    for blocking in [model, *others][:CANDIDATES]:
         tuned = dataclasses.replace(info, gemm_blockings={**info.gemm_blockings, key: blocking})
         binary = compile_to_spirv(parse(tuning_kernel(key)), tuned)
-        times[blocking] = timer.seconds_per_entry(BatchedKernel(binary, KERNEL, params))
-    return min(times, key=times.__getitem__)
+        launches[blocking] = timer.launcher(BatchedKernel(binary, KERNEL, params))
+    return choose(time_candidates(launches), model)
+
+
+def time_candidates(launches: dict[GemmBlocking, Callable[[], float]]) -> dict[GemmBlocking, float]:
+    """Median seconds per entry of each candidate. One warm-up launch each (JIT, first touch),
+    then ROUNDS rounds that launch every candidate once, each round starting one candidate
+    later: a disturbance (another process, a clock change) then hits all candidates alike
+    instead of the ones timed while it lasted, and the median drops the launches it slowed."""
+    order = list(launches)
+    for blocking in order:
+        launches[blocking]()
+    samples: dict[GemmBlocking, list[float]] = {b: [] for b in order}
+    for r in range(ROUNDS):
+        shift = r % len(order)
+        for blocking in order[shift:] + order[:shift]:
+            samples[blocking].append(launches[blocking]())
+    return {b: statistics.median(t) for b, t in samples.items()}
+
+
+def choose(medians: dict[GemmBlocking, float], model: GemmBlocking) -> GemmBlocking:
+    """The fastest candidate if it beats the model's choice by more than MARGIN, else the
+    model's choice: a tuned blocking is never slower than the model's as far as the timing
+    can tell, and noise alone does not replace the model."""
+    best = min(medians, key=medians.__getitem__)
+    return best if medians[best] < (1 - MARGIN) * medians[model] else model
