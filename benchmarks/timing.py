@@ -20,6 +20,25 @@ def median_time(fn: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
+def interleaved_medians(fns: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
+    """Median seconds of each function over `rounds` rounds that call every function once,
+    after one warm-up call each. Why interleaved: a disturbance of a few seconds (another
+    process, the clock) then slows one call of each function rather than all calls of the one
+    timed while it lasted, and the median drops it. Each round starts one function later, so
+    none always runs right after the same other one (whose threads may still spin)."""
+    names = list(fns)
+    for name in names:
+        fns[name]()
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        shift = r % len(names)
+        for name in names[shift:] + names[:shift]:
+            t0 = time.perf_counter()
+            fns[name]()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
 def cpu_description() -> str:
     """The host CPU for a benchmark's header: model name, family/model, widest vector ISA and
     logical CPU count, from /proc/cpuinfo (an "AMD EPYC" model name alone does not say which
