@@ -8,11 +8,12 @@ gets its best block. Opt-in, because timing costs compile time (each candidate i
 build): compiler-context flag `OptFlag.autotune` (C: tinytc_optflag_autotune,
 `tinytc --autotune`, Python `program(..., autotune=True)`). For every gemm with static sizes
 `tune` looks up the per-device tuning cache (`cache_subdir("tuning")`, one JSON file per device
-name, driver version and ISA, keyed by `GemmKey.text()`: sizes, types, transposes); on a miss
-it compiles a batched kernel of that gemm with each of the cost model's best `CANDIDATES`
-blockings, has them timed (`time_candidates`) and stores the choice (`choose`). The result is a copy of the core info whose
-`gemm_blockings` hold the choices; the lowering uses them instead of the model. Later compiles
-hit the cache and time nothing (statistics `tuning_hits` / `tuning_misses`, one per gemm shape
+name, driver version, ISA and `TUNER_VERSION`, keyed by `GemmKey.text()`: sizes, types,
+transposes); on a miss it compiles a batched kernel of that gemm with the cost model's choice
+and the model's next best blockings (`CANDIDATES` in all), has them timed (`time_candidates`)
+and stores the choice (`choose`: never one that timed slower than the model's). The result is
+a copy of the core info whose `gemm_blockings` hold the choices; the lowering uses them instead
+of the model. Later compiles hit the cache and time nothing (statistics `tuning_hits` / `tuning_misses`, one per gemm shape
 looked up). Only SIMD CPU cores (core info `cpu`) have a blocking to tune; elsewhere this is a
 no-op.
 """
