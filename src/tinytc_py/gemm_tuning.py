@@ -13,9 +13,9 @@ transposes); on a miss it compiles a batched kernel of that gemm with the cost m
 and the model's next best blockings (`CANDIDATES` in all), has them timed (`time_candidates`)
 and stores the choice (`choose`: never one that timed slower than the model's). The result is
 a copy of the core info whose `gemm_blockings` hold the choices; the lowering uses them instead
-of the model. Later compiles hit the cache and time nothing (statistics `tuning_hits` / `tuning_misses`, one per gemm shape
-looked up). Only SIMD CPU cores (core info `cpu`) have a blocking to tune; elsewhere this is a
-no-op.
+of the model. Later compiles hit the cache and time nothing (statistics `tuning_hits` /
+`tuning_misses`, one per gemm shape looked up). Only SIMD CPU cores (core info `cpu`) have a
+blocking to tune; elsewhere this is a no-op.
 """
 
 from __future__ import annotations
