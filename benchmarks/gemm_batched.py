@@ -25,10 +25,11 @@ target/cpu_core.py). For every (M, N, K) and dtype (f32, f64) it
   layout). torch is not a dependency of the project: `make bench-gemm` installs the CPU build
   into the environment (`pip install torch==2.13.0`) and runs this script; without it the
   column is nan.
-Each figure is the median of --repeat rounds (default 9) that run each of the four once, every
-round starting one later, after one warm-up run each (the first launch, JIT and first touch are
-excluded; timing.interleaved_medians says why interleaved). GFLOP/s counts 2*M*N*K flops per batch entry for every column
-(the alpha/beta update is not counted). "ours/bmm" is the cost model's kernel against torch.bmm.
+Each figure is the median of --repeat rounds (default 9) that run each of the four once, in a
+new random order and each after a pause of 0.2 s, after one warm-up run each (the first launch,
+JIT and first touch are excluded; timing.interleaved_medians says why). GFLOP/s counts 2*M*N*K
+flops per batch entry for every column (the alpha/beta update is not counted). "ours/bmm" is
+the cost model's kernel against torch.bmm.
 "blocks" names the register blocks (model/tuned, row blocks x columns, k unrolling;
 analysis/gemm_model.py).
 

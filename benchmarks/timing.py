@@ -4,6 +4,7 @@ is on the import path)."""
 from __future__ import annotations
 
 import os
+import random
 import statistics
 import time
 from collections.abc import Callable
@@ -20,19 +21,25 @@ def median_time(fn: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
-def interleaved_medians(fns: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
-    """Median seconds of each function over `rounds` rounds that call every function once,
-    after one warm-up call each. Why interleaved: a disturbance of a few seconds (another
-    process, the clock) then slows one call of each function rather than all calls of the one
-    timed while it lasted, and the median drops it. Each round starts one function later, so
-    none always runs right after the same other one (whose threads may still spin)."""
+def interleaved_medians(
+    fns: dict[str, Callable[[], object]], rounds: int, pause: float = 0.2
+) -> dict[str, float]:
+    """Median seconds of each function over `rounds` rounds that call every function once, in
+    a new random order each round, after one warm-up call each. Why interleaved: a disturbance
+    of a few seconds (another process, the clock) then slows one call of each function rather
+    than all calls of the one timed while it lasted, and the median drops it. Why the pause
+    before every call: the threads of the previous call may still spin for work (OpenBLAS,
+    OpenMP, TBB) and take cores from the next one; timed right after torch.bmm, our kernel ran
+    at 0.83x the same kernel timed after ours. The random order keeps any left-over effect
+    from always falling on the same function."""
     names = list(fns)
+    order = random.Random(0)
     for name in names:
         fns[name]()
     times: dict[str, list[float]] = {name: [] for name in names}
-    for r in range(rounds):
-        shift = r % len(names)
-        for name in names[shift:] + names[:shift]:
+    for _ in range(rounds):
+        for name in order.sample(names, len(names)):
+            time.sleep(pause)
             t0 = time.perf_counter()
             fns[name]()
             times[name].append(time.perf_counter() - t0)
