@@ -57,7 +57,7 @@ class ClKernelTimer:
 
         def run() -> float:
             t0 = time.perf_counter()
-            built(*bufs, num_groups=(batch, 1, 1), queue=queue)
+            built(*kernel.scalars, *bufs, num_groups=(batch, 1, 1), queue=queue)
             return (time.perf_counter() - t0) / batch
 
         return run
