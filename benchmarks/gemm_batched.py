@@ -26,10 +26,10 @@ target/cpu_core.py). For every (M, N, K) and dtype (f32, f64) it
   into the environment (`pip install torch==2.13.0`) and runs this script; without it the
   column is nan.
 Each figure is the median of --repeat rounds (default 9) that run each of the four once, in a
-new random order and each after a pause of 0.2 s, after one warm-up run each (the first launch,
-JIT and first touch are excluded; timing.interleaved_medians says why). GFLOP/s counts 2*M*N*K
-flops per batch entry for every column (the alpha/beta update is not counted). "ours/bmm" is
-the cost model's kernel against torch.bmm.
+new random order, every timed run right after an untimed one of the same function (so the JIT,
+first touch and the previous function's threads are excluded; timing.interleaved_medians says
+why). GFLOP/s counts 2*M*N*K flops per batch entry for every column (the alpha/beta update is
+not counted). "ours/bmm" is the cost model's kernel against torch.bmm.
 "blocks" names the register blocks (model/tuned, row blocks x columns, k unrolling;
 analysis/gemm_model.py).
 
@@ -198,8 +198,8 @@ def run_isa(args: argparse.Namespace) -> None:
     if torch is not None:
         print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
     print(
-        f"median of {args.repeat} interleaved rounds after a warm-up, {args.mb:.0f} MiB of "
-        "A, B, C per launch; GFLOP/s = 2*M*N*K*batch / time\n"
+        f"median of {args.repeat} interleaved rounds (each timed run after an untimed one), "
+        f"{args.mb:.0f} MiB of A, B, C per launch; GFLOP/s = 2*M*N*K*batch / time\n"
     )
 
     shapes = [(s, s, s) for s in map(int, args.sizes.split(",")) if args.sizes]

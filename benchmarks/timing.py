@@ -21,25 +21,22 @@ def median_time(fn: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
-def interleaved_medians(
-    fns: dict[str, Callable[[], object]], rounds: int, pause: float = 0.2
-) -> dict[str, float]:
+def interleaved_medians(fns: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
     """Median seconds of each function over `rounds` rounds that call every function once, in
-    a new random order each round, after one warm-up call each. Why interleaved: a disturbance
-    of a few seconds (another process, the clock) then slows one call of each function rather
-    than all calls of the one timed while it lasted, and the median drops it. Why the pause
-    before every call: the threads of the previous call may still spin for work (OpenBLAS,
-    OpenMP, TBB) and take cores from the next one; timed right after torch.bmm, our kernel ran
-    at 0.83x the same kernel timed after ours. The random order keeps any left-over effect
-    from always falling on the same function."""
+    a new random order each round; every timed call follows an untimed call of the same
+    function. Why interleaved: a disturbance of a few seconds (another process, the clock)
+    then slows one call of each function rather than all calls of the one timed while it
+    lasted, and the median drops it. Why the untimed call first: the threads of the previous
+    function may still spin for work (OpenBLAS, OpenMP, TBB) and take cores from the next one
+    (timed right after torch.bmm, our kernel ran at 0.83x the same kernel timed after ours);
+    a pause instead lets the clocks of an idle machine drop (after 0.2 s of sleep,
+    memory-bound rows such as 16^3 f32 ran at 0.6x for every column)."""
     names = list(fns)
     order = random.Random(0)
-    for name in names:
-        fns[name]()
     times: dict[str, list[float]] = {name: [] for name in names}
     for _ in range(rounds):
         for name in order.sample(names, len(names)):
-            time.sleep(pause)
+            fns[name]()
             t0 = time.perf_counter()
             fns[name]()
             times[name].append(time.perf_counter() - t0)
