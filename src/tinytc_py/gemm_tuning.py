@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import random
 import re
 import statistics
 from collections.abc import Callable
@@ -42,7 +43,7 @@ from .target.gemm_blocking import GemmBlocking, GemmKey
 
 CANDIDATES = 6
 KERNEL = "tune"  # the name of the tuning kernel
-ROUNDS = 7  # timed launches per candidate, interleaved (after one warm-up launch each)
+ROUNDS = 7  # timed launches per candidate, interleaved (each after an untimed one)
 MARGIN = 0.03  # a candidate replaces the model's choice only when its median is this much faster
 TUNER_VERSION = 2  # in the tuning file's name: choices of an older tuner are timed again
 
@@ -183,17 +184,17 @@ def tuned_blocking(key: GemmKey, info: CoreInfo, timer: KernelTimer) -> GemmBloc
 
 
 def time_candidates(launches: dict[GemmBlocking, Callable[[], float]]) -> dict[GemmBlocking, float]:
-    """Median seconds per entry of each candidate. One warm-up launch each (JIT, first touch),
-    then ROUNDS rounds that launch every candidate once, each round starting one candidate
-    later: a disturbance (another process, a clock change) then hits all candidates alike
-    instead of the ones timed while it lasted, and the median drops the launches it slowed."""
-    order = list(launches)
-    for blocking in order:
-        launches[blocking]()
-    samples: dict[GemmBlocking, list[float]] = {b: [] for b in order}
-    for r in range(ROUNDS):
-        shift = r % len(order)
-        for blocking in order[shift:] + order[:shift]:
+    """Median seconds per entry of each candidate over ROUNDS rounds that launch every
+    candidate once, in a new order each round, each timed launch right after an untimed one of
+    the same candidate (JIT, first touch, and what the previous candidate left running or
+    cached are not timed). Interleaved, a disturbance (another process, a clock change) hits
+    all candidates alike instead of the ones timed while it lasted, and the median drops the
+    launches it slowed."""
+    order = random.Random(0)
+    samples: dict[GemmBlocking, list[float]] = {b: [] for b in launches}
+    for _ in range(ROUNDS):
+        for blocking in order.sample(list(launches), len(launches)):
+            launches[blocking]()
             samples[blocking].append(launches[blocking]())
     return {b: statistics.median(t) for b, t in samples.items()}
 

@@ -251,8 +251,8 @@ def test_tuner_keeps_the_fastest_candidate(tuning_dir, isa):
 
 @pytest.mark.parametrize("isa", ["avx2", "avx512"])
 def test_tuner_times_the_model_choice_in_interleaved_rounds(tuning_dir, isa):
-    """The cost model's blocking is always a candidate (the first compiled); every candidate
-    is launched once to warm up, then once per round, all candidates in every round."""
+    """The cost model's blocking is always a candidate (the first compiled); in every round
+    each candidate is launched twice in a row (untimed, then timed), all candidates once."""
     info = cli_options.core_info_for_device(f"cpu-{isa}")
     timer = FakeTimer()
     timed = {}
@@ -270,10 +270,12 @@ def test_tuner_times_the_model_choice_in_interleaved_rounds(tuning_dir, isa):
     assert list(timed)[0] == model
     n = len(timed)
     assert n == 3
-    assert timer.launches[:n] == list(range(n))  # warm-up
-    rounds = timer.launches[n:]
-    assert len(rounds) == n * gemm_tuning.ROUNDS
-    assert all(sorted(rounds[i : i + n]) == list(range(n)) for i in range(0, len(rounds), n))
+    launches = timer.launches
+    assert len(launches) == 2 * n * gemm_tuning.ROUNDS
+    assert launches[0::2] == launches[1::2]  # untimed, then timed
+    timed_order = launches[1::2]
+    rounds = [timed_order[i : i + n] for i in range(0, len(timed_order), n)]
+    assert all(sorted(r) == list(range(n)) for r in rounds)
 
 
 def scripted(times: list[float]):
@@ -283,15 +285,20 @@ def scripted(times: list[float]):
 
 
 def test_tuner_uses_medians_and_keeps_the_model_unless_clearly_faster():
-    """The warm-up launch and single outliers do not decide; a candidate must beat the model's
+    """Untimed launches and single outliers do not decide; a candidate must beat the model's
     median by more than MARGIN to replace it, so the choice is never slower than the model's."""
     model, other, third = GemmBlocking(3, 3, 8), GemmBlocking(3, 4, 2), GemmBlocking(3, 2, 8)
     rounds = gemm_tuning.ROUNDS
+
+    def untimed(first: float, timed: list[float]) -> list[float]:
+        """Launch times: each timed one after an untimed one (`first` for all of those)."""
+        return [x for t in timed for x in (first, t)]
+
     medians = gemm_tuning.time_candidates(
         {
-            model: scripted([9.0] + [1.0] * rounds),
-            other: scripted([0.1, 0.2] + [1.2] * (rounds - 1)),  # fast warm-up and one outlier
-            third: scripted([1.0] + [0.99] * (rounds - 1) + [5.0]),  # one slow round
+            model: scripted(untimed(9.0, [1.0] * rounds)),
+            other: scripted(untimed(0.1, [0.2] + [1.2] * (rounds - 1))),  # fast untimed, outlier
+            third: scripted(untimed(1.0, [0.99] * (rounds - 1) + [5.0])),  # one slow round
         }
     )
     assert medians == {model: 1.0, other: 1.2, third: 0.99}
