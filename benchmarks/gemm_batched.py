@@ -1,9 +1,9 @@
 """Batched small GEMM, C_i = alpha A_i B_i + beta C_i: our kernel vs numpy.matmul vs torch.bmm,
 for the native ISA and for AVX2-class code.
 
-    .venv/bin/python benchmarks/gemm_batched.py [--repeat N] [--min-ms T] [--sizes 16,32,64]
+    .venv/bin/python benchmarks/gemm_batched.py [--repeat N] [--mb MB] [--sizes 16,32,64]
                                                 [--isa native,core-avx2] [--no-tune]
-                                                [--no-torch] [--max-mb MB]
+                                                [--no-torch]
 
 For every ISA of --isa the script runs itself once more with CL_CONFIG_CPU_TARGET_ARCH set to it
 ("native" leaves the runtime's own choice: the host's ISA; `core-avx2` makes the Intel CPU
@@ -14,20 +14,24 @@ target/cpu_core.py). For every (M, N, K) and dtype (f32, f64) it
   with the autotuner ("tuned"; it times candidates once and stores the choice in the tuning
   cache, so a second run of the script times nothing), and checks one small launch of each
   against NumPy;
-- picks the batch so that one launch of our kernel takes at least --min-ms (default 30 ms; capped
-  by --max-mb of device data);
+- sets the batch by the working set: A, B and C of all entries take --mb MiB (default 1024), so
+  every shape streams from memory, as a large batched GEMM does, and one launch takes tens of
+  milliseconds (a batch picked by timing a probe launch depended on how busy the machine was
+  during the probe: one disturbed run timed AVX2 f64 64^3 on 4096 entries, 400 MiB, and got
+  44 % of peak where 1 GiB gives 57-59 %);
 - times our kernels on device-resident pyopencl arrays (no host copies: the launch wrapper uses
   pyopencl arrays in place and waits for the queue), numpy.matmul(A, B, out=T) and
   torch.bmm(A, B, out=T) on stacked host arrays of the same values (each in its preferred
   layout). torch is not a dependency of the project: `make bench-gemm` installs the CPU build
   into the environment (`pip install torch==2.13.0`) and runs this script; without it the
   column is nan.
-Each figure is the median of --repeat timed runs after one warm-up run (the first launch, JIT
-and first-touch are excluded). GFLOP/s counts 2*M*N*K flops per batch entry for every column
-(the alpha/beta update is not counted). "ours/bmm" is the cost model's kernel against torch.bmm.
+Each figure is the median of --repeat rounds (default 9) that run each of the four once, in a
+new random order, every timed run right after an untimed one of the same function (so the JIT,
+first touch and the previous function's threads are excluded; timing.interleaved_medians says
+why). GFLOP/s counts 2*M*N*K flops per batch entry for every column (the alpha/beta update is
+not counted). "ours/bmm" is the cost model's kernel against torch.bmm.
 "blocks" names the register blocks (model/tuned, row blocks x columns, k unrolling;
-analysis/gemm_model.py). With about 1 GB of operands the batch streams from memory, as a large
-batched GEMM does.
+analysis/gemm_model.py).
 
 Theoretical peak of the ISA the code is generated for: cores x clock x SIMD lanes x FMA units x
 2 flops/FMA, where cores = the number of "processor" entries of /proc/cpuinfo (logical CPUs;
@@ -50,7 +54,7 @@ from collections.abc import Callable
 import numpy as np
 
 from cpu_clock import measure as measure_clock
-from timing import median_time
+from timing import interleaved_medians
 
 TYPES = {"f32": np.float32, "f64": np.float64}
 TARGET_ARCH_ENV = "CL_CONFIG_CPU_TARGET_ARCH"
@@ -121,41 +125,33 @@ class Case:
         shapes = ((batch, self.m, self.k), (batch, self.k, self.n), (batch, self.m, self.n))
         return tuple(rng.standard_normal(s).astype(self.dtype) for s in shapes)  # type: ignore[return-value]
 
-    def device_launch(self, a, b, c) -> tuple[Callable[[], None], object]:
-        import pyopencl.array as cla
-
-        da, db, dc = (cla.to_device(self.queue, fortran_stack(x)) for x in (a, b, c))
-        batch = a.shape[0]
+    def launch(self, device_arrays: tuple, batch: int) -> Callable[[], None]:
+        """One launch of the kernel on device arrays (A, B, C stacked column-major)."""
+        da, db, dc = device_arrays
         al, be = self.dtype(self.alpha), self.dtype(self.beta)
 
         def run() -> None:
             self.kernel(al, da, db, be, dc, num_groups=(batch, 1, 1), queue=self.queue)
 
-        return run, dc
+        return run
+
+    def to_device(self, a, b, c) -> tuple:
+        import pyopencl.array as cla
+
+        return tuple(cla.to_device(self.queue, fortran_stack(x)) for x in (a, b, c))
 
     def check(self) -> float:
         a, b, c = self.data(37)
-        run, dc = self.device_launch(a, b, c)
-        run()
-        got = dc.get().transpose(2, 0, 1)
+        arrays = self.to_device(a, b, c)
+        self.launch(arrays, 37)()
+        got = arrays[2].get().transpose(2, 0, 1)
         want = self.alpha * np.matmul(a, b) + self.beta * c
         return float(np.max(np.abs(got - want)) / max(1.0, float(np.max(np.abs(want)))))
 
-    def choose_batch(self, min_ms: float, max_mb: float) -> int:
+    def batch(self, mb: float) -> int:
+        """The batch whose A, B and C take `mb` MiB."""
         per_entry = (self.m * self.k + self.k * self.n + self.m * self.n) * self.dtype().itemsize
-        cap = max(1, int(max_mb * 2**20 // per_entry))
-        batch = min(cap, 4096)
-        while True:
-            a, b, c = self.data(batch)
-            run, _ = self.device_launch(a, b, c)
-            t = median_time(run, 3)
-            if t * 1e3 >= min_ms or batch >= cap:
-                return batch
-            batch = min(cap, int(batch * max(2.0, 1.3 * min_ms / max(t * 1e3, 1e-3))))
-
-
-def median_gflops(fn: Callable[[], object], flops: float, repeat: int) -> float:
-    return flops / median_time(fn, repeat) * 1e-9
+        return max(1, int(mb * 2**20 // per_entry))
 
 
 def block_names(m: int, n: int, k: int, ty: str, dev: object) -> str:
@@ -201,7 +197,10 @@ def run_isa(args: argparse.Namespace) -> None:
     print(f"peak: {desc} = {peak['f32']:.1f} GFLOP/s f32, {peak['f64']:.1f} f64")
     if torch is not None:
         print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
-    print(f"median of {args.repeat} runs after a warm-up; GFLOP/s = 2*M*N*K*batch / time\n")
+    print(
+        f"median of {args.repeat} interleaved rounds (each timed run after an untimed one), "
+        f"{args.mb:.0f} MiB of A, B, C per launch; GFLOP/s = 2*M*N*K*batch / time\n"
+    )
 
     shapes = [(s, s, s) for s in map(int, args.sizes.split(",")) if args.sizes]
     if args.odd:
@@ -222,18 +221,24 @@ def run_isa(args: argparse.Namespace) -> None:
 def row(args, m: int, n: int, k: int, ty: str, peak: float, torch, dev) -> None:
     case = Case(m, n, k, ty, args.sizes_attr)
     tuned_case = Case(m, n, k, ty, args.sizes_attr, tune=not args.no_tune)
+    tuned_case.queue = case.queue  # one queue: the kernels share the device arrays
     err = max(case.check(), tuned_case.check())
-    batch = case.choose_batch(args.min_ms, args.max_mb)
+    batch = case.batch(args.mb)
     a, b, c = case.data(batch)
-    flops = 2.0 * m * n * k * batch
-    ours = median_gflops(case.device_launch(a, b, c)[0], flops, args.repeat)
-    tuned = median_gflops(tuned_case.device_launch(a, b, c)[0], flops, args.repeat)
+    arrays = case.to_device(a, b, c)
     out = np.empty((batch, m, n), dtype=case.dtype)
-    npy = median_gflops(lambda: np.matmul(a, b, out=out), flops, args.repeat)
-    bmm = float("nan")
+    fns = {
+        "ours": case.launch(arrays, batch),
+        "tuned": tuned_case.launch(arrays, batch),
+        "numpy": lambda: np.matmul(a, b, out=out),
+    }
     if torch is not None:
         ta, tb, to = (torch.from_numpy(x) for x in (a, b, out))
-        bmm = median_gflops(lambda: torch.bmm(ta, tb, out=to), flops, args.repeat)
+        fns["bmm"] = lambda: torch.bmm(ta, tb, out=to)
+    flops = 2.0 * m * n * k * batch
+    gflops = {name: flops / t * 1e-9 for name, t in interleaved_medians(fns, args.repeat).items()}
+    ours, tuned, npy = gflops["ours"], gflops["tuned"], gflops["numpy"]
+    bmm = gflops.get("bmm", float("nan"))
     print(
         f"{f'{m}x{n}x{k}':>10} {ty:>4} {batch:>7} {ours:>7.1f} {100 * ours / peak:>5.1f}% "
         f"{tuned:>7.1f} {100 * tuned / peak:>5.1f}% {tuned / ours:>8.2f} {npy:>7.1f} "
@@ -245,9 +250,8 @@ def row(args, m: int, n: int, k: int, ty: str, peak: float, torch, dev) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=5, help="timed runs (median is shown)")
-    ap.add_argument("--min-ms", type=float, default=30.0, help="minimum time of one launch")
-    ap.add_argument("--max-mb", type=float, default=1024.0, help="cap on A+B+C size in MiB")
+    ap.add_argument("--repeat", type=int, default=9, help="timed rounds (median is shown)")
+    ap.add_argument("--mb", type=float, default=1024.0, help="A+B+C size in MiB (sets the batch)")
     ap.add_argument("--sizes", default="16,32,64", help="M=N=K values, comma separated")
     ap.add_argument("--odd", default="23x37x19", help="extra MxNxK case ('' for none)")
     ap.add_argument("--types", default="f32,f64")

@@ -4,6 +4,7 @@ is on the import path)."""
 from __future__ import annotations
 
 import os
+import random
 import statistics
 import time
 from collections.abc import Callable
@@ -18,6 +19,28 @@ def median_time(fn: Callable[[], object], repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+def interleaved_medians(fns: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
+    """Median seconds of each function over `rounds` rounds that call every function once, in
+    a new random order each round; every timed call follows an untimed call of the same
+    function. Why interleaved: a disturbance of a few seconds (another process, the clock)
+    then slows one call of each function rather than all calls of the one timed while it
+    lasted, and the median drops it. Why the untimed call first: the threads of the previous
+    function may still spin for work (OpenBLAS, OpenMP, TBB) and take cores from the next one
+    (timed right after torch.bmm, our kernel ran at 0.83x the same kernel timed after ours);
+    a pause instead lets the clocks of an idle machine drop (after 0.2 s of sleep,
+    memory-bound rows such as 16^3 f32 ran at 0.6x for every column)."""
+    names = list(fns)
+    order = random.Random(0)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for _ in range(rounds):
+        for name in order.sample(names, len(names)):
+            fns[name]()
+            t0 = time.perf_counter()
+            fns[name]()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def cpu_description() -> str:

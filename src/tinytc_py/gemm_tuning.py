@@ -8,13 +8,14 @@ gets its best block. Opt-in, because timing costs compile time (each candidate i
 build): compiler-context flag `OptFlag.autotune` (C: tinytc_optflag_autotune,
 `tinytc --autotune`, Python `program(..., autotune=True)`). For every gemm with static sizes
 `tune` looks up the per-device tuning cache (`cache_subdir("tuning")`, one JSON file per device
-name, driver version and ISA, keyed by `GemmKey.text()`: sizes, types, transposes); on a miss
-it compiles a batched kernel of that gemm with each of the cost model's best `CANDIDATES`
-blockings, has each timed, and stores the fastest. The result is a copy of the core info whose
-`gemm_blockings` hold the choices; the lowering uses them instead of the model. Later compiles
-hit the cache and time nothing (statistics `tuning_hits` / `tuning_misses`, one per gemm shape
-looked up). Only SIMD CPU cores (core info `cpu`) have a blocking to tune; elsewhere this is a
-no-op.
+name, driver version, ISA and `TUNER_VERSION`, keyed by `GemmKey.text()`: sizes, types,
+transposes); on a miss it compiles a batched kernel of that gemm with the cost model's choice
+and the model's next best blockings (`CANDIDATES` in all), has them timed (`time_candidates`)
+and stores the choice (`choose`: never one that timed slower than the model's). The result is
+a copy of the core info whose `gemm_blockings` hold the choices; the lowering uses them instead
+of the model. Later compiles hit the cache and time nothing (statistics `tuning_hits` /
+`tuning_misses`, one per gemm shape looked up). Only SIMD CPU cores (core info `cpu`) have a
+blocking to tune; elsewhere this is a no-op.
 """
 
 from __future__ import annotations
@@ -22,13 +23,16 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import random
 import re
+import statistics
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
-from .analysis.gemm_model import GemmProblem, cpu_candidates, gemm_key
+from .analysis.gemm_model import GemmProblem, cpu_blocking, cpu_candidates, gemm_key
 from .cache_dir import atomic_write, cache_subdir
 from .compiler import Binary, compile_to_spirv
 from .ir.region import Prog
@@ -39,16 +43,21 @@ from .target.gemm_blocking import GemmBlocking, GemmKey
 
 CANDIDATES = 6
 KERNEL = "tune"  # the name of the tuning kernel
+ROUNDS = 7  # timed launches per candidate, interleaved (each after an untimed one)
+MARGIN = 0.03  # a candidate replaces the model's choice only when its median is this much faster
+TUNER_VERSION = 2  # in the tuning file's name: choices of an older tuner are timed again
 
 
 @dataclasses.dataclass(frozen=True)
 class BatchedKernel:
-    """A compiled kernel to time: one work-group per batch entry, each parameter a column-major
-    array of `shape` x batch elements of `dtype`."""
+    """A compiled kernel to time: one work-group per batch entry; its parameters are the
+    `scalars` and then one column-major array of `shape` x batch elements of `dtype` per
+    entry of `params`."""
 
     binary: Binary
     name: str
     params: tuple[tuple[tuple[int, ...], np.dtype], ...]
+    scalars: tuple[np.generic, ...] = ()
 
 
 class KernelTimer(Protocol):
@@ -58,15 +67,17 @@ class KernelTimer(Protocol):
         """Device name and driver version (choices are kept per device and driver)."""
         ...
 
-    def seconds_per_entry(self, kernel: BatchedKernel) -> float:
-        """How long `kernel` takes per batch entry on the device."""
+    def launcher(self, kernel: BatchedKernel) -> Callable[[], float]:
+        """A function that launches `kernel` once on the device and returns the seconds per
+        batch entry. Every launch of every kernel with the same parameters runs on the same
+        data, enough of it to stream from memory as a large batch does."""
         ...
 
 
 def tuning_file(timer: KernelTimer, info: CoreInfo) -> Path:
     """The tuning cache of a device: its name, driver version and the ISA code is made for."""
     isa = info.cpu.isa if info.cpu else "gpu"
-    name = f"{timer.device_name()}-{isa}"
+    name = f"{timer.device_name()}-{isa}-tuner{TUNER_VERSION}"
     return cache_subdir("tuning") / (re.sub(r"[^A-Za-z0-9._-]+", "_", name) + ".json")
 
 
@@ -103,7 +114,7 @@ def tune(prog: Prog, info: CoreInfo, timer: KernelTimer) -> CoreInfo:
     for key in keys:
         text = table.get(key.text())
         if text is None:
-            text = fastest_blocking(key, info, timer).text()
+            text = tuned_blocking(key, info, timer).text()
             table = {**_load(path), key.text(): text}
             _store(path, table)
             stats.count("tuning_misses")
@@ -121,7 +132,10 @@ def _shapes(key: GemmKey) -> tuple[tuple[int, int], tuple[int, int], tuple[int, 
 
 
 def tuning_kernel(key: GemmKey) -> str:
-    """A batched kernel of the gemm: one work-group per batch entry, C = 1.5 A B + 0.5 C."""
+    """A batched kernel of the gemm: one work-group per batch entry, C = alpha A B + beta C.
+    alpha and beta are parameters, as in a typical batched GEMM kernel, not constants: the
+    runtime's JIT makes different code for constants, in which other blockings win (AVX-512 f32
+    64^3: 4x2k4 233 GFLOP/s with constants, 294 with parameters; 4x3k4 264 and 231)."""
     t = "".join(".t" if x else ".n" for x in key.transposes)
     shapes = dict(zip("ABC", _shapes(key), strict=True))
     types = dict(zip("ABC", key.types, strict=True))
@@ -137,20 +151,19 @@ def tuning_kernel(key: GemmKey) -> str:
         )
 
     return (
-        f"func @{KERNEL}({arg('A')}, {arg('B')}, {arg('C')}) {{\n"
+        f"func @{KERNEL}(%alpha: {types['C']}, %beta: {types['C']}, "
+        f"{arg('A')}, {arg('B')}, {arg('C')}) {{\n"
         "    %gid = group_id.x : index\n"
         + view("A")
         + view("B")
         + view("C")
-        + f"    %alpha = constant 1.5 : {types['C']}\n"
-        + f"    %beta = constant 0.5 : {types['C']}\n"
         + f"    gemm{t} %alpha, %a, %b, %beta, %c\n"
         + "}\n"
     )
 
 
-def fastest_blocking(key: GemmKey, info: CoreInfo, timer: KernelTimer) -> GemmBlocking:
-    """Times the cost model's best candidates for `key`; the fastest wins."""
+def tuned_blocking(key: GemmKey, info: CoreInfo, timer: KernelTimer) -> GemmBlocking:
+    """Times the cost model's choice and its next best candidates for `key`; see `choose`."""
     from .text.parser import parse
 
     assert info.cpu is not None
@@ -158,10 +171,37 @@ def fastest_blocking(key: GemmKey, info: CoreInfo, timer: KernelTimer) -> GemmBl
     c_size = dtypes[2].itemsize
     sgs = info.cpu.lanes(max(c_size, 4))
     problem = GemmProblem(key.M, key.N, key.K, dtypes[0].itemsize, c_size, sgs)
+    model = cpu_blocking(problem, info.cpu)
+    others = [b for b in cpu_candidates(problem, info.cpu, CANDIDATES) if b != model]
     params = tuple(zip(_shapes(key), dtypes, strict=True))
-    times = {}
-    for blocking in cpu_candidates(problem, info.cpu, CANDIDATES):
+    launches = {}
+    for blocking in [model, *others][:CANDIDATES]:
         tuned = dataclasses.replace(info, gemm_blockings={**info.gemm_blockings, key: blocking})
         binary = compile_to_spirv(parse(tuning_kernel(key)), tuned)
-        times[blocking] = timer.seconds_per_entry(BatchedKernel(binary, KERNEL, params))
-    return min(times, key=times.__getitem__)
+        kernel = BatchedKernel(binary, KERNEL, params, (dtypes[2].type(1.5), dtypes[2].type(0.5)))
+        launches[blocking] = timer.launcher(kernel)
+    return choose(time_candidates(launches), model)
+
+
+def time_candidates(launches: dict[GemmBlocking, Callable[[], float]]) -> dict[GemmBlocking, float]:
+    """Median seconds per entry of each candidate over ROUNDS rounds that launch every
+    candidate once, in a new order each round, each timed launch right after an untimed one of
+    the same candidate (JIT, first touch, and what the previous candidate left running or
+    cached are not timed). Interleaved, a disturbance (another process, a clock change) hits
+    all candidates alike instead of the ones timed while it lasted, and the median drops the
+    launches it slowed."""
+    order = random.Random(0)
+    samples: dict[GemmBlocking, list[float]] = {b: [] for b in launches}
+    for _ in range(ROUNDS):
+        for blocking in order.sample(list(launches), len(launches)):
+            launches[blocking]()
+            samples[blocking].append(launches[blocking]())
+    return {b: statistics.median(t) for b, t in samples.items()}
+
+
+def choose(medians: dict[GemmBlocking, float], model: GemmBlocking) -> GemmBlocking:
+    """The fastest candidate if it beats the model's choice by more than MARGIN, else the
+    model's choice: a tuned blocking is never slower than the model's as far as the timing
+    can tell, and noise alone does not replace the model."""
+    best = min(medians, key=medians.__getitem__)
+    return best if medians[best] < (1 - MARGIN) * medians[model] else model

@@ -191,28 +191,36 @@ def timed(monkeypatch) -> list:
     from tinytc_py.runtime.autotune import ClKernelTimer
 
     kernels = []
-    real = ClKernelTimer.seconds_per_entry
+    real = ClKernelTimer.launcher
 
     def record(self, kernel):
         kernels.append(kernel)
         return real(self, kernel)
 
-    monkeypatch.setattr(ClKernelTimer, "seconds_per_entry", record)
+    monkeypatch.setattr(ClKernelTimer, "launcher", record)
     return kernels
 
 
 class FakeTimer:
-    """A device whose i-th timed kernel takes 1 / (i + 1) s: the last candidate is fastest."""
+    """A device whose i-th kernel takes 1 / (i + 1) s per launch: the last candidate is
+    fastest. `launches` records the index of every launch."""
 
     def __init__(self) -> None:
         self.kernels = []
+        self.launches = []
 
     def device_name(self) -> str:
         return "Fake CPU-1.0"
 
-    def seconds_per_entry(self, kernel) -> float:
+    def launcher(self, kernel):
         self.kernels.append(kernel)
-        return 1 / len(self.kernels)
+        index = len(self.kernels) - 1
+
+        def run() -> float:
+            self.launches.append(index)
+            return 1 / (index + 1)
+
+        return run
 
 
 @pytest.mark.parametrize("isa", ["avx2", "avx512"])
@@ -233,12 +241,70 @@ def test_tuner_keeps_the_fastest_candidate(tuning_dir, isa):
         (((23, 19), f64), ((37, 19), f64), ((23, 37), f64))
     }
     assert all(k.binary.kernel(k.name).name == "tune" for k in timer.kernels)
-    assert json.loads((tuning_dir / f"Fake_CPU-1.0-{isa}.json").read_text()) == {
+    assert json.loads((tuning_dir / f"Fake_CPU-1.0-{isa}-tuner2.json").read_text()) == {
         key.text(): candidates[-1].text()
     }
     timer.kernels.clear()
     assert gemm_tuning.tune(prog, info, timer) == tuned
     assert timer.kernels == []
+
+
+@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+def test_tuner_times_the_model_choice_in_interleaved_rounds(tuning_dir, isa):
+    """The cost model's blocking is always a candidate (the first compiled); in every round
+    each candidate is launched twice in a row (untimed, then timed), all candidates once."""
+    info = cli_options.core_info_for_device(f"cpu-{isa}")
+    timer = FakeTimer()
+    timed = {}
+    real = gemm_tuning.time_candidates
+
+    def record(launches):
+        timed.update(launches)
+        return real(launches)
+
+    prog = parse(kernel(23, 37, 19, "f64", False))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gemm_tuning, "time_candidates", record)
+        gemm_tuning.tune(prog, info, timer)
+    model = cpu_blocking(GemmProblem(23, 37, 19, 8, 8, info.cpu.lanes(8)), info.cpu)
+    assert list(timed)[0] == model
+    n = len(timed)
+    assert n == 3
+    launches = timer.launches
+    assert len(launches) == 2 * n * gemm_tuning.ROUNDS
+    assert launches[0::2] == launches[1::2]  # untimed, then timed
+    timed_order = launches[1::2]
+    rounds = [timed_order[i : i + n] for i in range(0, len(timed_order), n)]
+    assert all(sorted(r) == list(range(n)) for r in rounds)
+
+
+def scripted(times: list[float]):
+    """A launch that takes the given seconds, one after the other."""
+    it = iter(times)
+    return lambda: next(it)
+
+
+def test_tuner_uses_medians_and_keeps_the_model_unless_clearly_faster():
+    """Untimed launches and single outliers do not decide; a candidate must beat the model's
+    median by more than MARGIN to replace it, so the choice is never slower than the model's."""
+    model, other, third = GemmBlocking(3, 3, 8), GemmBlocking(3, 4, 2), GemmBlocking(3, 2, 8)
+    rounds = gemm_tuning.ROUNDS
+
+    def untimed(first: float, timed: list[float]) -> list[float]:
+        """Launch times: each timed one after an untimed one (`first` for all of those)."""
+        return [x for t in timed for x in (first, t)]
+
+    medians = gemm_tuning.time_candidates(
+        {
+            model: scripted(untimed(9.0, [1.0] * rounds)),
+            other: scripted(untimed(0.1, [0.2] + [1.2] * (rounds - 1))),  # fast untimed, outlier
+            third: scripted(untimed(1.0, [0.99] * (rounds - 1) + [5.0])),  # one slow round
+        }
+    )
+    assert medians == {model: 1.0, other: 1.2, third: 0.99}
+    assert gemm_tuning.choose(medians, model) == model  # 1 % faster: noise
+    assert gemm_tuning.choose({**medians, third: 0.9}, model) == third
+    assert gemm_tuning.choose({model: 1.0, other: 1.2}, model) == model
 
 
 def test_autotune_times_once_then_hits_the_cache(tuning_dir, timed):
@@ -278,7 +344,7 @@ def test_autotune_uses_a_stored_choice(tuning_dir, timed):
     info = core_info_for(dev)
     path = gemm_tuning.tuning_file(autotune.ClKernelTimer(dev), info)
     assert dev.driver_version.strip().replace(" ", "_") in path.name
-    assert path.name.endswith(f"-{info.cpu.isa}.json")
+    assert path.name.endswith(f"-{info.cpu.isa}-tuner2.json")
     key = GemmKey(16, 16, 16, ("f64",) * 3, (False, True))
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({key.text(): "1x3k2"}))
