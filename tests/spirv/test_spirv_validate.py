@@ -118,3 +118,15 @@ def test_bf16_requires_capability_and_extension(missing):
 def test_other_errors_in_bf16_modules_still_fail():
     with pytest.raises(SpirvValidationError, match="Int16(?s:.*)validated a copy"):
         validate(bf16_kernel(int16=False))
+
+
+def test_opcode_search_finds_every_instruction_and_only_low_halves():
+    """validate's byte search may answer yes for an operand, never no for an instruction."""
+    words = words_from_binary(bf16_kernel())
+    may_contain = validate_module._may_contain
+    assert may_contain(words, [Op.ConvertFToBF16INTEL]) and may_contain(words, [Op.Capability])
+    assert not may_contain(words, [Op.AsmINTEL])
+    words.append(Op.AsmINTEL)  # a word that only equals the opcode (an operand would do)
+    assert may_contain(words, [Op.AsmINTEL])
+    words[-1] = Op.AsmINTEL << 16  # the opcode's bytes in the word's high half
+    assert not may_contain(words, [Op.AsmINTEL])
