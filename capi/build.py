@@ -318,14 +318,17 @@ SPIRV_VAL_LIBRARY = "libtinytc_spirv_val.so"
 def build_spirv_validator(out_dir: Path, cc: str = "gcc") -> Path | None:
     """out_dir/libtinytc_spirv_val.so: SPIRV-Tools' validator for tinytc_py.spirv.validate
     (capi/spirv_val/spirv_val.c says why). None when the static SPIRV-Tools library is not
-    installed; the compiler then runs the spirv-val program instead."""
+    installed; the compiler then runs the spirv-val program instead. libstdc++ is linked in
+    statically with its symbols hidden, so that arena.c's operator new and delete serve all
+    of the library's C++ code and nothing else in the process."""
     if not SPIRV_TOOLS_ARCHIVE.is_file():
         return None
     target = Path(out_dir) / SPIRV_VAL_LIBRARY
     cmd = [
         cc, "-shared", "-fPIC", "-O2", "-fvisibility=hidden", "-o", str(target),
-        str(CAPI / "spirv_val" / "spirv_val.c"), str(SPIRV_TOOLS_ARCHIVE), "-lstdc++", "-lm",
-        "-Wl,--no-undefined",
+        str(CAPI / "spirv_val" / "spirv_val.c"), str(CAPI / "spirv_val" / "arena.c"),
+        str(SPIRV_TOOLS_ARCHIVE), "-Wl,-Bstatic", "-lstdc++", "-Wl,-Bdynamic", "-lm",
+        "-pthread", "-Wl,--exclude-libs,ALL", "-Wl,--no-undefined",
     ]  # fmt: skip
     result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode != 0:

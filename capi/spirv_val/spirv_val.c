@@ -7,7 +7,8 @@
  * environment is parsed by the same function and the default validator options are used,
  * except that a first pass runs without friendly names. Naming every id ("%_ptr_Function_uint")
  * is 40 % of the validator's time and only matters for the message, so a module that fails is
- * validated once more with the defaults, and the message is the one spirv-val prints. */
+ * validated once more with the defaults, and the message is the one spirv-val prints.
+ * The validator's C++ allocations come from an arena while it runs (arena.c says why). */
 #include <spirv-tools/libspirv.h>
 
 #include <stddef.h>
@@ -15,6 +16,9 @@
 #include <stdio.h>
 
 #define EXPORT __attribute__((visibility("default")))
+
+void arena_begin(void); /* arena.c */
+void arena_end(void);
 
 static spv_result_t validate(spv_const_context context, const spv_const_binary_t *binary,
                              int friendly_names, spv_diagnostic *diagnostic) {
@@ -36,8 +40,10 @@ EXPORT int tinytc_spirv_validate(const uint32_t *words, size_t word_count, const
     if (!spvParseTargetEnv(env, &target)) {
         return 2;
     }
+    arena_begin();
     spv_context context = spvContextCreate(target);
     if (!context) {
+        arena_end();
         return 3;
     }
     spv_const_binary_t binary = {words, word_count};
@@ -60,5 +66,6 @@ EXPORT int tinytc_spirv_validate(const uint32_t *words, size_t word_count, const
     }
     spvDiagnosticDestroy(diagnostic);
     spvContextDestroy(context);
+    arena_end();
     return result == SPV_SUCCESS ? 0 : 1;
 }

@@ -10,7 +10,7 @@ import pytest
 
 from tinytc_py.spirv import Module, assemble, dump, emit, literal64, validate
 from tinytc_py.spirv.assembler import words_from_binary
-from tinytc_py.spirv.module import iter_instructions, string_words
+from tinytc_py.spirv.module import iter_instructions, opcodes_in, string_words
 from tinytc_py.spirv.tables import BuiltIn, Capability, Decoration, Op, StorageClass
 
 
@@ -215,6 +215,20 @@ def test_block_checks_result_shape():
     with pytest.raises(ValueError, match="operand"):
         blk.op(Op.IAdd, 1, 2, object())
     assert len(blk.code) == before
+    assert list(blk.opcodes) == [Op.Label]
+
+
+def test_block_records_its_opcodes_in_order_of_first_use():
+    mod = Module()
+    fn = mod.add_function(mod.type_void(), mod.type_function(mod.type_void()))
+    blk = fn.add_block()
+    i32 = mod.type_int(32)
+    x = blk.op(Op.IAdd, i32, mod.constant(i32, 1), mod.constant(i32, 2))
+    blk.op(Op.IMul, i32, x, x)
+    blk.op(Op.IAdd, i32, x, x)
+    blk.emit(Op.Return)
+    assert list(blk.opcodes) == [Op.Label, Op.IAdd, Op.IMul, Op.Return]
+    assert list(blk.opcodes) == list(opcodes_in(blk.code))
 
 
 def test_sections_come_out_in_spec_order(add_kernel):

@@ -118,3 +118,58 @@ def test_bf16_requires_capability_and_extension(missing):
 def test_other_errors_in_bf16_modules_still_fail():
     with pytest.raises(SpirvValidationError, match="Int16(?s:.*)validated a copy"):
         validate(bf16_kernel(int16=False))
+
+
+def test_opcode_search_finds_every_instruction_and_only_low_halves():
+    """validate's byte search may answer yes for an operand, never no for an instruction."""
+    words = words_from_binary(bf16_kernel())
+    may_contain = validate_module._may_contain
+    assert may_contain(words, [Op.ConvertFToBF16INTEL]) and may_contain(words, [Op.Capability])
+    assert not may_contain(words, [Op.AsmINTEL])
+    words.append(Op.AsmINTEL)  # a word that only equals the opcode (an operand would do)
+    assert may_contain(words, [Op.AsmINTEL])
+    words[-1] = Op.AsmINTEL << 16  # the opcode's bytes in the word's high half
+    assert not may_contain(words, [Op.AsmINTEL])
+
+
+def chain_kernel(length: int) -> bytes:
+    """A kernel of `length` dependent integer additions: big enough that the in-process
+    validator's arena (capi/spirv_val/arena.c) needs several chunks."""
+    mod = Module()
+    for cap in (Capability.Addresses, Capability.Kernel):
+        mod.add_capability(cap)
+    void, i32 = mod.type_void(), mod.type_int(32)
+    ptr = mod.type_pointer(StorageClass.CrossWorkgroup, i32)
+    fn = mod.add_function(void, mod.type_function(void, [ptr]), "chain")
+    x = fn.add_parameter(ptr)
+    blk = fn.add_block()
+    value, one = blk.op(Op.Load, i32, x), mod.constant(i32, 1)
+    for _ in range(length):
+        value = blk.op(Op.IAdd, i32, value, one)
+    blk.emit(Op.Store, x, value)
+    blk.emit(Op.Return)
+    mod.add_entry_point(fn.id, "chain")
+    return assemble(mod)
+
+
+def test_validations_in_threads_and_of_big_modules_agree(add_kernel):
+    """Threads validating at once (each takes its own arena) and modules that outgrow an
+    arena's first chunk give the verdicts and messages of one validation at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    mod = add_kernel()
+    del mod.capabilities[Capability.Int64]
+    binaries = [assemble(add_kernel()), assemble(mod), chain_kernel(30_000), chain_kernel(50)]
+
+    def verdict(binary: bytes) -> str:
+        try:
+            validate(binary)
+        except SpirvValidationError as err:
+            return str(err)
+        return "valid"
+
+    expected = [verdict(b) for b in binaries]
+    assert expected[0] == expected[2] == expected[3] == "valid" and "Int64" in expected[1]
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(3):
+            assert list(pool.map(verdict, binaries * 4)) == expected * 4

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..errors import CompilationError, Status
 from ..target.core_info import CoreInfo, SpirvFeature
-from .module import Module, iter_instructions, opcodes_in
+from .module import Module, iter_instructions
 from .tables import Capability, ExecutionMode, Op
 
 _INT_CAPS = {8: Capability.Int8, 16: Capability.Int16, 64: Capability.Int64}
@@ -76,7 +76,7 @@ def capex(module: Module) -> None:
     used: dict[int, None] = {}  # in order of first use, which orders the declarations
     for function in module.functions:
         for block in function.blocks:
-            used.update(opcodes_in(block.code))
+            used.update(block.opcodes)
     for opcode in used:
         _instruction(module, opcode)
 

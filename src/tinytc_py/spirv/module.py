@@ -130,15 +130,18 @@ class Block:
     """A basic block: OpLabel plus its instructions, in its own word array.
 
     Blocks are separate arrays so a converter can keep appending to a block created earlier
-    (loop headers, merge blocks) without caring about the final order.
+    (loop headers, merge blocks) without caring about the final order. `opcodes` records the
+    distinct opcodes of `code` in order of first occurrence as they are emitted, so capex need
+    not scan the words again (one dict store per instruction is cheaper than that scan).
     """
 
-    __slots__ = ("module", "label", "code")
+    __slots__ = ("module", "label", "code", "opcodes")
 
     def __init__(self, module: Module, label: int) -> None:
         self.module = module
         self.label = label
         self.code = array("I", (2 << 16 | Op.Label, label))
+        self.opcodes: dict[int, None] = {Op.Label: None}
 
     def op(self, opcode: int, result_type: int, *operands: int | str, result_id: int = 0) -> int:
         """Emit an instruction with result type and result id; return the id.
@@ -162,6 +165,7 @@ class Block:
         except (TypeError, OverflowError):
             del code[start:]
             _emit_slow(code, opcode, (result_type, result_id, *operands))
+        self.opcodes[opcode] = None
         return result_id
 
     def emit(self, opcode: int, *operands: int | str) -> None:
@@ -169,6 +173,7 @@ class Block:
         if opcode in HAS_RESULT:
             raise ValueError(f"{OP_NAMES.get(opcode, opcode)} defines a result; use op()")
         emit(self.code, opcode, *operands)
+        self.opcodes[opcode] = None
 
     def ext_inst(self, result_type: int, ext_set: int, number: int, *operands: int) -> int:
         """OpExtInst: `number` of the instruction in the imported set `ext_set`."""
@@ -233,6 +238,7 @@ class Module:
         self._unique: dict[tuple, int] = {}
         self._scalar_types: dict[int, tuple[int, ...]] = {}
         self._builtins: dict[int, int] = {}
+        self._int_constants: dict[tuple[int, int], int] = {}
 
     # ids -------------------------------------------------------------------------------------
 
@@ -352,7 +358,20 @@ class Module:
         two's-complement bit pattern; floats are rounded to the type's width (overflow gives
         infinity, as a C conversion would). 64-bit values take two words, low word first;
         narrower ones one word, zero-extended (sign-extended for signed int types).
+
+        The converter asks for the same int constants (indices, lanes, scopes) over and over,
+        so those answers are remembered by (type, value). Float values are not: 0.0 == -0.0
+        as keys, but their bits differ.
         """
+        if type(value) is int:
+            key = (type_id, value)
+            result = self._int_constants.get(key)
+            if result is None:
+                result = self._int_constants[key] = self._constant(type_id, value)
+            return result
+        return self._constant(type_id, value)
+
+    def _constant(self, type_id: int, value: bool | int | float) -> int:
         key = self._scalar_types.get(type_id)
         if key is None:
             raise ValueError(f"%{type_id} is not a scalar int, float or bool type of this module")

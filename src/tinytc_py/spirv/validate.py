@@ -39,8 +39,9 @@ import ctypes
 import functools
 import shutil
 import subprocess
+import sys
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from ..native_libs import built_library
 from .assembler import words_from_binary
@@ -55,6 +56,8 @@ _BF16_CONVERSIONS = {
     Op.ConvertFToBF16INTEL: (Op.ConvertFToU, (Op.TypeInt, 16), (Op.TypeFloat, 32)),
     Op.ConvertBF16ToFINTEL: (Op.ConvertUToF, (Op.TypeFloat, 32), (Op.TypeInt, 16)),
 }
+#: The opcodes that make `validate` check a rewritten copy.
+_REWRITTEN_OPCODES = (*_BF16_CONVERSIONS, Op.AsmINTEL)
 
 
 class SpirvValidationError(Exception):
@@ -77,7 +80,7 @@ def validate(binary: bytes, env: str | None = None, spirv_val: str = "spirv-val"
     (native_libs.py); otherwise, or with another `spirv_val` program, the program runs."""
     words = words_from_binary(binary)
     checked, rewritten = words, False
-    opcodes, capabilities = _opcodes_and_capabilities(words)
+    opcodes, capabilities = _opcodes_and_capabilities(words, _REWRITTEN_OPCODES)
     if (
         opcodes.keys() & _BF16_CONVERSIONS.keys()
         or Capability.BFloat16ConversionINTEL in capabilities
@@ -145,15 +148,38 @@ def _validate_with_program(spirv_val: str, words: array, env: str) -> str | None
     return (proc.stderr + proc.stdout).decode(errors="replace").strip()
 
 
-def _opcodes_and_capabilities(words: array) -> tuple[dict[int, None], set[int]]:
+def _opcodes_and_capabilities(
+    words: array, wanted: Iterable[int] = ()
+) -> tuple[dict[int, None], set[int]]:
     """The opcodes and declared capabilities of a module (capabilities come first), so that
-    modules without bf16 conversions or inline assembly (most) skip the copies below."""
+    modules without bf16 conversions or inline assembly (most) skip the copies below.
+
+    With `wanted`, the opcodes are only collected (by the exact scan) when some word might be
+    one of those instructions, else they are reported as empty: a search of the bytes for
+    their opcodes is a superset test (operands can match too) and costs microseconds, where
+    the scan of every instruction header costs 40-80 us per GEMM kernel."""
     capabilities: set[int] = set()
     offset, end = 5, len(words)
     while offset + 1 < end and words[offset] & 0xFFFF == Op.Capability:
         capabilities.add(words[offset + 1])
         offset += (words[offset] >> 16) or end
+    if wanted and not _may_contain(words, wanted):
+        return {}, capabilities
     return opcodes_in(words, 5), capabilities
+
+
+def _may_contain(words: array, opcodes: Iterable[int]) -> bool:
+    """Whether the low half of some word after the header equals one of `opcodes`."""
+    data = words.tobytes()
+    at = 0 if sys.byteorder == "little" else 2  # where a word's low half lies in its bytes
+    for opcode in opcodes:
+        pattern = opcode.to_bytes(2, sys.byteorder)
+        found = data.find(pattern, 20)
+        while found >= 0:
+            if found % 4 == at:
+                return True
+            found = data.find(pattern, found + 1)
+    return False
 
 
 def _without_bf16_conversions(words: array) -> tuple[array, bool]:
