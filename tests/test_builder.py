@@ -94,7 +94,7 @@ def test_blas_a2(ctx, b):
         b,
         """
         func @blas_a2(%alpha: f32, %A: memref<f32x8x16>, %At: memref<f32x16x8>, %B: memref<f32x8x16>, %v: memref<f32x8>, %s: memref<f32>) {
-            %beta = constant 0.0 : f32
+            %beta = constant 0x0p+0 : f32
             axpby %alpha, %A, %beta, %B
             axpby.atomic.t %alpha, %At, %beta, %B
             cumsum %alpha, %A, 1, %beta, %B
@@ -133,7 +133,7 @@ def test_blas_a3(ctx, b):
         b,
         """
         func @blas_a3(%alpha: f32, %A: memref<f32x8x16>, %B: memref<f32x16x4>, %C: memref<f32x8x4>, %D: memref<f32x4x8>, %x: memref<f32x16>, %y: memref<f32x8>, %z: memref<f32x4>) {
-            %beta = constant 1.0 : f32
+            %beta = constant 0x1p+0 : f32
             gemm %alpha, %A, %B, %beta, %C
             gemm.atomic.t.t %alpha, %B, %A, %beta, %D
             gemv %alpha, %A, %x, %beta, %y
@@ -162,7 +162,7 @@ def test_blas_mixed_precision_and_dynamic_shapes(ctx, b):
         """
         func @mixed(%A: memref<f16x?x?>, %B: memref<f16x?x8>, %C: memref<f64x32x8>) {
             %0 = constant 1 : i8
-            %1 = constant 0.0 : f64
+            %1 = constant 0x0p+0 : f64
             gemm %0, %A, %B, %1, %C
         }
         """,
@@ -442,20 +442,20 @@ def test_constants_of_every_kind(ctx, b):
             %4 = constant -5 : i32
             %5 = constant 4611686018427387904 : i64
             %6 = constant 7 : index
-            %7 = constant 0.5 : bf16
-            %8 = constant -2.25 : f16
-            %9 = constant 3.0 : f32
-            %10 = constant 1e-300 : f64
+            %7 = constant 0x1p-1 : bf16
+            %8 = constant -0x1.2p+1 : f16
+            %9 = constant 0x1.8p+1 : f32
+            %10 = constant 0x1.56e1fc2f8f359p-997 : f64
             %11 = constant inf : f32
             %12 = constant -inf : f64
             %13 = constant nan : f64
-            %14 = constant [1.0,2.0] : c32
-            %15 = constant [0.5,-1.0] : c64
-            %16 = constant [2.0,0.0] : c64
+            %14 = constant [0x1p+0,0x1p+1] : c32
+            %15 = constant [0x1p-1,-0x1p+0] : c64
+            %16 = constant [0x1p+1,0x0p+0] : c64
             parallel {
-                %17 = constant 1.0 : coopmatrix<f32x16x8,matrix_acc>
+                %17 = constant 0x1p+0 : coopmatrix<f32x16x8,matrix_acc>
                 %18 = constant 1 : coopmatrix<i8x16x8,matrix_a>
-                %19 = constant [0.0,0.0] : coopmatrix<c32x8x8,matrix_b>
+                %19 = constant [0x0p+0,0x0p+0] : coopmatrix<c32x8x8,matrix_b>
             }
         }
         """,
@@ -754,7 +754,7 @@ def test_for_with_init_and_step(ctx, b):
         func @loop(%A: memref<f32x64>, %n: index) {
             %c0 = constant 0 : index
             %c2 = constant 2 : index
-            %zero = constant 0.0 : f32
+            %zero = constant 0x0p+0 : f32
             %one = constant 1 : i32
             %sum,%cnt = for %i=%c0,%n,%c2 init(%acc=%zero,%k=%one) -> (f32,i32) {
                 %x = load %A[%i] : f32
@@ -982,7 +982,7 @@ def test_cooperative_matrix_apply(ctx, b):
                         %1 = native_exp %val : f32
                         yield (%1)
                     } else {
-                        %zero = constant 0.0 : f32
+                        %zero = constant 0x0p+0 : f32
                         yield (%zero)
                     }
                     yield (%0)
@@ -1389,7 +1389,7 @@ def test_missing_required_property(ctx, b):
         parse_status("""
         func @k() {
             parallel {
-                %0 = constant 1.0 : coopmatrix<f32x16x8,matrix_acc>
+                %0 = constant 0x1p+0 : coopmatrix<f32x16x8,matrix_acc>
                 %1 = cooperative_matrix_reduce_add %0 : coopmatrix<f32x16x1,matrix_acc>
             }
         }

@@ -61,7 +61,7 @@ def build_all(ctx: CompilerContext) -> IRBuilder:
 
 
 TEXT = """\
-global @tab : memref<f32x4> = dense<[1.0, 2.0, 3.0, 4.0]>
+global @tab : memref<f32x4> = dense<[0x1p+0, 0x1p+1, 0x1.8p+1, 0x1p+2]>
 
 func @k(%x: f32, %n: i32, %c: bool) {
     %t = global_ref @tab : memref<f32x4>

@@ -4,6 +4,7 @@ round-trip formatting of doubles."""
 
 from __future__ import annotations
 
+import ctypes
 import math
 import random
 import struct
@@ -99,7 +100,7 @@ def test_leading_plus():
     assert constant("+.5e+1", "f64") == 5.0
     assert constant("+inf", "f64") == math.inf
     assert printed("+5", "i32") == "5"
-    assert printed("+1.5", "f32") == "1.5"
+    assert printed("+1.5", "f32") == "0x1.8p+0"
 
 
 @pytest.mark.parametrize("text", ["--1", "+-1", "- 1", "0x10", "1_000"])
@@ -186,8 +187,8 @@ def test_inf_nan_complex(ty):
     assert (re_part, im_part) == (math.inf, -math.inf)
     re_part, im_part = constant("[nan, +inf]", ty)
     assert math.isnan(re_part) and im_part == math.inf
-    assert printed("[nan, 1e3]", ty) == "[nan,1000.0]"
-    assert printed("[-0.0, +inf]", ty) == "[-0.0,inf]"
+    assert printed("[nan, 1e3]", ty) == "[nan,0x1.f4p+9]"
+    assert printed("[-0.0, +inf]", ty) == "[-0x0p+0,inf]"
 
 
 def test_integer_text_is_not_a_float_constant():
@@ -236,17 +237,18 @@ def test_float_helper():
 @pytest.mark.parametrize(
     "text, shown",
     [
-        ("5e-324", "5e-324"),
-        ("4.9406564584124654e-324", "5e-324"),
-        ("1.7976931348623157e308", "1.7976931348623157e+308"),
-        ("2.2250738585072014e-308", "2.2250738585072014e-308"),
-        ("0.1", "0.1"),
-        ("0.30000000000000004", "0.30000000000000004"),
-        ("-0.0", "-0.0"),
-        ("1e16", "1e+16"),
-        ("123.0", "123.0"),
-        ("0x1p3", "8.0"),
-        ("1e22", "1e+22"),
+        ("5e-324", "0x0.0000000000001p-1022"),
+        ("4.9406564584124654e-324", "0x0.0000000000001p-1022"),
+        ("1.7976931348623157e308", "0x1.fffffffffffffp+1023"),
+        ("2.2250738585072014e-308", "0x1p-1022"),
+        ("0.1", "0x1.999999999999ap-4"),
+        ("0.30000000000000004", "0x1.3333333333334p-2"),
+        ("-0.0", "-0x0p+0"),
+        ("0.0", "0x0p+0"),
+        ("1e16", "0x1.1c37937e08p+53"),
+        ("123.0", "0x1.ecp+6"),
+        ("0x1p3", "0x1p+3"),
+        ("1e22", "0x1.0f0cf064dd592p+73"),
     ],
 )
 def test_print_tricky_doubles(text, shown):
@@ -278,6 +280,22 @@ def test_format_float_matches_grammar_and_round_trips():
         assert same_double(lexer.parse_float_text(text), float(value)), text
 
 
+def test_format_float_is_c_hexfloat():
+    """Floating constants print as C's printf("%a") (and std::hexfloat, which upstream tinytc's
+    printer uses) spells the double, subnormals, signed zeros, inf and NaN included."""
+    libc = ctypes.CDLL(None)
+    buf = ctypes.create_string_buffer(64)
+    rng = random.Random(99)
+    samples = [
+        struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0] for _ in range(500)
+    ]
+    samples += [0.0, -0.0, 1.0, 42.0, -3.0, 0.1, 5e-324, 1e-310, math.inf, -math.inf, math.nan]
+    samples.append(-math.nan)
+    for value in samples:
+        libc.snprintf(buf, len(buf), b"%a", ctypes.c_double(value))
+        assert format_float(value) == buf.value.decode(), value
+
+
 def test_print_parse_print_is_stable():
     src = """
 func @k() {
@@ -302,9 +320,9 @@ func @k() {
     first = print_prog(parse(src))
     second = print_prog(parse(first))
     assert first == second
-    assert "%a = constant 5e-324 : f64" in first
-    assert "%b = constant 1.7976931348623157e+308 : f64" in first
-    assert "%d = constant -0.0 : f64" in first
-    assert "%e = constant 3.0 : f64" in first
-    assert "%f = constant [1.0,-0.001] : c64" in first
+    assert "%a = constant 0x0.0000000000001p-1022 : f64" in first
+    assert "%b = constant 0x1.fffffffffffffp+1023 : f64" in first
+    assert "%d = constant -0x0p+0 : f64" in first
+    assert "%e = constant 0x1.8p+1 : f64" in first
+    assert "%f = constant [0x1p+0,-0x1.0624dd2f1a9fcp-10] : c64" in first
     assert "%l = constant 12 : i8" in first

@@ -67,11 +67,11 @@ func @k() {
     assert body(src) == [
         "%0 = constant 42 : i32",
         "%1 = constant -7 : i64",
-        "%2 = constant 1.5 : f32",
-        "%3 = constant -0.25 : f64",
+        "%2 = constant 0x1.8p+0 : f32",
+        "%3 = constant -0x1p-2 : f64",
         "%4 = constant true : bool",
         "%5 = constant false : bool",
-        "%6 = constant [1.5,-0.25] : c64",
+        "%6 = constant [0x1.8p+0,-0x1p-2] : c64",
     ]
 
 

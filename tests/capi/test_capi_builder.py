@@ -9,8 +9,8 @@ from .test_capi_core import spirv_val
 
 EXAMPLE_IR = """\
 func @copy(%A: memref<f32x5x16>, %B: memref<f32x5x16>) {
-    %alpha = constant 1.0 : f32
-    %0 = constant 0.0 : f32
+    %alpha = constant 0x1p+0 : f32
+    %0 = constant 0x0p+0 : f32
     axpby %alpha, %A, %0, %B
 }
 """
@@ -19,7 +19,7 @@ API_IR = """\
 func @reduce(%A: memref<f32x?> {alignment=64}, %n: index) \
 attributes{subgroup_size=16, work_group_size=[16,1]} {
     %0 = constant 0 : index
-    %1 = constant 0.0 : f32
+    %1 = constant 0x0p+0 : f32
     %2 = for %i=%0,%n init(%acc=%1) -> (f32) {
         %3 = load %A[%i] : f32
         %4 = add %acc, %3 : f32

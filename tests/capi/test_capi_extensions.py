@@ -7,7 +7,7 @@ from __future__ import annotations
 from .test_capi_core import spirv_val
 
 PROGRAM = """\
-global @tab : memref<f32x4> = dense<[1.0, 2.5, -3.0, 0.25]>
+global @tab : memref<f32x4> = dense<[0x1p+0, 0x1.4p+1, -0x1.8p+1, 0x1p-2]>
 
 func @k(%o: memref<f32x4>, %x: f32, %n: i32) {
     %0 = global_ref @tab : memref<f32x4>

@@ -111,8 +111,8 @@ def test_builder_example(capi_libs, tmp_path):
     program, rest = out.split("format: ", 1)
     assert program == (
         "func @axpby(%A: memref<f32x8x?>, %B: memref<f32x8x?>) {\n"
-        "    %0 = constant 2.0 : f32\n"
-        "    %1 = constant 1.0 : f32\n"
+        "    %0 = constant 0x1p+1 : f32\n"
+        "    %1 = constant 0x1p+0 : f32\n"
         "    axpby %0, %A, %1, %B\n"
         "}\n"
     )

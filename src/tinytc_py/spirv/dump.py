@@ -13,6 +13,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 
+from ..text.lexer import hex_float_text
 from .assembler import GENERATOR, to_words, words_from_binary
 from .module import Module, iter_instructions
 from .tables import (
@@ -42,9 +43,7 @@ def hexfloat(bits: int, width: int) -> str:
         shift = -mantissa_bits % 4
         digits = f"{mantissa << shift:0{(mantissa_bits + shift) // 4}x}".rstrip("0")
         return f"{sign}0x1{'.' + digits if digits else ''}p+{1 << (exponent_bits - 1)}"
-    value = struct.unpack(fmt, bits.to_bytes(width // 8, "little"))[0]
-    significand, exponent = value.hex().split("p")
-    return significand.rstrip("0").rstrip(".") + "p" + exponent
+    return hex_float_text(struct.unpack(fmt, bits.to_bytes(width // 8, "little"))[0])
 
 
 def _quote(text: str) -> str:

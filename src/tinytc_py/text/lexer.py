@@ -45,6 +45,13 @@ def parse_integer_text(text: str) -> int | None:
     return value if INT_MIN <= value <= INT_MAX else None
 
 
+def hex_float_text(value: float) -> str:
+    """C99 `%a` spelling of a finite double (`0x1.5p+5`, `0x0p+0`, `-0x1p-1`): exact, so the
+    printed IR reads back bit for bit, and the spelling upstream tinytc's printers use."""
+    significand, exponent = value.hex().split("p")
+    return significand.rstrip("0").rstrip(".") + "p" + exponent
+
+
 def parse_float_text(text: str) -> float | None:
     """The value of a floating constant (decimal, C hex float, inf, nan), or None when a finite
     literal overflows double precision."""

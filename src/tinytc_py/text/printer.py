@@ -14,20 +14,21 @@ from ..ir.region import Func, Prog, Region
 from ..ir.types import DYNAMIC, dyn_str
 from ..ir.values import Value
 from .extension_syntax import print_globals, print_printf
+from .lexer import hex_float_text
 from .syntax import modifiers_text
 
 INDENT = "    "
 
 
 def format_float(value: float) -> str:
-    """Shortest text that reads back to the same double (Python's repr), in the grammar's form."""
+    """A floating constant as upstream tinytc prints it: a C hex float (exact, so it reads back
+    to the same double), `inf`, `-inf`, `nan` or `-nan` (the sign bit kept for a lossless round
+    trip)."""
     if math.isnan(value):
-        # Keep the sign bit of "-nan" so that printing and parsing back is lossless.
         return "-nan" if math.copysign(1.0, value) < 0 else "nan"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
-    text = repr(value)
-    return text if ("." in text or "e" in text) else text + ".0"
+    return hex_float_text(value)
 
 
 def format_constant(value: Any) -> str:
