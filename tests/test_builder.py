@@ -770,8 +770,8 @@ def test_for_with_init_and_step(ctx, b):
             } attributes{unroll=true}
             for %5=%c0,%n,%c2 {
             } attributes{unroll=4}
-            %6 = for %7=%c0,%n init(%8=%zero) -> (f32) {
-                yield (%8)
+            %8 = for %6=%c0,%n init(%7=%zero) -> (f32) {
+                yield (%7)
             }
         }
         """,
@@ -988,8 +988,8 @@ def test_cooperative_matrix_apply(ctx, b):
                     yield (%0)
                 }
                 cooperative_matrix_store %r, %A[%c0,%c0]
-                %2 = cooperative_matrix_apply (%3,%4,%5)=%m -> coopmatrix<f32x16x8,matrix_acc> {
-                    yield (%5)
+                %5 = cooperative_matrix_apply (%2,%3,%4)=%m -> coopmatrix<f32x16x8,matrix_acc> {
+                    yield (%4)
                 }
             }
         }

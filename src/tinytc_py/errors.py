@@ -316,9 +316,12 @@ class CompilationError(TinytcError):
 
     @property
     def notes(self) -> tuple[Note, ...]:
-        """Where each involved value with a known location is defined."""
+        """Where each involved value with a known location is defined (named when it has a
+        name; a pass may have made the value, e.g. a folded constant)."""
         return tuple(
-            Note(v.loc, f"value defined here ({v})") for v in self.values if v.loc.begin.line
+            Note(v.loc, f"value defined here ({v})" if v.name else "value defined here")
+            for v in self.values
+            if v.loc.begin.line
         )
 
     @property

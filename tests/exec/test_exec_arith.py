@@ -10,7 +10,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .support import CMP, bf16_bits, bf16_value, build, elementwise, num_groups
+from .support import (
+    CMP,
+    assert_ulp,
+    bf16_bits,
+    bf16_value,
+    build,
+    elementwise,
+    num_groups,
+    run_ops,
+)
 from .support import NP_DTYPE as NP
 
 pytestmark = pytest.mark.timeout(120, method="thread")
@@ -229,6 +238,49 @@ def test_complex_unary(ty):
     r = run_unary(ty, ["abs", "re", "im"], a, rty=real)
     for k, fn in enumerate((np.abs, np.real, np.imag)):
         np.testing.assert_allclose(r[:, k], fn(a), rtol=10 * RTOL[ty])
+
+
+# math of constants: constant-propagation folds them (as upstream) in double precision
+MATH_OF_CONSTANTS = [
+    ("cos", 0.75, np.cos),
+    ("native_sin", -1.25, np.sin),
+    ("exp", 1.0, np.exp),
+    ("native_exp", -2.0, np.exp),
+    ("exp2", 0.3, np.exp2),
+    ("log", 3.5, np.log),
+    ("native_log2", 10.0, np.log2),
+    ("log", 0.0, np.log),
+    ("log2", -1.0, np.log2),
+]
+
+
+@pytest.mark.parametrize("ty", ["f16", "f32", "f64"])
+def test_math_of_constants(ty):
+    """The default pipeline folds math of constants: the stored values are the functions'
+    values rounded to the type, to within half an ulp (log 0 = -inf, log of -1 is NaN)."""
+    pre = [f"%c{k} = constant {x!r} : {ty}" for k, (_, x, _) in enumerate(MATH_OF_CONSTANTS)]
+    exprs = [f"{op} %c{k}" for k, (op, _, _) in enumerate(MATH_OF_CONSTANTS)]
+    a = np.zeros(N, NP[ty])
+    got = run_ops(ty, exprs, [a], pre=pre)
+    with np.errstate(all="ignore"):
+        want = [fn(np.float64(x)) for _, x, fn in MATH_OF_CONSTANTS]
+    for k, (op, x, _) in enumerate(MATH_OF_CONSTANTS):
+        w = np.full(N, want[k])
+        assert_ulp(got[:, k], w, ty, 0.5 if ty != "f64" else 1.0, err_msg=f"{op} {x}")
+
+
+def test_complex_math_of_constants():
+    pre = ["%z = constant [0.5, -1.0] : c64", "%w = constant [0.25, 2.0] : c32"]
+    got = run_ops("c64", ["exp %z", "exp2 %z"], [np.zeros(N, np.complex128)], pre=pre)
+    z = 0.5 - 1.0j
+    np.testing.assert_allclose(got[:, 0], np.exp(z), rtol=1e-15)
+    np.testing.assert_allclose(got[:, 1], 2.0**z, rtol=1e-15)
+    got = run_ops("c32", ["exp %w", "exp2 %w"], [np.zeros(N, np.complex64)], pre=pre[1:])
+    w = 0.25 + 2.0j
+    np.testing.assert_allclose(got[:, 0], np.complex64(np.exp(w)), rtol=1e-7)
+    np.testing.assert_allclose(got[:, 1], np.complex64(2.0**w), rtol=1e-7)
+    r = run_ops("c32", ["abs %w"], [np.zeros(N, np.complex64)], rty="f32", pre=pre[1:])
+    np.testing.assert_array_equal(r[:, 0], np.float32(abs(w)))
 
 
 def run_compare(ty: str, ops: list[str], a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -1,17 +1,18 @@
 """constant-propagation: folds instructions on constants and algebraic identities
 (backend.md §5, step 2; rules in fold.py).
 
-Folded: binary and unary arithmetic, casts and comparisons of constants (in the type's
-semantics); x+0, 0+x, x-0, x*1, 1*x, x*-1 -> neg x, x*0 (integers always, floating point only
-with the unsafe-fp-math flag), x/1, x%1 -> 0 (integers), shifts by 0, and/or/xor with 0 / all
-ones / false / true (xor with all ones -> not x); a cast to the operand's own type; `size` of a
-static memref mode or group; subgroup_broadcast of a constant. Math functions are not folded
-(the device's rounding of cos, exp, ... is not reproducible here).
+Folded: binary and unary arithmetic, math functions, casts and comparisons of constants (in the
+type's semantics); x+0, 0+x, x-0, x*1, 1*x, x*-1 -> neg x, x*0 (integers always, floating point
+only with the unsafe-fp-math flag), x/1, x%1 -> 0 (integers), shifts by 0 and of 0, and/or/xor
+with 0 / all ones / false / true (xor with all ones -> not x); a cast to the operand's own type;
+`size` of a static memref mode or group; subgroup_broadcast of a constant.
 
-A folded instruction is replaced by a `constant` (same location and name, inserted where the
-instruction was, in whatever region that is), by an existing value, or by a `neg` / `not`;
-its uses move to the replacement and it is erased. Operands that become unused are left for
-dead-code-elimination. Instructions are visited in program order, so chains fold in one run.
+The uses of a folded instruction move to its replacement: an existing value, or a new unnamed
+`constant`, `neg` or `not` (with the instruction's location) inserted right before it. The
+folded instruction itself stays where it is, now unused, and is left to dead-code-elimination
+with the operands that became unused; upstream tinytc does the same, so the printed values are
+numbered as upstream numbers them. Instructions are visited in program order, so chains fold
+in one run.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..ir.instructions import (
     ArithUnaryInst,
     CastInst,
     CompareInst,
+    MathInst,
     SizeInst,
     SubgroupBroadcastInst,
 )
@@ -43,19 +45,18 @@ class Folder:
         self.unsafe = unsafe_fp_math
 
     def region(self, region: Region) -> None:
-        """Folds in program order; the instruction list is rebuilt once (no O(n) erase each)."""
+        """Folds in program order; the instruction list is rebuilt once (no O(n) insert each)."""
         out: list[Inst] = []
         for inst in region.insts:
+            for sub in inst.regions:
+                self.region(sub)
             found = self.fold(inst)
-            if found is None:
-                out.append(inst)
-                for sub in inst.regions:
-                    self.region(sub)
-                continue
-            new = self.replace(inst, found)
-            if new is not None:
-                new.parent = region
-                out.append(new)
+            if found is not None:
+                new = self.replace(inst, found)
+                if new is not None:
+                    new.parent = region
+                    out.append(new)
+            out.append(inst)
         region.insts = out
 
     # ---- rules --------------------------------------------------------------------------------
@@ -65,6 +66,10 @@ class Folder:
             return self.binary(inst)
         if isinstance(inst, ArithUnaryInst):
             return self.unary(inst)
+        if isinstance(inst, MathInst):
+            ca = fold.known(inst.operand("a"))
+            value = None if ca is None else fold.math_unary(inst.name, inst.result.type, ca)
+            return None if value is None else ("constant", value)
         if isinstance(inst, CompareInst):
             return self.compare(inst)
         if isinstance(inst, CastInst):
@@ -129,8 +134,8 @@ class Folder:
     # ---- rewriting ----------------------------------------------------------------------------
 
     def replace(self, inst: Inst, found: Replacement) -> Inst | None:
-        """Moves the uses of inst to the replacement and drops inst; returns the instruction
-        made for the replacement (None for an existing value), to stand where inst stood."""
+        """Moves the uses of inst to the replacement; returns the instruction made for the
+        replacement (None for an existing value), to be inserted before inst."""
         result = inst.result
         new = None
         if isinstance(found, Value):
@@ -142,10 +147,7 @@ class Folder:
             else:
                 new = INSTRUCTIONS[kind]({"a": arg}, {}, result.type, inst.loc)
             new_value = new.result
-            new_value.name = result.name
         result.replace_all_uses_with(new_value)
-        inst.drop_uses()
-        inst.parent = None
         return new
 
 

@@ -4,8 +4,7 @@ constants with the device's semantics, and the algebraic identities (x+0, x*1, .
 
 Constants are Python values: bool, int, float, or (re, im) for complex numbers. The functions
 take the scalar (component) type and return None where the result must not be folded (division
-by zero, shifts by at least the width, undefined conversions, math whose device rounding we
-cannot reproduce).
+by zero, shifts by at least the width, undefined conversions).
 
 Semantics mirror the SPIR-V conversion: integers are two's complement and wrap around at their
 width; div and rem truncate toward zero (the sign of rem follows the dividend); shr is
@@ -16,12 +15,19 @@ min/max on floats are OpenCL's fmin/fmax (a NaN operand yields the other operand
 multiplication and division use the conversion's formulas with each step rounded to the
 component type. Integer to float conversion rounds the exact integer once.
 
+Math functions (cos, sin, exp, exp2, log, log2, their native_ forms, complex exp/exp2 and the
+modulus `abs` of a complex number) are folded as upstream folds them: evaluated in double
+precision and rounded to the type, which is the correctly rounded result in all but rare cases.
+The device's own functions have an error bound of a few ulp (native_: implementation-defined),
+so the folded value may differ from what the device would compute by that much.
+
 The identities follow upstream: x+0 and 0+x hold for floats as well (ignoring that -0 + +0 is
 +0); x*0 -> 0 holds for floats only under unsafe-fp-math (inf*0 and NaN*0 are NaN).
 """
 
 from __future__ import annotations
 
+import cmath
 import math
 import operator
 from collections.abc import Callable
@@ -269,8 +275,10 @@ def _unary_int(op: str, ty: NumberType, a: int) -> int | None:
 
 def _unary_complex(op: str, ty: NumberType, a: tuple) -> Scalar | None:
     re, im = a
+    if op == "abs":
+        return to_float(math.hypot(re, im), ty.component_type)
     results = {"neg": (-re, -im), "conj": (re, -im), "re": re, "im": im}
-    return results.get(op)  # abs needs a square root the device may round differently
+    return results.get(op)
 
 
 def unary(op: str, ty: Type, a: Scalar) -> Scalar | None:
@@ -283,6 +291,50 @@ def unary(op: str, ty: Type, a: Scalar) -> Scalar | None:
     if family == "float":
         return {"abs": abs(a), "neg": -a}.get(op)
     return _unary_complex(op, ty, a)
+
+
+_REAL_MATH: dict[str, Callable[[np.float64], np.float64]] = {
+    "cos": np.cos,
+    "sin": np.sin,
+    "exp": np.exp,
+    "exp2": np.exp2,
+    "log": np.log,
+    "log2": np.log2,
+}
+
+
+def _complex_exp(z: complex) -> complex | None:
+    try:
+        return cmath.exp(z)
+    except OverflowError:
+        return None
+
+
+_COMPLEX_MATH: dict[str, Callable[[complex], complex | None]] = {
+    "exp": _complex_exp,
+    "exp2": lambda z: _complex_exp(z * math.log(2.0)),
+}
+
+
+def math_unary(op: str, ty: Type, a: Scalar) -> Scalar | None:
+    """`op a` of a math instruction (cos, native_exp, ...) on a constant of the scalar type
+    `ty`: IEEE results (log of a negative number is NaN, exp overflows to inf) rounded to `ty`.
+    The math extensions (sqrt, tanh, ...) are not folded."""
+    name = op.removeprefix("native_")
+    if not isinstance(ty, NumberType) or ty.is_integer:
+        return None
+    if ty.is_float:
+        real = _REAL_MATH.get(name)
+        if real is None:
+            return None
+        with np.errstate(all="ignore"):
+            return to_float(float(real(np.float64(a))), ty)
+    fn = _COMPLEX_MATH.get(name)
+    z = None if fn is None else fn(complex(*a))
+    if z is None:
+        return None
+    comp = ty.component_type
+    return (to_float(z.real, comp), to_float(z.imag, comp))
 
 
 def _float_to_int(a: float, dst: NumberType) -> int | None:
@@ -395,7 +447,11 @@ def _rem(ca: Scalar | None, cb: Scalar | None, ty: Type, unsafe: bool) -> Rewrit
 
 
 def _shift_identity(ca: Scalar | None, cb: Scalar | None, ty: Type, unsafe: bool):
-    return Rewrite("operand", 0) if _is(cb, 0) else None
+    """x << 0 is x; 0 << x is 0 (also for a shift by the width or more, whose result is
+    undefined: 0 is one of its values)."""
+    if _is(cb, 0):
+        return Rewrite("operand", 0)
+    return Rewrite("constant", value=0) if _is(ca, 0) else None
 
 
 def _logic(op: str, c: Scalar, ty: Type, other: int) -> Rewrite | None:
@@ -440,6 +496,6 @@ def simplify(
 ) -> Rewrite | None:
     """The identity that applies to `op a, b` (scalar type `ty`) when only some operands are
     known: x+0, 0+x, x-0, x*1, 1*x, x*-1 -> neg, x*0 (integers; floats with unsafe-fp-math),
-    x/1, x%1 -> 0 (integers), shifts by 0, and/or/xor with 0 / all ones / false / true."""
+    x/1, x%1 -> 0 (integers), shifts by 0 and of 0, and/or/xor with 0 / all ones / false / true."""
     rule = _IDENTITIES.get(op)
     return None if rule is None else rule(ca, cb, ty, unsafe_fp_math)

@@ -104,12 +104,12 @@ class Printer:
         rule = _CUSTOM.get(inst.name)
         head = inst.name + modifiers_text(inst.spec.props, inst.props)
         start = len(self.out)
-        for r in inst.results:
-            # Unnamed results are numbered before the values inside the instruction's regions,
-            # so that numbers increase in text order (`%0 = if ... { %1 = ... }`), as upstream's
-            # printer numbers them.
-            if not r.name:
-                self.reserved[r] = str(self.counter)
+        # Upstream's printer numbers unnamed values in this order: an instruction's region
+        # parameters, then its results, then the instructions inside its regions
+        # (`%1 = for %0=... init(...)`, `%0 = if ... { %1 = ... }`).
+        for v in [p for region in inst.regions for p in region.params] + inst.results:
+            if not v.name:
+                self.reserved[v] = str(self.counter)
                 self.counter += 1
         if rule is not None:
             rule(self, inst, head, depth)
