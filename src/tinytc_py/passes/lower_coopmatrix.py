@@ -9,6 +9,12 @@ with cooperative_matrix_insert. A component whose column can be padding ((u+1)*(
 its clone under `if col < N` and yields 0 otherwise. The replacement is placed where the apply
 was; nested applies are lowered innermost first.
 
+The code is emitted as upstream tinytc emits it, so that its printed IR matches: after the
+lane's row and column base, each component computes its row (an add only for an offset) and
+its column (always base + constant) afresh, and the body's copies are unnamed. Nothing is
+shared between components: SPIR-V constants are unique anyway, and the repeated additions
+are left to the driver's compiler.
+
 The layout arithmetic is shared with the SPIR-V conversion (analysis/coopmatrix_layout.py),
 so the two agree on what component v means. A function without subgroup_size gets it from
 work-group-size first.
@@ -51,46 +57,35 @@ def lower_apply(b: IRBuilder, inst: Inst, sgs: int) -> None:
             Status.ir_unsupported_coopmatrix_shape,
             f"{ct}: the number of rows must be a power of two",
         )
-    ctx = b.ctx
-    i32 = ctx.i32
-    consts: dict[int, Value] = {}
+    i32 = b.ctx.i32
 
     def const(x: int) -> Value:
-        if x not in consts:
-            consts[x] = b.constant(x, i32, loc=inst.loc)
-        return consts[x]
-
-    def plus(x: Value | None, k: int) -> Value:
-        if x is None:
-            return const(k)
-        return x if k == 0 else b.add(x, const(k), loc=inst.loc)
+        return b.constant(x, i32, loc=inst.loc)
 
     lane = b.create("subgroup_local_id", {}, {}, i32, loc=inst.loc).result
-    prow: Value | None = lane
+    prow: Value = lane
     pcol: Value | None = None
     if sgs > lay.I:
-        prow = b.rem(lane, const(lay.I), loc=inst.loc)
-        pcol = b.div(lane, const(lay.I), loc=inst.loc)
+        rows_const = const(lay.I)
+        prow = b.rem(lane, rows_const, loc=inst.loc)
+        pcol = b.div(lane, rows_const, loc=inst.loc)
     body = inst.regions[0]
     p_row, p_col, p_val = body.params
     a = inst.operand("a")
     result = a
-    rows: dict[int, Value] = {}
-    cols: dict[int, Value] = {}
     for v in range(lay.V):
         block, u = lay.block_col(v)
-        if block not in rows:
-            rows[block] = plus(prow, block * lay.I)
-        if u not in cols:
-            cols[u] = plus(pcol, u * lay.col_step)
-        row, col = rows[block], cols[u]
+        row = prow if block == 0 else b.add(prow, const(block * lay.I), loc=inst.loc)
+        col = const(u * lay.col_step)
+        if pcol is not None:
+            col = b.add(pcol, col, loc=inst.loc)
         x = b.cooperative_matrix_extract(a, index=v, loc=inst.loc)
         vmap: dict[Value, Value] = {p_row: row, p_col: col, p_val: x}
         if lay.may_pad(u):
             inside = b.less_than(col, const(lay.cols), loc=inst.loc)
             scope = b.if_(inside, [ct.component], loc=inst.loc)
             then_r, else_r = scope.inst.regions
-            clone_region(b, body, then_r, vmap)  # its yield becomes the if's yield
+            clone_region(b, body, then_r, vmap, named=False)  # its yield becomes the if's yield
             saved = b.region
             b.region = else_r
             b.yield_(b.constant(0, ct.component, loc=inst.loc), loc=inst.loc)
@@ -99,7 +94,7 @@ def lower_apply(b: IRBuilder, inst: Inst, sgs: int) -> None:
         else:
             *insts, last = body.insts
             for i in insts:
-                clone_inst(b, i, vmap)
+                clone_inst(b, i, vmap, named=False)
             yielded = last.operand_list("yielded_vals")[0]
             y = vmap.get(yielded, yielded)
         result = b.cooperative_matrix_insert(y, result, index=v, loc=inst.loc)
