@@ -51,6 +51,27 @@ def test_compile_keeps_host_setting(enabled: bool) -> None:
     assert gc.isenabled() is enabled
 
 
+def test_collector_off_while_passes_and_validator_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pause covers the work it is for: seen from inside the pipeline and the validator."""
+    import tinytc_py.compiler as compiler
+
+    seen: list[bool] = []
+
+    def spy(fn):
+        def wrapped(*args, **kwargs):
+            seen.append(gc.isenabled())
+            return fn(*args, **kwargs)
+
+        return wrapped
+
+    monkeypatch.setattr(compiler, "run_default_pipeline", spy(compiler.run_default_pipeline))
+    monkeypatch.setattr(compiler, "validate", spy(compiler.validate))
+    gc.enable()
+    compile_gemm()
+    assert seen == [False, False]
+    assert gc.isenabled()
+
+
 @pytest.mark.parametrize("enabled", [True, False])
 def test_failed_compile_keeps_host_setting(enabled: bool) -> None:
     gc.enable() if enabled else gc.disable()
