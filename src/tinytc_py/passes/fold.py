@@ -16,8 +16,9 @@ multiplication and division use the conversion's formulas with each step rounded
 component type. Integer to float conversion rounds the exact integer once.
 
 Math functions (cos, sin, exp, exp2, log, log2, their native_ forms, complex exp/exp2 and the
-modulus `abs` of a complex number) are folded as upstream folds them: evaluated in double
-precision and rounded to the type, which is the correctly rounded result in all but rare cases.
+modulus `abs` of a complex number) are evaluated with the C math library in double precision and
+rounded to the type, which is the correctly rounded result in all but rare cases (upstream folds
+fewer of them, some in the type's own precision).
 The device's own functions have an error bound of a few ulp (native_: implementation-defined),
 so the folded value may differ from what the device would compute by that much.
 
@@ -293,13 +294,23 @@ def unary(op: str, ty: Type, a: Scalar) -> Scalar | None:
     return _unary_complex(op, ty, a)
 
 
-_REAL_MATH: dict[str, Callable[[np.float64], np.float64]] = {
-    "cos": np.cos,
-    "sin": np.sin,
-    "exp": np.exp,
-    "exp2": np.exp2,
-    "log": np.log,
-    "log2": np.log2,
+def _ieee(fn: Callable[[float], float]) -> Callable[[float], float]:
+    """`fn` from the C math library with IEEE results where Python raises: overflow is inf, a
+    pole (log of 0) is -inf, any other domain error (log of -1, cos of inf) is NaN."""
+
+    def call(x: float) -> float:
+        try:
+            return fn(x)
+        except OverflowError:
+            return math.inf
+        except ValueError:
+            return -math.inf if x == 0 else math.nan
+
+    return call
+
+
+_REAL_MATH: dict[str, Callable[[float], float]] = {
+    name: _ieee(getattr(math, name)) for name in ("cos", "sin", "exp", "exp2", "log", "log2")
 }
 
 
@@ -327,8 +338,7 @@ def math_unary(op: str, ty: Type, a: Scalar) -> Scalar | None:
         real = _REAL_MATH.get(name)
         if real is None:
             return None
-        with np.errstate(all="ignore"):
-            return to_float(float(real(np.float64(a))), ty)
+        return to_float(real(float(a)), ty)
     fn = _COMPLEX_MATH.get(name)
     z = None if fn is None else fn(complex(*a))
     if z is None:
