@@ -71,6 +71,9 @@ static int add_chunk(arena *a, size_t need) {
 
 static void *allocate(size_t n) {
     arena *a = current;
+    if (n > SIZE_MAX - ALIGN) {
+        return NULL; /* rounding up would wrap to a zero-byte block */
+    }
     n = n ? (n + ALIGN - 1) & ~(size_t)(ALIGN - 1) : ALIGN;
     if (a && n < DIRECT_SIZE && ((size_t)(a->end - a->cur) >= n || add_chunk(a, n))) {
         void *p = a->cur;

@@ -63,11 +63,13 @@ class ClKernelTimer:
         return run
 
     def _data(self, params: tuple) -> tuple[int, list[Any]]:
-        """The batch and device arrays for a parameter list (uniform random values in [0, 1):
-        no denormals, and C stays bounded under C = 1.5 A B + 0.5 C)."""
+        """The batch and device arrays for a parameter list (random values in [0, 1): no
+        denormals). Only the latest list is kept: candidates of one shape are timed back to back,
+        and each list holds WORKING_SET bytes of device memory."""
         import pyopencl.array as cla
 
         if params not in self._buffers:
+            self._buffers.clear()
             entry = sum(int(np.prod(shape)) * np.dtype(t).itemsize for shape, t in params)
             batch = max(1, WORKING_SET // entry)
             rng = np.random.default_rng(0)

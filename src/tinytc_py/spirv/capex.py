@@ -14,7 +14,7 @@ from ..target.core_info import CoreInfo, SpirvFeature
 from .module import Module, iter_instructions
 from .tables import Capability, ExecutionMode, Op
 
-_INT_CAPS = {8: Capability.Int8, 16: Capability.Int16, 64: Capability.Int64}
+_INT_CAPS = {8: Capability.Int8, 16: Capability.Int16}  # Int64: every module declares it
 _FLOAT_CAPS = {16: Capability.Float16, 64: Capability.Float64}
 _GROUP_OPS = frozenset(
     {
