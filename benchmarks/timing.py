@@ -4,10 +4,11 @@ is on the import path)."""
 from __future__ import annotations
 
 import os
-import random
 import statistics
 import time
 from collections.abc import Callable
+
+from tinytc_py.gemm_tuning import time_candidates
 
 
 def median_time(fn: Callable[[], object], repeat: int) -> float:
@@ -31,16 +32,16 @@ def interleaved_medians(fns: dict[str, Callable[[], object]], rounds: int) -> di
     (timed right after torch.bmm, our kernel ran at 0.83x the same kernel timed after ours);
     a pause instead lets the clocks of an idle machine drop (after 0.2 s of sleep,
     memory-bound rows such as 16^3 f32 ran at 0.6x for every column)."""
-    names = list(fns)
-    order = random.Random(0)
-    times: dict[str, list[float]] = {name: [] for name in names}
-    for _ in range(rounds):
-        for name in order.sample(names, len(names)):
-            fns[name]()
+
+    def timed(fn: Callable[[], object]) -> Callable[[], float]:
+        def run() -> float:
             t0 = time.perf_counter()
-            fns[name]()
-            times[name].append(time.perf_counter() - t0)
-    return {name: statistics.median(t) for name, t in times.items()}
+            fn()
+            return time.perf_counter() - t0
+
+        return run
+
+    return time_candidates({name: timed(fn) for name, fn in fns.items()}, rounds)
 
 
 def cpu_description() -> str:

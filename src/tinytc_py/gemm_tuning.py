@@ -28,7 +28,7 @@ import re
 import statistics
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import numpy as np
 
@@ -183,20 +183,23 @@ def tuned_blocking(key: GemmKey, info: CoreInfo, timer: KernelTimer) -> GemmBloc
     return choose(time_candidates(launches), model)
 
 
-def time_candidates(launches: dict[GemmBlocking, Callable[[], float]]) -> dict[GemmBlocking, float]:
-    """Median seconds per entry of each candidate over ROUNDS rounds that launch every
+K = TypeVar("K")
+
+
+def time_candidates(launches: dict[K, Callable[[], float]], rounds: int = ROUNDS) -> dict[K, float]:
+    """Median of what each launch returns (its seconds) over `rounds` rounds that launch every
     candidate once, in a new order each round, each timed launch right after an untimed one of
     the same candidate (JIT, first touch, and what the previous candidate left running or
     cached are not timed). Interleaved, a disturbance (another process, a clock change) hits
     all candidates alike instead of the ones timed while it lasted, and the median drops the
-    launches it slowed."""
+    launches it slowed. benchmarks/timing.py times its columns with it too."""
     order = random.Random(0)
-    samples: dict[GemmBlocking, list[float]] = {b: [] for b in launches}
-    for _ in range(ROUNDS):
-        for blocking in order.sample(list(launches), len(launches)):
-            launches[blocking]()
-            samples[blocking].append(launches[blocking]())
-    return {b: statistics.median(t) for b, t in samples.items()}
+    samples: dict[K, list[float]] = {k: [] for k in launches}
+    for _ in range(rounds):
+        for k in order.sample(list(launches), len(launches)):
+            launches[k]()
+            samples[k].append(launches[k]())
+    return {k: statistics.median(t) for k, t in samples.items()}
 
 
 def choose(medians: dict[GemmBlocking, float], model: GemmBlocking) -> GemmBlocking:
