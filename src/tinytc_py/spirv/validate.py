@@ -265,8 +265,11 @@ _ASM_REWRITE_OPCODES = frozenset(
 
 
 def _asm_rewrite_candidates(words: array) -> Iterator[tuple[int, int, int]]:
-    """`iter_instructions` restricted to `_ASM_REWRITE_OPCODES`: the others are skipped by
-    their header alone, without a generator step each (most of a module's instructions)."""
+    """`iter_instructions` restricted to `_ASM_REWRITE_OPCODES` up to the first OpFunction
+    (included) and to OpAsmCallINTEL after it: declarations precede the functions, so the
+    function bodies, most of a module, are only searched for the calls. Instructions are
+    skipped by their header alone, and the word counts after the first function are checked
+    once at the end (that loop is the rewrite's main cost)."""
     offset, end = 5, len(words)
     while offset < end:
         first = words[offset]
@@ -275,7 +278,18 @@ def _asm_rewrite_candidates(words: array) -> Iterator[tuple[int, int, int]]:
             raise ValueError(f"malformed instruction at word {offset}: word count {count}")
         if opcode in _ASM_REWRITE_OPCODES:
             yield opcode, offset, count
+            if opcode == Op.Function:
+                break
         offset += count
+    functions_at = offset
+    while offset < end:
+        first = words[offset]
+        if first & 0xFFFF == Op.AsmCallINTEL:
+            yield Op.AsmCallINTEL, offset, first >> 16
+        offset += (first >> 16) or end + 1  # a zero count ends the walk past `end`
+    if offset != end:
+        for _ in iter_instructions(words, functions_at):  # raises the malformed one's error
+            pass
 
 
 def _rewrite_inline_asm(words: array) -> array:
