@@ -76,10 +76,10 @@ def validate(binary: bytes, env: str | None = None, spirv_val: str = "spirv-val"
     SPIRV-Tools' validator runs in the process when `make capi` built it
     (native_libs.py); otherwise, or with another `spirv_val` program, the program runs.
 
-    The copies of the module docstring are made when the module declares the capability of
-    bf16 conversions or of inline assembly: the capabilities come first in a module, so that
-    costs microseconds, where a scan of every instruction for the opcodes costs 40-80 us per
-    GEMM kernel. An instruction without its capability is invalid and the validator rejects
+    The copies the module docstring describes are made only when the module declares the
+    capability of bf16 conversions or of inline assembly: the capabilities come first in a
+    module, so that test costs microseconds, where a scan of every instruction for the opcodes
+    costs 40-80 us per GEMM kernel. An instruction without its capability is invalid and the validator rejects
     it unchanged; only then are the opcodes looked for, to name the missing declaration."""
     words = words_from_binary(binary)
     capabilities = _capabilities(words)
