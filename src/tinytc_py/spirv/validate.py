@@ -79,8 +79,9 @@ def validate(binary: bytes, env: str | None = None, spirv_val: str = "spirv-val"
     The copies the module docstring describes are made only when the module declares the
     capability of bf16 conversions or of inline assembly: the capabilities come first in a
     module, so that test costs microseconds, where a scan of every instruction for the opcodes
-    costs 40-80 us per GEMM kernel. An instruction without its capability is invalid and the validator rejects
-    it unchanged; only then are the opcodes looked for, to name the missing declaration."""
+    costs 40-80 us per GEMM kernel. An instruction without its capability is invalid and the
+    validator rejects it unchanged; only then are the opcodes looked for, to name the missing
+    declaration."""
     words = words_from_binary(binary)
     capabilities = _capabilities(words)
     checked, rewritten = words, False
