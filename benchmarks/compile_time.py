@@ -13,7 +13,9 @@ run:
   build/lib/libtinytc_spirv_val.so, else the spirv-val program (3-4 ms more per module).
 Cached time ("hit"): `binary_of(text)` answered by the kernel cache from disk (a temporary
 folder, filled once; the in-process memo is cleared before each run, so every run reads,
-checks and decodes the entry). A kernel that fails to compile is shown as FAILED, and the table
+checks and decodes the entry). "miss": `binary_of(text)` with the cache on and an empty
+folder, what a program's first start pays: the compile plus the cache's key, entry write and
+statistics. A kernel that fails to compile is shown as FAILED, and the table
 goes on. Each column is the median of its own step, so "total" (the median of the per-run sums)
 need not equal their sum.
 
@@ -240,6 +242,23 @@ def measure(text: str, info: CoreInfo, repeat: int) -> tuple[dict[str, float], b
     return {key: statistics.median(values) for key, values in runs.items()}, data
 
 
+def measure_miss(text: str, info: CoreInfo, repeat: int) -> float:
+    """Median CPU ms of `binary_of` with the cache on and nothing cached (a new empty folder
+    under the caller's cache folder each run)."""
+    parent = os.environ["TINYTC_CACHE_DIR"]
+    cpu = []
+    try:
+        for run in range(repeat):
+            os.environ["TINYTC_CACHE_DIR"] = os.path.join(parent, f"miss-{run}")
+            kernel_cache.clear_memo()
+            t0 = clock()
+            binary_of(text, info)
+            cpu.append(ms_since(t0))
+    finally:
+        os.environ["TINYTC_CACHE_DIR"] = parent
+    return statistics.median(cpu)
+
+
 def measure_hit(text: str, info: CoreInfo, repeat: int) -> tuple[float, float]:
     """Median CPU and elapsed ms of a kernel cache hit from disk (the caller points the cache
     at a temp dir)."""
@@ -279,8 +298,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.detail:
         keys = [k for k in keys if k not in ("passes", "convert")]
     print(f"{cpu_description()}; target: {args.device}, median of {args.repeat} runs")
-    print("cold: kernel cache off, CPU ms per step; hit: read from the kernel cache's folder")
-    heads = [f"{k} ms" for k in keys] + ["hit ms", "hit wall ms", "SPIR-V B"]
+    print(
+        "cold: kernel cache off, CPU ms per step; miss: cache on, empty folder;"
+        " hit: read from the kernel cache's folder"
+    )
+    heads = [f"{k} ms" for k in keys] + ["miss ms", "hit ms", "hit wall ms", "SPIR-V B"]
     print(row("kernel", "instructions", heads))
     with tempfile.TemporaryDirectory(prefix="tinytc-bench-cache-") as folder:
         os.environ["TINYTC_CACHE_DIR"] = folder
@@ -296,6 +318,7 @@ def print_rows(keys: list[str], info: CoreInfo, repeat: int) -> None:
         try:
             insts = str(count_prog(parse(text, CompilerContext(), name)))
             times, data = measure(text, info, repeat)
+            miss = measure_miss(text, info, repeat)
             hit = measure_hit(text, info, repeat)
         except TinytcError as e:
             print(row(name, "FAILED", [str(e).splitlines()[0]]))
@@ -303,7 +326,8 @@ def print_rows(keys: list[str], info: CoreInfo, repeat: int) -> None:
         except Exception as e:  # noqa: BLE001 - a compiler bug in one kernel: report, go on
             print(row(name, "FAILED", [f"{type(e).__name__}: {e}"]))
             continue
-        cells = [f"{times[k]:.2f}" for k in keys] + [f"{h:.2f}" for h in hit] + [str(len(data))]
+        cells = [f"{times[k]:.2f}" for k in keys] + [f"{t:.2f}" for t in (miss, *hit)]
+        cells.append(str(len(data)))
         print(row(name, insts, cells))
 
 

@@ -14,6 +14,10 @@
  * Safety: a delete tells arena memory from malloc memory by address (the chunks are known).
  * If a validation ends with objects still alive (a static the library creates on first use),
  * its chunks are abandoned: kept for ever, listed, and deletes of their objects do nothing.
+ * To make that rare, the process's first validation takes no arena (it and the validations
+ * that start before it ends use malloc), so the statics its module needs are made by malloc.
+ * Abandoned chunks are counted, and once they add up to 16 MiB no validation takes an arena
+ * any more: what a process keeps for this is bounded, at worst it is as slow as malloc.
  * Arenas are pooled, so threads validating at the same time each use their own, and a
  * thread's exit leaves nothing behind. Requests of 64 KiB or more go to malloc directly, and
  * an arena keeps at most 16 MiB between validations. */
@@ -26,6 +30,7 @@
 #define FIRST_CHUNK (1u << 20)
 #define DIRECT_SIZE (64u << 10)
 #define KEEP_AT_MOST (16u << 20)
+#define ABANDON_AT_MOST (16u << 20)
 
 typedef struct chunk {
     struct chunk *next;
@@ -45,6 +50,8 @@ typedef struct arena {
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static arena *pool;                /* arenas not in use */
 static chunk *abandoned;           /* chunks holding objects that outlived a validation */
+static size_t abandoned_bytes;     /* their total size; written under pool_lock */
+static int first_ended;            /* whether the process's first validation has ended */
 static __thread arena *current;    /* this thread's arena during a validation, else NULL */
 
 static int contains(const chunk *c, const void *p) {
@@ -115,22 +122,30 @@ static void free_chunks(arena *a) {
     a->total = 0;
 }
 
-void arena_begin(void) {
+/* Returns NULL for the first validation (and those that start before it ends), once too
+ * much was abandoned, and when no arena can be made: such validations use malloc. */
+static arena *take_arena(void) {
+    if (!__atomic_load_n(&first_ended, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&abandoned_bytes, __ATOMIC_RELAXED) >= ABANDON_AT_MOST) {
+        return NULL;
+    }
     pthread_mutex_lock(&pool_lock);
     arena *a = pool;
     if (a) {
         pool = a->next_free;
     }
     pthread_mutex_unlock(&pool_lock);
-    if (!a) {
-        a = calloc(1, sizeof *a); /* NULL: this validation simply uses malloc */
-    }
-    current = a;
+    return a ? a : calloc(1, sizeof(arena));
 }
+
+void arena_begin(void) { current = take_arena(); }
+
+size_t arena_abandoned_bytes(void) { return __atomic_load_n(&abandoned_bytes, __ATOMIC_RELAXED); }
 
 void arena_end(void) {
     arena *a = current;
     current = NULL;
+    __atomic_store_n(&first_ended, 1, __ATOMIC_RELEASE);
     if (!a) {
         return;
     }
@@ -138,6 +153,7 @@ void arena_end(void) {
         /* Abandon every chunk (still alive objects may be in any of them). Publishing is
          * under the pool lock; readers walk the list without it (nodes are never removed). */
         pthread_mutex_lock(&pool_lock);
+        __atomic_store_n(&abandoned_bytes, abandoned_bytes + a->total, __ATOMIC_RELAXED);
         while (a->chunks) {
             chunk *next = a->chunks->next;
             a->chunks->next = abandoned;

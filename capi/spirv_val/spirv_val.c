@@ -20,7 +20,7 @@
 void arena_begin(void); /* arena.c */
 void arena_end(void);
 
-static spv_result_t validate(spv_const_context context, const spv_const_binary_t *binary,
+static spv_result_t validate(spv_const_context context, spv_const_binary_t *binary,
                              int friendly_names, spv_diagnostic *diagnostic) {
     spv_validator_options options = spvValidatorOptionsCreate();
     if (!options) {

@@ -120,18 +120,6 @@ def test_other_errors_in_bf16_modules_still_fail():
         validate(bf16_kernel(int16=False))
 
 
-def test_opcode_search_finds_every_instruction_and_only_low_halves():
-    """validate's byte search may answer yes for an operand, never no for an instruction."""
-    words = words_from_binary(bf16_kernel())
-    may_contain = validate_module._may_contain
-    assert may_contain(words, [Op.ConvertFToBF16INTEL]) and may_contain(words, [Op.Capability])
-    assert not may_contain(words, [Op.AsmINTEL])
-    words.append(Op.AsmINTEL)  # a word that only equals the opcode (an operand would do)
-    assert may_contain(words, [Op.AsmINTEL])
-    words[-1] = Op.AsmINTEL << 16  # the opcode's bytes in the word's high half
-    assert not may_contain(words, [Op.AsmINTEL])
-
-
 def chain_kernel(length: int) -> bytes:
     """A kernel of `length` dependent integer additions: big enough that the in-process
     validator's arena (capi/spirv_val/arena.c) needs several chunks."""
@@ -173,3 +161,26 @@ def test_validations_in_threads_and_of_big_modules_agree(add_kernel):
     with ThreadPoolExecutor(4) as pool:
         for _ in range(3):
             assert list(pool.map(verdict, binaries * 4)) == expected * 4
+
+
+def test_inline_asm_without_its_capability_is_named():
+    """validate copies a module for the old validator only when it declares AsmINTEL; one
+    that uses inline assembly without it is rejected, with the missing declaration named."""
+    from tinytc_py.compiler import compile_to_spirv
+    from tinytc_py.ir.context import CompilerContext
+    from tinytc_py.target.core_info import CoreInfo
+    from tinytc_py.text.parser import parse
+
+    src = """func @k(%A: memref<f32x16x16>, %B: memref<f32x16x16>, %C: memref<f32x16x16>) {
+    %one = constant 1.0 : f32
+    gemm.n.n %one, %A, %B, %one, %C
+}"""
+    prog = parse(src, CompilerContext(), "k.ir")
+    words = words_from_binary(compile_to_spirv(prog, CoreInfo.intel_from_name("pvc")).data)
+    at = 5
+    while words[at + 1] != Capability.AsmINTEL:
+        assert words[at] & 0xFFFF == Op.Capability
+        at += words[at] >> 16
+    del words[at : at + 2]
+    with pytest.raises(SpirvValidationError, match="OpAsmINTEL %.* requires OpCapability AsmINTEL"):
+        validate(words.tobytes())

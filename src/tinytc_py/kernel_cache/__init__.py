@@ -72,9 +72,12 @@ def spirv_binary(
     if payload is not None:
         stats.count("spirv_hits")
         return _remember(key, decode(payload))
-    stats.count("spirv_misses")
-    binary = _compile(compile_)
-    store.put(key, encode(binary))
+    try:
+        binary = _compile(compile_)
+    except BaseException:
+        stats.count("spirv_misses")
+        raise
+    store.put(key, encode(binary), {"spirv_misses": 1})  # one update of the statistics file
     return _remember(key, binary)
 
 

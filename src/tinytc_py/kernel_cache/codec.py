@@ -18,10 +18,19 @@ def encode(binary: Binary) -> bytes:
     header = {
         "format": binary.format,
         "core_features": int(binary.core_features),
-        "kernels": [dataclasses.asdict(k) for k in binary.kernels.values()],
+        "kernels": list(binary.kernels.values()),
     }
-    text = json.dumps(header, separators=(",", ":")).encode()
+    text = json.dumps(header, separators=(",", ":"), default=_fields).encode()
     return _LENGTH.pack(len(text)) + text + binary.data
+
+
+def _fields(value: object) -> dict:
+    """A dataclass's fields for json.dumps, which encodes the values (lists, tuples, numbers,
+    strings, nested dataclasses) itself: what `dataclasses.asdict` gives, without its deep
+    copy of every value (a third of the time of a SPIR-V miss's bookkeeping)."""
+    if not dataclasses.is_dataclass(value):
+        raise TypeError(f"cannot encode {type(value).__name__}")
+    return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
 
 
 def _kernel(d: dict) -> KernelInfo:

@@ -32,11 +32,18 @@ _process: Counter[str] = Counter()
 
 def count(name: str, n: int = 1, persist: bool = True) -> None:
     """Add `n` to a counter; `persist=False` for events too frequent to pay a file update."""
-    _process[name] += n
-    if not persist:
-        return
+    if persist:
+        count_all({name: n})
+    else:
+        _process[name] += n
+
+
+def count_all(delta: dict[str, int]) -> None:
+    """Add to several counters in one update of the file (each costs about 0.1 ms, a tenth
+    of a small kernel's compile)."""
+    _process.update(delta)
     with contextlib.suppress(OSError):
-        _add_to_totals({name: n})
+        _add_to_totals(delta)
 
 
 def process() -> dict[str, int]:

@@ -94,19 +94,24 @@ def remove(name: str) -> None:
         _path(name).unlink()
 
 
-def put(name: str, payload: bytes) -> None:
-    """Store `payload` as entry `name` (atomically), then evict down to the size bound."""
+def put(name: str, payload: bytes, counts: dict[str, int] | None = None) -> None:
+    """Store `payload` as entry `name` (atomically), then evict down to the size bound.
+    `counts` (the caller's counters of this lookup) are recorded with bytes_written, in one
+    update of the statistics file."""
     where = folder()
-    if where in _unwritable:
-        return
-    data = MAGIC + hashlib.sha256(payload).digest() + payload
-    try:
-        atomic_write(_path(name), data)
-    except OSError as err:
-        _disable_writing(where, err)
-        return
-    stats.count("bytes_written", len(data))
-    evict(max_bytes(), keep=name)
+    counts = dict(counts or {})
+    if where not in _unwritable:
+        data = MAGIC + hashlib.sha256(payload).digest() + payload
+        try:
+            atomic_write(_path(name), data)
+        except OSError as err:
+            _disable_writing(where, err)
+        else:
+            counts["bytes_written"] = len(data)
+    if counts:
+        stats.count_all(counts)
+    if "bytes_written" in counts:
+        evict(max_bytes(), keep=name)
 
 
 def entries() -> list[Entry]:

