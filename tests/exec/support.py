@@ -126,6 +126,25 @@ CMP = {
 }
 
 _INPUTS = (("%a", "%x"), ("%b", "%y"))
+_OUT_TYPE = {"bool": "i32"}  # results stored to %out as this type instead
+
+
+def ops_source(
+    ty: str, exprs: list[str], n_inputs: int, rty: str | None = None, pre: Sequence[str] = ()
+) -> str:
+    """The kernel @ops of `run_ops`: it loads %x (and %y) of type ty from %a (and %b), runs the
+    `pre` lines and stores each `exprs[k]` of type `rty` to column k of %out."""
+    rty = rty or ty
+    params, body = [], []
+    for mem, val in _INPUTS[:n_inputs]:
+        params.append(f"{mem}: memref<{ty}x?>")
+        body.append(f"{val} = load {mem}[%i] : {ty}")
+    body += pre
+    params.append(f"%out: memref<{_OUT_TYPE.get(rty, rty)}x?x{len(exprs)}>")
+    for k, expr in enumerate(exprs):
+        body.append(f"%r{k} = {expr} : {rty}")
+        body += store_lines(k, f"%r{k}", rty, "%out")
+    return elementwise("ops", ", ".join(params), body)
 
 
 def run_ops(
@@ -139,19 +158,9 @@ def run_ops(
     and whatever the `pre` lines define) and return the results as column k of an
     (n, len(exprs)) array of type `rty` (default ty; "bool" gives int32 0/1)."""
     rty = rty or ty
-    params, body = [], []
-    for (mem, val), _arr in zip(_INPUTS, inputs):
-        params.append(f"{mem}: memref<{ty}x?>")
-        body.append(f"{val} = load {mem}[%i] : {ty}")
-    body += pre
-    out_ty = "i32" if rty == "bool" else rty
-    params.append(f"%out: memref<{out_ty}x?x{len(exprs)}>")
-    for k, expr in enumerate(exprs):
-        body.append(f"%r{k} = {expr} : {rty}")
-        body += store_lines(k, f"%r{k}", rty, "%out")
-    src = elementwise("ops", ", ".join(params), body)
+    src = ops_source(ty, exprs, len(inputs), rty, pre)
     n = len(inputs[0])
-    out = np.zeros((n, len(exprs)), dtype=NP_DTYPE[out_ty], order="F")
+    out = np.zeros((n, len(exprs)), dtype=NP_DTYPE[_OUT_TYPE.get(rty, rty)], order="F")
     build(src).kernel("ops")(*inputs, out, num_groups=num_groups(n))
     return out
 

@@ -10,6 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tinytc_py.passes.registry import run_function_pass
+from tinytc_py.spirv import dump
+from tinytc_py.text.parser import parse
+from tinytc_py.text.printer import print_prog
+
 from .support import (
     CMP,
     assert_ulp,
@@ -18,6 +23,7 @@ from .support import (
     build,
     elementwise,
     num_groups,
+    ops_source,
     run_ops,
 )
 from .support import NP_DTYPE as NP
@@ -240,6 +246,12 @@ def test_complex_unary(ty):
         np.testing.assert_allclose(r[:, k], fn(a), rtol=10 * RTOL[ty])
 
 
+def math_insts(text: str, ops: set[str]) -> list[str]:
+    """The lines of printed IR or of a SPIR-V dump that apply one of `ops`
+    (`%r0 = cos %c0 : f32`, `%11 = OpExtInst %2 %1 cos %9`)."""
+    return [line for line in text.splitlines() if ops & set(line.split())]
+
+
 # math of constants: constant-propagation folds them (as upstream) in double precision
 MATH_OF_CONSTANTS = [
     ("cos", 0.75, np.cos),
@@ -256,12 +268,22 @@ MATH_OF_CONSTANTS = [
 
 @pytest.mark.parametrize("ty", ["f16", "f32", "f64"])
 def test_math_of_constants(ty):
-    """The default pipeline folds math of constants: the stored values are the functions'
-    values rounded to the type, to within half an ulp (log 0 = -inf, log of -1 is NaN)."""
+    """The default pipeline folds math of constants: constant-propagation leaves no math
+    instruction in use (dead-code-elimination then removes them all), the kernel calls no math
+    function, and the stored values are the functions' values rounded to the type, to within
+    half an ulp (log 0 = -inf, log of -1 is NaN)."""
     pre = [f"%c{k} = constant {x!r} : {ty}" for k, (_, x, _) in enumerate(MATH_OF_CONSTANTS)]
     exprs = [f"{op} %c{k}" for k, (op, _, _) in enumerate(MATH_OF_CONSTANTS)]
+    ops = {op for op, _, _ in MATH_OF_CONSTANTS}
+    src = ops_source(ty, exprs, 1, pre=pre)
+    prog = parse(src)
+    assert len(math_insts(print_prog(prog), ops)) == len(MATH_OF_CONSTANTS)
+    for name in ("constant-propagation", "dead-code-elimination"):
+        run_function_pass(name, prog)
+    assert math_insts(print_prog(prog), ops) == []
     a = np.zeros(N, NP[ty])
     got = run_ops(ty, exprs, [a], pre=pre)
+    assert math_insts(dump(build(src).binary.data), ops) == []
     with np.errstate(all="ignore"):
         want = [fn(np.float64(x)) for _, x, fn in MATH_OF_CONSTANTS]
     for k, (op, x, _) in enumerate(MATH_OF_CONSTANTS):

@@ -187,6 +187,32 @@ def test_load_store_transposes(ty, M, N, S):
             np.testing.assert_array_equal(B if tb == "n" else B.T, tile, err_msg=f"{ta}{tb}")
 
 
+def test_store_at_row_computed_in_floating_point():
+    """Row 2x, computed as (4x as f32) * 0.5: a float -> index cast carries no divisor, so the
+    store must not take the block-IO path, which needs a row that is a multiple of 4 (16 bytes;
+    the gcd analysis once passed 4x's divisor through the floats)."""
+    from tinytc_py.spirv import dump
+
+    body = """        %c0 = constant 0 : index
+        %c4 = constant 4 : index
+        %x4 = mul %x, %c4 : index
+        %f = cast %x4 : f32
+        %half = constant 0.5 : f32
+        %h = mul %f, %half : f32
+        %row = cast %h : index
+        %a = cooperative_matrix_load %A[%row,%c0] : coopmatrix<f32x32x5,matrix_acc>
+        cooperative_matrix_store %a, %B[%row,%c0]"""
+    text = func("rowf", "%A: memref<f32x64x5>, %B: memref<f32x64x5>, %x: index", body, 16)
+    prog = build(text)
+    assert "OpSubgroupBlockWriteINTEL" not in dump(prog.binary.data)
+    A = rand("f32", (64, 5))
+    B = np.zeros((64, 5), np.float32, order="F")
+    prog.kernel("rowf")(A, B, 1)
+    want = np.zeros_like(B)
+    want[2:34] = A[2:34]
+    np.testing.assert_array_equal(B, want)
+
+
 @pytest.mark.parametrize(
     "ty,M,N,S,use,atomic",
     [

@@ -3,8 +3,17 @@ alignment proofs of block IO).
 
 `value_gcd(v)` is a number every run-time value of the integer `v` is a multiple of: 1 when
 nothing is known, 0 when v is 0 (gcd's neutral element, so gcd(0, x) = x). It follows constants,
-sums, differences, products, exact divisions by constants, casts, `size` of a memref mode and
-loop variables (gcd of the lower bound and the step).
+sums, differences, products, exact divisions by constants, integer casts, `size` of a memref mode
+and loop variables (gcd of the lower bound and the step).
+
+The rules hold in exact arithmetic, which is what 64-bit integers (i64, index: sizes, indices,
+offsets) are taken to compute, as upstream tinytc does. The narrow types i8, i16 and i32 wrap
+around modulo 2^bits (constant folding and the device alike), and wrapping subtracts a multiple
+of 2^bits: of a divisor g, only gcd(g, 2^bits), its power-of-two part, survives. So a sum, a
+product, a truncating cast or a loop variable of a narrow type keeps only that part (0 stays 0);
+a constant is exact (it fits its type), a division by a constant that divides the dividend is
+exact, and a widening cast sign-extends, keeping the value. A cast from a floating or complex
+value says nothing (1): rounding and the float-to-int conversion keep no divisor.
 
 `memref_gcd(v, default_alignment)` describes the memref `v` in elements: its base address is a
 multiple of `offset` elements, shape(k) of `shape[k]` and stride(k) of `stride[k]`. Static
@@ -23,7 +32,7 @@ from dataclasses import dataclass
 from ..ir.attrs import ArrayAttr, DictionaryAttr, IntegerAttr
 from ..ir.inst import Inst
 from ..ir.region import Func
-from ..ir.types import DYNAMIC, GroupType, MemrefType
+from ..ir.types import DYNAMIC, GroupType, MemrefType, NumberType
 from ..ir.values import Value
 from .stack import alloca_alignment, stack_ptr
 
@@ -40,8 +49,21 @@ def _loop_var_gcd(v: Value) -> int:
     owner = region.owner if region is not None else None
     if isinstance(owner, Inst) and owner.name == "for" and v is region.params[0]:
         step = owner.operand("step")
-        return math.gcd(value_gcd(owner.operand("from")), value_gcd(step) if step else 1)
+        g = math.gcd(value_gcd(owner.operand("from")), value_gcd(step) if step else 1)
+        return _wrapped(g, v.type)
     return 1
+
+
+def _is_int(ty) -> bool:
+    return isinstance(ty, NumberType) and ty.is_integer
+
+
+def _wrapped(g: int, ty: NumberType) -> int:
+    """The divisor left of `g` (true in exact arithmetic) once a value of type `ty` wraps around:
+    gcd(g, 2^bits) for i8, i16 and i32, all of it for the 64-bit types (module docstring)."""
+    if g == 0 or ty.size >= 8:
+        return g
+    return math.gcd(g, 1 << (8 * ty.size))
 
 
 def value_gcd(v: Value) -> int:
@@ -54,14 +76,19 @@ def value_gcd(v: Value) -> int:
         value = d.props["value"]
         return abs(value) if isinstance(value, int) and not isinstance(value, bool) else 1
     if name in ("add", "sub"):
-        return math.gcd(value_gcd(d.operand("a")), value_gcd(d.operand("b")))
+        g = math.gcd(value_gcd(d.operand("a")), value_gcd(d.operand("b")))
+        return _wrapped(g, v.type)
     if name == "mul":
-        return value_gcd(d.operand("a")) * value_gcd(d.operand("b"))
+        return _wrapped(value_gcd(d.operand("a")) * value_gcd(d.operand("b")), v.type)
     if name == "div":
         a, b = value_gcd(d.operand("a")), _constant(d.operand("b"))
         return a // abs(b) if b and a % b == 0 else 1
     if name == "cast":
-        return value_gcd(d.operand("a"))
+        src, dst = d.operand("a"), v.type
+        if not (_is_int(src.type) and _is_int(dst)):
+            return 1
+        g = value_gcd(src)
+        return _wrapped(g, dst) if dst.size < src.type.size else g
     if name == "size":
         operand = d.operand("operand")
         if isinstance(operand.type, MemrefType):

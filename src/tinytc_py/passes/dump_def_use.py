@@ -11,8 +11,19 @@ Instructions with regions show them as `{...}`; the function's parameters are no
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+from ..ir.values import Value
 from ..text.printer import SummaryPrinter
 from .base import FunctionPass
+from .dump_values import dump_values
+
+
+def _def_use(printer: SummaryPrinter, value: Value) -> Iterator[str]:
+    yield f"  def {printer.ref(value)}"
+    # The newest use first (for parsed code: the last in program order), as upstream.
+    for use in reversed(list(value.uses)):
+        yield f"    > {printer.inst(use.owner)}"
 
 
 class DumpDefUse(FunctionPass):
@@ -20,15 +31,4 @@ class DumpDefUse(FunctionPass):
     dumps = True
 
     def run(self, func, ctx, out) -> None:
-        printer = SummaryPrinter(func)
-        out.write(f"Def-use in @{func.name}\n")
-        for inst in func.body.walk():
-            if not inst.results and not inst.regions:
-                continue
-            out.write(f"> {printer.inst(inst)}\n")
-            for value in [*inst.results, *(p for r in inst.regions for p in r.params)]:
-                out.write(f"  def {printer.ref(value)}\n")
-                # The newest use first (for parsed code: the last in program order), as upstream.
-                for use in reversed(list(value.uses)):
-                    out.write(f"    > {printer.inst(use.owner)}\n")
-        out.write("\n")
+        dump_values(func, out, "Def-use", _def_use)

@@ -14,11 +14,15 @@ offsets; the default alignment is the core info's (tinytc-opt -d).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..analysis.gcd import memref_gcd, value_gcd
 from ..ir.types import MemrefType, NumberType
+from ..ir.values import Value
 from ..target.core_info import CoreInfo
 from ..text.printer import SummaryPrinter
 from .base import FunctionPass
+from .dump_values import dump_values
 from .work_group_size import default_core_info
 
 
@@ -33,26 +37,15 @@ class DumpGcd(FunctionPass):
     def __init__(self, core_info: CoreInfo | None = None) -> None:
         self.alignment = (core_info or default_core_info()).default_alignment
 
+    def _gcds(self, printer: SummaryPrinter, value: Value) -> Iterator[str]:
+        name = printer.ref(value)
+        if isinstance(value.type, NumberType) and value.type.is_integer:
+            yield f"  gcd({name}) = {value_gcd(value)}"
+        elif isinstance(value.type, MemrefType):
+            info = memref_gcd(value, self.alignment)
+            yield f"  offset_gcd({name}) = {info.offset}"
+            yield f"  shape_gcd({name}) = {_ints(info.shape)}"
+            yield f"  stride_gcd({name}) = {_ints(info.stride)}"
+
     def run(self, func, ctx, out) -> None:
-        printer = SummaryPrinter(func)
-
-        def dump(value) -> None:
-            name = printer.ref(value)
-            if isinstance(value.type, NumberType) and value.type.is_integer:
-                out.write(f"  gcd({name}) = {value_gcd(value)}\n")
-            elif isinstance(value.type, MemrefType):
-                info = memref_gcd(value, self.alignment)
-                out.write(f"  offset_gcd({name}) = {info.offset}\n")
-                out.write(f"  shape_gcd({name}) = {_ints(info.shape)}\n")
-                out.write(f"  stride_gcd({name}) = {_ints(info.stride)}\n")
-
-        out.write(f"GCD in @{func.name}\n")
-        for param in func.params:
-            dump(param)
-        for inst in func.body.walk():
-            if not inst.results and not inst.regions:
-                continue
-            out.write(f"> {printer.inst(inst)}\n")
-            for value in [*inst.results, *(p for r in inst.regions for p in r.params)]:
-                dump(value)
-        out.write("\n")
+        dump_values(func, out, "GCD", self._gcds, with_params=True)

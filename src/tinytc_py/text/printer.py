@@ -104,13 +104,7 @@ class Printer:
         rule = _CUSTOM.get(inst.name)
         head = inst.name + modifiers_text(inst.spec.props, inst.props)
         start = len(self.out)
-        # Upstream's printer numbers unnamed values in this order: an instruction's region
-        # parameters, then its results, then the instructions inside its regions
-        # (`%1 = for %0=... init(...)`, `%0 = if ... { %1 = ... }`).
-        for v in [p for region in inst.regions for p in region.params] + inst.results:
-            if not v.name:
-                self.reserved[v] = str(self.counter)
-                self.counter += 1
+        self.reserve_numbers(inst)
         if rule is not None:
             rule(self, inst, head, depth)
         else:
@@ -120,6 +114,15 @@ class Printer:
             # Results are defined after the instruction's regions (they are not visible inside)
             # but printed in front of it.
             self.out.insert(start, ",".join(self.define(r) for r in inst.results) + " = ")
+
+    def reserve_numbers(self, inst: Inst) -> None:
+        """Upstream's printer numbers unnamed values in this order: an instruction's region
+        parameters, then its results, then the instructions inside its regions
+        (`%1 = for %0=... init(...)`, `%0 = if ... { %1 = ... }`)."""
+        for v in [p for region in inst.regions for p in region.params] + inst.results:
+            if not v.name:
+                self.reserved[v] = str(self.counter)
+                self.counter += 1
 
     def format_operands(self, inst: Inst) -> str:
         """Renders a regular instruction's operands by walking its format string."""
@@ -301,6 +304,9 @@ class SummaryPrinter(Printer):
 
     def define(self, value: Value) -> str:
         return self.ref(value)
+
+    def reserve_numbers(self, inst: Inst) -> None:
+        """Nothing to number: every value already has its name from the full print."""
 
     def region(self, region: Region, depth: int) -> None:
         self.out.append("{...}")
