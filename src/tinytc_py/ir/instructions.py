@@ -1789,6 +1789,7 @@ def register(base: type[Inst], spec: InstSpec, **class_attrs: Any) -> type[Inst]
         {
             "__slots__": (),
             "spec": spec,
+            "name": spec.mnemonic,
             "variadic": frozenset(o[:-1] for o in spec.operands if o.endswith("*")),
             **class_attrs,
         },

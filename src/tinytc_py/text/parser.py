@@ -640,24 +640,22 @@ class Parser:
         operands: dict[str, Any] = {}
         result_type = None
         attrs = None
-        tokens = cls.spec.fmt.split()
-        for k, tok in enumerate(tokens):
-            if tok == "type":
+        steps = cls.spec.fmt_steps
+        for k, (kind, key) in enumerate(steps):
+            if kind == "$":
+                operands[key] = self.parse_value()
+            elif kind == "":
+                c.expect(key)
+            elif kind == "type":
                 result_type = self.parse_type()
-            elif tok == "attrs?":
-                if c.peek("{") or c.peek("$"):
-                    attrs = self.parse_dictionary()
-            elif tok.startswith("$"):
-                if tok.endswith("*"):
-                    operands[tok[1:-1]] = self.parse_value_list(tokens[k + 1])
-                else:
-                    operands[tok[1:]] = self.parse_value()
-            elif tok.startswith("#"):
-                props[tok[1:]] = self.parse_integer()
-            elif tok.startswith("@"):
-                props[tok[1:]] = parse_global_name(self)
-            else:
-                c.expect(tok)
+            elif kind == "$*":
+                operands[key] = self.parse_value_list(steps[k + 1][1])
+            elif kind == "#":
+                props[key] = self.parse_integer()
+            elif kind == "@":
+                props[key] = parse_global_name(self)
+            elif c.peek("{") or c.peek("$"):  # attrs?
+                attrs = self.parse_dictionary()
         return cls(operands, props, result_type, c.loc(begin), attrs)
 
     # ---- hand-written instruction rules -------------------------------------------------------
