@@ -14,6 +14,7 @@ import re
 from ..errors import CompilationError, Location, Position, Status
 
 WS = re.compile(r"(?:[ \t\r\n]+|;[^\n]*)*")
+_BLANK_STARTS = frozenset(" \t\r\n;")  # the first characters WS can match
 LOCAL = re.compile(r"%([A-Za-z][A-Za-z0-9_]*|[0-9]+)")
 GLOBAL = re.compile(r"@([A-Za-z][A-Za-z0-9_]*|[0-9]+)")
 DEFVAR = re.compile(r"\$([A-Za-z][A-Za-z0-9_]*|[0-9]+)")
@@ -98,7 +99,12 @@ class Cursor:
         that case themselves: it is the parser's most frequent step, and a call costs more)."""
         pos = self.pos
         if pos != self._skipped:
-            pos = self.pos = self._skipped = WS.match(self.text, pos).end()
+            text = self.text
+            # Tokens often touch ("%a," "[0:16]"): one character says so without a match.
+            if pos < len(text) and text[pos] not in _BLANK_STARTS:
+                self._skipped = pos
+            else:
+                pos = self.pos = self._skipped = WS.match(text, pos).end()
         return pos
 
     def at_end(self) -> bool:
