@@ -159,7 +159,8 @@ class IRBuilder:
             inst.drop_uses()
             raise CompilationError(inst.loc, Status.invalid_arguments, "no insertion point set")
         try:
-            check_extension(inst, self.ctx, self.prog)
+            if inst.spec.extension:
+                check_extension(inst, self.ctx, self.prog)
             check_placement(inst, region)
             if inst.regions and region_depth(region) >= MAX_NESTING:
                 raise nesting_error(inst.loc)
@@ -344,7 +345,9 @@ def _type_required(mnemonic: str, loc: Location) -> CompilationError:
 
 def _set_names(values: list[Value], names: list[str] | None, loc: Location) -> None:
     """Names must be identifiers; purely numeric names mean "unnamed" (as in the parser)."""
-    names = list(names or ())
+    if not names:
+        return
+    names = list(names)
     if len(names) > len(values):
         detail = f"{len(names)} names for {len(values)} values"
         raise CompilationError(loc, Status.invalid_arguments, detail)

@@ -58,16 +58,39 @@ class InstSpec:
     builder_name: str = ""
     extra: dict = field(default_factory=dict)
     extension: bool = False  # a tinytc-py language extension (docs/extensions.md)
-    # (name, "" / "?" / "*") of each operand, split once: Inst.__init__ runs for every instruction
+    # Derived once from the fields above, as every instruction created, parsed or printed reads
+    # them: (name, "" / "?" / "*") of each operand, property name → default (in `props` order),
+    # and the format's words as (kind, key) pairs (see format_steps).
     operand_slots: tuple[tuple[str, str], ...] = field(init=False, repr=False, compare=False)
+    prop_defaults: dict[str, Any] = field(init=False, repr=False, compare=False)
+    fmt_steps: tuple[tuple[str, str], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         slots = tuple((o.rstrip("?*"), o[-1] if o[-1] in "?*" else "") for o in self.operands)
         object.__setattr__(self, "operand_slots", slots)
+        object.__setattr__(self, "prop_defaults", {p.name: p.default for p in self.props})
+        object.__setattr__(self, "fmt_steps", format_steps(self.fmt or ""))
 
     @property
     def python_name(self) -> str:
         return self.builder_name or self.mnemonic
+
+
+def format_steps(fmt: str) -> tuple[tuple[str, str], ...]:
+    """The words of a text format as (kind, key): ("$", operand), ("$*", variadic operand),
+    ("#", integer property), ("@", global-name property), ("type", ""), ("attrs?", "") or
+    ("", literal word)."""
+    steps = []
+    for word in fmt.split():
+        if word in ("type", "attrs?"):
+            steps.append((word, ""))
+        elif word[0] == "$" and word[-1] == "*":
+            steps.append(("$*", word[1:-1]))
+        elif word[0] in "$#@":
+            steps.append((word[0], word[1:]))
+        else:
+            steps.append(("", word))
+    return tuple(steps)
 
 
 class Inst:
@@ -80,6 +103,7 @@ class Inst:
     __slots__ = ("uses", "_segments", "results", "regions", "props", "attrs", "loc", "parent")
 
     spec: ClassVar[InstSpec]
+    name: ClassVar[str]  # the spec's mnemonic, set on each leaf class (read very often)
     region_kinds: ClassVar[tuple[Exec, ...]] = ()
     variadic: ClassVar[frozenset[str]] = frozenset()
 
@@ -94,13 +118,20 @@ class Inst:
         self.loc = loc
         self.parent: Region | None = None
         self.attrs = attrs
-        given = props or {}
-        self.props: dict[str, Any] = {p.name: given.get(p.name, p.default) for p in self.spec.props}
-        self.uses: list[Use] = []
+        spec = self.spec
+        # the spec's properties, given values replacing defaults (other keys are ignored)
+        self.props: dict[str, Any] = dict(spec.prop_defaults)
+        if props:
+            values = self.props
+            for key, value in props.items():
+                if key in values:
+                    values[key] = value
+        uses: list[Use] = []
+        self.uses = uses
         self._segments: dict[str, tuple[int, int]] = {}
-        for key, suffix in self.spec.operand_slots:
+        for key, suffix in spec.operand_slots:
             value = operands.get(key)
-            start = len(self.uses)
+            start = len(uses)
             if suffix == "*":
                 for v in value or ():
                     self._add_use(v)
@@ -108,7 +139,7 @@ class Inst:
                 self._add_use(value)
             elif suffix != "?":
                 raise CompilationError(loc, Status.invalid_arguments, f"missing operand '{key}'")
-            self._segments[key] = (start, len(self.uses))
+            self._segments[key] = (start, len(uses))
         self.results: list[Value] = []
         if result_types is not None:
             types = result_types if isinstance(result_types, list) else [result_types]
@@ -126,8 +157,9 @@ class Inst:
         except CompilationError:
             self.drop_uses()
             raise
-        for region, types in zip(self.regions, self.region_param_types()):
-            region.set_params(types)
+        if self.regions:
+            for region, types in zip(self.regions, self.region_param_types()):
+                region.set_params(types)
 
     def _add_use(self, value: Value) -> None:
         if not isinstance(value, Value):
@@ -137,10 +169,6 @@ class Inst:
         self.uses.append(Use(self, len(self.uses), value))
 
     # ---- access -------------------------------------------------------------------------------
-
-    @property
-    def name(self) -> str:
-        return self.spec.mnemonic
 
     @property
     def operands(self) -> list[Value]:

@@ -731,10 +731,9 @@ class SubviewInst(Inst):
             raise self.error(Status.ir_subview_mismatch, "dynamic offsets/sizes do not match", t)
         for v in dyn_offs + dyn_sizes:
             checks.index(self, v)
-        for i, (o, s) in enumerate(zip(offs, sizes)):
+        for o, s, ext in zip(offs, sizes, mt.shape):
             if (o < 0 and o != DYNAMIC) or (s < 0 and s != DYNAMIC):
                 raise self.error(Status.ir_invalid_slice, "offset and size must be non-negative", t)
-            ext = mt.shape[i]
             if (
                 ext != DYNAMIC
                 and DYNAMIC not in (o, s)
@@ -753,8 +752,12 @@ Layout = tuple[tuple[int, ...], tuple[int, ...]]
 def subview_layout(src: MemrefType, sizes: tuple[int, ...]) -> Layout:
     """Shape and stride of a subview: a size of 0 (a single index) drops its mode, the others
     keep the mode's stride. Shared by the verifier and the front ends that infer result types."""
-    kept = [i for i, s in enumerate(sizes) if s != 0]
-    return tuple(sizes[i] for i in kept), tuple(src.stride[i] for i in kept)
+    shape, stride = [], []
+    for size, step in zip(sizes, src.stride):
+        if size != 0:
+            shape.append(size)
+            stride.append(step)
+    return tuple(shape), tuple(stride)
 
 
 def expand_layout(src: MemrefType, mode: int, static: tuple[int, ...]) -> Layout:
@@ -800,10 +803,8 @@ def _check_view_type(
             f"{src.addrspace.text}",
             t,
         )
-    ok = (
-        len(r.shape) == len(shape)
-        and all(a == b for a, b in zip(r.shape, shape))
-        and all(a in (b, DYNAMIC) for a, b in zip(r.stride, stride))
+    ok = r.shape == tuple(shape) and (
+        r.stride == tuple(stride) or all(a in (b, DYNAMIC) for a, b in zip(r.stride, stride))
     )
     if not ok:
         try:
@@ -1789,6 +1790,7 @@ def register(base: type[Inst], spec: InstSpec, **class_attrs: Any) -> type[Inst]
         {
             "__slots__": (),
             "spec": spec,
+            "name": spec.mnemonic,
             "variadic": frozenset(o[:-1] for o in spec.operands if o.endswith("*")),
             **class_attrs,
         },

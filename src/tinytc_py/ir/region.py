@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import TYPE_CHECKING
 
 from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Status
@@ -77,11 +78,21 @@ class Region:
         inst.parent = None
 
     def walk(self):
-        """Every instruction in this region and its subregions, pre-order."""
-        for inst in self.insts:
-            yield inst
-            for region in inst.regions:
-                yield from region.walk()
+        """Every instruction in this region and its subregions, pre-order.
+
+        One generator with a stack of iterators, not one generator per region: a nested
+        instruction reaches the caller in one step instead of one per level. As a recursive walk
+        would, it reads each instruction list when it gets there (instructions added meanwhile
+        are seen) and an instruction's regions right after yielding it."""
+        stack = [iter(self.insts)]
+        while stack:
+            for inst in stack[-1]:
+                yield inst
+                if inst.regions:
+                    stack.append(chain.from_iterable(r.insts for r in inst.regions))
+                    break
+            else:
+                stack.pop()
 
 
 class Func:

@@ -23,11 +23,14 @@ _ARTICLE = {Exec.collective: "a", Exec.spmd: "an"}
 
 def check_placement(inst: Inst, region: Region) -> None:
     """Collective instructions only in collective regions, SPMD ones only in SPMD regions."""
+    if inst.spec.exec is not Exec.mixed:
+        check_exec(inst, region.effective_kind())
+
+
+def check_exec(inst: Inst, have: Exec) -> None:
+    """check_placement in a region whose effective kind `have` is known."""
     want = inst.spec.exec
-    if want is Exec.mixed:
-        return
-    have = region.effective_kind()
-    if want is have:
+    if want is Exec.mixed or want is have:
         return
     status = (
         Status.ir_collective_called_from_spmd
@@ -200,7 +203,8 @@ def _check_param_attrs(func: Func, param: Value, attrs: DictionaryAttr) -> None:
 
 
 def _check_uses(inst: Inst, visible: set[Value]) -> None:
-    for v in inst.operands:
+    for use in inst.uses:
+        v = use.value
         if v not in visible:
             raise inst.error(
                 Status.compilation_error, f"value {v} is not defined before its use here", v
@@ -210,8 +214,9 @@ def _check_uses(inst: Inst, visible: set[Value]) -> None:
 def _verify_region(region: Region, visible: set[Value], sgs: int | None) -> None:
     added = list(region.params)
     visible.update(added)
+    kind = region.effective_kind()
     for inst in region.insts:
-        check_placement(inst, region)
+        check_exec(inst, kind)
         _check_uses(inst, visible)
         if sgs is not None:
             check_subgroup_dependent(inst, sgs)

@@ -14,6 +14,7 @@ import re
 from ..errors import CompilationError, Location, Position, Status
 
 WS = re.compile(r"(?:[ \t\r\n]+|;[^\n]*)*")
+_BLANK_STARTS = frozenset(" \t\r\n;")  # the first characters WS can match
 LOCAL = re.compile(r"%([A-Za-z][A-Za-z0-9_]*|[0-9]+)")
 GLOBAL = re.compile(r"@([A-Za-z][A-Za-z0-9_]*|[0-9]+)")
 DEFVAR = re.compile(r"\$([A-Za-z][A-Za-z0-9_]*|[0-9]+)")
@@ -94,26 +95,34 @@ class Cursor:
 
     def skip(self) -> int:
         """Skips white space and comments; returns the new offset. Every accept/peek/match
-        skips first, mostly at an offset just skipped to, which costs no new match."""
-        if self.pos != self._skipped:
-            self.pos = self._skipped = WS.match(self.text, self.pos).end()
-        return self.pos
+        skips first, mostly at an offset just skipped to, which costs no new match (they test
+        that case themselves: it is the parser's most frequent step, and a call costs more)."""
+        pos = self.pos
+        if pos != self._skipped:
+            text = self.text
+            # Tokens often touch ("%a," "[0:16]"): one character says so without a match.
+            if pos < len(text) and text[pos] not in _BLANK_STARTS:
+                self._skipped = pos
+            else:
+                pos = self.pos = self._skipped = WS.match(text, pos).end()
+        return pos
 
     def at_end(self) -> bool:
         return self.skip() >= len(self.text)
 
     def peek(self, literal: str) -> bool:
-        self.skip()
-        return self.text.startswith(literal, self.pos)
+        pos = self.pos if self.pos == self._skipped else self.skip()
+        return self.text.startswith(literal, pos)
 
     def accept(self, literal: str) -> bool:
         """Consumes `literal` if it comes next. Keywords must not run into an identifier char."""
-        self.skip()
-        if not self.text.startswith(literal, self.pos):
+        pos = self.pos if self.pos == self._skipped else self.skip()
+        text = self.text
+        if not text.startswith(literal, pos):
             return False
-        end = self.pos + len(literal)
-        if literal[-1].isalnum() and end < len(self.text):
-            c = self.text[end]
+        end = pos + len(literal)
+        if literal[-1].isalnum() and end < len(text):
+            c = text[end]
             if c.isalnum() or c == "_":
                 return False
         self.pos = end
@@ -124,8 +133,7 @@ class Cursor:
             raise self.error(f"expected {what or repr(literal)}")
 
     def match(self, pattern: re.Pattern[str]) -> re.Match[str] | None:
-        self.skip()
-        m = pattern.match(self.text, self.pos)
+        m = pattern.match(self.text, self.pos if self.pos == self._skipped else self.skip())
         if m:
             self.pos = m.end()
         return m

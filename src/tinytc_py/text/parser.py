@@ -23,15 +23,17 @@ from ..ir.nesting import MAX_NESTING, nesting_error
 from ..ir.region import Func, Prog, Region
 from ..ir.types import DYNAMIC, NumberType, ScalarKind, Type
 from ..ir.values import Value
-from ..ir.verify import check_placement, check_region_end, finish_func
+from ..ir.verify import check_exec, check_region_end, finish_func
 from . import lexer as lx
 from .extension_syntax import check_parsed_extension, parse_global, parse_global_name, parse_printf
 from .preprocessor import Definitions, evaluate_rpn
-from .syntax import modifier_table
+from .syntax import modifier_props
 
 SCALAR = re.compile(r"(?:i16|i32|i64|i8|index|bf16|f16|f32|f64|c32|c64)")
 _SCALAR_KINDS = {k.text: k for k in ScalarKind}
 _RPN_OPS = re.compile(r"\^|-(?![0-9])|\+(?![0-9])|\*|/|%|min\b|max\b")
+# The extent of a memref spelling on one line without $variables or comments (see parse_memref).
+_MEMREF_SPELLING = re.compile(r"memref<(?:[^<>$;\n]|<[^<>$;\n]*>)*>")
 _USES = {"matrix_a": MatrixUse.a, "matrix_b": MatrixUse.b, "matrix_acc": MatrixUse.acc}
 
 
@@ -45,6 +47,7 @@ class Parser:
         self.regions: list[Region] = []  # regions being parsed, innermost last
         self.attr_depth = 0  # array and dictionary attributes being parsed
         self.prog: Prog | None = None  # the program being parsed (its globals are visible)
+        self.memref_spellings: dict[str, Type] = {}  # see parse_memref
 
     # ---- program and functions ----------------------------------------------------------------
 
@@ -123,6 +126,7 @@ class Parser:
             # parent, a `for` inside `parallel` would reject SPMD instructions.
             owner.parent = self.regions[-1]
         self.regions.append(region)
+        kind = region.effective_kind()  # fixed while the region is read
         self.scopes.append({})
         self.defs.push()
         for value, (name, loc) in zip(region.params, names):
@@ -136,7 +140,7 @@ class Parser:
                 self.parse_def_assign()
                 continue
             inst = self.parse_inst()
-            check_placement(inst, region)
+            check_exec(inst, kind)
             region.append(inst)
         region.loc = c.loc(begin)
         self.defs.pop()
@@ -340,7 +344,7 @@ class Parser:
             return self.ctx.void
         c.pos = m.start()
         if c.accept("memref"):
-            return self.parse_memref_body(begin)
+            return self.parse_memref(begin)
         if c.accept("group"):
             return self.parse_group_body(begin)
         if c.accept("coopmatrix"):
@@ -404,6 +408,24 @@ class Parser:
         while self.accept_x():
             shape.append(self.parse_extent())
         return shape
+
+    def parse_memref(self, begin: int) -> Type:
+        """A memref type after its keyword. Programs spell the same memref types again and again
+        (parameters, subviews, loads): a spelling read before is looked up instead of read again.
+        Its value depends on the spelling alone (no $variable, which depends on the scope, and
+        no comment), and only a spelling read without error to its end is recorded."""
+        c = self.c
+        span = _MEMREF_SPELLING.match(c.text, begin)
+        if span is None:
+            return self.parse_memref_body(begin)
+        ty = self.memref_spellings.get(span.group())
+        if ty is not None:
+            c.pos = span.end()
+            return ty
+        ty = self.parse_memref_body(begin)
+        if c.pos == span.end():
+            self.memref_spellings[span.group()] = ty
+        return ty
 
     def parse_memref_body(self, begin: int) -> Type:
         c = self.c
@@ -605,11 +627,10 @@ class Parser:
     def parse_modifiers(self, cls: type[Inst], mods: list[str], begin: int) -> dict[str, Any]:
         props: dict[str, Any] = {}
         i = 0
-        spec_props = [p for p in cls.spec.props if modifier_table(p)]
+        spec_props = modifier_props(cls.spec.props)
         for mod in mods:
             while i < len(spec_props):
-                prop = spec_props[i]
-                table = modifier_table(prop)
+                prop, table = spec_props[i]
                 if mod in table:
                     if prop.kind == "fence":
                         props[prop.name] = props.get(prop.name, 0) | table[mod]
@@ -624,9 +645,9 @@ class Parser:
                     Status.parse_error,
                     f"unexpected modifier '.{mod}' for {cls.spec.mnemonic}",
                 )
-        for prop in spec_props:
+        for prop, table in spec_props:
             if prop.default is None and prop.name not in props:
-                choices = ", ".join("." + k for k in modifier_table(prop))
+                choices = ", ".join("." + k for k in table)
                 raise CompilationError(
                     self.c.loc(begin),
                     Status.parse_error,
@@ -640,24 +661,22 @@ class Parser:
         operands: dict[str, Any] = {}
         result_type = None
         attrs = None
-        tokens = cls.spec.fmt.split()
-        for k, tok in enumerate(tokens):
-            if tok == "type":
+        steps = cls.spec.fmt_steps
+        for k, (kind, key) in enumerate(steps):
+            if kind == "$":
+                operands[key] = self.parse_value()
+            elif kind == "":
+                c.expect(key)
+            elif kind == "type":
                 result_type = self.parse_type()
-            elif tok == "attrs?":
-                if c.peek("{") or c.peek("$"):
-                    attrs = self.parse_dictionary()
-            elif tok.startswith("$"):
-                if tok.endswith("*"):
-                    operands[tok[1:-1]] = self.parse_value_list(tokens[k + 1])
-                else:
-                    operands[tok[1:]] = self.parse_value()
-            elif tok.startswith("#"):
-                props[tok[1:]] = self.parse_integer()
-            elif tok.startswith("@"):
-                props[tok[1:]] = parse_global_name(self)
-            else:
-                c.expect(tok)
+            elif kind == "$*":
+                operands[key] = self.parse_value_list(steps[k + 1][1])
+            elif kind == "#":
+                props[key] = self.parse_integer()
+            elif kind == "@":
+                props[key] = parse_global_name(self)
+            elif c.peek("{") or c.peek("$"):  # attrs?
+                attrs = self.parse_dictionary()
         return cls(operands, props, result_type, c.loc(begin), attrs)
 
     # ---- hand-written instruction rules -------------------------------------------------------

@@ -128,21 +128,20 @@ class Printer:
         """Renders a regular instruction's operands by walking its format string."""
         text = ""
         in_brackets = False  # upstream separates by "," inside [...] and by ", " elsewhere
-        for tok in inst.spec.fmt.split():
-            if tok == "type":
+        for kind, key in inst.spec.fmt_steps:
+            if kind == "type":
                 piece = str(inst.results[0].type)
-            elif tok == "attrs?":
+            elif kind == "attrs?":
                 piece = str(inst.attrs) if inst.attrs is not None else ""
-            elif tok.startswith("$"):
-                key = tok[1:].rstrip("*")
+            elif kind in ("$", "$*"):
                 piece = self.refs(inst.operand_list(key), "," if in_brackets else ", ")
-            elif tok.startswith("#"):
-                piece = str(inst.props[tok[1:]])
-            elif tok.startswith("@"):
-                piece = "@" + inst.props[tok[1:]]
+            elif kind == "#":
+                piece = str(inst.props[key])
+            elif kind == "@":
+                piece = "@" + inst.props[key]
             else:
-                piece = tok
-                in_brackets = {"[": True, "]": False}.get(tok, in_brackets)
+                piece = key
+                in_brackets = {"[": True, "]": False}.get(key, in_brackets)
             text = _join(text, piece, in_brackets)
         return text
 

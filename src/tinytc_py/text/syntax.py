@@ -33,6 +33,12 @@ def modifier_table(prop: Prop) -> dict[str, Any]:
     return {}
 
 
+@cache
+def modifier_props(props: tuple[Prop, ...]) -> tuple[tuple[Prop, dict[str, Any]], ...]:
+    """The properties of an instruction that are spelled as modifiers, with their tables."""
+    return tuple((p, modifier_table(p)) for p in props if modifier_table(p))
+
+
 def is_modifier(prop: Prop) -> bool:
     return bool(modifier_table(prop))
 
