@@ -13,8 +13,10 @@
   memory; memory nobody reads or writes is not an effect anybody observes). An alloca already
   placed by set-stack-ptr leaves a gap in the stack, which is harmless.
 
-Regions are swept bottom-up, so a removed user exposes its operands in the same sweep; sweeps
-repeat until nothing changes (removing an `if` may make an enclosing loop free of side effects).
+Regions are swept bottom-up and an instruction's regions before the instruction is judged
+again, so one sweep reaches the fixed point: a removed user exposes its operands (defined
+earlier, visited later) in the same sweep, and an `if` or `for` whose regions lost their last
+side effect is erased right after them.
 """
 
 from __future__ import annotations
@@ -112,9 +114,14 @@ def sweep(region: Region) -> bool:
             _discard(inst)
             changed = True
         else:
+            swept = False
             for sub in inst.regions:
-                changed |= sweep(sub)
-            kept.append(inst)
+                swept |= sweep(sub)
+            if swept and is_dead(inst):  # its regions lost their last side effect
+                _discard(inst)
+            else:
+                kept.append(inst)
+            changed |= swept
     kept = [inst for inst in reversed(kept) if id(inst) not in dropped]
     for inst in kept:
         inst.parent = region
@@ -126,5 +133,4 @@ class DeadCodeElimination(FunctionPass):
     name = "dead-code-elimination"
 
     def run(self, func, ctx, out) -> None:
-        while sweep(func.body):
-            pass
+        sweep(func.body)
