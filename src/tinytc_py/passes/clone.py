@@ -1,5 +1,5 @@
-"""Helpers for passes that rewrite IR: copying instructions through an IRBuilder (so that every
-copy is placed and checked like newly built code) with a value map for operands."""
+"""Helpers for passes that rewrite IR: copying instructions through a builder (each copy
+verifies itself when created) with a value map for operands."""
 
 from __future__ import annotations
 
@@ -16,10 +16,9 @@ def clone_inst(b: IRBuilder, inst: Inst, vmap: dict[Value, Value], named: bool =
     to `vmap`. With `named` false the copies are unnamed (the printer numbers them), as
     upstream's copies are."""
     operands: dict[str, Value | list[Value] | None] = {}
-    for opname in inst.spec.operands:
-        key = opname.rstrip("?*")
+    for key, suffix in inst.spec.operand_slots:
         values = [vmap.get(v, v) for v in inst.operand_list(key)]
-        operands[key] = values if opname.endswith("*") else (values[0] if values else None)
+        operands[key] = values if suffix == "*" else (values[0] if values else None)
     types = [r.type for r in inst.results] if inst.spec.result else None
     new = type(inst)(operands, dict(inst.props), types, inst.loc, inst.attrs)
     b.insert(new, [r.name for r in inst.results] if named else None)
