@@ -37,15 +37,18 @@ def _pure(inst: Inst) -> bool:
 
 
 def is_dead(inst: Inst) -> bool:
-    if any(r.uses for r in inst.results):
-        return False
+    for r in inst.results:
+        if r.uses:
+            return False
     if inst.regions:
         return isinstance(inst, (IfInst, ForInst)) and _pure(inst)
     return not inst.spec.side_effects
 
 
 def _unused_alloca(inst: Inst) -> bool:
-    return inst.name == "alloca" and all(u.owner.name == "lifetime_stop" for u in inst.result.uses)
+    return inst.spec.mnemonic == "alloca" and all(
+        u.owner.spec.mnemonic == "lifetime_stop" for u in inst.result.uses
+    )
 
 
 def _discard(inst: Inst) -> None:
@@ -97,8 +100,10 @@ def sweep(region: Region) -> bool:
     dropped: set[int] = set()  # ids of visited instructions of this region erased afterwards
     while pending:
         inst = pending.pop()
-        replacement = simplify_control(inst)
+        replacement = simplify_control(inst) if inst.regions else None
         if replacement is not None:
+            for moved in replacement:
+                moved.parent = region
             pending.extend(replacement)  # the inlined instructions are visited next
             changed = True
         elif is_dead(inst):
@@ -122,9 +127,9 @@ def sweep(region: Region) -> bool:
             else:
                 kept.append(inst)
             changed |= swept
-    kept = [inst for inst in reversed(kept) if id(inst) not in dropped]
-    for inst in kept:
-        inst.parent = region
+    kept.reverse()
+    if dropped:
+        kept = [inst for inst in kept if id(inst) not in dropped]
     region.insts = kept
     return changed
 
