@@ -70,7 +70,10 @@ def max_register_block_gemm(
     c_blocks: int = 1,
 ) -> tuple[int, int]:
     """(rows, cols) of the register block maximising rows*cols/(rows+cols) within half the
-    register space: rows*(cols*c_blocks*size_c + 8*size_a) + cols*8*size_b <= register_space/2."""
+    register space: rows*(cols*c_blocks*size_c + 8*size_a) + cols*8*size_b <= register_space/2.
+
+    rows*cols/(rows+cols) grows with cols, so for each row count only the most columns that
+    fit can win (the first of equal ratios, the smallest row count, is kept)."""
     budget = register_space // 2
     k = MAX_K_UNROLLING
 
@@ -83,10 +86,9 @@ def max_register_block_gemm(
 
     best, rows, cols = 0.0, subgroup_size, 1
     for r in range(subgroup_size, max_rows(1) + 1, subgroup_size):
-        for c in range(1, max_cols(r) + 1):
-            ai = r * c / (r + c)
-            if ai > best:
-                best, rows, cols = ai, r, c
+        c = max_cols(r)
+        if c >= 1 and r * c / (r + c) > best:
+            best, rows, cols = r * c / (r + c), r, c
     return rows, cols
 
 

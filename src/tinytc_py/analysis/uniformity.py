@@ -130,8 +130,7 @@ _ROLES = {
 def operand_keys(inst: Inst) -> list[str]:
     """The operand name (from the instruction's spec row) of each operand slot, in order."""
     keys: list[str] = []
-    for opname in inst.spec.operands:
-        key = opname.rstrip("?*")
+    for key, _ in inst.spec.operand_slots:
         keys.extend([key] * len(inst.operand_list(key)))
     return keys
 
@@ -245,17 +244,25 @@ def _affects_coop_result(inst: Inst, index: int) -> bool:
 
 def check_dynamically_uniform(func: Func) -> None:
     """Raises for the first operand (in program order) that must be dynamically uniform but is
-    varying; the notes point at the operand and at the source of its varying-ness."""
-    info: Uniformity | None = None
+    varying; the notes point at the operand and at the source of its varying-ness.
+
+    The analysis runs when the first instruction with a restriction comes up; when it finds no
+    varying value (as in a lowered gemm), nothing can break one and the walk ends. Past
+    that point only instructions with a varying operand have their restrictions looked up."""
+    varying: dict[Value, Value] | None = None
     for inst in func.body.walk():
+        if varying is not None and not any(u.value in varying for u in inst.uses):
+            continue
         required = must_be_uniform(inst)
         if not required:
             continue
-        if info is None:
-            info = Uniformity(func)
+        if varying is None:
+            varying = Uniformity(func).varying
+            if not varying:
+                return
         for index, role in required:
             value = inst.uses[index].value
-            origin = info.origin(value)
+            origin = varying.get(value)
             if origin is None:
                 continue
             # The C API has no status for uniformity (capi.md §2.1), so this is the generic

@@ -1,5 +1,5 @@
-"""Helpers for passes that rewrite IR: copying instructions through an IRBuilder (so that every
-copy is placed and checked like newly built code) with a value map for operands."""
+"""Helpers for passes that rewrite IR: copying instructions through a builder (each copy
+verifies itself when created) with a value map for operands."""
 
 from __future__ import annotations
 
@@ -15,22 +15,25 @@ def clone_inst(b: IRBuilder, inst: Inst, vmap: dict[Value, Value], named: bool =
     Operands found in `vmap` are replaced; results and region parameters of the copy are added
     to `vmap`. With `named` false the copies are unnamed (the printer numbers them), as
     upstream's copies are."""
+    get = vmap.get
     operands: dict[str, Value | list[Value] | None] = {}
-    for opname in inst.spec.operands:
-        key = opname.rstrip("?*")
-        values = [vmap.get(v, v) for v in inst.operand_list(key)]
-        operands[key] = values if opname.endswith("*") else (values[0] if values else None)
-    types = [r.type for r in inst.results] if inst.spec.result else None
-    new = type(inst)(operands, dict(inst.props), types, inst.loc, inst.attrs)
-    b.insert(new, [r.name for r in inst.results] if named else None)
+    for key, suffix in inst.spec.operand_slots:
+        if suffix == "*":
+            operands[key] = [get(v, v) for v in inst.operand_list(key)]
+        else:
+            v = inst.operand(key)
+            operands[key] = None if v is None else get(v, v)
+    results = inst.results
+    types = [r.type for r in results] if inst.spec.result else None
+    new = type(inst)(operands, inst.props, types, inst.loc, inst.attrs)  # props are copied
+    b.insert(new, [r.name for r in results] if named else None)
     for old_region, new_region in zip(inst.regions, new.regions, strict=True):
         for old_p, new_p in zip(old_region.params, new_region.params, strict=True):
             if named:
                 new_p.name = old_p.name
             vmap[old_p] = new_p
         clone_region(b, old_region, new_region, vmap, named)
-    for old_r, new_r in zip(inst.results, new.results, strict=True):
-        vmap[old_r] = new_r
+    vmap.update(zip(results, new.results, strict=True))
     return new
 
 

@@ -13,8 +13,10 @@
   memory; memory nobody reads or writes is not an effect anybody observes). An alloca already
   placed by set-stack-ptr leaves a gap in the stack, which is harmless.
 
-Regions are swept bottom-up, so a removed user exposes its operands in the same sweep; sweeps
-repeat until nothing changes (removing an `if` may make an enclosing loop free of side effects).
+Regions are swept bottom-up and an instruction's regions before the instruction is judged
+again, so one sweep reaches the fixed point: a removed user exposes its operands (defined
+earlier, visited later) in the same sweep, and an `if` or `for` whose regions lost their last
+side effect is erased right after them.
 """
 
 from __future__ import annotations
@@ -35,15 +37,18 @@ def _pure(inst: Inst) -> bool:
 
 
 def is_dead(inst: Inst) -> bool:
-    if any(r.uses for r in inst.results):
-        return False
+    for r in inst.results:
+        if r.uses:
+            return False
     if inst.regions:
         return isinstance(inst, (IfInst, ForInst)) and _pure(inst)
     return not inst.spec.side_effects
 
 
 def _unused_alloca(inst: Inst) -> bool:
-    return inst.name == "alloca" and all(u.owner.name == "lifetime_stop" for u in inst.result.uses)
+    return inst.spec.mnemonic == "alloca" and all(
+        u.owner.spec.mnemonic == "lifetime_stop" for u in inst.result.uses
+    )
 
 
 def _discard(inst: Inst) -> None:
@@ -95,8 +100,10 @@ def sweep(region: Region) -> bool:
     dropped: set[int] = set()  # ids of visited instructions of this region erased afterwards
     while pending:
         inst = pending.pop()
-        replacement = simplify_control(inst)
+        replacement = simplify_control(inst) if inst.regions else None
         if replacement is not None:
+            for moved in replacement:
+                moved.parent = region
             pending.extend(replacement)  # the inlined instructions are visited next
             changed = True
         elif is_dead(inst):
@@ -112,12 +119,17 @@ def sweep(region: Region) -> bool:
             _discard(inst)
             changed = True
         else:
+            swept = False
             for sub in inst.regions:
-                changed |= sweep(sub)
-            kept.append(inst)
-    kept = [inst for inst in reversed(kept) if id(inst) not in dropped]
-    for inst in kept:
-        inst.parent = region
+                swept |= sweep(sub)
+            if swept and is_dead(inst):  # its regions lost their last side effect
+                _discard(inst)
+            else:
+                kept.append(inst)
+            changed |= swept
+    kept.reverse()
+    if dropped:
+        kept = [inst for inst in kept if id(inst) not in dropped]
     region.insts = kept
     return changed
 
@@ -126,5 +138,4 @@ class DeadCodeElimination(FunctionPass):
     name = "dead-code-elimination"
 
     def run(self, func, ctx, out) -> None:
-        while sweep(func.body):
-            pass
+        sweep(func.body)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import cmath
 import math
 import operator
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -101,15 +102,30 @@ def _bf16(x: float) -> float:
     return float(np.uint32(bits).view(np.float32))
 
 
+_F32 = struct.Struct("<f")
+
+
+def _f32(x: float) -> float:
+    """x rounded to f32 by C's double-to-float conversion (what numpy.float32 does, without
+    numpy's error-state context, which took most of the time of folding an f32 constant);
+    struct refuses a value that rounds to infinity, and infinity is the result."""
+    try:
+        return _F32.unpack(_F32.pack(float(x)))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
 def to_float(x: float, ty: NumberType) -> float:
     """x rounded to the precision of the floating-point type `ty`."""
     kind = ty.kind
     if kind is ScalarKind.f64:
         return float(x)
+    if kind is ScalarKind.f32:
+        return _f32(x)
     if kind is ScalarKind.bf16:
         return _bf16(x)
     with np.errstate(all="ignore"):
-        return float(np.float32(x) if kind is ScalarKind.f32 else np.float16(x))
+        return float(np.float16(x))
 
 
 _MANTISSA = {ScalarKind.f16: 11, ScalarKind.f32: 24, ScalarKind.f64: 53, ScalarKind.bf16: 24}

@@ -30,14 +30,20 @@ SPACES = (AddressSpace.global_, AddressSpace.local)
 BARRIER = "barrier"
 
 
+def _space_index(space: AddressSpace) -> int:
+    """The position of an address space in SPACES (the sets are kept in lists, not in dicts
+    keyed by the enum, whose hash is a Python-level call)."""
+    return 1 if space is AddressSpace.local else 0
+
+
 class Accesses:
-    """Reads and writes per address space."""
+    """Reads and writes per address space (index in SPACES)."""
 
     __slots__ = ("reads", "writes")
 
     def __init__(self) -> None:
-        self.reads: dict[AddressSpace, set[Value]] = {s: set() for s in SPACES}
-        self.writes: dict[AddressSpace, set[Value]] = {s: set() for s in SPACES}
+        self.reads: list[set[Value]] = [set() for _ in SPACES]
+        self.writes: list[set[Value]] = [set() for _ in SPACES]
 
     def copy(self) -> Accesses:
         new = Accesses()
@@ -45,21 +51,21 @@ class Accesses:
         return new
 
     def merge(self, other: Accesses) -> None:
-        for s in SPACES:
-            self.reads[s] |= other.reads[s]
-            self.writes[s] |= other.writes[s]
+        for i in range(len(SPACES)):
+            self.reads[i] |= other.reads[i]
+            self.writes[i] |= other.writes[i]
 
-    def clear(self, space: AddressSpace) -> None:
-        self.reads[space] = set()
-        self.writes[space] = set()
+    def clear(self, i: int) -> None:
+        self.reads[i] = set()
+        self.writes[i] = set()
 
     def add(self, value: Value, is_write: bool) -> None:
         target = self.writes if is_write else self.reads
-        target[value.type.addrspace].add(value)
+        target[_space_index(value.type.addrspace)].add(value)
 
     def key(self) -> tuple[frozenset[Value], ...]:
         """A hashable snapshot of the state."""
-        return tuple(frozenset(d[s]) for d in (self.reads, self.writes) for s in SPACES)
+        return tuple(frozenset(d[i]) for d in (self.reads, self.writes) for i in range(len(SPACES)))
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -68,21 +74,25 @@ class Accesses:
             and self.writes == other.writes
         )
 
-    def hazard(self, later: Accesses, space: AddressSpace, aa: AliasInfo) -> bool:
-        """RAW, WAR or WAW between these (earlier) accesses and `later` ones in one space."""
+    def hazard(self, later: Accesses, i: int, aa: AliasInfo) -> bool:
+        """RAW, WAR or WAW between these (earlier) accesses and `later` ones in space i."""
         return (
-            _intersects(later.reads[space], self.writes[space], aa)
-            or _intersects(later.writes[space], self.reads[space], aa)
-            or _intersects(later.writes[space], self.writes[space], aa)
+            _intersects(later.reads[i], self.writes[i], aa)
+            or _intersects(later.writes[i], self.reads[i], aa)
+            or _intersects(later.writes[i], self.writes[i], aa)
         )
 
 
 def _intersects(a: set[Value], b: set[Value], aa: AliasInfo) -> bool:
-    return any(aa.alias(x, y) for x in a for y in b)
+    return bool(a and b) and any(aa.alias(x, y) for x in a for y in b)
 
 
-def all_accesses(inst: Inst) -> Accesses:
-    """The instruction's accesses including those of everything nested in its regions."""
+def all_accesses(inst: Inst) -> Accesses | None:
+    """The instruction's accesses including those of everything nested in its regions (None
+    for an instruction that touches no memory: most of them)."""
+    spec = inst.spec
+    if not (spec.reads or spec.writes or inst.regions):
+        return None
     acc = Accesses()
     for v, is_write in memory_accesses(inst):
         acc.add(v, is_write)
@@ -123,22 +133,25 @@ class InsertBarrier(FunctionPass):
         state = state.copy()
         for inst in list(region.insts):
             if inst.name == BARRIER:
-                flags = AddressSpace(inst.props["fence_flags"] or 0)
-                for s in SPACES:
-                    if s & flags:
-                        state.clear(s)
+                fenced = inst.props["fence_flags"] or 0
+                for i, space in enumerate(SPACES):
+                    if space & fenced:
+                        state.clear(i)
                 continue
             if inst.regions and all(r.kind is Exec.mixed for r in inst.regions):
                 state = self._control_flow(inst, state, mutate)
                 continue
             acc = all_accesses(inst)
-            flags = AddressSpace(0)
-            for s in SPACES:
-                if state.hazard(acc, s, self.aa):
-                    flags |= s
-                    state.clear(s)
+            if acc is None:
+                continue
+            flags = 0
+            for i, space in enumerate(SPACES):
+                if state.hazard(acc, i, self.aa):
+                    flags |= space.value
+                    state.clear(i)
             if flags and mutate:
-                barrier = INSTRUCTIONS[BARRIER]({}, {"fence_flags": flags}, loc=inst.loc)
+                fence = {"fence_flags": AddressSpace(flags)}
+                barrier = INSTRUCTIONS[BARRIER]({}, fence, loc=inst.loc)
                 region.insert(region.insts.index(inst), barrier)
             state.merge(acc)
         return state

@@ -9,6 +9,7 @@ alone, so running the pass twice changes nothing.
 from __future__ import annotations
 
 from ..analysis.memory import AliasInfo
+from ..ir.inst import Inst
 from ..ir.instructions import INSTRUCTIONS
 from ..ir.region import Region
 from ..ir.types import MemrefType
@@ -23,33 +24,57 @@ def _has_lifetime_stop(value: Value) -> bool:
     return any(use.owner.name == LIFETIME_STOP for use in value.uses)
 
 
+def _ancestor_in(inst: Inst, region: Region) -> Inst:
+    """`inst`, or the instruction of `region` whose regions (transitively) hold it."""
+    while inst.parent is not region:
+        inst = inst.parent.owner
+    return inst
+
+
+def _touching(alloca: Inst, aa: AliasInfo) -> list[Inst]:
+    """The instructions that touch the alloca or a view of it: the alloca and the users of its
+    views (an instruction whose result is a view of it uses one, so uses are enough)."""
+    root = alloca.result
+    found = [alloca]
+    views = [root]
+    seen = {root}
+    while views:
+        for use in views.pop().uses:
+            user = use.owner
+            found.append(user)
+            for r in user.results:
+                if r not in seen and isinstance(r.type, MemrefType) and aa.root(r) is root:
+                    seen.add(r)
+                    views.append(r)
+    return found
+
+
 class InsertLifetimeStop(FunctionPass):
     name = "insert-lifetime-stop"
 
     def run(self, func, ctx, out) -> None:
-        self._run_on_region(func.body, AliasInfo(func))
+        allocas: dict[Region, list[Inst]] = {}
+        for inst in func.body.walk():
+            if inst.name == ALLOCA and not _has_lifetime_stop(inst.result):
+                allocas.setdefault(inst.parent, []).append(inst)
+        aa = AliasInfo(func)
+        for region, found in allocas.items():
+            _insert_stops(region, found, aa)
 
-    def _run_on_region(self, region: Region, aa: AliasInfo) -> set[Value]:
-        """Inserts the stops of this region's allocas; returns the roots touched in the region."""
-        pending = [
-            inst.result
-            for inst in region.insts
-            if inst.name == ALLOCA and not _has_lifetime_stop(inst.result)
-        ]
-        touched: set[Value] = set()
-        for inst in reversed(list(region.insts)):
-            for child in inst.regions:
-                touched |= self._run_on_region(child, aa)
-            for v in (*inst.operands, *inst.results):
-                if isinstance(v.type, MemrefType):
-                    touched.add(aa.root(v))
-            done = [a for a in pending if a in touched]
-            if not done:
-                continue
-            pos = region.insts.index(inst) + 1
-            # Stops of allocas whose last use is the same instruction keep the allocas' order.
-            for alloca in reversed(done):
-                stop = INSTRUCTIONS[LIFETIME_STOP]({"object": alloca}, loc=inst.loc)
-                region.insert(pos, stop)
-                pending.remove(alloca)
-        return touched
+
+def _insert_stops(region: Region, allocas: list[Inst], aa: AliasInfo) -> None:
+    """A lifetime_stop after each alloca's last use in `region`; stops after the same
+    instruction keep the allocas' order. The list is rebuilt once."""
+    position = {inst: k for k, inst in enumerate(region.insts)}
+    after: dict[Inst, list[Value]] = {}
+    for alloca in allocas:
+        last = max((_ancestor_in(user, region) for user in _touching(alloca, aa)), key=position.get)
+        after.setdefault(last, []).append(alloca.result)
+    insts: list[Inst] = []
+    for inst in region.insts:
+        insts.append(inst)
+        for value in after.get(inst, ()):
+            stop = INSTRUCTIONS[LIFETIME_STOP]({"object": value}, loc=inst.loc)
+            stop.parent = region
+            insts.append(stop)
+    region.insts = insts

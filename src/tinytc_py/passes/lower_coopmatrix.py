@@ -29,6 +29,7 @@ from ..ir.inst import Inst
 from ..ir.values import Value
 from .base import FunctionPass
 from .clone import clone_inst, clone_region
+from .pass_builder import PassBuilder
 from .work_group_size import ensure_sizes
 
 
@@ -44,7 +45,7 @@ class LowerCoopmatrix(FunctionPass):
             return
         sgs, _ = ensure_sizes(func, ctx, out, self.info)
         for inst in reversed(applies):  # pre-order reversed: inner applies first
-            lower_apply(IRBuilder(ctx, inst.parent), inst, sgs)
+            lower_apply(PassBuilder(ctx, inst.parent), inst, sgs)
 
 
 def lower_apply(b: IRBuilder, inst: Inst, sgs: int) -> None:

@@ -15,8 +15,8 @@ With S = subgroup_size and (m_tiles, n_tiles) = (work_group_size[0] / S, work_gr
   remainder tile goes to the last subgroup with its real size; dims >= 2 become loops with step
   tile_shape[i] and tile size min(to - i, tile_shape[i]).
 
-The code is made with the IRBuilder (so it is placed and checked like built code); index
-arithmetic on constants is folded immediately, so static sizes give straight-line code.
+The code is made with a PassBuilder (pass_builder.py); index arithmetic on constants is
+folded immediately, so static sizes give straight-line code.
 A function without subgroup_size / work_group_size gets them from work-group-size first.
 """
 
@@ -34,6 +34,7 @@ from ..ir.values import Value
 from . import fold
 from .base import FunctionPass
 from .clone import clone_region
+from .pass_builder import PassBuilder
 from .work_group_size import ensure_sizes
 
 FOREACH = ("foreach", "foreach_tile")
@@ -297,7 +298,7 @@ class LowerForeach(FunctionPass):
             region = inst.parent
             parallel = INSTRUCTIONS["parallel"]({}, loc=inst.loc)
             region.insert(region.insts.index(inst), parallel)
-            b = IRBuilder(ctx, parallel.regions[0])
+            b = PassBuilder(ctx, parallel.regions[0])
             lowering = Lowering(b, inst, sgs, m_tiles, n_tiles)
             if inst.name == "foreach":
                 lowering.foreach()

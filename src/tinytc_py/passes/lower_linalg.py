@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import CompilationError
-from ..ir.builder import IRBuilder
 from ..ir.inst import Inst
 from ..target.core_info import CoreInfo
 from . import lower_linalg_collective as collective
@@ -27,6 +26,7 @@ from . import lower_linalg_elementwise as elementwise
 from .base import FunctionPass
 from .lower_linalg_common import LinalgGen
 from .lower_linalg_gemm import gemm
+from .pass_builder import PassBuilder
 from .work_group_size import default_core_info, ensure_sizes
 
 
@@ -80,7 +80,7 @@ class LowerLinalg(FunctionPass):
         """Builds the lowering at the end of inst's region, then moves it to inst's place."""
         region = inst.parent
         start = len(region.insts)
-        b = IRBuilder(ctx, region)
+        b = PassBuilder(ctx, region)
         try:
             LOWERINGS[inst.name](LinalgGen(b, inst, sgs, m_tiles, n_tiles, self.info))
         except CompilationError:

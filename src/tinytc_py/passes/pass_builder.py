@@ -1,0 +1,33 @@
+"""The builder the rewriting passes (lower-linalg, lower-foreach, lower-coopmatrix) emit code with.
+
+`IRBuilder.insert` checks every instruction the way the parser does (the extensions flag,
+collective / SPMD placement, visibility of the operands, the syntax of value names), because a
+program built by hand may break any rule. What a pass appends is either a copy of an instruction
+that passed those checks already or code of the lowering's own making, and the pipeline ends
+with check-ir, which verifies the whole function again; repeating the checks per instruction
+cost about a fifth of a lowering. `PassBuilder` keeps only the nesting limit (a lowering adds
+region levels, and deeper nesting must stay a located error) and the instruction's own
+verification, which runs when it is created.
+"""
+
+from __future__ import annotations
+
+from ..ir.builder import IRBuilder
+from ..ir.inst import Inst
+from ..ir.nesting import MAX_NESTING, nesting_error, region_depth
+
+
+class PassBuilder(IRBuilder):
+    """An IRBuilder that appends without the checks made for hand-built code."""
+
+    def insert(self, inst: Inst, name: str | list[str] | None = None) -> Inst:
+        """Appends at the insertion point; `name` (one or one per result) names the results."""
+        region = self.region
+        if inst.regions and region_depth(region) >= MAX_NESTING:
+            inst.drop_uses()
+            raise nesting_error(inst.loc)
+        if name is not None:
+            for value, n in zip(inst.results, [name] if isinstance(name, str) else name):
+                value.name = n
+        region.append(inst)
+        return inst
