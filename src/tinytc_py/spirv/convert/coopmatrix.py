@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 
 from ...errors import Status
 from ...ir.enums import ReduceMode
@@ -187,16 +188,18 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
 
     def cm_broadcaster(self, ty: NumberType) -> Callable[[int, int], int]:
         """(x, lane) -> OpGroupBroadcast of the real scalar x from `lane`; 8/16-bit values
-        travel as 32 bits. Made once per mul_add: the scope, type and lane constants are
-        looked up once, not per element."""
+        travel as 32 bits. Made once per mul_add: the scope, types and lane constants are
+        looked up once, not per element (a lane's constant is made at its first use, which
+        fixes the ids the module assigns)."""
         i32 = self.i32()
         scope = self.mod.constant(i32, Scope.Subgroup)
-        lanes: dict[int, int] = {}
+        lane_ids = [0] * self.sgs
+        op = self.block.op
 
         def lane_id(lane: int) -> int:
-            if lane not in lanes:
-                lanes[lane] = self.mod.constant(i32, lane)
-            return lanes[lane]
+            lid = lane_ids[lane] or self.mod.constant(i32, lane)
+            lane_ids[lane] = lid
+            return lid
 
         if ty.kind in _SMALL_INT or ty.kind in _SMALL_FLOAT:
             wide = ty.ctx.i32 if ty.is_integer else ty.ctx.f32
@@ -204,12 +207,16 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
 
             def broadcast_wide(x: int, lane: int) -> int:
                 y = self.convert_scalar(x, ty, wide)
-                y = self.block.op(Op.GroupBroadcast, wide_ty, scope, y, lane_id(lane))
+                y = op(Op.GroupBroadcast, wide_ty, scope, y, lane_id(lane))
                 return self.convert_scalar(y, wide, ty)
 
             return broadcast_wide
         t = self.ty(ty)
-        return lambda x, lane: self.block.op(Op.GroupBroadcast, t, scope, x, lane_id(lane))
+
+        def broadcast(x: int, lane: int) -> int:
+            return op(Op.GroupBroadcast, t, scope, x, lane_ids[lane] or lane_id(lane))
+
+        return broadcast
 
     def cm_split(self, x: int, ty: NumberType) -> tuple[int, int | None]:
         """(re, im) of a complex value; (x, None) for a real one."""
@@ -218,6 +225,11 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         return self.parts(x, self.ty(ty.component_type))
 
     def coop_mul_add(self, inst: Inst) -> None:
+        """D = A*B + C with one broadcast per element of B and one fma per element of B and
+        row block. This emits most of a GEMM's instructions, so the loop works on tables made
+        before it: the component numbers of A(., k) and C(., n) per row block, the owner of
+        each element of B, and real and imaginary parts in separate lists (imaginary parts
+        None for a real type)."""
         A, B, C = (inst.operand(k) for k in ("a", "b", "c"))
         at, bt, ct, rt = A.type, B.type, C.type, inst.results[0].type
         self.cm_check_rows(inst, at, ct, rt)
@@ -230,50 +242,61 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         neg = self.cm_neg(real)
 
         def promote(x: int, ty: NumberType) -> tuple[int, int | None]:
+            if ty is real:  # nothing to convert or split
+                return x, None
             target = acc_ty if ty.is_complex else real
             return self.cm_split(self.cm_cast(x, ty, target), target)
 
-        acc = [self.cm_split(self.cm_cast(x, ct.component, acc_ty), acc_ty) for x in c]
-        a_p = [promote(x, at.component) for x in a]
+        acc_re, acc_im = _unzip(
+            [self.cm_split(self.cm_cast(x, ct.component, acc_ty), acc_ty) for x in c]
+        )
+        a_re, a_im = _unzip([promote(x, at.component) for x in a])
         a_neg_im: dict[int, int] = {}
         uniform = self.cm_uniform_loader(B, inst)
         broadcast = self.cm_broadcaster(real)
-        # component numbers of A(., k) and C(., n) in each row block, computed once
+        # component numbers of A(., k) and C(., n) in each row block
         a_comp = [[la.component(m, k) for m in range(lc.K)] for k in range(bt.rows)]
         c_comp = [[lc.component(m, n) for m in range(lc.K)] for n in range(bt.cols)]
+        b_comp = bt.component
         for k in range(bt.rows):
+            a_k, b_owners = a_comp[k], lb.owners[k]
             for n in range(bt.cols):
                 if uniform is not None:
-                    br, bi = promote(uniform(k, n), bt.component)
+                    br, bi = promote(uniform(k, n), b_comp)
                 else:
-                    lane, v = lb.owner(k, n)
-                    br, bi = promote(b[v], bt.component)
+                    lane, v = b_owners[n]
+                    br, bi = promote(b[v], b_comp)
                     br = broadcast(br, lane)
                     bi = broadcast(bi, lane) if bi is not None else None
-                for va, vc in zip(a_comp[k], c_comp[n]):
-                    ar, ai = a_p[va]
-                    cr, ci = acc[vc]
-                    cr = fma(ar, br, cr)
+                for va, vc in zip(a_k, c_comp[n]):
+                    ar, ai = a_re[va], a_im[va]
+                    cr = fma(ar, br, acc_re[vc])
                     if ai is not None and bi is not None:
                         if va not in a_neg_im:
                             a_neg_im[va] = neg(ai)
                         cr = fma(a_neg_im[va], bi, cr)
+                    acc_re[vc] = cr
+                    ci = acc_im[vc]
                     if ci is not None:
                         if bi is not None:
                             ci = fma(ar, bi, ci)
                         if ai is not None:
                             ci = fma(ai, br, ci)
-                    acc[vc] = (cr, ci)
+                        acc_im[vc] = ci
         vty = self.ty(acc_ty)
-        out = [self.make_complex(vty, cr, ci) if ci is not None else cr for cr, ci in acc]
+        out = [
+            self.make_complex(vty, cr, ci) if ci is not None else cr
+            for cr, ci in zip(acc_re, acc_im)
+        ]
         self.set(inst, [self.cm_cast(x, acc_ty, rt.component) for x in out])
 
-    def cm_fma(self, ty: NumberType):
+    def cm_fma(self, ty: NumberType) -> Callable[[int, int, int], int]:
+        """(x, y, z) -> x*y + z in the current block (a partial of Block.op for floats: this
+        runs once per fma of a mul_add)."""
         t = self.ty(ty)
         if ty.is_integer:
             return lambda x, y, z: self.block.op(Op.IAdd, t, self.block.op(Op.IMul, t, x, y), z)
-        ocl, fma = self.ocl, int(OpenCLStd.fma)
-        return lambda x, y, z: self.block.op(Op.ExtInst, t, ocl, fma, x, y, z)
+        return partial(self.block.op, Op.ExtInst, t, self.ocl, OpenCLStd.fma)
 
     def cm_neg(self, ty: NumberType):
         t = self.ty(ty)
@@ -352,3 +375,8 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
             step *= 2
         r, i = parts[0]
         return self.make_complex(self.ty(ty), r, i) if i is not None else r
+
+
+def _unzip(pairs: list[tuple[int, int | None]]) -> tuple[list[int], list[int | None]]:
+    """([re...], [im...]) of a list of (re, im) pairs."""
+    return [re for re, _ in pairs], [im for _, im in pairs]
