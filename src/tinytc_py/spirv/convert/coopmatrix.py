@@ -257,7 +257,7 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         # component numbers of A(., k) and C(., n) in each row block
         a_comp = [[la.component(m, k) for m in range(lc.K)] for k in range(bt.rows)]
         c_comp = [[lc.component(m, n) for m in range(lc.K)] for n in range(bt.cols)]
-        b_comp = bt.component
+        b_comp, complex_acc = bt.component, acc_ty.is_complex
         for k in range(bt.rows):
             a_k, b_owners = a_comp[k], lb.owners[k]
             for n in range(bt.cols):
@@ -268,6 +268,10 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
                     br, bi = promote(b[v], b_comp)
                     br = broadcast(br, lane)
                     bi = broadcast(bi, lane) if bi is not None else None
+                if not complex_acc:  # then A and B are real as well
+                    for va, vc in zip(a_k, c_comp[n]):
+                        acc_re[vc] = fma(a_re[va], br, acc_re[vc])
+                    continue
                 for va, vc in zip(a_k, c_comp[n]):
                     ar, ai = a_re[va], a_im[va]
                     cr = fma(ar, br, acc_re[vc])
@@ -277,12 +281,11 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
                         cr = fma(a_neg_im[va], bi, cr)
                     acc_re[vc] = cr
                     ci = acc_im[vc]
-                    if ci is not None:
-                        if bi is not None:
-                            ci = fma(ar, bi, ci)
-                        if ai is not None:
-                            ci = fma(ai, br, ci)
-                        acc_im[vc] = ci
+                    if bi is not None:
+                        ci = fma(ar, bi, ci)
+                    if ai is not None:
+                        ci = fma(ai, br, ci)
+                    acc_im[vc] = ci
         vty = self.ty(acc_ty)
         out = [
             self.make_complex(vty, cr, ci) if ci is not None else cr

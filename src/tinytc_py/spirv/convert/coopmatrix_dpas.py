@@ -29,8 +29,9 @@ hardware clamps to the surface and returns zeros outside, so the checked flags n
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ...analysis.coopmatrix_layout import CoopLayout
 from ...analysis.gcd import memref_gcd, value_gcd
@@ -223,15 +224,19 @@ class Pieces:
         return k, off
 
 
+@lru_cache(maxsize=256)
 def plan_messages(
     cfg: Block2d, lay: CoopLayout, pc: Pieces, size: int
-) -> list[tuple[int, int, int, int]] | None:
+) -> tuple[tuple[int, int, int, int], ...] | None:
     """(x offset, y offset, piece, byte offset) of every message, after checking that each
     message's register image is exactly the layout's; None if it is not.
 
     The check compares, element by element, the byte each element has in the register image
     of the whole value (a table over the matrix, from the layout's owner table) with its byte
     in the message; the message fits iff the difference is the same for all its elements.
+    That is one step per matrix element, and the answer depends only on these immutable
+    values, which the loads and stores of a program (and of the programs of a process) repeat,
+    so it is computed once per distinct question.
     """
     omega, unit, cols = pc.omega, pc.unit, lay.cols
     image = [
@@ -252,7 +257,7 @@ def plan_messages(
             if where is None:
                 return None
             plan.append((i * cfg.width * cfg.arr, j * cfg.height, *where))
-    return plan
+    return tuple(plan)
 
 
 def _names() -> Iterator[str]:
@@ -288,7 +293,7 @@ def _coords(p: str, x: str, y: str, dx: int, dy: int) -> list[str]:
 def block2d_asm(
     kind: str,
     cfg: Block2d,
-    plan: list[tuple[int, int, int, int]],
+    plan: Sequence[tuple[int, int, int, int]],
     first_arg: int,
     data: int,
     names: Iterator[str],
