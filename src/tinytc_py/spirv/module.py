@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import struct
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from .tables import (
     HAS_RESULT,
@@ -180,6 +180,36 @@ class Block:
     def ext_inst(self, result_type: int, ext_set: int, number: int, *operands: int) -> int:
         """OpExtInst: `number` of the instruction in the imported set `ext_set`."""
         return self.op(Op.ExtInst, result_type, ext_set, number, *operands)
+
+    def emitter(self, opcode: int, result_type: int, *prefix: int) -> Callable[..., int]:
+        """`op` with a fixed opcode, result type and leading operands, as a function of the
+        other operands returning the new id. For loops that emit many instructions of one
+        kind (a GEMM's broadcasts and fmas): the opcode is checked here once, and each call
+        only allocates the id and appends the words."""
+        if opcode not in HAS_RESULT_TYPE:
+            raise ValueError(f"{OP_NAMES.get(opcode, opcode)} has no result type; use emit()")
+        module, code, opcodes = self.module, self.code, self.opcodes
+        fixed = len(prefix) + 3
+
+        def emit_one(*operands: int) -> int:
+            result_id = module._bound
+            module._bound = result_id + 1
+            try:
+                code.fromlist(
+                    [
+                        ((len(operands) + fixed) << 16) | opcode,
+                        result_type,
+                        result_id,
+                        *prefix,
+                        *operands,
+                    ]
+                )
+            except (TypeError, OverflowError):
+                _emit_slow(code, opcode, (result_type, result_id, *prefix, *operands))
+            opcodes[opcode] = None
+            return result_id
+
+        return emit_one
 
 
 class Function:

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import partial
 
 from ...errors import Status
 from ...ir.enums import ReduceMode
@@ -194,7 +193,6 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         i32 = self.i32()
         scope = self.mod.constant(i32, Scope.Subgroup)
         lane_ids = [0] * self.sgs
-        op = self.block.op
 
         def lane_id(lane: int) -> int:
             lid = lane_ids[lane] or self.mod.constant(i32, lane)
@@ -203,18 +201,18 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
 
         if ty.kind in _SMALL_INT or ty.kind in _SMALL_FLOAT:
             wide = ty.ctx.i32 if ty.is_integer else ty.ctx.f32
-            wide_ty = self.ty(wide)
+            emit_wide = self.block.emitter(Op.GroupBroadcast, self.ty(wide), scope)
 
             def broadcast_wide(x: int, lane: int) -> int:
                 y = self.convert_scalar(x, ty, wide)
-                y = op(Op.GroupBroadcast, wide_ty, scope, y, lane_id(lane))
+                y = emit_wide(y, lane_id(lane))
                 return self.convert_scalar(y, wide, ty)
 
             return broadcast_wide
-        t = self.ty(ty)
+        emit = self.block.emitter(Op.GroupBroadcast, self.ty(ty), scope)
 
         def broadcast(x: int, lane: int) -> int:
-            return op(Op.GroupBroadcast, t, scope, x, lane_ids[lane] or lane_id(lane))
+            return emit(x, lane_ids[lane] or lane_id(lane))
 
         return broadcast
 
@@ -294,12 +292,13 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         self.set(inst, [self.cm_cast(x, acc_ty, rt.component) for x in out])
 
     def cm_fma(self, ty: NumberType) -> Callable[[int, int, int], int]:
-        """(x, y, z) -> x*y + z in the current block (a partial of Block.op for floats: this
+        """(x, y, z) -> x*y + z in the current block (for floats an emitter of the block: this
         runs once per fma of a mul_add)."""
         t = self.ty(ty)
         if ty.is_integer:
-            return lambda x, y, z: self.block.op(Op.IAdd, t, self.block.op(Op.IMul, t, x, y), z)
-        return partial(self.block.op, Op.ExtInst, t, self.ocl, OpenCLStd.fma)
+            mul, add = self.block.emitter(Op.IMul, t), self.block.emitter(Op.IAdd, t)
+            return lambda x, y, z: add(mul(x, y), z)
+        return self.block.emitter(Op.ExtInst, t, self.ocl, OpenCLStd.fma)
 
     def cm_neg(self, ty: NumberType):
         t = self.ty(ty)
