@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 
 from ...errors import Status
 from ...ir.enums import ReduceMode
@@ -51,15 +52,20 @@ _SMALL_FLOAT = (ScalarKind.f16, ScalarKind.bf16)
 class CoopmatrixConversion(CoopmatrixMemoryConversion):
     # ---- component-wise scalar helpers ----------------------------------------------------------
 
-    def cm_binary(self, name: str, ty: NumberType, a: int, b: int) -> int:
+    def cm_binary(self, name: str, ty: NumberType) -> Callable[[int, int], int]:
+        """(a, b) -> a `name` b on components of type `ty`. Made once per instruction and
+        applied to every component, so the opcode and types are looked up once; the real
+        cases call the block's op through a partial."""
         if ty.is_integer:
             rty = self.ty(ty)
             if name in _INT_EXT:
-                return self.ext(rty, _INT_EXT[name], a, b)
-            return self.block.op(_INT_BINARY[name], rty, a, b)
+                return partial(self.ext, rty, _INT_EXT[name])
+            return partial(self.block.op, _INT_BINARY[name], rty)
+        if ty.kind is ScalarKind.bf16:
+            return lambda a, b: self.via_f32(ty, lambda t, x: self.float_binary(name, t, *x), a, b)
         if ty.is_float:
-            return self.via_f32(ty, lambda t, x: self.float_binary(name, t, *x), a, b)
-        return self.complex_binary(name, ty, a, b)
+            return partial(self.float_binary, name, self.ty(ty))
+        return partial(self.complex_binary, name, ty)
 
     def cm_unary(self, name: str, ty: NumberType, a: int) -> int:
         blk = self.block
@@ -118,8 +124,8 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
 
     def coop_arith_binary(self, inst: Inst) -> None:
         a, b = self.cm(inst.operand("a"), inst), self.cm(inst.operand("b"), inst)
-        comp = inst.results[0].type.component
-        self.set(inst, [self.cm_binary(inst.name, comp, x, y) for x, y in zip(a, b, strict=True)])
+        binary = self.cm_binary(inst.name, inst.results[0].type.component)
+        self.set(inst, [binary(x, y) for x, y in zip(a, b, strict=True)])
 
     def coop_arith_unary(self, inst: Inst) -> None:
         a = self.cm(inst.operand("a"), inst)
@@ -129,8 +135,8 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
     def coop_scale(self, inst: Inst) -> None:
         s = self.val(inst.operand("a"), inst)
         m = self.cm(inst.operand("b"), inst)
-        comp = inst.results[0].type.component
-        self.set(inst, [self.cm_binary("mul", comp, s, x) for x in m])
+        mul = self.cm_binary("mul", inst.results[0].type.component)
+        self.set(inst, [mul(s, x) for x in m])
 
     def coop_cast(self, inst: Inst) -> None:
         st, dt = inst.operand("a").type, inst.results[0].type
@@ -319,11 +325,12 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         elif comp.kind in _SMALL_FLOAT:
             work = ctx.f32
         x = [self.cm_cast(v, comp, work) for v in self.cm(inst.operand("a"), inst)]
+        combine = self.cm_binary(op, work)
 
         def fold(vals: list[int]) -> int:
             r = vals[0]
             for y in vals[1:]:
-                r = self.cm_binary(op, work, r, y)
+                r = combine(r, y)
             return r
 
         out = [0] * lr.V
@@ -351,6 +358,7 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         parts = [self.cm_split(v, ty) for v in xs]
         real = ty.component_type
         rty = self.ty(real)
+        combine = self.cm_binary(op, real)
         step = 1
         while len(parts) > 1:
             mask = m.constant(i32, step)
@@ -367,11 +375,11 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
             for i in range(0, len(parts), 2):
                 (lr_, li), (hr, hi) = parts[i], parts[i + 1]
                 kr, rr = exchange(lr_, hr)
-                new_r = self.cm_binary(op, real, kr, rr)
+                new_r = combine(kr, rr)
                 new_i = None
                 if li is not None and hi is not None:
                     ki, ri = exchange(li, hi)
-                    new_i = self.cm_binary(op, real, ki, ri)
+                    new_i = combine(ki, ri)
                 nxt.append((new_r, new_i))
             parts = nxt
             step *= 2
