@@ -158,10 +158,10 @@ class Block:
             module = self.module
             result_id = module._bound
             module._bound = result_id + 1
+        # a list of ints, unless a string operand sends it to _emit_slow
+        words: list = [((len(operands) + 3) << 16) | opcode, result_type, result_id, *operands]
         try:
-            self.code.fromlist(
-                [((len(operands) + 3) << 16) | opcode, result_type, result_id, *operands]
-            )
+            self.code.fromlist(words)
         except (TypeError, OverflowError):
             _emit_slow(self.code, opcode, (result_type, result_id, *operands))
         if new:
