@@ -231,6 +231,43 @@ def test_block_records_its_opcodes_in_order_of_first_use():
     assert list(blk.opcodes) == list(opcodes_in(blk.code))
 
 
+def test_emitter_writes_what_op_writes():
+    mod = Module()
+    fn = mod.add_function(mod.type_void(), mod.type_function(mod.type_void()))
+    by_op, by_emitter = fn.add_block(), fn.add_block()
+    f32 = mod.type_float(32)
+    ocl = mod.ext_inst_import("OpenCL.std")
+    x, y = mod.constant(f32, 1.0), mod.constant(f32, 2.0)
+    fma = by_emitter.emitter(Op.ExtInst, f32, ocl, 26)
+    assert list(by_emitter.opcodes) == [Op.Label]  # recorded when emitted, not when made
+    first = by_op.op(Op.ExtInst, f32, ocl, 26, x, y, x)
+    by_op.op(Op.ExtInst, f32, ocl, 26, x, y, first)
+    second = fma(x, y, x)
+    assert fma(x, y, second) == second + 1
+    assert list(by_emitter.opcodes) == [Op.Label, Op.ExtInst]
+    head = 8 << 16 | Op.ExtInst
+
+    def words(a: int) -> list[int]:
+        return [head, f32, a, ocl, 26, x, y, x, head, f32, a + 1, ocl, 26, x, y, a]
+
+    assert list(by_op.code[2:]) == words(first)
+    assert list(by_emitter.code[2:]) == words(second)
+
+
+def test_emitter_checks_like_op():
+    mod = Module()
+    fn = mod.add_function(mod.type_void(), mod.type_function(mod.type_void()))
+    blk = fn.add_block()
+    with pytest.raises(ValueError, match="OpStore has no result type"):
+        blk.emitter(Op.Store, 1)
+    add = blk.emitter(Op.IAdd, mod.type_int(32))
+    before = len(blk.code)
+    with pytest.raises(ValueError, match="operand"):
+        add(1, -1)
+    assert len(blk.code) == before
+    assert list(blk.opcodes) == [Op.Label]
+
+
 def test_sections_come_out_in_spec_order(add_kernel):
     mod = add_kernel()
     mod.add_extension("SPV_INTEL_subgroups")

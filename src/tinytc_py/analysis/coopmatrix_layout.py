@@ -19,11 +19,17 @@ holds the element
     row = p % I + (k1 + k2*K1)*I,   col = p / I + u*(S/I).
 
 Columns col >= N are padding (zero after a load, never stored). M must be a power of two.
+
+The conversion asks which component holds an element once per element it emits, so a layout
+also offers that arithmetic as tables (`components`, `owners`), built on first use. Layouts
+are immutable and depend only on a few integers, so `coop_layout` hands out one shared object
+per distinct layout and its tables are built once per process.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 
 from ..ir.enums import MatrixUse
 from ..ir.types import CoopmatrixType
@@ -70,6 +76,25 @@ class CoopLayout:
         lane = row % self.I + (col % self.col_step) * self.I
         return lane, self.component(row // self.I, col // self.col_step)
 
+    @cached_property
+    def components(self) -> tuple[tuple[int, ...], ...]:
+        """components[block][u] == component(block, u)."""
+        return tuple(
+            tuple(self.component(b, u) for u in range(self.cols_per_lane)) for b in range(self.K)
+        )
+
+    @cached_property
+    def owners(self) -> tuple[tuple[tuple[int, int], ...], ...]:
+        """owners[row][col] == owner(row, col) for the M x N elements."""
+        step, i, comps = self.col_step, self.I, self.components
+        return tuple(
+            tuple(
+                (row % i + col % step * i, comps[row // i][col // step])
+                for col in range(self.cols)
+            )
+            for row in range(self.rows)
+        )
+
     def may_pad(self, u: int) -> bool:
         """Whether lane column u reaches padding columns (col >= N) in some lane."""
         return (u + 1) * self.col_step > self.cols
@@ -87,4 +112,10 @@ def coop_layout(ct: CoopmatrixType, sgs: int) -> CoopLayout | None:
     k1 = 1
     if ct.use is MatrixUse.b and k > 1:
         k1 = max(1, 2 // ct.component.size)
+    return _layout(m, n, sgs, i, j, k, k1)
+
+
+@lru_cache(maxsize=1024)
+def _layout(m: int, n: int, sgs: int, i: int, j: int, k: int, k1: int) -> CoopLayout:
+    """The one CoopLayout of these numbers (see the module docstring)."""
     return CoopLayout(m, n, sgs, i, j, k, k1, i * j * k // sgs)

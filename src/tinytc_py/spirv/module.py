@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import struct
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from .tables import (
     HAS_RESULT,
@@ -84,15 +84,12 @@ def emit(code: array, opcode: int, *operands: int | str) -> None:
     """Append one instruction to `code`: the generic encoder every opcode goes through.
 
     Operands are ids or 32-bit literals (ints) or literal strings (str). The common all-int case
-    costs two array calls; anything else falls back to `_emit_slow` after undoing the partial
-    append, which also turns bad operands into a clear ValueError.
+    is one `fromlist` call, which appends all words or none; anything else falls back to
+    `_emit_slow`, which also turns bad operands into a clear ValueError.
     """
-    start = len(code)
     try:
-        code.append(((len(operands) + 1) << 16) | opcode)
-        code.extend(operands)
-    except (TypeError, OverflowError):
-        del code[start:]
+        code.fromlist([((len(operands) + 1) << 16) | opcode, *operands])
+    except (TypeError, OverflowError):  # fromlist appended nothing
         _emit_slow(code, opcode, operands)
 
 
@@ -148,36 +145,71 @@ class Block:
 
         `result_id` lets a caller define an id it allocated earlier with `Module.new_id()`
         (e.g. a loop-carried value already referenced by an OpPhi).
+
+        This runs once per emitted instruction, so it does the least work: whether the opcode
+        has a result type is checked only when the block first sees it (it is recorded in
+        `opcodes` once emitted), and the words go in with one `fromlist`, which appends all or
+        nothing (a string operand or a value beyond 32 bits takes `_emit_slow`).
         """
-        if opcode not in HAS_RESULT_TYPE:
+        new = opcode not in self.opcodes
+        if new and opcode not in HAS_RESULT_TYPE:
             raise ValueError(f"{OP_NAMES.get(opcode, opcode)} has no result type; use emit()")
         if not result_id:
             module = self.module
             result_id = module._bound
             module._bound = result_id + 1
-        code = self.code
-        start = len(code)
+        # a list of ints, unless a string operand sends it to _emit_slow
+        words: list = [((len(operands) + 3) << 16) | opcode, result_type, result_id, *operands]
         try:
-            code.append(((len(operands) + 3) << 16) | opcode)
-            code.append(result_type)
-            code.append(result_id)
-            code.extend(operands)
+            self.code.fromlist(words)
         except (TypeError, OverflowError):
-            del code[start:]
-            _emit_slow(code, opcode, (result_type, result_id, *operands))
-        self.opcodes[opcode] = None
+            _emit_slow(self.code, opcode, (result_type, result_id, *operands))
+        if new:
+            self.opcodes[opcode] = None
         return result_id
 
     def emit(self, opcode: int, *operands: int | str) -> None:
         """Emit an instruction without a result (OpStore, OpBranch, OpReturn, ...)."""
-        if opcode in HAS_RESULT:
+        new = opcode not in self.opcodes
+        if new and opcode in HAS_RESULT:
             raise ValueError(f"{OP_NAMES.get(opcode, opcode)} defines a result; use op()")
         emit(self.code, opcode, *operands)
-        self.opcodes[opcode] = None
+        if new:
+            self.opcodes[opcode] = None
 
     def ext_inst(self, result_type: int, ext_set: int, number: int, *operands: int) -> int:
         """OpExtInst: `number` of the instruction in the imported set `ext_set`."""
         return self.op(Op.ExtInst, result_type, ext_set, number, *operands)
+
+    def emitter(self, opcode: int, result_type: int, *prefix: int) -> Callable[..., int]:
+        """`op` with a fixed opcode, result type and leading operands, as a function of the
+        other operands returning the new id. For loops that emit many instructions of one
+        kind (a GEMM's broadcasts and fmas): the opcode is checked here once, and each call
+        only allocates the id and appends the words."""
+        if opcode not in HAS_RESULT_TYPE:
+            raise ValueError(f"{OP_NAMES.get(opcode, opcode)} has no result type; use emit()")
+        module, code, opcodes = self.module, self.code, self.opcodes
+        fixed = len(prefix) + 3
+
+        def emit_one(*operands: int) -> int:
+            result_id = module._bound
+            module._bound = result_id + 1
+            try:
+                code.fromlist(
+                    [
+                        ((len(operands) + fixed) << 16) | opcode,
+                        result_type,
+                        result_id,
+                        *prefix,
+                        *operands,
+                    ]
+                )
+            except (TypeError, OverflowError):
+                _emit_slow(code, opcode, (result_type, result_id, *prefix, *operands))
+            opcodes[opcode] = None
+            return result_id
+
+        return emit_one
 
 
 class Function:

@@ -85,11 +85,22 @@ class ConverterBase:
         self.kernels: list[KernelInfo] = []
         # (instruction class, has a coopmatrix result) -> handler, found once per class
         self._dispatch: dict[tuple[type, bool], Callable[[Inst], None]] = {}
+        self._type_ids: dict[Type, int] = {}  # see ty()
+        self._c64: dict[int, int] = {}  # value -> i64 constant
 
-    # ---- types --------------------------------------------------------------------------------
+    # ---- types ----------------------------------------------------------------------------------
+    # The conversion asks for the same few types and i64 constants for nearly every instruction
+    # it emits; their ids are remembered here per IR type (types are unique per context) and
+    # per value. The module makes each type or constant at the first request, as before.
 
     def ty(self, ty: Type, inst: Inst | None = None) -> int:
         """SPIR-V type of a scalar value (bool, number)."""
+        r = self._type_ids.get(ty)
+        if r is None:
+            r = self._type_ids[ty] = self._scalar_type(ty, inst)
+        return r
+
+    def _scalar_type(self, ty: Type, inst: Inst | None) -> int:
         m = self.mod
         if isinstance(ty, BooleanType):
             return m.type_bool()
@@ -106,16 +117,19 @@ class ConverterBase:
         )
 
     def f32(self) -> int:
-        return self.mod.type_float(32)
+        return self.ty(self.ctx.f32)
 
     def i64(self) -> int:
-        return self.mod.type_int(64)
+        return self.ty(self.ctx.i64)
 
     def i32(self) -> int:
-        return self.mod.type_int(32)
+        return self.ty(self.ctx.i32)
 
     def c64(self, value: int) -> int:
-        return self.mod.constant(self.i64(), value)
+        r = self._c64.get(value)
+        if r is None:
+            r = self._c64[value] = self.mod.constant(self.i64(), value)
+        return r
 
     def memref_ptr_ty(self, mt: MemrefType) -> int:
         sc = (
@@ -136,6 +150,7 @@ class ConverterBase:
     def convert(self, prog: Prog) -> Module:
         self.ocl = self.mod.ext_inst_import("OpenCL.std")
         self.prog = prog
+        self.ctx = prog.ctx
         self.global_vars: dict[str, int] = {}  # global name -> its module-scope variable
         for func in prog.funcs:
             self.function(func)

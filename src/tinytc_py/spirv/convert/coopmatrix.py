@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 
 from ...errors import Status
 from ...ir.enums import ReduceMode
@@ -51,15 +52,20 @@ _SMALL_FLOAT = (ScalarKind.f16, ScalarKind.bf16)
 class CoopmatrixConversion(CoopmatrixMemoryConversion):
     # ---- component-wise scalar helpers ----------------------------------------------------------
 
-    def cm_binary(self, name: str, ty: NumberType, a: int, b: int) -> int:
+    def cm_binary(self, name: str, ty: NumberType) -> Callable[[int, int], int]:
+        """(a, b) -> a `name` b on components of type `ty`. Made once per instruction and
+        applied to every component, so the opcode and types are looked up once; the real
+        cases call the block's op through a partial."""
         if ty.is_integer:
             rty = self.ty(ty)
             if name in _INT_EXT:
-                return self.ext(rty, _INT_EXT[name], a, b)
-            return self.block.op(_INT_BINARY[name], rty, a, b)
+                return partial(self.ext, rty, _INT_EXT[name])
+            return partial(self.block.op, _INT_BINARY[name], rty)
+        if ty.kind is ScalarKind.bf16:
+            return lambda a, b: self.via_f32(ty, lambda t, x: self.float_binary(name, t, *x), a, b)
         if ty.is_float:
-            return self.via_f32(ty, lambda t, x: self.float_binary(name, t, *x), a, b)
-        return self.complex_binary(name, ty, a, b)
+            return partial(self.float_binary, name, self.ty(ty))
+        return partial(self.complex_binary, name, ty)
 
     def cm_unary(self, name: str, ty: NumberType, a: int) -> int:
         blk = self.block
@@ -118,8 +124,8 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
 
     def coop_arith_binary(self, inst: Inst) -> None:
         a, b = self.cm(inst.operand("a"), inst), self.cm(inst.operand("b"), inst)
-        comp = inst.results[0].type.component
-        self.set(inst, [self.cm_binary(inst.name, comp, x, y) for x, y in zip(a, b, strict=True)])
+        binary = self.cm_binary(inst.name, inst.results[0].type.component)
+        self.set(inst, [binary(x, y) for x, y in zip(a, b, strict=True)])
 
     def coop_arith_unary(self, inst: Inst) -> None:
         a = self.cm(inst.operand("a"), inst)
@@ -129,8 +135,8 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
     def coop_scale(self, inst: Inst) -> None:
         s = self.val(inst.operand("a"), inst)
         m = self.cm(inst.operand("b"), inst)
-        comp = inst.results[0].type.component
-        self.set(inst, [self.cm_binary("mul", comp, s, x) for x in m])
+        mul = self.cm_binary("mul", inst.results[0].type.component)
+        self.set(inst, [mul(s, x) for x in m])
 
     def coop_cast(self, inst: Inst) -> None:
         st, dt = inst.operand("a").type, inst.results[0].type
@@ -187,29 +193,34 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
 
     def cm_broadcaster(self, ty: NumberType) -> Callable[[int, int], int]:
         """(x, lane) -> OpGroupBroadcast of the real scalar x from `lane`; 8/16-bit values
-        travel as 32 bits. Made once per mul_add: the scope, type and lane constants are
-        looked up once, not per element."""
+        travel as 32 bits. Made once per mul_add: the scope, types and lane constants are
+        looked up once, not per element (a lane's constant is made at its first use, which
+        fixes the ids the module assigns)."""
         i32 = self.i32()
         scope = self.mod.constant(i32, Scope.Subgroup)
-        lanes: dict[int, int] = {}
+        lane_ids = [0] * self.sgs
 
         def lane_id(lane: int) -> int:
-            if lane not in lanes:
-                lanes[lane] = self.mod.constant(i32, lane)
-            return lanes[lane]
+            lid = lane_ids[lane] or self.mod.constant(i32, lane)
+            lane_ids[lane] = lid
+            return lid
 
         if ty.kind in _SMALL_INT or ty.kind in _SMALL_FLOAT:
             wide = ty.ctx.i32 if ty.is_integer else ty.ctx.f32
-            wide_ty = self.ty(wide)
+            emit_wide = self.block.emitter(Op.GroupBroadcast, self.ty(wide), scope)
 
             def broadcast_wide(x: int, lane: int) -> int:
                 y = self.convert_scalar(x, ty, wide)
-                y = self.block.op(Op.GroupBroadcast, wide_ty, scope, y, lane_id(lane))
+                y = emit_wide(y, lane_id(lane))
                 return self.convert_scalar(y, wide, ty)
 
             return broadcast_wide
-        t = self.ty(ty)
-        return lambda x, lane: self.block.op(Op.GroupBroadcast, t, scope, x, lane_id(lane))
+        emit = self.block.emitter(Op.GroupBroadcast, self.ty(ty), scope)
+
+        def broadcast(x: int, lane: int) -> int:
+            return emit(x, lane_ids[lane] or lane_id(lane))
+
+        return broadcast
 
     def cm_split(self, x: int, ty: NumberType) -> tuple[int, int | None]:
         """(re, im) of a complex value; (x, None) for a real one."""
@@ -218,6 +229,11 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         return self.parts(x, self.ty(ty.component_type))
 
     def coop_mul_add(self, inst: Inst) -> None:
+        """D = A*B + C with one broadcast per element of B and one fma per element of B and
+        row block. This emits most of a GEMM's instructions, so the loop works on tables made
+        before it: the component numbers of A(., k) and C(., n) per row block, the owner of
+        each element of B, and real and imaginary parts in separate lists (imaginary parts
+        None for a real type)."""
         A, B, C = (inst.operand(k) for k in ("a", "b", "c"))
         at, bt, ct, rt = A.type, B.type, C.type, inst.results[0].type
         self.cm_check_rows(inst, at, ct, rt)
@@ -230,50 +246,65 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         neg = self.cm_neg(real)
 
         def promote(x: int, ty: NumberType) -> tuple[int, int | None]:
+            if ty is real:  # nothing to convert or split
+                return x, None
             target = acc_ty if ty.is_complex else real
             return self.cm_split(self.cm_cast(x, ty, target), target)
 
-        acc = [self.cm_split(self.cm_cast(x, ct.component, acc_ty), acc_ty) for x in c]
-        a_p = [promote(x, at.component) for x in a]
+        acc_re, acc_im = _unzip(
+            [self.cm_split(self.cm_cast(x, ct.component, acc_ty), acc_ty) for x in c]
+        )
+        a_re, a_im = _unzip([promote(x, at.component) for x in a])
         a_neg_im: dict[int, int] = {}
         uniform = self.cm_uniform_loader(B, inst)
         broadcast = self.cm_broadcaster(real)
-        # component numbers of A(., k) and C(., n) in each row block, computed once
+        # component numbers of A(., k) and C(., n) in each row block
         a_comp = [[la.component(m, k) for m in range(lc.K)] for k in range(bt.rows)]
         c_comp = [[lc.component(m, n) for m in range(lc.K)] for n in range(bt.cols)]
+        b_comp, complex_acc = bt.component, acc_ty.is_complex
         for k in range(bt.rows):
+            a_k, b_owners = a_comp[k], lb.owners[k]
             for n in range(bt.cols):
                 if uniform is not None:
-                    br, bi = promote(uniform(k, n), bt.component)
+                    br, bi = promote(uniform(k, n), b_comp)
                 else:
-                    lane, v = lb.owner(k, n)
-                    br, bi = promote(b[v], bt.component)
+                    lane, v = b_owners[n]
+                    br, bi = promote(b[v], b_comp)
                     br = broadcast(br, lane)
                     bi = broadcast(bi, lane) if bi is not None else None
-                for va, vc in zip(a_comp[k], c_comp[n]):
-                    ar, ai = a_p[va]
-                    cr, ci = acc[vc]
-                    cr = fma(ar, br, cr)
+                if not complex_acc:  # then A and B are real as well
+                    for va, vc in zip(a_k, c_comp[n]):
+                        acc_re[vc] = fma(a_re[va], br, acc_re[vc])
+                    continue
+                for va, vc in zip(a_k, c_comp[n]):
+                    ar, ai = a_re[va], a_im[va]
+                    cr = fma(ar, br, acc_re[vc])
                     if ai is not None and bi is not None:
                         if va not in a_neg_im:
                             a_neg_im[va] = neg(ai)
                         cr = fma(a_neg_im[va], bi, cr)
-                    if ci is not None:
-                        if bi is not None:
-                            ci = fma(ar, bi, ci)
-                        if ai is not None:
-                            ci = fma(ai, br, ci)
-                    acc[vc] = (cr, ci)
+                    acc_re[vc] = cr
+                    ci = acc_im[vc]
+                    if bi is not None:
+                        ci = fma(ar, bi, ci)
+                    if ai is not None:
+                        ci = fma(ai, br, ci)
+                    acc_im[vc] = ci
         vty = self.ty(acc_ty)
-        out = [self.make_complex(vty, cr, ci) if ci is not None else cr for cr, ci in acc]
+        out = [
+            self.make_complex(vty, cr, ci) if ci is not None else cr
+            for cr, ci in zip(acc_re, acc_im)
+        ]
         self.set(inst, [self.cm_cast(x, acc_ty, rt.component) for x in out])
 
-    def cm_fma(self, ty: NumberType):
+    def cm_fma(self, ty: NumberType) -> Callable[[int, int, int], int]:
+        """(x, y, z) -> x*y + z in the current block (for floats an emitter of the block: this
+        runs once per fma of a mul_add)."""
         t = self.ty(ty)
         if ty.is_integer:
-            return lambda x, y, z: self.block.op(Op.IAdd, t, self.block.op(Op.IMul, t, x, y), z)
-        ocl, fma = self.ocl, int(OpenCLStd.fma)
-        return lambda x, y, z: self.block.op(Op.ExtInst, t, ocl, fma, x, y, z)
+            mul, add = self.block.emitter(Op.IMul, t), self.block.emitter(Op.IAdd, t)
+            return lambda x, y, z: add(mul(x, y), z)
+        return self.block.emitter(Op.ExtInst, t, self.ocl, OpenCLStd.fma)
 
     def cm_neg(self, ty: NumberType):
         t = self.ty(ty)
@@ -294,11 +325,12 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         elif comp.kind in _SMALL_FLOAT:
             work = ctx.f32
         x = [self.cm_cast(v, comp, work) for v in self.cm(inst.operand("a"), inst)]
+        combine = self.cm_binary(op, work)
 
         def fold(vals: list[int]) -> int:
             r = vals[0]
             for y in vals[1:]:
-                r = self.cm_binary(op, work, r, y)
+                r = combine(r, y)
             return r
 
         out = [0] * lr.V
@@ -326,6 +358,7 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         parts = [self.cm_split(v, ty) for v in xs]
         real = ty.component_type
         rty = self.ty(real)
+        combine = self.cm_binary(op, real)
         step = 1
         while len(parts) > 1:
             mask = m.constant(i32, step)
@@ -342,13 +375,18 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
             for i in range(0, len(parts), 2):
                 (lr_, li), (hr, hi) = parts[i], parts[i + 1]
                 kr, rr = exchange(lr_, hr)
-                new_r = self.cm_binary(op, real, kr, rr)
+                new_r = combine(kr, rr)
                 new_i = None
                 if li is not None and hi is not None:
                     ki, ri = exchange(li, hi)
-                    new_i = self.cm_binary(op, real, ki, ri)
+                    new_i = combine(ki, ri)
                 nxt.append((new_r, new_i))
             parts = nxt
             step *= 2
         r, i = parts[0]
         return self.make_complex(self.ty(ty), r, i) if i is not None else r
+
+
+def _unzip(pairs: list[tuple[int, int | None]]) -> tuple[list[int], list[int | None]]:
+    """([re...], [im...]) of a list of (re, im) pairs."""
+    return [re for re, _ in pairs], [im for _, im in pairs]

@@ -29,8 +29,9 @@ hardware clamps to the surface and returns zeros outside, so the checked flags n
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ...analysis.coopmatrix_layout import CoopLayout
 from ...analysis.gcd import memref_gcd, value_gcd
@@ -89,26 +90,32 @@ class Block2d:
         """x = pos0 >> shift: pos0 counts matrix elements, x message elements."""
         return _SIZE_LOG2[self.omega]
 
-    def elements(self, i: int, j: int) -> Iterator[tuple[int, int, int]]:
-        """(byte in the message's registers, matrix row, matrix col) of message (i, j)."""
+    def origin(self, i: int, j: int) -> tuple[int, int]:
+        """(matrix row, matrix col) where message (i, j) starts."""
+        if self.transpose:
+            return j * self.height, i * self.width * self.omega
+        return i * self.arr * self.width, j * self.height
+
+    def elements(self) -> Iterator[tuple[int, int, int]]:
+        """(byte in the message's registers, matrix row, matrix col) of message (0, 0); message
+        (i, j) holds the same bytes of the elements shifted by `origin(i, j)`."""
         w, h, s = self.width, self.height, self.size
         if self.transpose:  # d32 transpose: dword column r of memory row c lands in row r
             es = s // self.omega
             for c in range(h):
                 for r in range(w):
                     for sub in range(self.omega):
-                        col = (i * w + r) * self.omega + sub
-                        yield (r * h + c) * 4 + sub * es, j * h + c, col
+                        yield (r * h + c) * 4 + sub * es, c, r * self.omega + sub
             return
         om = 4 // s if self.vnni else 1
         for a in range(self.arr):
             for c in range(h):
                 for r in range(w):
-                    row, col = (i * self.arr + a) * w + r, j * h + c
+                    row = a * w + r
                     if self.vnni:
-                        yield ((a * (h // om) + c // om) * w + r) * 4 + c % om * s, row, col
+                        yield ((a * (h // om) + c // om) * w + r) * 4 + c % om * s, row, c
                     else:
-                        yield ((a * h + c) * w + r) * s, row, col
+                        yield ((a * h + c) * w + r) * s, row, c
 
 
 def load_descriptor(cfg: Block2d) -> int:
@@ -217,29 +224,40 @@ class Pieces:
         return k, off
 
 
+@lru_cache(maxsize=256)
 def plan_messages(
     cfg: Block2d, lay: CoopLayout, pc: Pieces, size: int
-) -> list[tuple[int, int, int, int]] | None:
+) -> tuple[tuple[int, int, int, int], ...] | None:
     """(x offset, y offset, piece, byte offset) of every message, after checking that each
-    message's register image is exactly the layout's; None if it is not."""
+    message's register image is exactly the layout's; None if it is not.
+
+    The check compares, element by element, the byte each element has in the register image
+    of the whole value (a table over the matrix, from the layout's owner table) with its byte
+    in the message; the message fits iff the difference is the same for all its elements.
+    That is one step per matrix element, and the answer depends only on these immutable
+    values, which the loads and stores of a program (and of the programs of a process) repeat,
+    so it is computed once per distinct question.
+    """
+    omega, unit, cols = pc.omega, pc.unit, lay.cols
+    image = [
+        (v // omega * EXEC + lane) * unit + v % omega * size
+        for row in lay.owners
+        for lane, v in row
+    ]
+    pattern = [(byte, row * cols + col) for byte, row, col in cfg.elements()]
     plan = []
-    owner, omega, unit = lay.owner, pc.omega, pc.unit  # looked up once: this runs per element
     for i in range(cfg.x_msgs):
         for j in range(cfg.y_msgs):
-            base = None
-            for byte, row, col in cfg.elements(i, j):
-                lane, v = owner(row, col)
-                # byte of element (row, col) in the register image of the whole value
-                at = (v // omega * EXEC + lane) * unit + v % omega * size
-                base = at - byte if base is None else base
-                if at - byte != base:
-                    return None
-            assert base is not None
-            where = pc.place(base, cfg.msg_bytes)
+            row0, col0 = cfg.origin(i, j)
+            first = row0 * cols + col0
+            bases = {image[first + at] - byte for byte, at in pattern}
+            if len(bases) != 1:
+                return None
+            where = pc.place(bases.pop(), cfg.msg_bytes)
             if where is None:
                 return None
             plan.append((i * cfg.width * cfg.arr, j * cfg.height, *where))
-    return plan
+    return tuple(plan)
 
 
 def _names() -> Iterator[str]:
@@ -275,7 +293,7 @@ def _coords(p: str, x: str, y: str, dx: int, dy: int) -> list[str]:
 def block2d_asm(
     kind: str,
     cfg: Block2d,
-    plan: list[tuple[int, int, int, int]],
+    plan: Sequence[tuple[int, int, int, int]],
     first_arg: int,
     data: int,
     names: Iterator[str],
