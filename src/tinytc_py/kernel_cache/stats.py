@@ -21,11 +21,15 @@ import contextlib
 import fcntl
 import json
 import os
+import secrets
 from collections import Counter
 
 from ..cache_dir import cache_subdir
 
 FILE = "stats.json"
+EPOCH = "epoch"
+"""Not a counter: a random id a new file (first update, cleared or damaged) starts with, so
+store.py can tell its running totals began again."""
 
 _process: Counter[str] = Counter()
 
@@ -38,12 +42,15 @@ def count(name: str, n: int = 1, persist: bool = True) -> None:
         _process[name] += n
 
 
-def count_all(delta: dict[str, int]) -> None:
+def count_all(delta: dict[str, int]) -> dict[str, int]:
     """Add to several counters in one update of the file (each costs about 0.1 ms, a tenth
-    of a small kernel's compile)."""
+    of a small kernel's compile). Returns the totals this update made (empty when the file
+    cannot be written): store.py bounds the folder by the running bytes_written."""
     _process.update(delta)
-    with contextlib.suppress(OSError):
-        _add_to_totals(delta)
+    try:
+        return _add_to_totals(delta)
+    except OSError:
+        return {}
 
 
 def process() -> dict[str, int]:
@@ -55,7 +62,7 @@ def reset_process() -> None:
     _process.clear()
 
 
-def _add_to_totals(delta: dict[str, int]) -> None:
+def _add_to_totals(delta: dict[str, int]) -> dict[str, int]:
     path = cache_subdir("kernels") / FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -63,9 +70,11 @@ def _add_to_totals(delta: dict[str, int]) -> None:
         fcntl.flock(f, fcntl.LOCK_EX)
         totals = Counter(_parse(f.read()))
         totals.update(delta)
+        totals.setdefault(EPOCH, secrets.randbits(62))
         f.seek(0)
         f.truncate()
         f.write(json.dumps(dict(totals), sort_keys=True))
+    return dict(totals)
 
 
 def totals() -> dict[str, int]:

@@ -8,15 +8,29 @@ or damaged later, so:
   and reported as a miss, so the caller rebuilds it and nothing damaged is ever loaded;
 - a folder that cannot be written (read-only, full disk) turns writing off for the rest of the
   process after one warning, and everything works without the cache;
-- the folder stays under `TINYTC_CACHE_MAX_MB` (default 1024): after each write the entries
-  used longest ago go first. A hit touches its file, so the modification time is the time of
-  last use.
+- the folder stays under `TINYTC_CACHE_MAX_MB` (default 1024), the entries used longest ago
+  going first. A hit touches its file, so the modification time is the time of last use.
+
+Why a write does not list the folder: with thousands of entries (many kernels, many ranks)
+reading every entry's size costs milliseconds per miss (16 ms at 5000 entries,
+benchmarks/cache_store.py). Instead the last full scan leaves a record (`SCAN_FILE`): the
+statistics' running `bytes_written` total over all processes at the start of the scan and the
+folder's size after it. A write then estimates the size as that size plus the bytes written
+since, from the totals its statistics update returns, and scans again only when the estimate
+passes the bound. The estimate never falls short, whichever processes write or scan at once:
+a file is renamed into place before its bytes are counted, so a file counted before the scan
+read the total is in the scan, and any later one is in the difference; removals (clear,
+damaged entries, other scans) only make it too high, which costs one early scan. A missing or
+damaged record, or one of another statistics epoch (the statistics file was cleared or
+damaged, so its totals began again), means a scan. A scan that finds the bound crossed evicts down to `LOW_WATER` of it, so a full folder is
+scanned once per tenth of the bound written, not at every write.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import warnings
 from dataclasses import dataclass
@@ -30,6 +44,8 @@ DEFAULT_MAX_MB = 1024.0
 MAGIC = b"TTCKC001"
 SUFFIX = ".entry"
 _HEADER = len(MAGIC) + hashlib.sha256().digest_size
+SCAN_FILE = "last_scan.json"
+LOW_WATER = 0.9
 
 
 @dataclass(frozen=True)
@@ -89,9 +105,13 @@ def get(name: str) -> bytes | None:
     return payload
 
 
-def remove(name: str) -> None:
-    with contextlib.suppress(OSError):
+def remove(name: str) -> bool:
+    """Whether this call removed the entry (not another process before it)."""
+    try:
         _path(name).unlink()
+    except OSError:
+        return False
+    return True
 
 
 def put(name: str, payload: bytes, counts: dict[str, int] | None = None) -> None:
@@ -108,10 +128,36 @@ def put(name: str, payload: bytes, counts: dict[str, int] | None = None) -> None
             _disable_writing(where, err)
         else:
             counts["bytes_written"] = len(data)
-    if counts:
-        stats.count_all(counts)
+    totals = stats.count_all(counts) if counts else {}
     if "bytes_written" in counts:
-        evict(max_bytes(), keep=name)
+        _keep_under_bound(totals, keep=name)
+
+
+def _keep_under_bound(totals: dict[str, int], keep: str) -> None:
+    """Scan and evict when the estimate from the last scan's record (module docstring) may
+    exceed the bound. `totals` are the statistics including this write (empty when the file
+    could not be updated: then always scan)."""
+    limit = max_bytes()
+    epoch, written = totals.get(stats.EPOCH), totals.get("bytes_written", 0)
+    record = _last_scan()
+    if record is not None and record[0] == epoch and record[2] + written - record[1] <= limit:
+        return
+    size = evict(limit, keep)
+    if epoch is not None:
+        with contextlib.suppress(OSError):
+            atomic_write(folder() / SCAN_FILE, json.dumps([epoch, written, size]).encode())
+
+
+def _last_scan() -> tuple[int, int, int] | None:
+    """(statistics epoch and bytes_written total when the last scan began, folder bytes after
+    it), or None when there is no usable record."""
+    try:
+        record = tuple(json.loads((folder() / SCAN_FILE).read_bytes()))
+    except (OSError, ValueError, TypeError):
+        return None
+    if len(record) != 3 or not all(isinstance(v, int) for v in record):
+        return None
+    return record
 
 
 def entries() -> list[Entry]:
@@ -128,18 +174,25 @@ def entries() -> list[Entry]:
     return found
 
 
-def evict(limit: int, keep: str = "") -> None:
-    """Remove least recently used entries (never `keep`) until the folder holds <= limit bytes."""
+def evict(limit: int, keep: str = "") -> int:
+    """When the folder holds more than `limit` bytes, remove the least recently used entries
+    (never `keep`) until it holds at most LOW_WATER of it; returns the bytes left. The
+    removals are counted in one update of the statistics file, once each however many
+    processes evict at once."""
     found = entries()
     total = sum(e.size for e in found)
+    if total <= limit:
+        return total
+    evicted = 0
     for e in found:
-        if total <= limit:
+        if total <= limit * LOW_WATER:
             break
         if e.name == keep:
             continue
-        remove(e.name)
-        stats.count("evicted")
+        evicted += remove(e.name)  # a concurrent scan may have removed it first
         total -= e.size
+    stats.count("evicted", evicted)
+    return total
 
 
 def clear() -> int:
