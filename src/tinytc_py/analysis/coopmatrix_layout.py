@@ -89,8 +89,7 @@ class CoopLayout:
         step, i, comps = self.col_step, self.I, self.components
         return tuple(
             tuple(
-                (row % i + col % step * i, comps[row // i][col // step])
-                for col in range(self.cols)
+                (row % i + col % step * i, comps[row // i][col // step]) for col in range(self.cols)
             )
             for row in range(self.rows)
         )
@@ -112,10 +111,10 @@ def coop_layout(ct: CoopmatrixType, sgs: int) -> CoopLayout | None:
     k1 = 1
     if ct.use is MatrixUse.b and k > 1:
         k1 = max(1, 2 // ct.component.size)
-    return _layout(m, n, sgs, i, j, k, k1)
+    return coop_layout_memo(m, n, sgs, i, j, k, k1)
 
 
 @lru_cache(maxsize=1024)
-def _layout(m: int, n: int, sgs: int, i: int, j: int, k: int, k1: int) -> CoopLayout:
+def coop_layout_memo(m: int, n: int, sgs: int, i: int, j: int, k: int, k1: int) -> CoopLayout:
     """The one CoopLayout of these numbers (see the module docstring)."""
     return CoopLayout(m, n, sgs, i, j, k, k1, i * j * k // sgs)

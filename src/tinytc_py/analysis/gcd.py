@@ -130,8 +130,7 @@ def _from_type(mt: MemrefType, offset: int, shape=(), stride=()) -> MemrefGcd:
     def pick(static: tuple[int, ...], known) -> tuple[int, ...]:
         known = list(known)
         return tuple(
-            s if s != DYNAMIC else (known[k] if k < len(known) else 1)
-            for k, s in enumerate(static)
+            s if s != DYNAMIC else (known[k] if k < len(known) else 1) for k, s in enumerate(static)
         )
 
     return MemrefGcd(max(offset, 1), pick(mt.shape, shape), pick(mt.stride, stride))
