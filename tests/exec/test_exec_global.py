@@ -87,3 +87,63 @@ def test_global_as_gemm_operand():
     C = np.zeros((8, 5), np.float32, order="F")
     build(text).kernel("g")(B, C, num_groups=(1, 1, 1))
     np.testing.assert_allclose(C, W @ B, rtol=1e-6)
+
+
+def weights(shape: tuple[int, ...]) -> tuple[str, np.ndarray]:
+    """A dense initializer for an f32 table of `shape` and the table (column-major)."""
+    w = (np.arange(int(np.prod(shape)), dtype=np.float32) - 7) / 4
+    return ", ".join(format_constant(float(v)) for v in w), w.reshape(shape, order="F")
+
+
+def test_global_ref_inside_foreach():
+    """lower-foreach rebuilds the body, global_ref included, with a PassBuilder; the global is
+    looked up in the real program by the SPIR-V conversion (before PassBuilder the lowering
+    checked it against an empty program and failed with "no global named @w")."""
+    init, w = weights((37,))
+    text = f"""global @w : memref<f32x37> = dense<[{init}]>
+func @k(%a: memref<f32x37>, %b: memref<f32x37>)
+    attributes {{subgroup_size=16, work_group_size=[32,1]}} {{
+    %c0 = constant 0 : index
+    %n = constant 37 : index
+    foreach (%i) = (%c0), (%n) {{
+        %W = global_ref @w : memref<f32x37>
+        %x = load %W[%i] : f32
+        %y = load %a[%i] : f32
+        %z = add %x, %y : f32
+        store %z, %b[%i]
+    }}
+}}
+"""
+    a = np.arange(37, dtype=np.float32) * 3
+    b = np.zeros(37, np.float32)
+    build(text).kernel("k")(a, b, num_groups=(1, 1, 1))
+    np.testing.assert_array_equal(b, w + a)
+
+
+def test_global_ref_inside_cooperative_matrix_apply():
+    """The same for lower-coopmatrix, which clones an apply body per component."""
+    M, N = 16, 8
+    init, w = weights((M, N))
+    mt = f"coopmatrix<f32x{M}x{N},matrix_acc>"
+    text = f"""global @w : memref<f32x{M}x{N}> = dense<[{init}]>
+func @k(%A: memref<f32x{M}x{N}>, %B: memref<f32x{M}x{N}>)
+    attributes {{subgroup_size=16, work_group_size=[16,1]}} {{
+    parallel {{
+        %c0 = constant 0 : index
+        %a = cooperative_matrix_load %A[%c0,%c0] : {mt}
+        %r = cooperative_matrix_apply (%i,%j,%v)=%a -> {mt} {{
+            %W = global_ref @w : memref<f32x{M}x{N}>
+            %ii = cast %i : index
+            %jj = cast %j : index
+            %x = load %W[%ii, %jj] : f32
+            %y = mul %x, %v : f32
+            yield (%y)
+        }}
+        cooperative_matrix_store %r, %B[%c0,%c0]
+    }}
+}}
+"""
+    A = np.asfortranarray(np.arange(M * N, dtype=np.float32).reshape(M, N) - 50)
+    B = np.zeros((M, N), np.float32, order="F")
+    build(text).kernel("k")(A, B, num_groups=(1, 1, 1))
+    np.testing.assert_array_equal(B, w * A)

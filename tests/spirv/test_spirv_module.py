@@ -218,6 +218,23 @@ def test_block_checks_result_shape():
     assert list(blk.opcodes) == [Op.Label]
 
 
+def test_block_checks_result_shape_of_recorded_opcodes():
+    """op() and emit() share the opcode record; a recorded opcode is still checked."""
+    mod = Module()
+    fn = mod.add_function(mod.type_void(), mod.type_function(mod.type_void()))
+    blk = fn.add_block()
+    i32 = mod.type_int(32)
+    blk.emit(Op.Store, 1, 2)
+    x = blk.op(Op.IAdd, i32, 1, 2)
+    before = len(blk.code)
+    with pytest.raises(ValueError, match="^OpStore has no result type; use emit\\(\\)$"):
+        blk.op(Op.Store, 1, 2)
+    with pytest.raises(ValueError, match="^OpIAdd defines a result; use op\\(\\)$"):
+        blk.emit(Op.IAdd, i32, x + 1, 1, 2)
+    assert len(blk.code) == before
+    assert list(blk.opcodes) == [Op.Label, Op.Store, Op.IAdd]
+
+
 def test_block_records_its_opcodes_in_order_of_first_use():
     mod = Module()
     fn = mod.add_function(mod.type_void(), mod.type_function(mod.type_void()))
@@ -258,8 +275,11 @@ def test_emitter_checks_like_op():
     mod = Module()
     fn = mod.add_function(mod.type_void(), mod.type_function(mod.type_void()))
     blk = fn.add_block()
-    with pytest.raises(ValueError, match="OpStore has no result type"):
+    with pytest.raises(ValueError) as by_op:
+        blk.op(Op.Store, 1)
+    with pytest.raises(ValueError) as by_emitter:
         blk.emitter(Op.Store, 1)
+    assert str(by_emitter.value) == str(by_op.value) == "OpStore has no result type; use emit()"
     add = blk.emitter(Op.IAdd, mod.type_int(32))
     before = len(blk.code)
     with pytest.raises(ValueError, match="operand"):

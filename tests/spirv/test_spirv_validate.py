@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import importlib
+from array import array
 
 import pytest
 
 from tinytc_py.spirv import Module, SpirvToolMissing, SpirvValidationError, assemble, dump, validate
 from tinytc_py.spirv.assembler import words_from_binary
+from tinytc_py.spirv.module import iter_instructions
 from tinytc_py.spirv.tables import Capability, Op, StorageClass
 
 # the module (tinytc_py.spirv's `validate` attribute is the function of the same name)
@@ -163,9 +165,8 @@ def test_validations_in_threads_and_of_big_modules_agree(add_kernel):
             assert list(pool.map(verdict, binaries * 4)) == expected * 4
 
 
-def test_inline_asm_without_its_capability_is_named():
-    """validate copies a module for the old validator only when it declares AsmINTEL; one
-    that uses inline assembly without it is rejected, with the missing declaration named."""
+def dpas_gemm_words() -> array:
+    """The words of a PVC GEMM kernel, which calls inline assembly (OpAsmCallINTEL)."""
     from tinytc_py.compiler import compile_to_spirv
     from tinytc_py.ir.context import CompilerContext
     from tinytc_py.target.core_info import CoreInfo
@@ -176,7 +177,13 @@ def test_inline_asm_without_its_capability_is_named():
     gemm.n.n %one, %A, %B, %one, %C
 }"""
     prog = parse(src, CompilerContext(), "k.ir")
-    words = words_from_binary(compile_to_spirv(prog, CoreInfo.intel_from_name("pvc")).data)
+    return words_from_binary(compile_to_spirv(prog, CoreInfo.intel_from_name("pvc")).data)
+
+
+def test_inline_asm_without_its_capability_is_named():
+    """validate copies a module for the old validator only when it declares AsmINTEL; one
+    that uses inline assembly without it is rejected, with the missing declaration named."""
+    words = dpas_gemm_words()
     at = 5
     while words[at + 1] != Capability.AsmINTEL:
         assert words[at] & 0xFFFF == Op.Capability
@@ -184,3 +191,18 @@ def test_inline_asm_without_its_capability_is_named():
     del words[at : at + 2]
     with pytest.raises(SpirvValidationError, match="OpAsmINTEL %.* requires OpCapability AsmINTEL"):
         validate(words.tobytes())
+
+
+@pytest.mark.parametrize("kept", [1, -1], ids=["header-only", "last-word-missing"])
+def test_inline_asm_call_cut_off_is_a_malformed_instruction(kept):
+    """A module that ends inside an OpAsmCallINTEL is refused with the malformed-instruction
+    ValueError, not an IndexError of the inline-assembly rewrite reading past the end."""
+    words = dpas_gemm_words()
+    calls = [(at, n) for op, at, n in iter_instructions(words, 5) if op == Op.AsmCallINTEL]
+    assert calls
+    at, count = calls[-1]
+    cut = words[: at + (kept if kept > 0 else count + kept)]
+    with pytest.raises(
+        ValueError, match=f"^malformed instruction at word {at}: word count {count}$"
+    ):
+        validate(cut.tobytes())

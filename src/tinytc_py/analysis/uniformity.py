@@ -154,7 +154,9 @@ class Uniformity:
     """Which values of one function are varying within a subgroup (see the module docstring)."""
 
     def __init__(self, func: Func) -> None:
-        # varying value -> the value its varying-ness comes from (itself for a source)
+        # varying value -> the value its varying-ness comes from (itself for a source: a
+        # subgroup_local_id result, a foreach loop variable, ...); check_dynamically_uniform
+        # names it in its error
         self.varying: dict[Value, Value] = {}
         self._work: list[Value] = []
         self._seed(func.body, Exec.collective)
@@ -166,11 +168,6 @@ class Uniformity:
 
     def is_uniform(self, value: Value) -> bool:
         return value not in self.varying
-
-    def origin(self, value: Value) -> Value | None:
-        """A source of the value's varying-ness (a subgroup_local_id result, a foreach loop
-        variable, ...), or None when the value is uniform."""
-        return self.varying.get(value)
 
     # ---- construction ---------------------------------------------------------------------------
 

@@ -46,9 +46,7 @@ def is_dead(inst: Inst) -> bool:
 
 
 def _unused_alloca(inst: Inst) -> bool:
-    return inst.spec.mnemonic == "alloca" and all(
-        u.owner.spec.mnemonic == "lifetime_stop" for u in inst.result.uses
-    )
+    return inst.name == "alloca" and all(u.owner.name == "lifetime_stop" for u in inst.result.uses)
 
 
 def _discard(inst: Inst) -> None:

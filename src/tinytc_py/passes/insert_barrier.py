@@ -32,8 +32,9 @@ BARRIER = "barrier"
 
 def _space_index(space: AddressSpace) -> int:
     """The position of an address space in SPACES (the sets are kept in lists, not in dicts
-    keyed by the enum, whose hash is a Python-level call)."""
-    return 1 if space is AddressSpace.local else 0
+    keyed by the enum, whose hash is a Python-level call; tuple.index compares by identity
+    first)."""
+    return SPACES.index(space)
 
 
 class Accesses:

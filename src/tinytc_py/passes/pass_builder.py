@@ -8,6 +8,14 @@ with check-ir, which verifies the whole function again; repeating the checks per
 cost about a fifth of a lowering. `PassBuilder` keeps only the nesting limit (a lowering adds
 region levels, and deeper nesting must stay a located error) and the instruction's own
 verification, which runs when it is created.
+
+Two of the skipped checks are not made again by check-ir. The lookup of a global_ref's symbol
+is done by the SPIR-V conversion against the real program (the lowerings run with no program
+at hand: IRBuilder's lookup against an empty one rejected every global_ref inside a foreach or
+cooperative_matrix_apply body, tests/exec/test_exec_global.py::test_global_ref_inside_*), and
+the syntax of result names, which the lowerings copy from checked code or make themselves.
+A lowering's output is verified only by the pipeline's final check-ir: running a lowering
+alone (`tinytc-opt -p lower-foreach`) is not followed by a verification.
 """
 
 from __future__ import annotations

@@ -147,13 +147,15 @@ class Block:
         (e.g. a loop-carried value already referenced by an OpPhi).
 
         This runs once per emitted instruction, so it does the least work: whether the opcode
-        has a result type is checked only when the block first sees it (it is recorded in
-        `opcodes` once emitted), and the words go in with one `fromlist`, which appends all or
-        nothing (a string operand or a value beyond 32 bits takes `_emit_slow`).
+        has a result type is one set lookup, `opcodes` is written only when the block first
+        sees the opcode, and the words go in with one `fromlist`, which appends all or nothing
+        (a string operand or a value beyond 32 bits takes `_emit_slow`). The kind check must
+        not depend on `opcodes`: op() and emit() share that record, so skipping the check for
+        a recorded opcode would accept op(Op.Store, ...) after emit(Op.Store, ...).
         """
-        new = opcode not in self.opcodes
-        if new and opcode not in HAS_RESULT_TYPE:
+        if opcode not in HAS_RESULT_TYPE:
             raise ValueError(f"{OP_NAMES.get(opcode, opcode)} has no result type; use emit()")
+        new = opcode not in self.opcodes
         if not result_id:
             module = self.module
             result_id = module._bound
@@ -169,10 +171,11 @@ class Block:
         return result_id
 
     def emit(self, opcode: int, *operands: int | str) -> None:
-        """Emit an instruction without a result (OpStore, OpBranch, OpReturn, ...)."""
-        new = opcode not in self.opcodes
-        if new and opcode in HAS_RESULT:
+        """Emit an instruction without a result (OpStore, OpBranch, OpReturn, ...); the kind
+        check is unconditional for the reason given in op()."""
+        if opcode in HAS_RESULT:
             raise ValueError(f"{OP_NAMES.get(opcode, opcode)} defines a result; use op()")
+        new = opcode not in self.opcodes
         emit(self.code, opcode, *operands)
         if new:
             self.opcodes[opcode] = None
@@ -185,7 +188,8 @@ class Block:
         """`op` with a fixed opcode, result type and leading operands, as a function of the
         other operands returning the new id. For loops that emit many instructions of one
         kind (a GEMM's broadcasts and fmas): the opcode is checked here once, and each call
-        only allocates the id and appends the words."""
+        only allocates the id and appends the words. The function appends to this block, so it
+        is valid until the converter moves to another block."""
         if opcode not in HAS_RESULT_TYPE:
             raise ValueError(f"{OP_NAMES.get(opcode, opcode)} has no result type; use emit()")
         module, code, opcodes = self.module, self.code, self.opcodes

@@ -292,6 +292,8 @@ def _asm_rewrite_candidates(words: array) -> Iterator[tuple[int, int, int]]:
     while offset < end:
         first = words[offset]
         if first & 0xFFFF == Op.AsmCallINTEL:
+            if offset + (first >> 16) > end:
+                break  # cut off: the caller must not read past the end; the check below raises
             yield Op.AsmCallINTEL, offset, first >> 16
         offset += (first >> 16) or end + 1  # a zero count ends the walk past `end`
     if offset != end:

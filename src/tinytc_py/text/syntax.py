@@ -39,10 +39,6 @@ def modifier_props(props: tuple[Prop, ...]) -> tuple[tuple[Prop, dict[str, Any]]
     return tuple((p, modifier_table(p)) for p in props if modifier_table(p))
 
 
-def is_modifier(prop: Prop) -> bool:
-    return bool(modifier_table(prop))
-
-
 def modifiers_text(props: tuple[Prop, ...], values: dict[str, Any]) -> str:
     """The dot-suffixes of an instruction's properties. As upstream's printer, transposes are
     printed up to the last one that is not `.n` (`gemm.n.t`, `gemm.t`): the words are

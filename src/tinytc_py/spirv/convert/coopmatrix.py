@@ -55,7 +55,8 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
     def cm_binary(self, name: str, ty: NumberType) -> Callable[[int, int], int]:
         """(a, b) -> a `name` b on components of type `ty`. Made once per instruction and
         applied to every component, so the opcode and types are looked up once; the real
-        cases call the block's op through a partial."""
+        cases call the block's op through a partial. The function captures the current block,
+        so it is valid until the converter moves to another block."""
         if ty.is_integer:
             rty = self.ty(ty)
             if name in _INT_EXT:

@@ -237,6 +237,10 @@ def plan_messages(
     That is one step per matrix element, and the answer depends only on these immutable
     values, which the loads and stores of a program (and of the programs of a process) repeat,
     so it is computed once per distinct question.
+
+    Every message lies inside the M x N matrix (the Block2d geometries tile it; asserted
+    below): `image` is indexed by row * N + col, so an element past the last column would
+    silently alias one of the next row.
     """
     omega, unit, cols = pc.omega, pc.unit, lay.cols
     image = [
@@ -244,11 +248,15 @@ def plan_messages(
         for row in lay.owners
         for lane, v in row
     ]
-    pattern = [(byte, row * cols + col) for byte, row, col in cfg.elements()]
+    elements = list(cfg.elements())
+    pattern = [(byte, row * cols + col) for byte, row, col in elements]
+    height = 1 + max(row for _, row, _ in elements)
+    width = 1 + max(col for _, _, col in elements)
     plan = []
     for i in range(cfg.x_msgs):
         for j in range(cfg.y_msgs):
             row0, col0 = cfg.origin(i, j)
+            assert row0 + height <= lay.rows and col0 + width <= cols, "message outside matrix"
             first = row0 * cols + col0
             bases = {image[first + at] - byte for byte, at in pattern}
             if len(bases) != 1:
