@@ -55,6 +55,13 @@ def blocks(text: str) -> tuple[int, int]:
     return text.count("OpSubgroupBlockReadINTEL"), text.count("OpSubgroupBlockWriteINTEL")
 
 
+ROW_IN_FLOATS = """
+        %f = cast %x4 : f32
+        %half = constant 0.5 : f32
+        %h = mul %f, %half : f32
+        %row = cast %h : index"""
+
+
 @pytest.mark.parametrize(
     "params,pos,expected",
     [
@@ -72,6 +79,8 @@ def blocks(text: str) -> tuple[int, int]:
         # the row position must be a multiple of 4 elements for writes
         ("%A: memref<f32x64x5>, %B: memref<f32x64x5>, %x: index", "%x,%c0", (5, 0)),
         ("%A: memref<f32x64x5>, %B: memref<f32x64x5>, %x: index", "%x4,%x", (5, 5)),
+        # row 2x computed as (4x as f32) * 0.5: a float -> index cast keeps no divisor of 4x
+        ("%A: memref<f32x64x5>, %B: memref<f32x64x5>, %x: index", "%row,%c0", (5, 0)),
     ],
 )
 def test_block_io_alignment(params, pos, expected):
@@ -79,7 +88,8 @@ def test_block_io_alignment(params, pos, expected):
     body = body.replace(
         "        %c0 = constant 0 : index",
         "        %c0 = constant 0 : index\n        %four = constant 4 : index\n"
-        + ("        %x4 = mul %x, %four : index" if "%x" in params else ""),
+        + ("        %x4 = mul %x, %four : index" if "%x" in params else "")
+        + (ROW_IN_FLOATS if "%row" in pos else ""),
     )
     assert blocks(spv(params, body)) == expected
 

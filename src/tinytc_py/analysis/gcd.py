@@ -11,7 +11,8 @@ offsets) are taken to compute, as upstream tinytc does. The narrow types i8, i16
 around modulo 2^bits (constant folding and the device alike), and wrapping subtracts a multiple
 of 2^bits: of a divisor g, only gcd(g, 2^bits), its power-of-two part, survives. So a sum, a
 product, a truncating cast or a loop variable of a narrow type keeps only that part (0 stays 0);
-a constant is exact (it fits its type), a division by a constant that divides the dividend is
+a constant is exact, taken as the signed number the device holds
+(`constant 4294967232 : i32` is -64), a division by a constant that divides the dividend is
 exact, and a widening cast sign-extends, keeping the value. A cast from a floating or complex
 value says nothing (1): rounding and the float-to-int conversion keep no divisor.
 
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 from ..ir.attrs import ArrayAttr, DictionaryAttr, IntegerAttr
 from ..ir.inst import Inst
 from ..ir.region import Func
-from ..ir.types import DYNAMIC, GroupType, MemrefType, NumberType
+from ..ir.types import DYNAMIC, GroupType, MemrefType, NumberType, element_type, int_bits, wrap
 from ..ir.values import Value
 from .stack import alloca_alignment, stack_ptr
 
@@ -44,14 +45,14 @@ class MemrefGcd:
     stride: tuple[int, ...]
 
 
-def _loop_var_gcd(v: Value) -> int:
-    region = v.region
-    owner = region.owner if region is not None else None
-    if isinstance(owner, Inst) and owner.name == "for" and v is region.params[0]:
-        step = owner.operand("step")
-        g = math.gcd(value_gcd(owner.operand("from")), value_gcd(step) if step else 1)
-        return _wrapped(g, v.type)
-    return 1
+def value_gcd(v: Value) -> int:
+    """A number every run-time value of the integer `v` is a multiple of (0: v is 0)."""
+    return _Query().value(v)
+
+
+def memref_gcd(v: Value, default_alignment: int = 128) -> MemrefGcd:
+    """What is known about memref `v`'s offset, shape and stride (see the module docstring)."""
+    return _Query(default_alignment).memref(v)
 
 
 def _is_int(ty) -> bool:
@@ -61,47 +62,20 @@ def _is_int(ty) -> bool:
 def _wrapped(g: int, ty: NumberType) -> int:
     """The divisor left of `g` (true in exact arithmetic) once a value of type `ty` wraps around:
     gcd(g, 2^bits) for i8, i16 and i32, all of it for the 64-bit types (module docstring)."""
-    if g == 0 or ty.size >= 8:
+    bits = int_bits(ty)
+    if g == 0 or bits >= 64:
         return g
-    return math.gcd(g, 1 << (8 * ty.size))
-
-
-def value_gcd(v: Value) -> int:
-    """A number every run-time value of the integer `v` is a multiple of (0: v is 0)."""
-    d = v.defining_inst
-    if d is None:
-        return _loop_var_gcd(v)
-    name = d.name
-    if name == "constant":
-        value = d.props["value"]
-        return abs(value) if isinstance(value, int) and not isinstance(value, bool) else 1
-    if name in ("add", "sub"):
-        g = math.gcd(value_gcd(d.operand("a")), value_gcd(d.operand("b")))
-        return _wrapped(g, v.type)
-    if name == "mul":
-        return _wrapped(value_gcd(d.operand("a")) * value_gcd(d.operand("b")), v.type)
-    if name == "div":
-        a, b = value_gcd(d.operand("a")), _constant(d.operand("b"))
-        return a // abs(b) if b and a % b == 0 else 1
-    if name == "cast":
-        src, dst = d.operand("a"), v.type
-        if not (_is_int(src.type) and _is_int(dst)):
-            return 1
-        g = value_gcd(src)
-        return _wrapped(g, dst) if dst.size < src.type.size else g
-    if name == "size":
-        operand = d.operand("operand")
-        if isinstance(operand.type, MemrefType):
-            return memref_gcd(operand).shape[d.props["mode"]]
-    return 1
+    return math.gcd(g, 1 << bits)
 
 
 def _constant(v: Value) -> int | None:
+    """The integer constant `v` holds as the device sees it: the verifier lets an i32 constant
+    be written up to 2^32 - 1, and 4294967232 : i32 is -64 at run time."""
     d = v.defining_inst
     if d is not None and d.name == "constant":
-        value = d.props["value"]
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
+        value, ty = d.props["value"], element_type(v.type)
+        if isinstance(value, int) and not isinstance(value, bool) and _is_int(ty):
+            return wrap(value, ty)
     return None
 
 
@@ -142,72 +116,138 @@ def _elements(alignment_bytes: int, mt: MemrefType) -> int:
     return alignment_bytes // size if alignment_bytes % size == 0 else 1
 
 
-def memref_gcd(v: Value, default_alignment: int = 128) -> MemrefGcd:
-    """What is known about memref `v`'s offset, shape and stride (see the module docstring)."""
-    mt = v.type
-    assert isinstance(mt, MemrefType)
-    d = v.defining_inst
-    if d is None:
-        attrs = _param_attrs(v)
-        align = _attr_ints(attrs, "alignment")
-        offset = _elements(align[0] if align else default_alignment, mt)
-        return _from_type(
-            mt, offset, _attr_ints(attrs, "shape_gcd") or (), _attr_ints(attrs, "stride_gcd") or ()
-        )
-    name = d.name
-    if name == "alloca":
-        ptr = stack_ptr(d)
-        align = math.gcd(default_alignment, ptr) if ptr is not None else alloca_alignment(d)
-        return _from_type(mt, _elements(align, mt))
-    if name == "load":  # a member of a group: G[i] + offset elements
-        group = d.operand("operand")
-        gt = group.type
-        if not isinstance(gt, GroupType):
-            return _from_type(mt, 1)
-        attrs = _param_attrs(group)
-        align = _attr_ints(attrs, "alignment")
-        offset = _elements(align[0] if align else default_alignment, mt)
-        offset = math.gcd(offset, gt.offset) if gt.offset != DYNAMIC else 1
-        return _from_type(
-            mt, offset, _attr_ints(attrs, "shape_gcd") or (), _attr_ints(attrs, "stride_gcd") or ()
-        )
-    if name in ("subview", "expand", "fuse"):
-        src = memref_gcd(d.operand("operand"), default_alignment)
-        return _DERIVED[name](d, src, mt)
-    return _from_type(mt, 1)
+class _Query:
+    """One value_gcd or memref_gcd question. Answers are remembered for the question's
+    duration only, so a value shared by many terms (`%y = add %x, %x` repeated: 2^n paths) is
+    looked at once, and no answer outlives the IR it was computed from."""
 
+    __slots__ = ("default_alignment", "values", "memrefs")
 
-def _subview(d: Inst, src: MemrefGcd, mt: MemrefType) -> MemrefGcd:
-    offs, sizes = iter(d.operand_list("offsets")), iter(d.operand_list("sizes"))
-    offset = src.offset
-    shape, stride = [], []
-    for k, (off, size) in enumerate(zip(d.props["static_offsets"], d.props["static_sizes"])):
-        off_gcd = value_gcd(next(offs)) if off == DYNAMIC else abs(off)
-        offset = math.gcd(offset, off_gcd * src.stride[k])
-        if size != 0:  # a kept mode
-            shape.append(value_gcd(next(sizes)) if size == DYNAMIC else size)
-            stride.append(src.stride[k])
-    return _from_type(mt, offset, shape, stride)
+    def __init__(self, default_alignment: int = 128) -> None:
+        self.default_alignment = default_alignment
+        self.values: dict[Value, int] = {}
+        self.memrefs: dict[Value, MemrefGcd] = {}
 
+    def value(self, v: Value) -> int:
+        g = self.values.get(v)
+        if g is None:
+            g = self.values[v] = self._value(v)
+        return g
 
-def _expand(d: Inst, src: MemrefGcd, mt: MemrefType) -> MemrefGcd:
-    mode = d.props["expanded_mode"]
-    dyn = iter(d.operand_list("expand_shape"))
-    parts = [value_gcd(next(dyn)) if s == DYNAMIC else s for s in d.props["static_expand_shape"]]
-    strides, step = [], src.stride[mode]
-    for part in parts:
-        strides.append(step)
-        step *= part
-    shape = [*src.shape[:mode], *parts, *src.shape[mode + 1 :]]
-    stride = [*src.stride[:mode], *strides, *src.stride[mode + 1 :]]
-    return _from_type(mt, src.offset, shape, stride)
+    def _value(self, v: Value) -> int:
+        d = v.defining_inst
+        if d is None:
+            return self._loop_var(v)
+        name = d.name
+        if name == "constant":
+            c = _constant(v)
+            return abs(c) if c is not None else 1
+        if name in ("add", "sub"):
+            g = math.gcd(self.value(d.operand("a")), self.value(d.operand("b")))
+            return _wrapped(g, v.type)
+        if name == "mul":
+            return _wrapped(self.value(d.operand("a")) * self.value(d.operand("b")), v.type)
+        if name == "div":
+            a, b = self.value(d.operand("a")), _constant(d.operand("b"))
+            return a // abs(b) if b and a % b == 0 else 1
+        if name == "cast":
+            src, dst = d.operand("a"), v.type
+            if not (_is_int(src.type) and _is_int(dst)):
+                return 1
+            g = self.value(src)
+            return _wrapped(g, dst) if dst.size < src.type.size else g
+        if name == "size":
+            operand = d.operand("operand")
+            if isinstance(operand.type, MemrefType):
+                return self.memref(operand).shape[d.props["mode"]]
+        return 1
 
+    def _loop_var(self, v: Value) -> int:
+        region = v.region
+        owner = region.owner if region is not None else None
+        if isinstance(owner, Inst) and owner.name == "for" and v is region.params[0]:
+            step = owner.operand("step")
+            g = math.gcd(self.value(owner.operand("from")), self.value(step) if step else 1)
+            return _wrapped(g, v.type)
+        return 1
 
-def _fuse(d: Inst, src: MemrefGcd, mt: MemrefType) -> MemrefGcd:
-    frm, to = d.props["from"], d.props["to"]
-    shape = [*src.shape[:frm], math.prod(src.shape[frm : to + 1]), *src.shape[to + 1 :]]
-    stride = [*src.stride[: frm + 1], *src.stride[to + 1 :]]
-    return _from_type(mt, src.offset, shape, stride)
+    def memref(self, v: Value) -> MemrefGcd:
+        m = self.memrefs.get(v)
+        if m is None:
+            m = self.memrefs[v] = self._memref(v)
+        return m
 
+    def _memref(self, v: Value) -> MemrefGcd:
+        mt = v.type
+        assert isinstance(mt, MemrefType)
+        d = v.defining_inst
+        if d is None:
+            attrs = _param_attrs(v)
+            align = _attr_ints(attrs, "alignment")
+            offset = _elements(align[0] if align else self.default_alignment, mt)
+            return _from_type(
+                mt,
+                offset,
+                _attr_ints(attrs, "shape_gcd") or (),
+                _attr_ints(attrs, "stride_gcd") or (),
+            )
+        name = d.name
+        if name == "alloca":
+            ptr = stack_ptr(d)
+            align = (
+                math.gcd(self.default_alignment, ptr) if ptr is not None else alloca_alignment(d)
+            )
+            return _from_type(mt, _elements(align, mt))
+        if name == "load":  # a member of a group: G[i] + offset elements
+            group = d.operand("operand")
+            gt = group.type
+            if not isinstance(gt, GroupType):
+                return _from_type(mt, 1)
+            attrs = _param_attrs(group)
+            align = _attr_ints(attrs, "alignment")
+            offset = _elements(align[0] if align else self.default_alignment, mt)
+            offset = math.gcd(offset, gt.offset) if gt.offset != DYNAMIC else 1
+            return _from_type(
+                mt,
+                offset,
+                _attr_ints(attrs, "shape_gcd") or (),
+                _attr_ints(attrs, "stride_gcd") or (),
+            )
+        if name in ("subview", "expand", "fuse"):
+            src = self.memref(d.operand("operand"))
+            return self._DERIVED[name](self, d, src, mt)
+        return _from_type(mt, 1)
 
-_DERIVED = {"subview": _subview, "expand": _expand, "fuse": _fuse}
+    def _subview(self, d: Inst, src: MemrefGcd, mt: MemrefType) -> MemrefGcd:
+        offs, sizes = iter(d.operand_list("offsets")), iter(d.operand_list("sizes"))
+        offset = src.offset
+        shape, stride = [], []
+        for k, (off, size) in enumerate(zip(d.props["static_offsets"], d.props["static_sizes"])):
+            off_gcd = self.value(next(offs)) if off == DYNAMIC else abs(off)
+            offset = math.gcd(offset, off_gcd * src.stride[k])
+            if size != 0:  # a kept mode
+                shape.append(self.value(next(sizes)) if size == DYNAMIC else size)
+                stride.append(src.stride[k])
+        return _from_type(mt, offset, shape, stride)
+
+    def _expand(self, d: Inst, src: MemrefGcd, mt: MemrefType) -> MemrefGcd:
+        mode = d.props["expanded_mode"]
+        dyn = iter(d.operand_list("expand_shape"))
+        parts = [
+            self.value(next(dyn)) if s == DYNAMIC else s for s in d.props["static_expand_shape"]
+        ]
+        strides, step = [], src.stride[mode]
+        for part in parts:
+            strides.append(step)
+            step *= part
+        shape = [*src.shape[:mode], *parts, *src.shape[mode + 1 :]]
+        stride = [*src.stride[:mode], *strides, *src.stride[mode + 1 :]]
+        return _from_type(mt, src.offset, shape, stride)
+
+    def _fuse(self, d: Inst, src: MemrefGcd, mt: MemrefType) -> MemrefGcd:
+        frm, to = d.props["from"], d.props["to"]
+        shape = [*src.shape[:frm], math.prod(src.shape[frm : to + 1]), *src.shape[to + 1 :]]
+        stride = [*src.stride[: frm + 1], *src.stride[to + 1 :]]
+        return _from_type(mt, src.offset, shape, stride)
+
+    _DERIVED = {"subview": _subview, "expand": _expand, "fuse": _fuse}

@@ -143,6 +143,18 @@ def promote(a: NumberType, b: NumberType) -> NumberType | None:
     return None
 
 
+def int_bits(ty: NumberType) -> int:
+    """The width of an integer type: i8, i16 and i32 wrap around modulo 2^bits."""
+    return 8 * ty.size
+
+
+def wrap(x: int, ty: NumberType) -> int:
+    """x modulo 2^bits as a signed number: an integer as the device holds it."""
+    bits = int_bits(ty)
+    x &= (1 << bits) - 1
+    return x - (1 << bits) if x >> (bits - 1) else x
+
+
 def canonical_stride(shape: tuple[int, ...]) -> tuple[int, ...]:
     """The packed column-major layout; a stride after a dynamic mode is dynamic."""
     stride: list[int] = []

@@ -39,7 +39,17 @@ from typing import Any
 import numpy as np
 
 from ..ir.inst import Inst
-from ..ir.types import DYNAMIC, BooleanType, MemrefType, NumberType, ScalarKind, Type, element_type
+from ..ir.types import (
+    DYNAMIC,
+    BooleanType,
+    MemrefType,
+    NumberType,
+    ScalarKind,
+    Type,
+    element_type,
+    int_bits,
+    wrap,
+)
 from ..ir.values import Value
 
 Scalar = bool | int | float | tuple[float, float]
@@ -79,17 +89,6 @@ def normalize(value: Scalar, ty: Type) -> Scalar:
 
 
 # ---- number formats ---------------------------------------------------------------------------
-
-
-def int_bits(ty: NumberType) -> int:
-    return 8 * ty.size
-
-
-def wrap(x: int, ty: NumberType) -> int:
-    """x modulo 2^bits as a signed number."""
-    bits = int_bits(ty)
-    x &= (1 << bits) - 1
-    return x - (1 << bits) if x >> (bits - 1) else x
 
 
 def _bf16(x: float) -> float:
