@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tinytc_py.cli import cache as cli_cache
 from tinytc_py.kernel_cache import stats, store
 
 ENTRY = 4096  # payload bytes; a file adds the header
@@ -112,6 +113,51 @@ def test_entry_the_statistics_cannot_count_is_removed(
     assert store.get("a") is None and store.get("b") is None
 
 
+def test_entry_that_cannot_be_removed_still_counts(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An eviction subtracts only entries that are gone: one that refuses removal stays in the
+    size it returns, so the next one goes in its place."""
+    for i in range(4):
+        store.put(f"e-{i}", PAYLOAD)
+    t0 = time.time() - 100
+    for i in range(4):
+        os.utime(cache / f"e-{i}{store.SUFFIX}", (t0 + i, t0 + i))
+    real_unlink = Path.unlink
+
+    def unlink(path: Path, *args, **kwargs) -> None:
+        if path.name == "e-0" + store.SUFFIX:
+            raise PermissionError(13, "Permission denied")
+        real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "unlink", unlink)
+    size = store.evict(int(folder_bytes(cache) * 0.7))
+    assert size == folder_bytes(cache)
+    names = sorted(f.name.removesuffix(store.SUFFIX) for f in cache.glob("*" + store.SUFFIX))
+    assert names == ["e-0", "e-3"]
+    assert store.remove("e-1") is False and store.remove("e-0") is None
+
+
+REAL_SCANDIR = os.scandir
+
+
+class BrokenListing:
+    """os.scandir whose listing fails with EIO after its first entry."""
+
+    def __init__(self, path) -> None:
+        self.inner = REAL_SCANDIR(path)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.inner.close()
+
+    def __iter__(self):
+        yield next(iter(self.inner))
+        raise OSError(5, "Input/output error")
+
+
 def test_listing_that_fails_part_way_leaves_no_record(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -120,34 +166,25 @@ def test_listing_that_fails_part_way_leaves_no_record(
     for i in range(3):
         store.put(f"e-{i}", PAYLOAD)
     (cache / store.SCAN_FILE).unlink()
-    real_scandir = os.scandir
-
-    class Broken:
-        """A listing that fails with EIO after its first entry."""
-
-        def __init__(self, path) -> None:
-            self.inner = real_scandir(path)
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc) -> None:
-            self.inner.close()
-
-        def __iter__(self):
-            yield next(iter(self.inner))
-            raise OSError(5, "Input/output error")
-
-    monkeypatch.setattr(os, "scandir", Broken)
+    monkeypatch.setattr(os, "scandir", BrokenListing)
     with pytest.raises(OSError, match="Input/output"):
         store.entries()
     store.put("new", PAYLOAD)
     assert store.get("new") == PAYLOAD
     assert not (cache / store.SCAN_FILE).exists()
-    monkeypatch.setattr(os, "scandir", real_scandir)
+    monkeypatch.setattr(os, "scandir", REAL_SCANDIR)
     store.put("newer", PAYLOAD)
     record = json.loads((cache / store.SCAN_FILE).read_bytes())
     assert record[2] == folder_bytes(cache)
+
+
+def test_tinytc_cache_reports_a_listing_that_fails(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store.put("e", PAYLOAD)
+    monkeypatch.setattr(os, "scandir", BrokenListing)
+    assert cli_cache.main(["stats"]) == 1
+    assert capsys.readouterr().err == f"tinytc-cache: {cache}: Input/output error\n"
 
 
 WRITER = """
