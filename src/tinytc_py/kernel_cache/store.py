@@ -176,7 +176,7 @@ def entries() -> list[Entry]:
     """The entries in the folder, least recently used first (none when there is no folder).
     Raises OSError when the listing fails part-way, so a partial list is never taken for the
     folder's size; an entry removed meanwhile by another process is simply left out."""
-    found = []
+    found: list[Entry] = []
     try:
         it = os.scandir(folder())
     except FileNotFoundError:
