@@ -9,10 +9,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from tinytc_py.cli import cache as cli_cache
 from tinytc_py.kernel_cache import stats, store
 
 ENTRY = 4096  # payload bytes; a file adds the header
@@ -22,39 +24,39 @@ def folder_bytes(cache: Path) -> int:
     return sum(f.stat().st_size for f in cache.glob("*" + store.SUFFIX))
 
 
+PAYLOAD = bytes(range(256)) * (ENTRY // 256)
+
+
 class Calls:
     """Counts os.scandir and os.stat calls (Path.stat and DirEntry.stat of a scandir go
-    through them or through scandir)."""
+    through them or through scandir) and the store's listings and eviction scans."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.scandir = self.stat = 0
-        real_scandir, real_stat = os.scandir, os.stat
+        self.scandir = self.stat = self.entries = self.evict = 0
+        for module, name in [(os, "scandir"), (os, "stat"), (store, "entries"), (store, "evict")]:
+            monkeypatch.setattr(module, name, self._counting(name, getattr(module, name)))
 
-        def scandir(*args, **kwargs):
-            self.scandir += 1
-            return real_scandir(*args, **kwargs)
+    def _counting(self, name: str, real):
+        def call(*args, **kwargs):
+            setattr(self, name, getattr(self, name) + 1)
+            return real(*args, **kwargs)
 
-        def stat(*args, **kwargs):
-            self.stat += 1
-            return real_stat(*args, **kwargs)
-
-        monkeypatch.setattr(os, "scandir", scandir)
-        monkeypatch.setattr(os, "stat", stat)
+        return call
 
 
 def test_write_far_below_the_bound_reads_no_entry_sizes(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for i in range(200):
-        store.put(f"filled-{i}", os.urandom(ENTRY))
+        store.put(f"filled-{i}", PAYLOAD)
     calls = Calls(monkeypatch)
-    store.put("new", os.urandom(ENTRY))
-    assert calls.scandir == 0
+    store.put("new", PAYLOAD)
+    assert (calls.scandir, calls.entries, calls.evict) == (0, 0, 0)
     assert calls.stat <= 4  # the folder's own existence checks (mkdir), not the 200 entries
     assert store.get("new") is not None
     (cache / store.SCAN_FILE).unlink()  # without the record the write scans the folder once
-    store.put("newer", os.urandom(ENTRY))
-    assert calls.scandir == 1
+    store.put("newer", PAYLOAD)
+    assert (calls.scandir, calls.entries, calls.evict) == (1, 1, 1)
     assert len(list(cache.glob("*" + store.SUFFIX))) == 202
 
 
@@ -62,45 +64,158 @@ def test_write_far_below_the_bound_reads_no_entry_sizes(
 def test_lost_estimate_is_resynchronised_by_a_scan(
     cache: Path, monkeypatch: pytest.MonkeyPatch, loss: str
 ) -> None:
-    """The record would say the folder is nearly empty (or is unusable); the next write scans,
-    finds the bound crossed and evicts the least recently used entries."""
+    """The record would say the folder is nearly empty (or is unusable); the first write after
+    the loss scans although the folder is under the bound, and the write that crosses the bound
+    scans again and evicts the least recently used entries down to LOW_WATER."""
     bound = 64 * 1024
-    for i in range(14):  # about 57 kB, under the bound
-        store.put(f"old-{i}", os.urandom(ENTRY))
+    for i in range(14):  # 14 files of ENTRY + header bytes, about 57 kB: under the bound
+        store.put(f"old-{i}", PAYLOAD)
+    t0 = time.time() - 100  # distinct last uses, whatever the file times' resolution
+    for i in range(14):
+        os.utime(cache / f"old-{i}{store.SUFFIX}", (t0 + i, t0 + i))
     scan = cache / store.SCAN_FILE
     if loss == "record damaged":
-        scan.write_bytes(os.urandom(20))
+        scan.write_bytes(b"\x93not json\x00")
     elif loss == "record foreign":
         scan.write_text(json.dumps({"written": 0, "bytes": 0}))
     else:
         stats.reset_totals()
     monkeypatch.setenv("TINYTC_CACHE_MAX_MB", str(bound / 1024 / 1024))
-    for i in range(4):
-        store.put(f"new-{i}", os.urandom(ENTRY))
+    calls = Calls(monkeypatch)
+    store.put("new-0", PAYLOAD)
+    assert calls.evict == 1 and folder_bytes(cache) <= bound  # a scan that evicts nothing
+    assert len(list(cache.glob("*" + store.SUFFIX))) == 15
+    store.put("new-1", PAYLOAD)  # the record now counts every byte: this write crosses
+    assert calls.evict == 2
+    assert folder_bytes(cache) <= store.LOW_WATER * bound
+    for i in range(2, 4):
+        store.put(f"new-{i}", PAYLOAD)
     assert folder_bytes(cache) <= bound
     kept = {f.name.removesuffix(store.SUFFIX) for f in cache.glob("*" + store.SUFFIX)}
     assert {f"new-{i}" for i in range(4)} <= kept and "old-0" not in kept
 
 
+def test_entry_the_statistics_cannot_count_is_removed(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entry whose bytes no estimate would count must not stay: it is removed and writing
+    is turned off with one warning."""
+
+    def fail(delta: dict[str, int]) -> dict[str, int]:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(stats, "_add_to_totals", fail)
+    with pytest.warns(RuntimeWarning, match="cannot write to .*kernels.*not cached") as caught:
+        store.put("a", PAYLOAD)
+        store.put("b", PAYLOAD)
+    assert len(caught) == 1
+    assert not list(cache.glob("*" + store.SUFFIX))
+    assert store.get("a") is None and store.get("b") is None
+
+
+def test_entry_that_cannot_be_removed_still_counts(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An eviction subtracts only entries that are gone: one that refuses removal stays in the
+    size it returns, so the next one goes in its place."""
+    for i in range(4):
+        store.put(f"e-{i}", PAYLOAD)
+    t0 = time.time() - 100
+    for i in range(4):
+        os.utime(cache / f"e-{i}{store.SUFFIX}", (t0 + i, t0 + i))
+    real_unlink = Path.unlink
+
+    def unlink(path: Path, *args, **kwargs) -> None:
+        if path.name == "e-0" + store.SUFFIX:
+            raise PermissionError(13, "Permission denied")
+        real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "unlink", unlink)
+    size = store.evict(int(folder_bytes(cache) * 0.7))
+    assert size == folder_bytes(cache)
+    names = sorted(f.name.removesuffix(store.SUFFIX) for f in cache.glob("*" + store.SUFFIX))
+    assert names == ["e-0", "e-3"]
+    assert store.remove("e-1") is False and store.remove("e-0") is None
+
+
+REAL_SCANDIR = os.scandir
+
+
+class BrokenListing:
+    """os.scandir whose listing fails with EIO after its first entry."""
+
+    def __init__(self, path) -> None:
+        self.inner = REAL_SCANDIR(path)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.inner.close()
+
+    def __iter__(self):
+        yield next(iter(self.inner))
+        raise OSError(5, "Input/output error")
+
+
+def test_listing_that_fails_part_way_leaves_no_record(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scan that could list only part of the folder does not know its size: the write keeps
+    its entry but records no scan, so the next write scans again."""
+    for i in range(3):
+        store.put(f"e-{i}", PAYLOAD)
+    (cache / store.SCAN_FILE).unlink()
+    monkeypatch.setattr(os, "scandir", BrokenListing)
+    with pytest.raises(OSError, match="Input/output"):
+        store.entries()
+    store.put("new", PAYLOAD)
+    assert store.get("new") == PAYLOAD
+    assert not (cache / store.SCAN_FILE).exists()
+    monkeypatch.setattr(os, "scandir", REAL_SCANDIR)
+    store.put("newer", PAYLOAD)
+    record = json.loads((cache / store.SCAN_FILE).read_bytes())
+    assert record[2] == folder_bytes(cache)
+
+
+def test_tinytc_cache_reports_a_listing_that_fails(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store.put("e", PAYLOAD)
+    monkeypatch.setattr(os, "scandir", BrokenListing)
+    assert cli_cache.main(["stats"]) == 1
+    assert capsys.readouterr().err == f"tinytc-cache: {cache}: Input/output error\n"
+
+
 WRITER = """
-import os, sys
+import os, sys, time
+from pathlib import Path
 from tinytc_py.kernel_cache import store
-for i in range(int(sys.argv[2])):
-    store.put(f"{sys.argv[1]}-{i}", os.urandom(int(sys.argv[3])))
+name, count, size, ready, writers = sys.argv[1:]
+Path(ready, name).touch()
+while len(os.listdir(ready)) < int(writers):  # start together, so the writes overlap
+    time.sleep(0.005)
+for i in range(int(count)):
+    store.put(f"{name}-{i}", os.urandom(int(size)))
 """
 
 
 @pytest.mark.timeout(120, method="thread")
-def test_processes_writing_at_once_stay_under_the_bound(tmp_path: Path) -> None:
+def test_processes_writing_at_once_stay_under_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Four processes write 60 entries of 4 kB each into a 100 kB bound: every process's
     estimate counts the others' writes (the shared statistics total), so the folder ends under
     the bound and most entries were evicted, the earliest first, each counted once."""
     bound_mb, writers, count = 0.1, 4, 60
     env = {k: v for k, v in os.environ.items() if not k.startswith("TINYTC_CACHE")}
     env |= {"TINYTC_CACHE_DIR": str(tmp_path), "TINYTC_CACHE_MAX_MB": str(bound_mb)}
+    ready = tmp_path / "ready"
+    ready.mkdir()
+    args = [str(count), str(ENTRY), str(ready), str(writers)]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", WRITER, f"w{w}", str(count), str(ENTRY)],
+            [sys.executable, "-c", WRITER, f"w{w}", *args],
             env=env,
             stderr=subprocess.PIPE,
             text=True,
@@ -115,10 +230,7 @@ def test_processes_writing_at_once_stay_under_the_bound(tmp_path: Path) -> None:
     kept = {f.name.removesuffix(store.SUFFIX) for f in cache.glob("*" + store.SUFFIX)}
     assert kept  # the entries written last (which ones depends on the processes' interleaving)
     assert not {f"w{w}-0" for w in range(writers)} & kept
-    os.environ["TINYTC_CACHE_DIR"] = str(tmp_path)
-    try:
-        totals = stats.totals()
-    finally:
-        del os.environ["TINYTC_CACHE_DIR"]
+    monkeypatch.setenv("TINYTC_CACHE_DIR", str(tmp_path))
+    totals = stats.totals()
     assert totals["evicted"] == writers * count - len(kept)
     assert not list(cache.glob(".tmp-*"))

@@ -64,7 +64,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="tinytc-cache", description="Inspect the kernel cache.")
     ap.add_argument("command", choices=sorted(COMMANDS))
     args = ap.parse_args(argv)
-    COMMANDS[args.command]()
+    try:
+        COMMANDS[args.command]()
+    except OSError as err:  # e.g. a folder this user may not list
+        print(f"tinytc-cache: {store.folder()}: {err.strerror or err}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -70,7 +70,8 @@ def _add_to_totals(delta: dict[str, int]) -> dict[str, int]:
         fcntl.flock(f, fcntl.LOCK_EX)
         totals = Counter(_parse(f.read()))
         totals.update(delta)
-        totals.setdefault(EPOCH, secrets.randbits(62))
+        if EPOCH not in totals:
+            totals[EPOCH] = secrets.randbits(62)
         f.seek(0)
         f.truncate()
         f.write(json.dumps(dict(totals), sort_keys=True))
@@ -78,7 +79,8 @@ def _add_to_totals(delta: dict[str, int]) -> dict[str, int]:
 
 
 def totals() -> dict[str, int]:
-    """The counters summed over all processes (empty when nothing was recorded)."""
+    """The counters summed over all processes (empty when nothing was recorded), and the
+    file's `EPOCH` id, which is not a counter."""
     try:
         return _parse((cache_subdir("kernels") / FILE).read_text())
     except OSError:

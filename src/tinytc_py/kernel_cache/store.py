@@ -22,8 +22,11 @@ a file is renamed into place before its bytes are counted, so a file counted bef
 read the total is in the scan, and any later one is in the difference; removals (clear,
 damaged entries, other scans) only make it too high, which costs one early scan. A missing or
 damaged record, or one of another statistics epoch (the statistics file was cleared or
-damaged, so its totals began again), means a scan. A scan that finds the bound crossed evicts down to `LOW_WATER` of it, so a full folder is
-scanned once per tenth of the bound written, not at every write.
+damaged, so its totals began again), means a scan. A scan that finds the bound crossed evicts
+down to `LOW_WATER` of it, so a full folder is scanned once per tenth of the bound written, not
+at every write. For the estimate to hold, every byte in the folder must be counted: an entry
+whose bytes cannot be added to the statistics is removed again and writing is turned off, and a
+listing that fails part-way leaves no record.
 """
 
 from __future__ import annotations
@@ -105,12 +108,15 @@ def get(name: str) -> bytes | None:
     return payload
 
 
-def remove(name: str) -> bool:
-    """Whether this call removed the entry (not another process before it)."""
+def remove(name: str) -> bool | None:
+    """True when this call removed the entry, False when it was gone already (another process
+    removed it first), None when it could not be removed and still takes space."""
     try:
         _path(name).unlink()
-    except OSError:
+    except FileNotFoundError:
         return False
+    except OSError:
+        return None
     return True
 
 
@@ -129,23 +135,29 @@ def put(name: str, payload: bytes, counts: dict[str, int] | None = None) -> None
         else:
             counts["bytes_written"] = len(data)
     totals = stats.count_all(counts) if counts else {}
-    if "bytes_written" in counts:
-        _keep_under_bound(totals, keep=name)
+    if "bytes_written" not in counts:
+        return
+    if not totals:  # bytes no estimate would count: take the entry back and stop writing
+        remove(name)
+        _disable_writing(where, OSError(f"cannot update the statistics in {where}"))
+        return
+    _keep_under_bound(totals, keep=name)
 
 
 def _keep_under_bound(totals: dict[str, int], keep: str) -> None:
     """Scan and evict when the estimate from the last scan's record (module docstring) may
-    exceed the bound. `totals` are the statistics including this write (empty when the file
-    could not be updated: then always scan)."""
+    exceed the bound. `totals` are the statistics including this write."""
     limit = max_bytes()
-    epoch, written = totals.get(stats.EPOCH), totals.get("bytes_written", 0)
+    epoch, written = totals[stats.EPOCH], totals["bytes_written"]
     record = _last_scan()
     if record is not None and record[0] == epoch and record[2] + written - record[1] <= limit:
         return
-    size = evict(limit, keep)
-    if epoch is not None:
-        with contextlib.suppress(OSError):
-            atomic_write(folder() / SCAN_FILE, json.dumps([epoch, written, size]).encode())
+    try:
+        size = evict(limit, keep)
+    except OSError:
+        return  # the folder's size is unknown: no record, the next write scans again
+    with contextlib.suppress(OSError):
+        atomic_write(folder() / SCAN_FILE, json.dumps([epoch, written, size]).encode())
 
 
 def _last_scan() -> tuple[int, int, int] | None:
@@ -161,15 +173,23 @@ def _last_scan() -> tuple[int, int, int] | None:
 
 
 def entries() -> list[Entry]:
-    """The entries in the folder, least recently used first."""
-    found = []
-    with contextlib.suppress(OSError), os.scandir(folder()) as it:
+    """The entries in the folder, least recently used first (none when there is no folder).
+    Raises OSError when the listing fails part-way, so a partial list is never taken for the
+    folder's size; an entry removed meanwhile by another process is simply left out."""
+    found: list[Entry] = []
+    try:
+        it = os.scandir(folder())
+    except FileNotFoundError:
+        return found
+    with it:
         for e in it:
             if not e.name.endswith(SUFFIX):
                 continue
-            with contextlib.suppress(OSError):
+            try:
                 st = e.stat()
-                found.append(Entry(e.name[: -len(SUFFIX)], st.st_size, st.st_mtime))
+            except FileNotFoundError:
+                continue
+            found.append(Entry(e.name[: -len(SUFFIX)], st.st_size, st.st_mtime))
     found.sort(key=lambda e: e.last_use)
     return found
 
@@ -178,7 +198,7 @@ def evict(limit: int, keep: str = "") -> int:
     """When the folder holds more than `limit` bytes, remove the least recently used entries
     (never `keep`) until it holds at most LOW_WATER of it; returns the bytes left. The
     removals are counted in one update of the statistics file, once each however many
-    processes evict at once."""
+    processes evict at once. Raises OSError when the folder cannot be listed."""
     found = entries()
     total = sum(e.size for e in found)
     if total <= limit:
@@ -189,9 +209,13 @@ def evict(limit: int, keep: str = "") -> int:
             break
         if e.name == keep:
             continue
-        evicted += remove(e.name)  # a concurrent scan may have removed it first
+        removed = remove(e.name)
+        if removed is None:
+            continue  # still in the folder, still in `total`
+        evicted += removed  # counted once, by the process whose call removed it
         total -= e.size
-    stats.count("evicted", evicted)
+    if evicted:
+        stats.count("evicted", evicted)
     return total
 
 
