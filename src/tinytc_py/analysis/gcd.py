@@ -28,7 +28,9 @@ placed by set-stack-ptr starts `stack_ptr` bytes into it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ..ir.attrs import ArrayAttr, DictionaryAttr, IntegerAttr
 from ..ir.inst import Inst
@@ -36,6 +38,8 @@ from ..ir.region import Func
 from ..ir.types import DYNAMIC, GroupType, MemrefType, NumberType, element_type, int_bits, wrap
 from ..ir.values import Value
 from .stack import alloca_alignment, stack_ptr
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,14 @@ def _elements(alignment_bytes: int, mt: MemrefType) -> int:
     return alignment_bytes // size if alignment_bytes % size == 0 else 1
 
 
+def _remembered(memo: dict[Value, T], v: Value, compute: Callable[[Value], T]) -> T:
+    """`compute(v)`, looked up in `memo` first and stored there (one question's memo)."""
+    found = memo.get(v)
+    if found is None:
+        found = memo[v] = compute(v)
+    return found
+
+
 class _Query:
     """One value_gcd or memref_gcd question. Answers are remembered for the question's
     duration only, so a value shared by many terms (`%y = add %x, %x` repeated: 2^n paths) is
@@ -129,10 +141,7 @@ class _Query:
         self.memrefs: dict[Value, MemrefGcd] = {}
 
     def value(self, v: Value) -> int:
-        g = self.values.get(v)
-        if g is None:
-            g = self.values[v] = self._value(v)
-        return g
+        return _remembered(self.values, v, self._value)
 
     def _value(self, v: Value) -> int:
         d = v.defining_inst
@@ -172,10 +181,7 @@ class _Query:
         return 1
 
     def memref(self, v: Value) -> MemrefGcd:
-        m = self.memrefs.get(v)
-        if m is None:
-            m = self.memrefs[v] = self._memref(v)
-        return m
+        return _remembered(self.memrefs, v, self._memref)
 
     def _memref(self, v: Value) -> MemrefGcd:
         mt = v.type
