@@ -189,7 +189,7 @@ def launch(
     info = kernel.info
     check_arg_count(info.name, info.params, args)
     prog = cast(Program, kernel.program)
-    waits = _array_queues(args)
+    waits = _array_queues(info.name, args)
     if queue is None:
         mine = [q for q in waits if device_key(q) == (prog.context, prog.device)]
         queue = mine[0] if mine else prog.queue
@@ -216,14 +216,18 @@ def launch(
     binder.copy_back()
 
 
-def _array_queues(args: Sequence[Any]) -> list[Any]:
+def _array_queues(name: str, args: Sequence[Any]) -> list[Any]:
     """The queues of the USM arrays among the arguments (group members included)."""
     found = []
-    for a in args:
-        items = a.members if isinstance(a, Group) else a if isinstance(a, list | tuple) else [a]
-        for x in items:
+    for k, a in enumerate(args):
+        what = f"{name} argument {k}"
+        if isinstance(a, Group | list | tuple):
+            items = [(f"{what} member {i}", m) for i, m in enumerate(writeback_targets(a))]
+        else:
+            items = [(what, a)]
+        for w, x in items:
             if is_usm(x):
-                q = usm_array(x, "argument").memory.sycl_queue
+                q = usm_array(x, w).memory.sycl_queue
                 if q not in found:
                     found.append(q)
     return found
@@ -391,8 +395,9 @@ class _ArgBinder:
         self.set(p.first_arg, [*tables, *layout.trailing(p)])
 
     def usm_group(self, p: ParamInfo, a: Any, members: list[UsmArray], what: str) -> None:
-        """A group of USM arrays, used in place: G[i] is member i's first element, each dope
-        table row holds one dynamic size or stride of every member."""
+        """A group of USM arrays, used in place. As for host members, each member is the data:
+        G[i] points `offset` elements before member i's first element, and each dope table row
+        holds one dynamic size or stride of every member."""
         offset = a.offset if isinstance(a, Group) else 0
         if p.size != DYNAMIC and p.size != len(members):
             raise invalid_argument(f"{what}: group size {p.size}, got {len(members)} members")
@@ -403,7 +408,7 @@ class _ArgBinder:
             _check_usm(m, self.queue, f"{what} member {i}")
             rows.append(dope_values(p, m.shape, _in_place_strides(p, m, f"{what} member {i}")))
         self.kept += [m.memory for m in members]
-        ptrs = np.array([m.pointer for m in members], dtype=np.uint64)
+        ptrs = np.array([m.pointer - offset * m.dtype.itemsize for m in members], np.uint64)
         tables = [ptrs, *np.array(rows, dtype=np.int64).reshape(len(members), -1).T]
         trailing = [np.int64(len(members))] if p.size == DYNAMIC else []
         trailing += [np.int64(offset)] if p.offset == DYNAMIC else []
