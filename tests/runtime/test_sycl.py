@@ -149,6 +149,27 @@ def test_numpy_arguments_are_staged_and_copied_back(axpy):
     np.testing.assert_array_equal(y, 3.0 * np.arange(8) + 1.0)
 
 
+def test_memref_of_a_usm_pointer(queue, axpy):
+    """Memref(pointer, shape, strides): memory the caller allocated with dpctl, a 3 x 4 column
+    major matrix whose row 1 is the y operand (stride 3)."""
+    mem = dpctl.memory.MemoryUSMShared(12 * 4, queue=queue)
+    data = np.frombuffer(mem, dtype=np.float32)
+    data[...] = np.arange(12)
+    row = sycl.Memref(mem._pointer + 4, (4,), (3,))
+    axpy(0.5, np.full(4, 2.0, np.float32), row, num_groups=1)
+    np.testing.assert_array_equal(data, np.arange(12) + np.isin(np.arange(12), [1, 4, 7, 10]))
+    host = np.ones(4, np.float32)
+    for bad in (host.ctypes.data, 1 << 70):  # host memory, not a pointer at all
+        err = _error(lambda b=bad: axpy(0.5, host, sycl.Memref(b, (4,), (1,)), num_groups=1))
+        assert "axpy argument 2: not a valid USM array" in str(err)
+
+
+def test_local_memref_parameter_is_refused(queue):
+    kernel = tinytc_py.compile("func @k(%L: memref<f32x8, local>) {}", device=queue).kernel("k")
+    err = _error(lambda: kernel(np.zeros(8, np.float32), num_groups=1))
+    assert "k argument 0: local memref parameters take no SYCL argument" in str(err)
+
+
 def test_scalars_of_every_size(queue):
     kernel = tinytc_py.compile(SCALARS, device=queue).kernel("scalars")
     outs = [dpt.zeros(1, dtype=t, sycl_queue=queue) for t in (np.int8, np.float32, "c8", "c16")]

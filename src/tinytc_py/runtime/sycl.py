@@ -184,8 +184,8 @@ def launch(
     on `queue`, wait, and copy NumPy results back.
 
     The default queue is the first USM argument's queue on the program's context and device,
-    else the program's. The queues of the other USM arguments are waited for first, so that
-    work queued on them (e.g. dpnp filling an array) is done before the kernel reads it."""
+    else the program's. That queue and those of all USM arguments are waited for first, so
+    that work queued on them (e.g. dpnp filling an array) is done before the kernel runs."""
     info = kernel.info
     check_arg_count(info.name, info.params, args)
     prog = cast(Program, kernel.program)
@@ -203,9 +203,8 @@ def launch(
     binder = _ArgBinder(kernel, queue)
     for k, (p, a) in enumerate(zip(info.params, args, strict=False)):
         binder.bind(k, p, a)
-    for q in waits:
-        if q != queue:
-            q.wait()
+    for q in [queue, *waits]:  # out-of-order queues (dpnp's) order nothing by themselves
+        q.wait()
     # SYCL ranges list the slowest dimension first: OpenCL's (x, y, z) is SYCL's [z, y, x].
     local = kernel.work_group_size
     glob = global_size(num_groups, local)
@@ -271,7 +270,10 @@ def usm_array(a: Any, what: str) -> UsmArray:
         shape = tuple(int(n) for n in iface["shape"])
         strides = iface.get("strides")
         memory = dpctl.memory.as_usm_memory(a)
-    except (AttributeError, KeyError, TypeError, ValueError, dpctl.SyclQueueCreationError) as e:
+    except (
+        AttributeError, KeyError, OverflowError, TypeError, ValueError,
+        dpctl.SyclQueueCreationError,
+    ) as e:  # fmt: skip
         raise invalid_argument(f"{what}: not a valid USM array ({e})") from e
     if strides is None:  # C-contiguous, by the protocol
         elems = [1] * len(shape)
@@ -338,10 +340,6 @@ class _ArgBinder:
         else:
             self.group(p, a, what)
 
-    def usm(self, ptr: int) -> Any:
-        """A dpctl memory object for a USM pointer of the queue's context (what submit takes)."""
-        return dpctl.memory.as_usm_memory(_Pointer(ptr, self.queue))
-
     def usm_copy(self, data: np.ndarray) -> tuple[Any, np.ndarray]:
         """A shared USM copy of a 1-d array: (memory, NumPy view of the copy)."""
         mem = dpctl.memory.MemoryUSMShared(max(1, data.nbytes), queue=self.queue)
@@ -351,10 +349,9 @@ class _ArgBinder:
 
     def memref(self, p: ParamInfo, a: Any, what: str) -> None:
         if isinstance(a, Memref):
-            mem = self.usm(int(a.buffer))
-            if mem.get_usm_type(self.queue) == "unknown":
-                raise invalid_argument(f"{what}: Memref pointer is not USM of the queue's context")
-            self.set(p.first_arg, [mem, *dope_values(p, a.shape, a.strides)])
+            ptr = usm_array(_Pointer(int(a.buffer), self.queue), what)  # dpctl checks the context
+            _check_usm(ptr, self.queue, what)
+            self.set(p.first_arg, [ptr.memory, *dope_values(p, a.shape, a.strides)])
             return
         if is_usm(a):
             arr = usm_array(a, what)
@@ -427,7 +424,7 @@ def _raw_kernel_arg(raw: bytes) -> Any:
 
 
 class _Pointer:
-    """A bare USM pointer exposing the array interface (one byte), for dpctl.memory."""
+    """A bare USM pointer on a queue, exposing the array interface (one byte) for dpctl."""
 
     def __init__(self, ptr: int, queue: Any) -> None:
         self.__sycl_usm_array_interface__ = {
