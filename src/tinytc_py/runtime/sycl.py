@@ -189,7 +189,11 @@ def launch(
     info = kernel.info
     check_arg_count(info.name, info.params, args)
     prog = cast(Program, kernel.program)
-    waits = _array_queues(info.name, args)
+    arrays = _usm_arguments(info.name, args)
+    waits: list[Any] = []
+    for arr in arrays.values():
+        if arr.memory.sycl_queue not in waits:
+            waits.append(arr.memory.sycl_queue)
     if queue is None:
         mine = [q for q in waits if device_key(q) == (prog.context, prog.device)]
         queue = mine[0] if mine else prog.queue
@@ -200,7 +204,7 @@ def launch(
             f"{info.name}: the queue is on {queue.sycl_device.filter_string} or another context "
             "than the program; compile for that queue (compile(..., device=queue))"
         )
-    binder = _ArgBinder(kernel, queue)
+    binder = _ArgBinder(kernel, queue, arrays)
     for k, (p, a) in enumerate(zip(info.params, args, strict=False)):
         binder.bind(k, p, a)
     for q in [queue, *waits]:  # out-of-order queues (dpnp's) order nothing by themselves
@@ -215,9 +219,10 @@ def launch(
     binder.copy_back()
 
 
-def _array_queues(name: str, args: Sequence[Any]) -> list[Any]:
-    """The queues of the USM arrays among the arguments (group members included)."""
-    found = []
+def _usm_arguments(name: str, args: Sequence[Any]) -> dict[int, UsmArray]:
+    """The USM arrays among the arguments (group members included), read once per launch:
+    id of the argument -> its UsmArray."""
+    found = {}
     for k, a in enumerate(args):
         what = f"{name} argument {k}"
         if isinstance(a, Group | list | tuple):
@@ -226,9 +231,7 @@ def _array_queues(name: str, args: Sequence[Any]) -> list[Any]:
             items = [(what, a)]
         for w, x in items:
             if is_usm(x):
-                q = usm_array(x, w).memory.sycl_queue
-                if q not in found:
-                    found.append(q)
+                found[id(x)] = usm_array(x, w)
     return found
 
 
@@ -312,9 +315,10 @@ def _in_place_strides(p: ParamInfo, arr: UsmArray, what: str) -> tuple[int, ...]
 class _ArgBinder:
     """Collects the kernel arguments in order; stages NumPy data in shared USM."""
 
-    def __init__(self, kernel: Kernel, queue: Any) -> None:
+    def __init__(self, kernel: Kernel, queue: Any, arrays: dict[int, UsmArray]) -> None:
         self.kernel = kernel
         self.queue = queue
+        self.arrays = arrays  # the USM arguments, by id
         self.values: list[Any] = [None] * len(kernel.info.args)
         self.staged: list[tuple[np.ndarray, np.ndarray]] = []  # (original, USM view)
         self.kept: list[Any] = []  # memory only a pointer table refers to, alive until the end
@@ -354,7 +358,7 @@ class _ArgBinder:
             self.set(p.first_arg, [ptr.memory, *dope_values(p, a.shape, a.strides)])
             return
         if is_usm(a):
-            arr = usm_array(a, what)
+            arr = self.arrays[id(a)]
             _check_usm(arr, self.queue, what)
             strides = _in_place_strides(p, arr, what)
             self.set(p.first_arg, [arr.memory, *dope_values(p, arr.shape, strides)])
@@ -372,8 +376,7 @@ class _ArgBinder:
         members = list(a.members if isinstance(a, Group) else a)
         usm = [is_usm(m) for m in members]
         if members and all(usm):
-            arrays = [usm_array(m, f"{what} member {i}") for i, m in enumerate(members)]
-            self.usm_group(p, a, arrays, what)
+            self.usm_group(p, a, [self.arrays[id(m)] for m in members], what)
             return
         if any(usm):
             raise invalid_argument(f"{what}: group members are all USM arrays or all host arrays")
