@@ -142,6 +142,28 @@ def test_strided_view_is_written_through_to_its_parent(queue, axpy):
     np.testing.assert_array_equal(dpnp.asnumpy(parent), expected)
 
 
+def test_two_dimensional_grid(queue):
+    """num_groups (3, 2): SYCL lists ranges slowest dimension first, so the runtime reverses
+    them; each group stores its (x, y) id at out[x, y]."""
+    kernel = tinytc_py.compile(
+        """
+        func @ids(%out: memref<i64x3x2>) {
+            %x = group_id.x : index
+            %y = group_id.y : index
+            %c10 = constant 10 : index
+            %t = mul %y, %c10 : index
+            %v = add %t, %x : index
+            %w = cast %v : i64
+            store %w, %out[%x, %y]
+        }
+        """,
+        device=queue,
+    ).kernel("ids")
+    out = dpnp.full((3, 2), -1, dtype=np.int64, order="F", sycl_queue=queue)
+    kernel(out, num_groups=(3, 2))
+    np.testing.assert_array_equal(dpnp.asnumpy(out), [[0, 10], [1, 11], [2, 12]])
+
+
 def test_numpy_arguments_are_staged_and_copied_back(axpy):
     x = np.arange(8, dtype=np.float32)
     y = np.ones(8, dtype=np.float32)
@@ -240,6 +262,26 @@ def test_array_from_another_context_is_refused(queue, axpy):
     assert err.status == Status.invalid_kernel_arguments
     assert "axpy argument 2: the USM allocation is not of the queue's context" in str(err)
     assert (dpnp.asnumpy(y) == 1.0).all()
+
+
+def test_device_usm_of_another_device_is_refused(queue):
+    """One context holding the CPU device and one of its sub-devices: device USM of the
+    sub-device is refused by a kernel on the device (only shared and host USM would do)."""
+    dev = queue.sycl_device
+    try:
+        sub = dev.create_sub_devices(partition=1)[0]
+    except Exception:  # noqa: BLE001 - a device with one compute unit cannot be split
+        pytest.skip("the CPU device has no sub-devices")
+    ctx = dpctl.SyclContext([dev, sub])
+    kernel = tinytc_py.compile(AXPY, device=dpctl.SyclQueue(ctx, dev)).kernel("axpy")
+    x = dpnp.ones(4, dtype=np.float32, sycl_queue=dpctl.SyclQueue(ctx, dev))
+    y = dpnp.ones(4, dtype=np.float32, usm_type="device", sycl_queue=dpctl.SyclQueue(ctx, sub))
+    err = _error(lambda: kernel(1.0, x, y, num_groups=1))
+    assert err.status == Status.invalid_kernel_arguments
+    assert (
+        f"axpy argument 2: device USM of a sub-device of {dev.name.strip()}, the queue is on "
+        "opencl:cpu:0"
+    ) in str(err)
 
 
 def test_queue_of_another_context_is_refused(queue, axpy):

@@ -95,6 +95,15 @@ def queue_of(device: Any) -> Any:
     raise TypeError(f"not a SYCL queue or device: {device!r}")
 
 
+def _describe(device: Any) -> str:
+    """A SYCL device in messages: its filter string ("opencl:cpu:0"), or for a sub-device,
+    which has none, its name."""
+    try:
+        return str(device.filter_string)
+    except ValueError:
+        return f"a sub-device of {device.name.strip()}"
+
+
 def device_key(queue: Any) -> tuple[Any, Any]:
     """What identifies where a SYCL program lives: its context and device."""
     return (queue.sycl_context, queue.sycl_device)
@@ -201,7 +210,7 @@ def launch(
         raise invalid_argument(f"{info.name}: queue must be a dpctl.SyclQueue, got {queue!r}")
     if device_key(queue) != (prog.context, prog.device):
         raise invalid_argument(
-            f"{info.name}: the queue is on {queue.sycl_device.filter_string} or another context "
+            f"{info.name}: the queue is on {_describe(queue.sycl_device)} or another context "
             "than the program; compile for that queue (compile(..., device=queue))"
         )
     binder = _ArgBinder(kernel, queue, arrays)
@@ -292,12 +301,12 @@ def _check_usm(arr: UsmArray, queue: Any, what: str) -> None:
     if kind == "unknown":
         raise invalid_argument(
             f"{what}: the USM allocation is not of the queue's context "
-            f"({queue.sycl_device.filter_string}); make the array on that queue"
+            f"({_describe(queue.sycl_device)}); make the array on that queue"
         )
     if kind == "device" and arr.memory.sycl_device != queue.sycl_device:
         raise invalid_argument(
-            f"{what}: device USM of {arr.memory.sycl_device.filter_string}, "
-            f"the queue is on {queue.sycl_device.filter_string}"
+            f"{what}: device USM of {_describe(arr.memory.sycl_device)}, "
+            f"the queue is on {_describe(queue.sycl_device)}"
         )
 
 
