@@ -302,6 +302,10 @@ def test_wrong_kinds_of_arguments_are_refused(queue, axpy):
     matrix = dpnp.ones((4, 2), dtype=np.float32, sycl_queue=queue)
     err = _error(lambda: axpy(1.0, matrix, x, num_groups=1))
     assert "axpy argument 1: array shape (4, 2) does not fit memref shape" in str(err)
+    group = tinytc_py.compile(GROUP_KERNEL, device=queue).kernel("scale")
+    mixed = [dpnp.ones((4, 3), order="F", sycl_queue=queue), np.ones((4, 3), order="F")]
+    err = _error(lambda: group(mixed, 1.0, np.zeros((64, 2), order="F"), num_groups=2))
+    assert "scale argument 0: group members are all USM arrays or all host arrays" in str(err)
 
 
 def test_layout_that_does_not_fit_is_refused_not_copied(queue):

@@ -19,11 +19,12 @@ memory owned by the caller. Arguments follow the calling convention (backend.md 
 - groups take NumPy members (staged) or USM arrays (in place): the pointer table and the dope
   tables are shared USM.
 
-dpctl reaches the device through the SYCL runtime's own OpenCL ICD loader, which reads
-`OCL_ICD_VENDORS` once, so this module imports `runtime.device` (which points that variable at
-the PyPI CPU runtime) before dpctl lists platforms: a program that queries dpctl for devices
-before importing this module (or calling `tinytc_py.devices()`) finds no CPU device. The SYCL runtime builds kernels from
-SPIR-V itself: the kernel cache's native binaries are not used here.
+dpctl reaches the device through another OpenCL ICD loader than pyopencl's, which reads
+`OCL_ICD_VENDORS` once, so this module imports `runtime.device` (which points that variable
+at the PyPI CPU runtime) before dpctl lists platforms: a program that queries dpctl for
+devices before importing this module (or calling `tinytc_py.devices()`) finds no CPU device.
+The SYCL runtime builds kernels from SPIR-V itself: the kernel cache's native binaries are not
+used here.
 """
 
 from __future__ import annotations
@@ -330,7 +331,7 @@ class _ArgBinder:
         self.arrays = arrays  # the USM arguments, by id
         self.values: list[Any] = [None] * len(kernel.info.args)
         self.staged: list[tuple[np.ndarray, np.ndarray]] = []  # (original, USM view)
-        self.kept: list[Any] = []  # memory only a pointer table refers to, alive until the end
+        self.kept: list[Any] = []  # staged memory only a pointer table refers to
 
     def set(self, first: int, values: Sequence[Any]) -> None:
         for i, v in enumerate(values):
@@ -362,9 +363,9 @@ class _ArgBinder:
 
     def memref(self, p: ParamInfo, a: Any, what: str) -> None:
         if isinstance(a, Memref):
-            ptr = usm_array(_Pointer(int(a.buffer), self.queue), what)  # dpctl checks the context
-            _check_usm(ptr, self.queue, what)
-            self.set(p.first_arg, [ptr.memory, *dope_values(p, a.shape, a.strides)])
+            mem = usm_array(_Pointer(int(a.buffer), self.queue), what)  # dpctl checks the context
+            _check_usm(mem, self.queue, what)
+            self.set(p.first_arg, [mem.memory, *dope_values(p, a.shape, a.strides)])
             return
         if is_usm(a):
             arr = self.arrays[id(a)]
@@ -416,7 +417,6 @@ class _ArgBinder:
         for i, m in enumerate(members):
             _check_usm(m, self.queue, f"{what} member {i}")
             rows.append(dope_values(p, m.shape, _in_place_strides(p, m, f"{what} member {i}")))
-        self.kept += [m.memory for m in members]
         ptrs = np.array([m.pointer - offset * m.dtype.itemsize for m in members], np.uint64)
         tables = [ptrs, *np.array(rows, dtype=np.int64).reshape(len(members), -1).T]
         trailing = [np.int64(len(members))] if p.size == DYNAMIC else []
