@@ -47,7 +47,7 @@ $(VPY):
 
 # Reinstalls only when pyproject.toml changes (or the venv is new).
 $(STAMP): pyproject.toml | $(VPY)
-	$(VPY) -m pip install -e '.[test,opencl]'
+	$(VPY) -m pip install -e '.[test,opencl,sycl,dpnp]'
 	touch $@
 
 # The C API libraries (libtinytc, libtinytc_cl, libtinytc_ze) in build/lib, built with cffi's
