@@ -357,6 +357,11 @@ SYCL_CXXFLAGS = (
     "-DSYCL_DISABLE_FSYCL_SYCLHPP_WARNING",
     "-DCL_TARGET_OPENCL_VERSION=300",
 )
+# The PyPI OpenCL ICD loader (lib/libOpenCL.so.1 next to libsycl) finds its dependencies
+# (libsvml, ...) only through an RPATH of the program that loads it, which applies to indirect
+# dependencies too; a RUNPATH (the linker's default) does not. So programs and libtinytc_sycl
+# itself are linked with DT_RPATH.
+SYCL_LINK_OPTION = "-Wl,--disable-new-dtags"
 SYCL_VERSION_SCRIPT = '{\n  global:\n    extern "C++" { tinytc::*; };\n  local: *;\n};\n'
 
 
@@ -414,9 +419,7 @@ def build_sycl(
                 str(work / "sycl.o"), f"-Wl,-soname,{soname}", f"-Wl,--version-script={script}",
                 "-Wl,--no-undefined", f"-L{out_dir}", "-ltinytc_cl", "-ltinytc_ze", "-ltinytc",
                 f"-L{prefix / 'lib'}", "-lsycl", "-lOpenCL", "-lze_loader",
-                # DT_RPATH rather than DT_RUNPATH: the OpenCL ICD loader of the PyPI runtime
-                # (same folder as libsycl) finds its own dependencies only through it.
-                "-Wl,--disable-new-dtags", "-Wl,-rpath,$ORIGIN", f"-Wl,-rpath,{prefix / 'lib'}",
+                SYCL_LINK_OPTION, "-Wl,-rpath,$ORIGIN", f"-Wl,-rpath,{prefix / 'lib'}",
                 *_python_link_args(),
             ],
         ]  # fmt: skip
@@ -441,7 +444,7 @@ def _sycl_package_files(out_dir: Path, version: str, prefix: Path) -> None:
         "Name: tinytc_sycl\nDescription: SYCL interoperability of tinytc (tinytc-py)\n"
         f"Version: {version}\nRequires: tinytc_cl tinytc_ze\n"
         f"Cflags: -I${{includedir}} -I${{syclprefix}}/include {defines}\n"
-        "Libs: -L${libdir} -Wl,-rpath,${libdir} -ltinytc_sycl "
+        f"Libs: {SYCL_LINK_OPTION} -L${{libdir}} -Wl,-rpath,${{libdir}} -ltinytc_sycl "
         "-L${syclprefix}/lib -Wl,-rpath,${syclprefix}/lib -lsycl\n"
     )
     cm = out_dir / "cmake" / "tinytc_sycl"
@@ -457,7 +460,8 @@ def _sycl_package_files(out_dir: Path, version: str, prefix: Path) -> None:
         f'    IMPORTED_SONAME "libtinytc_sycl.so.{version.split(".")[0]}"\n'
         f'    INTERFACE_INCLUDE_DIRECTORIES "{INCLUDE};{prefix / "include"}"\n'
         f'    INTERFACE_COMPILE_DEFINITIONS "{defines.replace("-D", "").replace(" ", ";")}"\n'
-        f'    INTERFACE_LINK_LIBRARIES "tinytc::tinytc_cl;tinytc::tinytc_ze;{sycl_lib / "libsycl.so"}")\n'
+        f'    INTERFACE_LINK_LIBRARIES "tinytc::tinytc_cl;tinytc::tinytc_ze;{sycl_lib / "libsycl.so"}"\n'
+        f'    INTERFACE_LINK_OPTIONS "{SYCL_LINK_OPTION}")\n'
         "endif()\n"
     )
     (cm / "tinytc_syclConfigVersion.cmake").write_text(
