@@ -51,14 +51,6 @@ EXPORTS = {
 }
 
 
-@pytest.fixture(scope="session")
-def sycl_libs(capi_libs) -> Path:
-    """The libraries' folder, when capi/build.py could build libtinytc_sycl there."""
-    if not (capi_libs / "libtinytc_sycl.so").exists():
-        pytest.skip("no SYCL runtime in this environment (pip install 'tinytc-py[sycl]')")
-    return capi_libs
-
-
 def sycl_flags(lib_dir: Path) -> list[str]:
     """What a user's build gets from `pkg-config --cflags --libs tinytc_sycl`."""
     return pkg_config(lib_dir, "tinytc_sycl")
