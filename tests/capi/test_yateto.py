@@ -51,7 +51,8 @@ def _gemm(t):
 #: gemm: C += AB (beta 1); chain: F = ABE (two GEMMs fused into one tinytc kernel, beta 0);
 #: scale: C = 3C (two copy-scale kernels through a temporary from yateto's linear allocator).
 #: (A transposed operand, C = T^T B, is left out: the IR yateto writes for it declares its
-#: subview with the transposed shape but the untransposed strides, which tinytc rejects.)
+#: subview with the transposed shape but the untransposed strides, which tinytc rejects; its
+#: gemm.t.n then has incompatible shapes, which upstream tinytc v0.4.0 rejects as well.)
 KERNELS = {
     "gemm": ("ABC", _gemm),
     "chain": ("ABEF", lambda t: {"F": t["A"] @ t["B"] @ t["E"]}),
