@@ -48,7 +48,7 @@ def test_sphinx_builds_without_warnings(tmp_path: Path):
     assert result.returncode == 0, result.stdout + result.stderr
     index = (out / "index.html").read_text(encoding="utf-8")
     for page in ("getting-started", "python-api", "c-api", "level-zero-cpu", "kernel-cache",
-                 "performance", "differences", "language"):  # fmt: skip
+                 "performance", "differences", "language", "sycl"):  # fmt: skip
         assert f'href="{page}.html"' in index, page
     api = (out / "python-api.html").read_text(encoding="utf-8")
     for name in ("compile", "small_gemm_batched", "CompilationError", "devices"):
