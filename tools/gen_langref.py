@@ -72,6 +72,7 @@ class Entry:
     restrictions: list[str]
     example: str
     syntax: str  # "" when the table's text format gives it
+    operands: dict[str, str]  # the group's operand descriptions, with the entry's own
 
 
 @dataclass
@@ -123,6 +124,7 @@ def load_prose(path: Path = PROSE) -> tuple[list[Part], dict[str, str]]:
                         list(inst.get("restrictions", [])),
                         example.strip("\n"),
                         syntax,
+                        {**g.get("operands", {}), **inst.get("operands", {})},
                     )
                 )
             group = Group(
@@ -137,9 +139,9 @@ def load_prose(path: Path = PROSE) -> tuple[list[Part], dict[str, str]]:
             for e in entries:
                 names = {n for n, _ in e.cls.spec.operand_slots}
                 used |= names
-                if not names <= set(group.operands):
+                if not names <= set(e.operands):
                     problems.append(
-                        f"{e.mnemonic}: operands {sorted(names - set(group.operands))} of the "
+                        f"{e.mnemonic}: operands {sorted(names - set(e.operands))} of the "
                         "table are not described in the prose"
                     )
                 if e.cls.spec.result and not group.result:
@@ -403,10 +405,10 @@ def _heading(text: str, char: str) -> list[str]:
     return [text, char * len(text), ""]
 
 
-def _bullets(items: list[str]) -> list[str]:
+def _bullets(items: list[str], width: int = 96) -> list[str]:
     out = []
     for item in items:
-        wrapped = textwrap.wrap(item, 96, break_on_hyphens=False)
+        wrapped = textwrap.wrap(item, width, break_on_hyphens=False)
         out.append("- " + wrapped[0])
         out += ["  " + w for w in wrapped[1:]]
     return out
@@ -416,18 +418,18 @@ def entry_lines(entry: Entry, group: Group, prop_text: dict[str, str], hand: set
     spec = entry.cls.spec
     out = [f".. _inst-{entry.mnemonic}:", "", *_heading(entry.mnemonic, "~"), entry.summary, ""]
     out += [".. code-block:: text", "", "   " + syntax_line(entry), ""]
-    fields = []
+    fields: list[tuple[str, str | list[str]]] = []
     if spec.operand_slots:
         ops = []
         for name, suffix in spec.operand_slots:
             many = {"*": " (a list)", "?": " (optional)"}.get(suffix, "")
-            ops.append(f"``{name}``{many}: {group.operands[name]}")
-        fields.append(("Operands", "; ".join(ops)))
+            ops.append(f"``{name}``{many}: {entry.operands[name]}")
+        fields.append(("Operands", ops))
     if spec.props:
         props = [
             f"``{py_name(p.name)}``: {prop_text[p.name]}; {prop_values(p)}" for p in spec.props
         ]
-        fields.append(("Properties", "; ".join(props)))
+        fields.append(("Properties", props))
     if spec.result:
         fields.append(("Result", group.result))
     fields.append(("Appears in", EXEC_TEXT[spec.exec]))
@@ -448,6 +450,10 @@ def entry_lines(entry: Entry, group: Group, prop_text: dict[str, str], hand: set
     fields.append(("Python", method))
     fields.append(("C API", f"``tinytc_{entry.mnemonic}_inst_create``"))
     for name, text in fields:
+        if isinstance(text, list):
+            out.append(f":{name}:")
+            out += ["   " + line for line in _bullets(text, 93)]
+            continue
         wrapped = textwrap.wrap(f":{name}: {text}", 96, break_on_hyphens=False)
         out.append(wrapped[0])
         out += ["   " + w for w in wrapped[1:]]
@@ -466,7 +472,7 @@ def entry_lines(entry: Entry, group: Group, prop_text: dict[str, str], hand: set
 def reference_text(parts: list[Part], prop_text: dict[str, str]) -> str:
     hand = hand_written_methods()
     out = [
-        f".. This file is {GENERATED} and docs/reference/instructions.toml.",
+        f".. This file is {GENERATED} (and docs/reference/instructions.toml).",
         "",
         *_heading("Instructions", "="),
         "Every instruction of the tensor language, as the compiler's instruction table defines it:",
@@ -522,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
     for path, text in generated.items():
         if path.exists() and path.read_text(encoding="utf-8") == text:
             continue
-        stale.append(path.relative_to(ROOT))
+        stale.append(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
         if not args.check:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
