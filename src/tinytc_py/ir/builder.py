@@ -287,7 +287,8 @@ class IRBuilder(builder_methods.InstructionMethods):
                     detail = f"{mnemonic}: {p.name!r} required"
                     raise CompilationError(loc, Status.invalid_arguments, detail)
                 if p.kind == "int" and not isinstance(value, int):
-                    detail = f"{mnemonic}: {p.name!r} must be an int, got {value!r}"
+                    got = f"the type {value}" if isinstance(value, Type) else repr(value)
+                    detail = f"{mnemonic}: {p.name!r} must be an int, got {got}"
                     raise CompilationError(loc, Status.invalid_arguments, detail)
             has_result = spec.result == "result"
             if has_result and ty is None:
