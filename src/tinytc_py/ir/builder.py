@@ -191,6 +191,9 @@ class IRBuilder(builder_methods.InstructionMethods):
         param_attrs: list[DictionaryAttr | dict | None] | None = None,
         loc: Location | None = None,
     ) -> FunctionScope:
+        """Opens the kernel `name` (``with b.function(...) as f:``, parameters in ``f.params``);
+        it is added to `prog` when the block ends. `attrs` are the function's attributes
+        (``{"subgroup_size": 16}``), `param_attrs` one dictionary (or None) per parameter."""
         loc = self._where(loc)
         with self._rendering():
             func = Func(name, list(param_types), loc, self._dict(attrs))
@@ -329,6 +332,8 @@ class IRBuilder(builder_methods.InstructionMethods):
     def constant(
         self, value: Any, ty: Type, name: str | None = None, loc: Location | None = None
     ) -> Value:
+        """A constant of type `ty` (a number, bool or coopmatrix type): a bool, int, float or
+        complex value (:ref:`reference <inst-constant>`)."""
         if isinstance(value, complex):
             value = (value.real, value.imag)
         scalar = element_type(ty)
@@ -348,7 +353,9 @@ class IRBuilder(builder_methods.InstructionMethods):
         name: str | None = None,
         loc: Location | None = None,
     ) -> Value:
-        """`sizes[i] == 0` selects a single index (the mode is dropped), as in the text syntax."""
+        """A view of a block of `operand`: per mode an offset and a size (ints or index values);
+        a size of 0 selects a single index and drops the mode, as in the text syntax
+        (:ref:`reference <inst-subview>`)."""
         so, do = _split(offsets)
         ss, ds = _split(sizes)
         props = {"static_offsets": so, "static_sizes": ss}
@@ -364,6 +371,8 @@ class IRBuilder(builder_methods.InstructionMethods):
         name: str | None = None,
         loc: Location | None = None,
     ) -> Value:
+        """A view with mode `mode` of `operand` split into modes of the sizes `shape` (ints or
+        index values) (:ref:`reference <inst-expand>`)."""
         static, dynamic = _split(shape)
         props = {"expanded_mode": mode, "static_expand_shape": static}
         return self.create(
@@ -383,7 +392,9 @@ class IRBuilder(builder_methods.InstructionMethods):
         loc: Location | None = None,
     ) -> RegionScope:
         """Loop over [lb, ub); loop-carried values start at `init` (types default to theirs).
-        `param_names` names the loop variable and then the loop-carried values."""
+        `param_names` names the loop variable and then the loop-carried values. ``with`` the
+        returned scope to build the body (it gives the loop variable and loop-carried values);
+        ``.results`` are the final values (:ref:`reference <inst-for>`)."""
         types = list(types) if types is not None else [v.type for v in init]
         ops = {"from": lb, "to": ub, "step": step, "iter_init": list(init)}
         inst = self.create("for", ops, None, types, name, loc, attrs)
@@ -396,6 +407,9 @@ class IRBuilder(builder_methods.InstructionMethods):
         name: str | list[str] | None = None,
         loc: Location | None = None,
     ) -> IfScope:
+        """``with b.if_(cond, [types]) as (then, otherwise):``, then ``with then:`` and ``with
+        otherwise:`` build the branches; ``.results`` are the values the branches yield
+        (:ref:`reference <inst-if>`)."""
         inst = self.create("if", {"condition": condition}, None, list(types), name, loc)
         return IfScope(self, inst)
 
@@ -406,6 +420,8 @@ class IRBuilder(builder_methods.InstructionMethods):
         param_names: list[str] | None = None,
         loc: Location | None = None,
     ) -> RegionScope:
+        """A parallel loop over [lbs, ubs); ``with`` the returned scope to build the body, which
+        gives the loop variables (:ref:`reference <inst-foreach>`)."""
         inst = self.create("foreach", {"from": list(lbs), "to": list(ubs)}, None, None, None, loc)
         return self._scope(inst, param_names)
 
@@ -417,12 +433,16 @@ class IRBuilder(builder_methods.InstructionMethods):
         param_names: list[str] | None = None,
         loc: Location | None = None,
     ) -> RegionScope:
-        """`param_names` names the loop variables, then the tile sizes."""
+        """A parallel loop over tiles of at most `tile_shape`; ``with`` the returned scope gives
+        the tile offsets, then the tile sizes, which `param_names` names in that order
+        (:ref:`reference <inst-foreach_tile>`)."""
         ops = {"from": list(lbs), "to": list(ubs)}
         inst = self.create("foreach_tile", ops, {"tile_shape": tuple(tile_shape)}, None, None, loc)
         return self._scope(inst, param_names)
 
     def parallel(self, loc: Location | None = None) -> RegionScope:
+        """An SPMD region run by every work-item; ``with`` the returned scope to build it
+        (:ref:`reference <inst-parallel>`)."""
         inst = self.create("parallel", {}, None, None, None, loc)
         return RegionScope(self, inst.regions[0], inst)
 
@@ -434,11 +454,15 @@ class IRBuilder(builder_methods.InstructionMethods):
         param_names: list[str] | None = None,
         loc: Location | None = None,
     ) -> RegionScope:
-        """`param_names` names (row, col, value) of the body."""
+        """Computes each entry of the coopmatrix `a` anew; ``with`` the returned scope gives the
+        body's (row, col, value), which `param_names` names; the body ends with ``yield_``
+        (:ref:`reference <inst-cooperative_matrix_apply>`)."""
         inst = self.create("cooperative_matrix_apply", {"a": a}, None, ty or a.type, name, loc)
         return self._scope(inst, param_names)
 
     def yield_(self, *values: Value, loc: Location | None = None) -> None:
+        """Ends a ``for_`` or ``if_`` region with the values it hands on
+        (:ref:`reference <inst-yield>`)."""
         self.create("yield", {"yielded_vals": list(values)}, None, None, None, loc)
 
 

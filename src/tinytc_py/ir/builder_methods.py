@@ -97,8 +97,9 @@ class InstructionMethods:
         loc: Location | None = None,
         attrs: DictionaryAttr | dict | None = None,
     ) -> Inst:
-        """Sum of the entries of A: a matrix's rows (or columns with ``.t``) are summed into a
-        vector B, a vector into a scalar B (order-0 memref). (:ref:`reference <inst-sum>`)"""
+        """Sums over the last mode of op(A): entry i of a vector B gets ``alpha`` times the sum
+        of row i of op(A) (``.t``: of column i of A), plus ``beta * B[i]``; a vector A sums
+        into a scalar B (an order-0 memref). (:ref:`reference <inst-sum>`)"""
         return self._build(
             "sum",
             {"alpha": alpha, "A": A, "beta": beta, "B": B},
