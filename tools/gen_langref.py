@@ -73,6 +73,7 @@ class Entry:
     example: str
     syntax: str  # "" when the table's text format gives it
     operands: dict[str, str]  # the group's operand descriptions, with the entry's own
+    result: str  # the entry's result description, else the group's
 
 
 @dataclass
@@ -125,6 +126,7 @@ def load_prose(path: Path = PROSE) -> tuple[list[Part], dict[str, str]]:
                         example.strip("\n"),
                         syntax,
                         {**g.get("operands", {}), **inst.get("operands", {})},
+                        inst.get("result", g.get("result", "")),
                     )
                 )
             group = Group(
@@ -144,7 +146,7 @@ def load_prose(path: Path = PROSE) -> tuple[list[Part], dict[str, str]]:
                         f"{e.mnemonic}: operands {sorted(names - set(e.operands))} of the "
                         "table are not described in the prose"
                     )
-                if e.cls.spec.result and not group.result:
+                if e.cls.spec.result and not e.result:
                     problems.append(f"{e.mnemonic}: returns a value, the prose gives no result")
                 for p in e.cls.spec.props:
                     if p.name not in prop_text:
@@ -431,7 +433,7 @@ def entry_lines(entry: Entry, group: Group, prop_text: dict[str, str], hand: set
         ]
         fields.append(("Properties", props))
     if spec.result:
-        fields.append(("Result", group.result))
+        fields.append(("Result", entry.result))
     fields.append(("Appears in", EXEC_TEXT[spec.exec]))
     effects = []
     if spec.reads:
