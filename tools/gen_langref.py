@@ -81,7 +81,6 @@ class Group:
     title: str
     text: str
     operands: dict[str, str]
-    result: str
     restrictions: list[str]
     entries: list[Entry]
 
@@ -133,7 +132,6 @@ def load_prose(path: Path = PROSE) -> tuple[list[Part], dict[str, str]]:
                 g["title"],
                 g.get("text", ""),
                 g.get("operands", {}),
-                g.get("result", ""),
                 list(g.get("restrictions", [])),
                 entries,
             )
@@ -159,7 +157,7 @@ def load_prose(path: Path = PROSE) -> tuple[list[Part], dict[str, str]]:
         parts.append(Part(part["title"], part.get("text", ""), groups))
     problems += [f"{m}: no reference entry" for m in INSTRUCTIONS if m not in seen]
     if problems:
-        raise ValueError("docs/reference/instructions.toml:\n  " + "\n  ".join(problems))
+        raise ValueError(f"{path}:\n  " + "\n  ".join(problems))
     return parts, prop_text
 
 

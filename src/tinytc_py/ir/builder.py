@@ -19,11 +19,10 @@ called the builder, and its errors quote that line.
 
 from __future__ import annotations
 
-import itertools
 import linecache
 import re
 import sys
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any
 
 from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Position, Status
@@ -149,6 +148,8 @@ class IRBuilder(builder_methods.InstructionMethods):
         self.prog = Prog(self.ctx)
         self.region = region
         self._source_ids: dict[str, int] = {}  # Python file -> source id in ctx
+        # code object -> its instructions' (line, end line, column, end column), read once
+        self._positions: dict[CodeType, list[tuple[int | None, ...]]] = {}
 
     # ---- locations ----------------------------------------------------------------------------
 
@@ -173,8 +174,14 @@ class IRBuilder(builder_methods.InstructionMethods):
         if sid is None:
             text = "".join(linecache.getlines(path, frame.f_globals))
             sid = self._source_ids[path] = self.ctx.add_source(path, text)
-        positions = itertools.islice(frame.f_code.co_positions(), frame.f_lasti // 2, None)
-        line, end_line, col, end_col = next(positions, (None, None, None, None))
+        code = frame.f_code
+        positions = self._positions.get(code)
+        if positions is None:
+            positions = self._positions[code] = list(code.co_positions())
+        unit = frame.f_lasti // 2  # the call's instruction (2-byte code units)
+        line, end_line, col, end_col = (
+            positions[unit] if unit < len(positions) else (None, None, None, None)
+        )
         if line is None or col is None or end_col is None:
             line = end_line = frame.f_lineno
             col, end_col = 0, len(linecache.getline(path, line).rstrip())
