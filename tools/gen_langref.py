@@ -482,9 +482,9 @@ def reference_text(parts: list[Part], prop_text: dict[str, str]) -> str:
         "optional modifier, ``(.x|.y)`` a required choice, ``%name...`` a comma-separated list,",
         "``<name>`` an integer constant and ``<type>`` the result type.",
         "",
-        ".. contents:: Groups",
+        ".. contents:: Contents",
         "   :local:",
-        "   :depth: 2",
+        "   :depth: 3",
         "",
     ]
     for part in parts:
