@@ -10,8 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+import tinytc_py
 from tinytc_py.compiler import assemble_module, compile_to_module
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.instructions import INSTRUCTIONS
@@ -114,3 +116,39 @@ def test_types_page_lists_the_promotions_of_the_compiler():
     rows = re.findall(r"^``(\w+)``( +``[\w ]+``)?$", text, re.MULTILINE)
     table = {kind: set(to.strip(" `").split()) | {kind} for kind, to in rows if kind in _PROMOTABLE}
     assert table == {k: set(v) for k, v in _PROMOTABLE.items()}
+
+
+def _run(mnemonic: str, *args) -> None:
+    pytest.importorskip("pyopencl")
+    from tinytc_py.runtime import device
+
+    try:
+        device.default_device()
+    except RuntimeError:
+        pytest.skip("no SPIR-V capable OpenCL device")
+    tinytc_py.compile(EXAMPLES[mnemonic]).kernel("example")(*args)
+
+
+def test_examples_do_what_their_prose_says():
+    """A few examples run on the device and are compared with NumPy."""
+    rng = np.random.default_rng(7)
+    A = np.asfortranarray(rng.random((32, 8), dtype=np.float32))
+    B = np.asfortranarray(rng.random((16, 8), dtype=np.float32))
+    C = np.zeros((32, 16), dtype=np.float32, order="F")
+    _run("gemm", A, B, C)  # C = A * transpose(B)
+    np.testing.assert_allclose(C, A @ B.T, rtol=1e-5)
+
+    A = np.asfortranarray(rng.random((10, 4)))
+    B = np.zeros((10, 4), order="F")
+    _run("cumsum", A, B)  # running sums down each column
+    np.testing.assert_allclose(B, np.cumsum(A, axis=0))
+
+    x = rng.random(16, dtype=np.float32)
+    y = np.zeros(16, dtype=np.float32)
+    _run("subgroup_inclusive_scan_add", x, y)
+    np.testing.assert_allclose(y, np.cumsum(x), rtol=1e-5)
+
+    A = np.asfortranarray(rng.random((5, 3), dtype=np.float32))
+    B = np.zeros((5, 3), dtype=np.float32, order="F")
+    _run("foreach", A, B)
+    np.testing.assert_array_equal(B, 2 * A)
