@@ -8,8 +8,9 @@ a random token. A waiter polls (2 ms, growing to 0.2 s) for the entry, and:
 - builds itself, without the lock, when the lock goes away without an entry (the builder
   failed, or could not store its result): the others would fail the same way, one at a time;
 - removes the lock when it is stale, then takes it: left by a process of this host that is
-  gone (checked with kill(pid, 0): a killed rank is noticed at once), or older than the timeout
-  (a rank on another machine that crashed; the hosts' clocks are taken to agree);
+  gone (checked with kill(pid, 0) and the process's start time, so a reused process id is
+  told apart: a killed rank is noticed at once), or, from another machine, older than the
+  timeout (a rank there that crashed; the hosts' clocks are taken to agree);
 - builds itself when it has waited `TINYTC_CACHE_LOCK_TIMEOUT` seconds (default 300).
 A waiting process therefore never waits longer than the timeout and never fails because of a
 lock: every path that does not find the entry ends in the caller's own build. The races that
@@ -111,7 +112,9 @@ def _create(path: Path, where: trust.Folder) -> str | None:
     try:
         trust.share(fd, where)
         host = socket.gethostname()
-        os.write(fd, json.dumps({"host": host, "pid": os.getpid(), "token": token}).encode())
+        pid = os.getpid()
+        holder = {"host": host, "pid": pid, "start": _start_time(pid), "token": token}
+        os.write(fd, json.dumps(holder).encode())
     except OSError:
         pass  # a lock without content is still a lock; its age makes it stale
     finally:
@@ -165,17 +168,28 @@ def _inspect(path: Path, seen: _Seen | None) -> _Seen:
 
 
 def _stale(content: dict, age: float) -> bool:
-    if age > timeout():
-        return True
-    if content.get("host") != socket.gethostname() or not isinstance(content.get("pid"), int):
-        return False
+    """A holder on this host is judged by its process (gone, or its id reused by a process
+    started at another time); one elsewhere, or a lock without content, by the lock's age."""
+    pid = content.get("pid")
+    if content.get("host") != socket.gethostname() or not isinstance(pid, int):
+        return age > timeout()
     try:
-        os.kill(content["pid"], 0)
+        os.kill(pid, 0)
     except ProcessLookupError:
         return True
     except OSError:  # alive, another user's
-        return False
-    return False
+        pass
+    return content.get("start") != _start_time(pid)
+
+
+def _start_time(pid: int) -> str | None:
+    """When process `pid` started (Linux: clock ticks since boot, /proc/PID/stat), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields[19].decode() if len(fields) > 19 else None
 
 
 def _break(path: Path, content: dict) -> bool:

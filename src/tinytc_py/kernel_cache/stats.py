@@ -8,7 +8,7 @@ process building the same entry, waited and read its result: neither hit nor mis
 compiles and device_builds (runs of our compiler and of the device's JIT, with the cache on;
 with it off they are counted for this process only), lock_timeouts (waits given up: the
 process built itself), stale_locks (locks of crashed processes removed), corrupt (damaged
-entries removed), untrusted (entries of another owner or group not read), native_rejected
+entries removed), untrusted (reads refused: entries of another owner or group), native_rejected
 (intact device binaries the device refused to load, rebuilt), evicted (entries removed for the
 size bound), bytes_written, tuning_hits / tuning_misses (gemm shapes the autotuner found in the
 tuning cache / timed on the device); for this process only also memo_hits (answered from
