@@ -49,11 +49,16 @@ def switched_on() -> bool:
 def enabled(ctx: CompilerContext | None = None) -> bool:
     """Whether caching is on for the process (TINYTC_CACHE), for `ctx` (its flag) and for
     the folder (trust.py: after one warning, off for a folder others could write)."""
+    return _folder(ctx) is not None
+
+
+def _folder(ctx: CompilerContext | None) -> trust.Folder | None:
+    """The folder a lookup uses, checked once for the whole lookup; None when caching is off."""
     if not switched_on():
-        return False
+        return None
     if ctx is not None and not ctx.optimization_flag(OptFlag.kernel_cache):
-        return False
-    return trust.checked() is not None
+        return None
+    return trust.checked()
 
 
 def _remember(key: str, binary: Binary) -> Binary:
@@ -72,16 +77,17 @@ def spirv_binary(
 ) -> Binary:
     """The SPIR-V binary of a program: from the memo, the disk, or `compile_()` (then stored).
     `program_text()` is the source text or the printed program (the key's program part)."""
-    if not enabled(ctx):
+    where = _folder(ctx)
+    if where is None:
         return _uncached(compile_)
     key = spirv_key(program_text(), core_info, ctx)
     binary = _memo.get(key)
     if binary is not None:
         stats.count("memo_hits", persist=False)
         return binary
-    payload = store.get(key)
+    payload = store.get(key, where)
     if payload is not None:
-        stats.count("spirv_hits")
+        stats.count("spirv_hits", where=where)
         return _remember(key, decode(payload))
     with locks.build_once(key) as (payload, waited):
         if payload is not None:
@@ -117,15 +123,16 @@ def native_build(
     is one, else by the device JIT (`from_spirv`), whose result `native_of` then stores.
     A cached binary the device rejects (e.g. an updated driver with the same version string)
     is dropped and rebuilt. `ctx` (of a C API binary) may turn the cache off by its flag."""
-    if binary.format != "spirv" or not binary.cache or not enabled(ctx):
+    where = _folder(ctx) if binary.format == "spirv" and binary.cache else None
+    if where is None:
         stats.count("device_builds", persist=False)
         return from_spirv()
     key = native_key(binary.data, options, device)
-    loaded = _load(key, store.get(key), from_native, "native_hits")
+    loaded = _load(key, store.get(key, where), from_native, "native_hits", where)
     if loaded:
         return loaded[0]
     with locks.build_once(key) as (payload, waited):
-        loaded = _load(key, payload, from_native, "waits" if waited else "native_hits")
+        loaded = _load(key, payload, from_native, "waits" if waited else "native_hits", where)
         if loaded:
             return loaded[0]
         try:
@@ -142,7 +149,13 @@ def native_build(
     return built
 
 
-def _load(key: str, payload: bytes | None, from_native: Callable[[bytes], T], hit: str) -> list[T]:
+def _load(
+    key: str,
+    payload: bytes | None,
+    from_native: Callable[[bytes], T],
+    hit: str,
+    where: trust.Folder,
+) -> list[T]:
     """[the device program] of a cached native binary, counted as `hit`; [] when there is
     none or the device refuses it (then the entry is removed)."""
     if payload is None:
@@ -153,7 +166,7 @@ def _load(key: str, payload: bytes | None, from_native: Callable[[bytes], T], hi
         stats.count("native_rejected")
         store.remove(key)
         return []
-    stats.count(hit)
+    stats.count(hit, where=where)
     return [built]
 
 

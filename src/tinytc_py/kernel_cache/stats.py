@@ -41,20 +41,21 @@ store.py can tell its running totals began again."""
 _process: Counter[str] = Counter()
 
 
-def count(name: str, n: int = 1, persist: bool = True) -> None:
-    """Add `n` to a counter; `persist=False` for events too frequent to pay a file update."""
+def count(name: str, n: int = 1, persist: bool = True, where: trust.Folder | None = None) -> None:
+    """Add `n` to a counter; `persist=False` for events too frequent to pay a file update.
+    `where`: the folder as the caller's lookup checked it (else checked here)."""
     if persist:
-        count_all({name: n})
+        count_all({name: n}, where)
     else:
         _process[name] += n
 
 
-def count_all(delta: dict[str, int]) -> dict[str, int]:
+def count_all(delta: dict[str, int], where: trust.Folder | None = None) -> dict[str, int]:
     """Add to several counters in one update of the file (each costs about 0.1 ms, a tenth
     of a small kernel's compile). Returns the totals this update made (empty when the file
     cannot be written): store.py bounds the folder by the running bytes_written."""
     _process.update(delta)
-    where = trust.checked()
+    where = where or trust.checked()
     if where is None:
         return {}
     try:

@@ -95,25 +95,25 @@ def _path(name: str) -> Path:
     return folder() / (name + SUFFIX)
 
 
-def get(name: str) -> bytes | None:
+def get(name: str, where: trust.Folder | None = None) -> bytes | None:
     """The payload of entry `name`, or None when it is missing, damaged (then removed), in a
     folder the cache may not use, or not the user's (group's) own (then left for `put` to
-    replace)."""
-    where = trust.checked()
+    replace). `where`: the folder as the caller checked it (else checked here)."""
+    where = where or trust.checked()
     if where is None:
         return None
     path = where.path / (name + SUFFIX)
     try:
         with open(path, "rb") as f:
             if not trust.entry_trusted(os.fstat(f.fileno()), where):
-                stats.count("untrusted")
+                stats.count("untrusted", where=where)
                 return None
             raw = f.read()
     except OSError:
         return None
     payload = raw[_HEADER:]
     if raw[: len(MAGIC)] != MAGIC or raw[len(MAGIC) : _HEADER] != hashlib.sha256(payload).digest():
-        stats.count("corrupt")
+        stats.count("corrupt", where=where)
         remove(name)
         return None
     with contextlib.suppress(OSError):

@@ -12,8 +12,9 @@ Two modes, chosen by `TINYTC_CACHE_SHARED`:
 A folder that fails the check turns caching off for it (reading, writing, statistics, locks),
 with one warning per folder and reason that says why and how to fix it. The checks look at the
 owner and mode bits, not at access(2): root may write anything, yet its folder must be as
-private as anyone's. They run on every lookup (two stat calls, about 2 µs, against 0.1 ms and
-more for a hit), so a folder fixed or broken while a process runs is seen at its next lookup.
+private as anyone's. Every lookup checks again whether the folders' owner, group or mode
+changed (two stat calls), so a folder fixed or broken while a process runs is seen at its
+next lookup.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..cache_dir import cache_root
+from ..cache_dir import ENV_DIR, cache_root
 
 ENV_SHARED = "TINYTC_CACHE_SHARED"
 SHARED_MODES = ("user", "group")
@@ -53,13 +54,40 @@ class Untrusted(Exception):
     """Why a folder may not be used (the message says why and how to fix it)."""
 
 
+_Ident = tuple[tuple[int, int, int, int, int], ...]
+_passed: dict[tuple[str | None, str | None], tuple[str, str, _Ident, Folder]] = {}
+"""The last folder that passed, per setting of TINYTC_CACHE_DIR and TINYTC_CACHE_SHARED, with
+the identity, owner and mode of the root and kernels/ it had (a repeated check compares them
+in two stat calls, a fifth of the full check's cost)."""
+
+
 def checked() -> Folder | None:
     """The kernels folder when the cache may use it, else None (after one warning)."""
+    setting = (os.environ.get(ENV_DIR), os.environ.get(ENV_SHARED))
+    last = _passed.get(setting)
+    if last is not None and _ident(last[0], last[1]) == last[2]:
+        return last[3]
     try:
-        return check()
+        folder = check()
     except Untrusted as why:
         _warn_once(str(why))
         return None
+    root, kernels = str(folder.path.parent), str(folder.path)
+    ident = _ident(root, kernels)
+    if ident is not None:  # a folder still to be created is checked again
+        _passed[setting] = (root, kernels, ident, folder)
+    return folder
+
+
+def _ident(*folders: str) -> _Ident | None:
+    found = []
+    for folder in folders:
+        try:
+            st = os.stat(folder)
+        except OSError:
+            return None
+        found.append((st.st_dev, st.st_ino, st.st_uid, st.st_gid, st.st_mode))
+    return tuple(found)
 
 
 def check() -> Folder:
