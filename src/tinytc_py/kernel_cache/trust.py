@@ -55,15 +55,16 @@ class Untrusted(Exception):
 
 
 _Ident = tuple[tuple[int, int, int, int, int], ...]
-_passed: dict[tuple[str | None, str | None], tuple[str, str, _Ident, Folder]] = {}
-"""The last folder that passed, per setting of TINYTC_CACHE_DIR and TINYTC_CACHE_SHARED, with
-the identity, owner and mode of the root and kernels/ it had (a repeated check compares them
-in two stat calls, a fifth of the full check's cost)."""
+_passed: dict[tuple[str | None, ...], tuple[str, str, _Ident, Folder]] = {}
+"""The last folder that passed, per setting of the variables that choose the folder and the
+mode, with the identity, owner and mode of the root and kernels/ it had (a repeated check
+compares them in two stat calls, a fifth of the full check's cost)."""
 
 
 def checked() -> Folder | None:
     """The kernels folder when the cache may use it, else None (after one warning)."""
-    setting = (os.environ.get(ENV_DIR), os.environ.get(ENV_SHARED))
+    env = os.environ
+    setting = (env.get(ENV_DIR), env.get(ENV_SHARED), env.get("XDG_CACHE_HOME"), env.get("HOME"))
     last = _passed.get(setting)
     if last is not None and _ident(last[0], last[1]) == last[2]:
         return last[3]
