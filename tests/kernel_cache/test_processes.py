@@ -127,21 +127,22 @@ def test_sixteen_processes_at_once_compile_and_build_each_key_once(tmp_path: Pat
     assert not list((root / "kernels").glob("*" + store.LOCK_SUFFIX))
 
 
-def test_warm_then_a_job_neither_compiles_nor_builds(tmp_path: Path) -> None:
+@pytest.mark.parametrize("runtime", ["opencl", "level_zero"])
+def test_warm_then_a_job_neither_compiles_nor_builds(tmp_path: Path, runtime: str) -> None:
+    if runtime == "level_zero":
+        level_zero_or_skip()
     program = tmp_path / "gemm.ir"
     program.write_text(gemm_child.STATIC_F64)
     root = tmp_path / "cache"
-    assert tinytc_cache(root, "warm", str(program)) == f"{program}: compiled, built\n"
-    warmed = json.loads(tinytc_cache(root, "stats", "--json"))
-    assert (warmed["compiles"], warmed["device_builds"], warmed["entries"]) == (
-        1,
-        1,
-        {"spirv": 1, "native": 1},
-    )
-    assert run(root, 1) == {"spirv_hits": 1, "native_hits": 1}
+    warmed = tinytc_cache(root, "warm", str(program), "-d", runtime)
+    assert warmed == f"{program}: compiled, built\n"
+    report = json.loads(tinytc_cache(root, "stats", "--json"))
+    assert (report["compiles"], report["device_builds"], report["hits"]) == (1, 1, 0)
+    assert report["entries"] == {"spirv": 1, "native": 1}
+    assert run(root, 1, runtime) == {"spirv_hits": 1, "native_hits": 1}
     after = json.loads(tinytc_cache(root, "stats", "--json"))
     assert (after["compiles"], after["device_builds"], after["hits"]) == (1, 1, 2)
-    again = tinytc_cache(root, "warm", str(program))
+    again = tinytc_cache(root, "warm", str(program), "-d", runtime)
     assert again == f"{program}: SPIR-V cached, device binary cached\n"
 
 

@@ -9,6 +9,7 @@ same text with the same runtime on the same kind of device.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections import Counter
 from collections.abc import Iterable
@@ -36,8 +37,6 @@ def warm(files: Iterable[str | os.PathLike[str]], runtime: str = "opencl") -> di
         trust.check()
     except trust.Untrusted as why:
         raise TinytcError(Status.runtime_error, f"kernel cache: {why}") from None
-    import importlib
-
     module = importlib.import_module(f"tinytc_py.runtime.{runtime}")
     before = Counter(stats.process())
     for file in files:
