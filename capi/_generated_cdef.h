@@ -185,6 +185,7 @@ typedef enum {
     tinytc_optflag_kernel_cache = 2,
     tinytc_optflag_legacy_language = 3,
     tinytc_optflag_extensions = 4,
+    tinytc_optflag_bounds_checks = 5,
 } tinytc_optflag_t;
 typedef enum {
     tinytc_mem_type_buffer = 0,

@@ -208,7 +208,8 @@ module tinytc
     integer(c_int), parameter :: tinytc_optflag_kernel_cache = 2
     integer(c_int), parameter :: tinytc_optflag_legacy_language = 3
     integer(c_int), parameter :: tinytc_optflag_extensions = 4
-    integer(c_int), parameter :: TINYTC_ENUM_NUM_OPTFLAG = 5
+    integer(c_int), parameter :: tinytc_optflag_bounds_checks = 5
+    integer(c_int), parameter :: TINYTC_ENUM_NUM_OPTFLAG = 6
 
     ! ---- tinytc_mem_type_t ----
     integer(c_int), parameter :: tinytc_mem_type_buffer = 0

@@ -277,8 +277,9 @@ typedef enum {
     tinytc_optflag_kernel_cache = 2,
     tinytc_optflag_legacy_language = 3,
     tinytc_optflag_extensions = 4,
+    tinytc_optflag_bounds_checks = 5,
 } tinytc_optflag_t;
-#define TINYTC_ENUM_NUM_OPTFLAG 5
+#define TINYTC_ENUM_NUM_OPTFLAG 6
 /** @brief Returns the text of a tinytc_optflag_t value ("unknown" for other values). */
 TINYTC_EXPORT char const *tinytc_optflag_to_string(tinytc_optflag_t val);
 
