@@ -336,7 +336,7 @@ class _Checker:
         self.guard(inst, make)
 
     def view(self, inst: Inst) -> None:
-        t = inst.operand("operand")
+        t = inst.operands[0]  # the viewed memref
         parent = self.valid.get(t)
 
         def build(b: PassBuilder) -> None:
