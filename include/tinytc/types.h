@@ -19,6 +19,9 @@ extern "C" {
 /** @brief IP version v is architecture a iff a <= v <= a + this value. */
 #define TINYTC_INTEL_GPU_ARCHITECTURE_SUB_VERSION_BITS 0xfff
 
+/** @brief int64 entries of the report record of bounds-checked mode (tinytc_binary_get_bounds_report). */
+#define TINYTC_BOUNDS_RECORD_LENGTH 7
+
 /** @brief Boolean: 0 is false, anything else true. */
 typedef uint8_t tinytc_bool_t;
 
