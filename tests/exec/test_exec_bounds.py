@@ -339,3 +339,22 @@ def test_argument_count_excludes_the_report():
     k = program("batched.ir", BATCHED).kernel("axpy")
     with pytest.raises(TinytcError, match="axpy takes 3 arguments, got 2"):
         k(np.float32(1), np.ones(4, np.float32), num_groups=1)
+
+
+def test_recipes_in_bounds_checked_mode():
+    rng = np.random.default_rng(5)
+    A = np.asfortranarray(rng.standard_normal((4, 3, 6)))
+    B = np.asfortranarray(rng.standard_normal((5, 3, 6)))  # transposed
+    C = np.zeros((4, 5, 6), order="F")
+    tinytc_py.small_gemm_batched(1.0, A, B, 0.0, C, transB="t", flags=("bounds-checks",))
+    np.testing.assert_allclose(C, np.einsum("ikb,jkb->ijb", A, B), rtol=1e-12)
+    A = np.asfortranarray(rng.standard_normal((301, 4)))  # a partial last block
+    B = np.asfortranarray(rng.standard_normal((4, 2)))
+    C = np.ones((301, 2), order="F")
+    tinytc_py.tall_and_skinny(2.0, A, B, 1.0, C, flags=("bounds-checks",))
+    np.testing.assert_allclose(C, 2 * A @ B + 1, rtol=1e-12)
+    # the flag reached the recipe's compilation: its kernels take the report record
+    from tinytc_py.recipes.arrays import _tall_and_skinny_program
+
+    built, _ = _tall_and_skinny_program(tinytc_py.default_device(), ("bounds-checks",), "f64", 2, 4)
+    assert built.binary.kernel("gemm").bounds_checks is not None
