@@ -356,5 +356,6 @@ def test_recipes_in_bounds_checked_mode():
     # the flag reached the recipe's compilation: its kernels take the report record
     from tinytc_py.recipes.arrays import _tall_and_skinny_program
 
-    built, _ = _tall_and_skinny_program(tinytc_py.default_device(), ("bounds-checks",), "f64", 2, 4)
+    device = tinytc_py.devices()[0]
+    built, _ = _tall_and_skinny_program(device, ("bounds-checks",), "f64", 2, 4)
     assert built.binary.kernel("gemm").bounds_checks is not None
