@@ -33,7 +33,7 @@ from .. import bounds_record as R
 from ..errors import format_located
 from ..ir.enums import CheckedFlag, Comp3, MemoryScope, MemorySemantics, Transpose
 from ..ir.inst import Inst
-from ..ir.region import Func
+from ..ir.region import Func, Region
 from ..ir.types import DYNAMIC, GroupType, MemrefType
 from ..ir.values import Value
 from .base import FunctionPass
@@ -101,6 +101,39 @@ def shape_relations(inst: Inst) -> list[tuple[str, int, str, int]]:
     return []  # sum to a scalar
 
 
+def _key(x: Int) -> tuple[str, int]:
+    return ("n", x) if isinstance(x, int) else ("v", id(x))
+
+
+NON_NEGATIVE = frozenset({"group_id", "num_groups", "size"})
+
+
+def known_range(x: Int) -> tuple[int | None, int | None]:
+    """Bounds (inclusive; None = unknown) of an index: constants, builtins and sizes that are
+    never negative, and the variables of foreach and (step >= 1) for loops with known
+    bounds."""
+    k = Fold.known(x)
+    if k is not None:
+        return k, k
+    assert isinstance(x, Value)
+    d = x.defining_inst
+    if d is not None:
+        return (0, None) if d.name in NON_NEGATIVE else (None, None)
+    owner = x.region.owner if x.region is not None else None
+    if not isinstance(owner, Inst) or owner.name not in ("foreach", "for"):
+        return None, None
+    k = x.region.params.index(x)
+    if owner.name == "for":
+        step = owner.operand("step")
+        if k != 0 or (step is not None and (Fold.known(step) or 0) < 1):
+            return None, None
+        frm, to = owner.operand("from"), owner.operand("to")
+    else:
+        frm, to = owner.operand_list("from")[k], owner.operand_list("to")[k]
+    high = Fold.known(to)
+    return Fold.known(frm), None if high is None else high - 1
+
+
 class InsertBoundsChecks(FunctionPass):
     name = "insert-bounds-checks"
 
@@ -116,6 +149,7 @@ class _Checker:
         func.param_attrs.append(None)
         func.bounds_checks = []
         self.valid: dict[Value, Value] = {}  # view -> "the view lies inside its memref"
+        self.made: dict[tuple, _Check] = {}  # (range check key, id(region)) -> its check
 
     def run(self) -> None:
         handled = ACCESSES | COOP_ACCESSES | VIEWS | LINALG
@@ -138,23 +172,44 @@ class _Checker:
         return len(self.func.bounds_checks)
 
     def range_check(
-        self, b: PassBuilder, inst: Inst, lo: Int, ext: Int, bound: Int, what: str
+        self, b: PassBuilder, inst: Inst, lo: Int, ext: Int, memref: Value, mode: int, what: str
     ) -> _Check | None:
-        """[lo, lo + ext) within [0, bound); None when the static values show it holds."""
-        f = Fold(b)
-        klo, kext, kb = f.known(lo), f.known(ext), f.known(bound)
-        if None not in (klo, kext, kb) and klo >= 0 and klo + kext <= kb:
+        """[lo, lo + ext) within [0, size of `mode` of `memref`); None when what is known of
+        the values (known_range) shows it holds. An equal check made earlier in this region
+        or an enclosing one is reused (its values dominate this instruction)."""
+        low, high = known_range(lo)
+        kext = Fold.known(ext)
+        ty = memref.type
+        static = ty.size if isinstance(ty, GroupType) else ty.shape[mode]
+        checks_high = high is None or kext is None or static == DYNAMIC or high + kext > static
+        if (low is not None and low >= 0) and not checks_high:
             return None
-        hi = f.add(lo, ext, self.index)
-        ok = b.less_than_equal(f.value(hi, self.index), f.value(bound, self.index))
-        if klo is None or klo < 0:
-            ok = b.and_(
-                b.greater_than_equal(f.value(lo, self.index), b.constant(0, self.index)), ok
-            )
         site = self.site(
             inst, f"index {R.INDEX_FIELD} {what} is out of bounds [0, {R.BOUND_FIELD})"
         )
-        return _Check(ok, site, lo, bound, ext)
+        key = (_key(memref), mode, _key(lo), _key(ext))
+        region: Region | None = inst.parent
+        while region is not None:
+            made = self.made.get((key, id(region)))
+            if made is not None:
+                return _Check(made.ok, site, made.index, made.bound, made.ext)
+            region = region.parent_region
+        f = Fold(b)
+        bound = self.extent(b, memref, mode)
+        conds = []
+        bound_v = f.value(bound, self.index)
+        if checks_high and kext == 1:
+            conds.append(b.less_than(f.value(lo, self.index), bound_v))
+        elif checks_high:
+            hi = f.add(lo, ext, self.index)
+            conds.append(b.less_than_equal(f.value(hi, self.index), bound_v))
+        if low is None or low < 0:
+            zero = b.constant(0, self.index)
+            conds.insert(0, b.greater_than_equal(f.value(lo, self.index), zero))
+        ok = conds[0] if len(conds) == 1 else b.and_(*conds)
+        check = _Check(ok, site, lo, bound, ext)
+        self.made[(key, id(inst.parent))] = check
+        return check
 
     def equal_check(self, b: PassBuilder, inst: Inst, x: Int, y: Int, what: str) -> _Check | None:
         f = Fold(b)
@@ -165,6 +220,7 @@ class _Checker:
         return _Check(ok, self.site(inst, what), x, y)
 
     def extent(self, b: PassBuilder, v: Value, mode: int) -> Int:
+        """The size of mode `mode` of memref `v` (of group `v`): a number when static."""
         ty = v.type
         n = ty.size if isinstance(ty, GroupType) else ty.shape[mode]
         return n if n != DYNAMIC else b.size(v, mode=mode)
@@ -279,7 +335,7 @@ class _Checker:
 
         def make(b: PassBuilder) -> list[_Check]:
             return [
-                self.range_check(b, inst, i, 1, self.extent(b, t, m), f"in mode {m} of {t}")
+                self.range_check(b, inst, i, 1, t, m, f"in mode {m} of {t}")
                 for m, i in enumerate(indices)
             ]
 
@@ -289,13 +345,11 @@ class _Checker:
         """The member index is replaced by 0 when out of bounds; the memref loaded is invalid
         then, so nothing touches its memory."""
         if not isinstance(inst.result.type, MemrefType):
-            self.guard(
-                inst, lambda b: [self.range_check(b, inst, i, 1, self.extent(b, g, 0), f"of {g}")]
-            )
+            self.guard(inst, lambda b: [self.range_check(b, inst, i, 1, g, 0, f"of {g}")])
             return
 
         def build(b: PassBuilder) -> None:
-            check = self.range_check(b, inst, i, 1, self.extent(b, g, 0), f"of {g}")
+            check = self.range_check(b, inst, i, 1, g, 0, f"of {g}")
             if check is None:
                 return
             scope = b.if_(check.ok, [self.index])
@@ -326,9 +380,7 @@ class _Checker:
 
         def make(b: PassBuilder) -> list[_Check]:
             return [
-                self.range_check(
-                    b, inst, pos[k], ext[k], self.extent(b, m, k), f"in mode {k} of {m}"
-                )
+                self.range_check(b, inst, pos[k], ext[k], m, k, f"in mode {k} of {m}")
                 for k in (0, 1)
                 if not covered[k]
             ]
@@ -374,9 +426,7 @@ class _Checker:
             lo = next(off_it) if o == DYNAMIC else o
             n = next(size_it) if s == DYNAMIC else s
             ext = 1 if Fold.known(n) == 0 else n
-            out.append(
-                self.range_check(b, inst, lo, ext, self.extent(b, t, m), f"in mode {m} of {t}")
-            )
+            out.append(self.range_check(b, inst, lo, ext, t, m, f"in mode {m} of {t}"))
         return out
 
     def linalg(self, inst: Inst) -> None:
