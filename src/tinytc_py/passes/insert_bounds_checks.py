@@ -20,8 +20,10 @@ Checks that hold for the static sizes and constant indices are left out. The rep
 selects the first failing check of the instruction, increments the record's counter
 atomically (device scope) and, when it was the first, writes check id, index, bound and
 work-group id. Check ids number the function's message templates (`Func.bounds_checks`,
-carried to KernelInfo), each located at its instruction. The pass runs right after the first
-check-ir, before the lowerings, so that the code they make stays unchecked.
+carried to KernelInfo), each located at its instruction. The pipeline runs the pass after
+insert-barrier (PRECEDING names the passes before it), so that the record's writes, done by
+one work-item inside divergent code, never get a barrier, and before the lowerings, so that
+the code they make stays unchecked.
 """
 
 from __future__ import annotations
@@ -55,6 +57,17 @@ COOP_ACCESSES = frozenset(
     }
 )
 VIEWS = frozenset({"subview", "expand", "fuse"})
+# the passes the default pipeline runs before this one (tinytc-opt -f bounds-checks follows it)
+PRECEDING = frozenset(
+    {
+        "check-ir",
+        "constant-propagation",
+        "dead-code-elimination",
+        "insert-lifetime-stop",
+        "set-stack-ptr",
+        "insert-barrier",
+    }
+)
 LINALG = frozenset({"axpby", "cumsum", "sum", "gemm", "gemv", "ger", "hadamard"})
 
 

@@ -7,8 +7,9 @@ constant-propagation and dead-code-elimination run only at optimisation level >=
 context's `opt_level`), right after the first check-ir and again after lower-foreach; asked for
 by name (`tinytc-opt -p`), they run at any level. lower-coopmatrix (which unrolls
 cooperative_matrix_apply) runs last, before the final check-ir. With the context's
-bounds_checks flag, insert-bounds-checks runs after the first optimisations, so that it
-checks the program's own accesses and not the code the lowerings make.
+bounds_checks flag, insert-bounds-checks runs after insert-barrier and before the lowerings:
+it checks the program's own accesses, not the code the lowerings make, and the writes of its
+report record (by one work-item, read by the host only) get no barriers.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def default_pipeline(
     core_info: CoreInfo, opt_level: int = 2, bounds_checks: bool = False
 ) -> list[FunctionPass]:
     """The passes in upstream order, configured for `core_info` and `opt_level`; with
-    `bounds_checks`, insert-bounds-checks runs before the lowerings."""
+    `bounds_checks`, insert-bounds-checks runs between insert-barrier and the lowerings."""
 
     def optimize() -> list[FunctionPass]:
         return [ConstantPropagation(), DeadCodeElimination()] if opt_level >= 1 else []
@@ -46,10 +47,10 @@ def default_pipeline(
     return [
         CheckIr(),
         *optimize(),
-        *([InsertBoundsChecks()] if bounds_checks else []),
         InsertLifetimeStop(),
         SetStackPtr(),
         InsertBarrier(),
+        *([InsertBoundsChecks()] if bounds_checks else []),
         WorkGroupSize(core_info),
         LowerLinalg(core_info),
         SetStackPtr(),
