@@ -114,10 +114,6 @@ def shape_relations(inst: Inst) -> list[tuple[str, int, str, int]]:
     return []  # sum to a scalar
 
 
-def _key(x: Int) -> tuple[str, int]:
-    return ("n", x) if isinstance(x, int) else ("v", id(x))
-
-
 NON_NEGATIVE = frozenset({"group_id", "num_groups", "size"})
 
 
@@ -151,7 +147,8 @@ class InsertBoundsChecks(FunctionPass):
     name = "insert-bounds-checks"
 
     def run(self, func, ctx, out) -> None:
-        _Checker(func, ctx).run()
+        if func.bounds_checks is None:  # a function is checked once (it has its record then)
+            _Checker(func, ctx).run()
 
 
 class _Checker:
@@ -162,7 +159,7 @@ class _Checker:
         func.param_attrs.append(None)
         func.bounds_checks = []
         self.valid: dict[Value, Value] = {}  # view -> "the view lies inside its memref"
-        self.made: dict[tuple, _Check] = {}  # (range check key, id(region)) -> its check
+        self.made: dict[tuple, _Check] = {}  # (range check key, region) -> its check
 
     def run(self) -> None:
         handled = ACCESSES | COOP_ACCESSES | VIEWS | LINALG
@@ -200,10 +197,10 @@ class _Checker:
         site = self.site(
             inst, f"index {R.INDEX_FIELD} {what} is out of bounds [0, {R.BOUND_FIELD})"
         )
-        key = (_key(memref), mode, _key(lo), _key(ext))
+        key = (memref, mode, lo, ext)  # values by identity (the key keeps them alive)
         region: Region | None = inst.parent
         while region is not None:
-            made = self.made.get((key, id(region)))
+            made = self.made.get((key, region))
             if made is not None:
                 return _Check(made.ok, site, made.index, made.bound, made.ext)
             region = region.parent_region
@@ -221,7 +218,7 @@ class _Checker:
             conds.insert(0, b.greater_than_equal(f.value(lo, self.index), zero))
         ok = conds[0] if len(conds) == 1 else b.and_(*conds)
         check = _Check(ok, site, lo, bound, ext)
-        self.made[(key, id(inst.parent))] = check
+        self.made[(key, inst.parent)] = check
         return check
 
     def equal_check(self, b: PassBuilder, inst: Inst, x: Int, y: Int, what: str) -> _Check | None:
