@@ -359,3 +359,78 @@ def test_recipes_in_bounds_checked_mode():
     device = tinytc_py.devices()[0]
     built, _ = _tall_and_skinny_program(device, ("bounds-checks",), "f64", 2, 4)
     assert built.binary.kernel("gemm").bounds_checks is not None
+
+
+SHAPES = """\
+func @gemm_tt(%A: memref<f64x?x?>, %B: memref<f64x?x?>, %C: memref<f64x?x?>) {
+  %one = constant 1.0 : f64
+  %zero = constant 0.0 : f64
+  gemm.t.t %one, %A, %B, %zero, %C
+}
+func @gemv_t(%A: memref<f64x?x?>, %b: memref<f64x?>, %c: memref<f64x?>) {
+  %one = constant 1.0 : f64
+  %zero = constant 0.0 : f64
+  gemv.t %one, %A, %b, %zero, %c
+}
+func @ger(%a: memref<f64x?>, %b: memref<f64x?>, %C: memref<f64x?x?>) {
+  %one = constant 1.0 : f64
+  %zero = constant 0.0 : f64
+  ger %one, %a, %b, %zero, %C
+}
+func @hadamard(%a: memref<f64x?x?>, %b: memref<f64x?x?>, %c: memref<f64x?x?>) {
+  %one = constant 1.0 : f64
+  %zero = constant 0.0 : f64
+  hadamard %one, %a, %b, %zero, %c
+}
+func @sum_t(%A: memref<f64x?x?>, %b: memref<f64x?>) {
+  %one = constant 1.0 : f64
+  %zero = constant 0.0 : f64
+  sum.t %one, %A, %zero, %b
+}
+func @cumsum(%A: memref<f64x?x?>, %B: memref<f64x?x?>) {
+  %one = constant 1.0 : f64
+  %zero = constant 0.0 : f64
+  cumsum %one, %A, 1, %zero, %B
+}
+func @axpby_t(%A: memref<f64x?x?>, %B: memref<f64x?x?>) {
+  %one = constant 1.0 : f64
+  %zero = constant 0.0 : f64
+  axpby.t %one, %A, %zero, %B
+}
+"""
+
+
+def test_linalg_with_agreeing_dynamic_shapes_runs_unreported():
+    """Each shape relation the checks derive (transposes included) holds for valid operands:
+    non-square dynamic shapes run without a report and give NumPy's results."""
+    prog = program("shapes.ir", SHAPES)
+    rng = np.random.default_rng(11)
+
+    def mat(*shape):
+        return np.asfortranarray(rng.standard_normal(shape))
+
+    A, B, C = mat(5, 3), mat(7, 5), np.zeros((3, 7), order="F")  # op(A) 3x5, op(B) 5x7
+    prog.kernel("gemm_tt")(A, B, C, num_groups=1)
+    np.testing.assert_allclose(C, A.T @ B.T, rtol=1e-12)
+    b, c = mat(5), np.zeros(3)
+    prog.kernel("gemv_t")(A, b, c, num_groups=1)
+    np.testing.assert_allclose(c, A.T @ b, rtol=1e-12)
+    a, b, C = mat(4), mat(6), np.zeros((4, 6), order="F")
+    prog.kernel("ger")(a, b, C, num_groups=1)
+    np.testing.assert_allclose(C, np.outer(a, b), rtol=1e-12)
+    a, b, c = mat(4, 6), mat(4, 6), np.zeros((4, 6), order="F")
+    prog.kernel("hadamard")(a, b, c, num_groups=1)
+    np.testing.assert_allclose(c, a * b, rtol=1e-12)
+    b = np.zeros(3)
+    prog.kernel("sum_t")(A, b, num_groups=1)
+    np.testing.assert_allclose(b, A.sum(axis=0), rtol=1e-12)
+    Bc = np.zeros((5, 3), order="F")
+    prog.kernel("cumsum")(A, Bc, num_groups=1)
+    np.testing.assert_allclose(Bc, np.cumsum(A, axis=1), rtol=1e-12)
+    Bt = np.zeros((3, 5), order="F")
+    prog.kernel("axpby_t")(A, Bt, num_groups=1)
+    np.testing.assert_allclose(Bt, A.T, rtol=1e-12)
+    msg = violation(prog.kernel("gemv_t"), A, mat(3), np.zeros(3), num_groups=1)
+    expect(
+        msg, "shapes.ir:9.3", "gemv: size 3 of mode 0 of %b does not match size 5 of mode 0 of %A"
+    )
