@@ -73,6 +73,7 @@ class OptFlag(IntEnum):
     kernel_cache = 2  # reuse SPIR-V and device binaries from the on-disk kernel cache
     legacy_language = 3  # read source text as the legacy (v0.3) tensor language
     extensions = 4  # accept the tinytc-py language extensions (docs/extensions.md)
+    bounds_checks = 5  # check every memory access at run time (docs/bounds-checks.rst)
 
 
 # Default state of each flag when it was not set; None = on at optimization level 2 and above.
@@ -82,4 +83,5 @@ OPT_FLAG_DEFAULTS: dict[OptFlag, bool | None] = {
     OptFlag.kernel_cache: True,
     OptFlag.legacy_language: False,
     OptFlag.extensions: True,
+    OptFlag.bounds_checks: False,
 }

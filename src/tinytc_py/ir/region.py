@@ -110,6 +110,8 @@ class Func:
         self.attrs = attrs
         self.body = Region(Exec.collective, self)
         self.param_attrs: list[DictionaryAttr | None] = []
+        # bounds-checked mode: the message template of each check id (insert-bounds-checks)
+        self.bounds_checks: list[str] | None = None
         for ty in param_types:
             if isinstance(ty, CoopmatrixType):
                 raise CompilationError(
