@@ -14,7 +14,8 @@ result; bf16 computes in f32 and rounds to nearest even, as the conversion throu
 min/max on floats are OpenCL's fmin/fmax (a NaN operand yields the other operand; -0 and +0
 are not folded, fmin/fmax may return either). Complex multiplication and division use the
 conversion's formulas with each step rounded to the component type: a factor or divisor whose
-imaginary part is zero scales the other operand's parts, otherwise the full formulas. Integer to float conversion rounds the exact integer once.
+imaginary part is zero scales the other operand's parts, otherwise the full formulas. Integer
+to float conversion rounds the exact integer once.
 
 Math functions (cos, sin, exp, exp2, log, log2, their native_ forms, complex exp/exp2 and the
 modulus `abs` of a complex number) are evaluated with the C math library in double precision and
@@ -459,23 +460,23 @@ def _zero(ty: Type) -> Scalar:
     return (0.0, 0.0) if ty.is_complex else 0.0
 
 
-def _keeps(c: Scalar | None, ty: Type, unsafe: bool, sign: bool) -> bool:
-    """Adding c (sign False: subtracting c) leaves every x as it is: 0 for integers; for
+def _keeps(c: Scalar | None, ty: Type, unsafe: bool, adding: bool) -> bool:
+    """Adding c (adding False: subtracting c) leaves every x as it is: 0 for integers; for
     floating point only -0.0 added or +0.0 subtracted, since -0.0 + +0.0 is +0.0 (any zero with
     unsafe-fp-math, which ignores the sign of zero)."""
     if not _is(c, 0):
         return False
-    return ty.is_integer or unsafe or _zero_of_sign(c, negative=sign)
+    return ty.is_integer or unsafe or _zero_of_sign(c, negative=adding)
 
 
 def _add(ca: Scalar | None, cb: Scalar | None, ty: Type, unsafe: bool) -> Rewrite | None:
-    if _keeps(cb, ty, unsafe, sign=True):
+    if _keeps(cb, ty, unsafe, adding=True):
         return Rewrite("operand", 0)
-    return Rewrite("operand", 1) if _keeps(ca, ty, unsafe, sign=True) else None
+    return Rewrite("operand", 1) if _keeps(ca, ty, unsafe, adding=True) else None
 
 
 def _sub(ca: Scalar | None, cb: Scalar | None, ty: Type, unsafe: bool) -> Rewrite | None:
-    return Rewrite("operand", 0) if _keeps(cb, ty, unsafe, sign=False) else None
+    return Rewrite("operand", 0) if _keeps(cb, ty, unsafe, adding=False) else None
 
 
 def _mul(ca: Scalar | None, cb: Scalar | None, ty: Type, unsafe: bool) -> Rewrite | None:
