@@ -76,9 +76,11 @@ class OptFlag(IntEnum):
     bounds_checks = 5  # check every memory access at run time (docs/bounds-checks.rst)
 
 
-# Default state of each flag when it was not set; None = on at optimization level 2 and above.
-OPT_FLAG_DEFAULTS: dict[OptFlag, bool | None] = {
-    OptFlag.unsafe_fp_math: None,
+# Default state of each flag when it was not set, at every optimization level. unsafe-fp-math
+# is off (upstream turns it on at level 2): by default, folding keeps IEEE results, such as the
+# sign of -0.0 + 0.0.
+OPT_FLAG_DEFAULTS: dict[OptFlag, bool] = {
+    OptFlag.unsafe_fp_math: False,
     OptFlag.autotune: False,
     OptFlag.kernel_cache: True,
     OptFlag.legacy_language: False,
