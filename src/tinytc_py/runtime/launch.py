@@ -213,7 +213,7 @@ def grid_of(info: KernelInfo, num_groups: Any) -> Grid:
             )
         return (1, 1, 1)
     try:
-        if hasattr(num_groups, "__index__"):
+        if isinstance(num_groups, (int, np.integer)):
             counts = [_count(num_groups)]
         else:
             counts = [_count(n) for n in num_groups]
