@@ -141,7 +141,7 @@ def test_the_kernel_object_has_a_signature_a_docstring_and_a_repr():
     )
     axpy2 = kernel(AXPY2, "axpy2")
     assert "num_groups=1" in str(inspect.signature(axpy2))
-    assert "never reads group_id or num_groups" in inspect.getdoc(axpy2)
+    assert "1 by default: the kernel never reads group_id or num_groups" in inspect.getdoc(axpy2)
 
 
 def test_unnamed_or_clashing_parameters_are_passed_as_argK():

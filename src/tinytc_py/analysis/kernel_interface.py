@@ -4,9 +4,9 @@ checked before it runs (the facts travel in the binary's kernel metadata, spirv/
 - `written_params`: the memref and group parameters the kernel may write (a store, an atomic,
   a BLAS result, ... into the parameter or a view of it). A read-only host array, or a copy the
   results could not reach, is refused only for these; for the others nothing is copied back.
-- `grid_axes`: the grid axes (x, y, z) whose `group_id` or `num_groups` the kernel reads. Along
-  any other axis every work-group would do the same work, so a launch must not ask for more
-  than one work-group there (and a kernel that reads none of them needs no grid at all).
+- `grid_axes`: the grid axes (x, y, z) whose `group_id` or `num_groups` the kernel reads. A
+  kernel that reads none of them needs no grid: one work-group does all its work (more
+  work-groups repeat it, which only kernels that combine results atomically want).
 - `grid_bounds`: the parameter modes a `group_id` indexes directly and unconditionally
   (`load %x[%gid]`, `subview %A[0:8,0:8,%gid]`, `load %G[%gid]` for a group): a grid larger
   than that mode's extent reads or writes beyond the argument, so the host refuses it. Indexing

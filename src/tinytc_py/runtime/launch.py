@@ -158,8 +158,8 @@ def docstring(info: KernelInfo, names: Sequence[str], wgs: Sequence[int]) -> str
         )
     else:
         lines.append(
-            f"    num_groups: 1 (the default): the kernel never reads group_id or num_groups,"
-            f" so one work-group of {size} work-items does all of its work"
+            f"    num_groups: 1 by default: the kernel never reads group_id or num_groups, so one"
+            f" work-group of {size} work-items does all of its work (more repeat it)"
         )
     for axis, k, mode in info.grid_bounds:
         what = "the number of members" if mode == -1 else f"the extent of mode {mode}"
@@ -201,8 +201,9 @@ def bind_call(
 def grid_of(info: KernelInfo, num_groups: Any) -> Grid:
     """The grid (x, y, z) of a launch: `num_groups` as an int or a sequence of up to 3 ints.
 
-    Required when the kernel reads group_id or num_groups; along an axis the kernel does not
-    read, more than one work-group would repeat the same work, so that is refused."""
+    Required when the kernel reads group_id or num_groups; otherwise 1 by default (every
+    work-group of a larger grid runs the same work, which only kernels whose work-groups
+    combine their results atomically want)."""
     name = info.name
     if num_groups is None:
         if grid_required(info):
@@ -227,13 +228,6 @@ def grid_of(info: KernelInfo, num_groups: Any) -> Grid:
     grid = (*counts, 1, 1, 1)[:3]
     if any(n < 0 for n in grid):
         raise invalid_argument(f"kernel @{name}: num_groups {num_groups!r} is negative")
-    for axis, (n, reads) in enumerate(zip(grid, info.grid_axes, strict=True)):
-        if n > 1 and not reads:
-            raise invalid_argument(
-                f"kernel @{name}: num_groups.{_AXES[axis]} is {n}, but the kernel never reads"
-                f" group_id.{_AXES[axis]} or num_groups.{_AXES[axis]}: every work-group would do"
-                " the same work (give 1 there)"
-            )
     return grid  # type: ignore[return-value]
 
 
@@ -349,15 +343,17 @@ def _fits(p: ParamInfo, shape: Sequence[int], strides: Sequence[int]) -> bool:
 def memref_layout(p: ParamInfo, arr: Any, what: str) -> tuple[int, ...]:
     """Element strides to pass `arr` with (its own if they fit the type, else Fortran order);
     `arr` is a NumPy or pyopencl array."""
-    got = f"{what}, got {describe(arr)}"
+
+    def refuse(reason: str) -> TinytcError:
+        return invalid_argument(f"{what}, got {describe(arr)}: {reason}")
+
     if arr.ndim != len(p.shape):
-        raise invalid_argument(f"{got}: {arr.ndim} modes instead of {len(p.shape)}")
+        raise refuse(f"{arr.ndim} modes instead of {len(p.shape)}")
     for mode, (e, n) in enumerate(zip(p.shape, arr.shape, strict=True)):
         if e not in (DYNAMIC, n):
-            raise invalid_argument(f"{got}: mode {mode} has {n} entries instead of {e}")
-    want = np.dtype(DTYPES[p.dtype])
-    if arr.dtype != want:
-        raise invalid_argument(f"{got}: the element type must be {want}")
+            raise refuse(f"mode {mode} has {n} entries instead of {e}")
+    if arr.dtype != DTYPES[p.dtype]:
+        raise refuse(f"the element type must be {np.dtype(DTYPES[p.dtype])}")
     fortran = fortran_strides(arr.shape)
     full_stride = tuple(fortran)
     if DYNAMIC not in p.stride:
@@ -365,7 +361,7 @@ def memref_layout(p: ParamInfo, arr: Any, what: str) -> tuple[int, ...]:
     for cand in (elem_strides(arr), fortran, full_stride):
         if cand is not None and _fits(p, arr.shape, cand):
             return tuple(c if c else f for c, f in zip(cand, fortran, strict=False))
-    raise invalid_argument(f"{got}: no layout of the array fits the memref's strides")
+    raise refuse("no layout of the array fits the memref's strides")
 
 
 def check_memref_shape(

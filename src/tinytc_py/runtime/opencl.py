@@ -18,6 +18,7 @@ Launch: global size = num_groups x work-group size (backend.md §2.3).
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import warnings
 from collections.abc import Sequence
@@ -213,6 +214,18 @@ def _device_context(a: Any) -> Any:
     return None
 
 
+@functools.lru_cache(maxsize=64)
+def _device_ids(context: Any) -> frozenset[int]:
+    """The devices of a context (their int_ptr), asked once per context."""
+    return frozenset(d.int_ptr for d in context.devices)
+
+
+@functools.cache
+def _has_system_svm(dev: Any) -> bool:
+    """Whether the device reads any host memory (fine-grained system SVM)."""
+    return bool(dev.svm_capabilities & cl.device_svm_capabilities.FINE_GRAIN_SYSTEM)
+
+
 def _context_and_queue(kernel: Kernel, args: Sequence[Any], queue: Any) -> tuple[Any, Any]:
     """Where the launch runs: the context of `queue` or of the device arrays (they must agree,
     and contain the kernel's device), else the program's, and the queue on it."""
@@ -233,7 +246,7 @@ def _context_and_queue(kernel: Kernel, args: Sequence[Any], queue: Any) -> tuple
         ctx = _device_context(a)
         if ctx is None:
             continue
-        if all(d.int_ptr != dev.int_ptr for d in ctx.devices):
+        if dev.int_ptr not in _device_ids(ctx):
             names = ", ".join(repr(d.name.strip()) for d in ctx.devices)
             raise invalid_argument(
                 f"{label(info, k)} in memory of the kernel's device {dev.name.strip()!r}, got"
@@ -282,8 +295,7 @@ class _ArgBinder:
         self.cl_kernel = cl_kernel
         self.queue = queue
         self.ctx = queue.context
-        caps = kernel.program.device.svm_capabilities
-        self.system_svm = bool(caps & cl.device_svm_capabilities.FINE_GRAIN_SYSTEM)
+        self.system_svm = _has_system_svm(kernel.program.device)
         self.copy_back: list[tuple[np.ndarray, Any, np.ndarray, np.ndarray]] = []
         self.svm_back: list[tuple[np.ndarray, np.ndarray]] = []
         self.keep: list[Any] = []
