@@ -299,10 +299,14 @@ class _ArgBinder:
         self.copy_back: list[tuple[np.ndarray, Any, np.ndarray, np.ndarray]] = []
         self.svm_back: list[tuple[np.ndarray, np.ndarray]] = []
         self.keep: list[Any] = []
+        self.what = ""  # the argument being set, for messages
 
     def set(self, index: int, value: Any) -> None:
         self.keep.append(value)
-        self.cl_kernel.set_arg(index, value)
+        try:
+            self.cl_kernel.set_arg(index, value)
+        except (cl.Error, TypeError, ValueError) as e:  # e.g. a Memref of something else
+            raise invalid_argument(f"{self.what}; OpenCL refused {describe(value)}: {e}") from None
 
     def set_all(self, first: int, values: Sequence[Any]) -> None:
         for i, v in enumerate(values):
@@ -310,7 +314,7 @@ class _ArgBinder:
 
     def bind(self, k: int, p: ParamInfo, a: Any) -> Sequence[int] | int:
         """Set argument k; its extents (shape, or a group's member count) for the grid check."""
-        what = label(self.info, k)
+        what = self.what = label(self.info, k)
         if p.kind == "scalar":
             self.set(p.first_arg, scalar_value(p.dtype, a, what))
             return ()
