@@ -86,6 +86,14 @@ def opencl_device():
     return found[0]
 
 
+def runtime_device(runtime: str):
+    """The first device of `runtime` ("opencl" or "level_zero"), or skip."""
+    found = [d for d in devices() if d.runtime == runtime]
+    if not found:
+        pytest.skip(f"no {runtime} device")
+    return found[0]
+
+
 @functools.cache
 def kernel(text: str, name: str, device=None):
     """The kernel `name` of `text` on `device` (default: the first OpenCL device)."""

@@ -13,7 +13,7 @@ import pytest
 
 from tinytc_py import Memref, TinytcError
 
-from .launch_kernels import AXPY2, GEMM, GROUP_ADD, kernel
+from .launch_kernels import AXPY2, GEMM, GROUP_ADD, kernel, runtime_device
 
 
 def _axpy2():
@@ -203,3 +203,21 @@ def test_device_memory_of_two_contexts_or_a_wrong_shape_is_refused():
         gemm(a, a, Memref("no buffer", (8, 8, 2), (1, 8, 64)), num_groups=2)
     with pytest.raises(TypeError, match="queue must be a pyopencl.CommandQueue, got str"):
         gemm(a, a, a, num_groups=2, queue="q")
+
+
+def test_level_zero_writes_every_host_kind_back():
+    """Level Zero stages host memory in shared USM: the results are copied back into the
+    caller's objects, and only for the parameters the kernel writes."""
+    torch = pytest.importorskip("torch")
+    axpy2 = kernel(AXPY2, "axpy2", runtime_device("level_zero"))
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x.flags.writeable = False  # read only: fine, nothing is copied back into it
+    for y, view in [
+        (t := torch.ones((3, 4)), t),
+        (a := array.array("f", [1.0] * 12), memoryview(a).cast("B").cast("f", (3, 4))),
+        (i := np.ones((3, 4), np.float32), _Interface(i)),
+    ]:
+        axpy2(2.0, x, view)
+        np.testing.assert_array_equal(np.asarray(y).reshape(3, 4), 2 * x + 1)
+    with pytest.raises(TinytcError, match="parameter %y: .*read-only memory"):
+        axpy2(2.0, x, x)

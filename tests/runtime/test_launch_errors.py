@@ -13,7 +13,7 @@ import pytest
 import tinytc_py
 from tinytc_py import Status, TinytcError
 
-from .launch_kernels import AXPY2, GEMM, GROUP_ADD, devices, kernel
+from .launch_kernels import AXPY2, GEMM, GROUP_ADD, kernel, runtime_device
 
 SCALARS = """
 func @scalars(%a: f32, %n: i8, %z: c32, %out: memref<c32x3>) attributes {subgroup_size=8} {
@@ -34,20 +34,9 @@ SHAPE_ERROR = (
 )
 
 
-def _both_runtimes():
-    """The first OpenCL and the first Level Zero device (the tests run on both)."""
-    found: dict[str, tinytc_py.Device] = {}
-    for d in devices():
-        found.setdefault(d.runtime, d)
-    return list(found.values())
-
-
 @pytest.fixture(params=["opencl", "level_zero"])
 def device(request):
-    found = [d for d in _both_runtimes() if d.runtime == request.param]
-    if not found:
-        pytest.skip(f"no {request.param} device")
-    return found[0]
+    return runtime_device(request.param)
 
 
 def test_numbers_are_converted_and_the_rest_refused(device):
@@ -101,12 +90,9 @@ def test_group_arguments_are_checked(device):
 
 
 def test_level_zero_kernels_take_no_queue():
-    found = [d for d in _both_runtimes() if d.runtime == "level_zero"]
-    if not found:
-        pytest.skip("no Level Zero device")
     x = np.zeros((2, 2), np.float32)
     with pytest.raises(TypeError, match="kernel @axpy2: Level Zero kernels take no queue="):
-        kernel(AXPY2, "axpy2", found[0])(1.0, x, x, queue=object())
+        kernel(AXPY2, "axpy2", runtime_device("level_zero"))(1.0, x, x, queue=object())
 
 
 def test_the_queue_must_be_on_the_kernels_device():
