@@ -6,6 +6,7 @@ device and on our Level Zero CPU driver."""
 from __future__ import annotations
 
 import inspect
+import pydoc
 
 import numpy as np
 import pytest
@@ -125,6 +126,7 @@ def test_the_kernel_object_has_a_signature_a_docstring_and_a_repr():
         "<Kernel @gemm(%A: memref<f32x8x8x?>, %B: memref<f32x8x8x?>, %C: memref<f32x8x8x?>)"
         " work_group_size=(8, 1, 1) on "
     )
+    assert pydoc.render_doc(gemm, renderer=pydoc.plaintext).count(doc.splitlines()[0]) == 1
     axpy2 = kernel(AXPY2, "axpy2")
     assert "num_groups=1" in str(inspect.signature(axpy2))
     assert "1 by default: the kernel never reads group_id or num_groups" in inspect.getdoc(axpy2)

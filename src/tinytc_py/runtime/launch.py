@@ -25,6 +25,7 @@ Dynamic shape and stride entries are int64, in elements.
 
 from __future__ import annotations
 
+import abc
 import inspect
 import keyword
 import operator
@@ -64,7 +65,7 @@ class BuiltProgram:
 Grid = tuple[int, int, int]
 
 
-class BuiltKernel:
+class BuiltKernel(abc.ABC):
     """A kernel of a BuiltProgram, with its metadata (parameters, sizes) from the binary.
 
     Called as ``kernel(*args, num_groups=..., queue=None, **named)``: one argument per IR
@@ -76,7 +77,11 @@ class BuiltKernel:
         self.info = info
         self.names = python_names(info)
         self.__signature__ = signature(info, self.names)
-        self.__doc__ = docstring(info, self.names, self.work_group_size)
+        # help(kernel) documents the object's class: each kernel gets a subclass of its own
+        # that carries its docstring (parameters, types, grid)
+        cls = type(self)
+        doc = docstring(info, self.names, self.work_group_size)
+        self.__class__ = type(cls.__name__, (cls,), {"__doc__": doc, "__module__": cls.__module__})
 
     @property
     def work_group_size(self) -> tuple[int, int, int]:
@@ -94,10 +99,10 @@ class BuiltKernel:
         grid = grid_of(self.info, num_groups)
         self.launch(values, grid, queue)
 
+    @abc.abstractmethod
     def launch(self, args: list[Any], grid: Grid, queue: Any) -> None:
         """Convert and set `args` (one per parameter, in order), check them against `grid`
         (check_grid_bounds) and run the kernel; the runtime's part."""
-        raise NotImplementedError
 
 
 def device_name(device: Any) -> str:
@@ -167,8 +172,8 @@ def docstring(info: KernelInfo, names: Sequence[str], wgs: Sequence[int]) -> str
             f"        num_groups.{_AXES[axis]} <= {what} of {names[k]} (group_id indexes it)"
         )
     lines.append(
-        "    queue: the runtime's queue to launch on (OpenCL: a pyopencl.CommandQueue on the"
-        " kernel's device; default: the device's shared queue)"
+        "    queue: OpenCL only: a pyopencl.CommandQueue on the kernel's device (default: the"
+        " queue of the pyopencl array arguments, else the device's shared queue)"
     )
     return "\n".join(lines)
 
