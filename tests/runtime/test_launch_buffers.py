@@ -144,6 +144,23 @@ def test_aligned_host_memory_is_used_in_place(monkeypatch):
     assert len(made) == 2 and (misaligned == 3).all()
 
 
+def test_aligned_group_members_are_used_in_place(monkeypatch):
+    from tinytc_py.runtime import opencl
+
+    copies = []
+    real = opencl._ArgBinder.svm
+    monkeypatch.setattr(opencl._ArgBinder, "svm", lambda self, d: copies.append(d.size) or real(self, d))  # fmt: skip
+    raw = np.zeros(32 + 64, np.float32)
+    first = (-raw.ctypes.data % 128) // 4
+    members = [raw[first : first + 4], raw[first + 32 : first + 36]]  # 128 bytes apart
+    kernel(GROUP_ADD, "group_add")(members, np.array([1, 2], np.float32), num_groups=2)
+    assert copies == [2]  # the pointer table only
+    assert (members[0] == 1).all() and (members[1] == 2).all()
+    kernel(GROUP_ADD, "group_add")([raw[first + 1 : first + 5]], np.ones(1, np.float32), num_groups=1)  # fmt: skip
+    assert copies == [2, 4, 1]  # a misaligned member is copied (and back)
+    assert (raw[first + 1 : first + 5] == [2, 2, 2, 1]).all()
+
+
 def test_group_members_of_any_host_kind_are_written():
     members = [np.zeros(4, np.float32), array.array("f", [0.0] * 4), bytearray(16)]
     views = [members[0], memoryview(members[1]), memoryview(members[2]).cast("f")]
