@@ -183,6 +183,8 @@ def bind_call(
 ) -> list[Any]:
     """The arguments in parameter order, from positional and keyword arguments (TypeError for
     a missing, repeated or unknown one, as for a Python function)."""
+    if not named and len(args) == len(names):
+        return list(args)
     if len(args) > len(names):
         raise TypeError(
             f"kernel @{info.name} takes {len(names)} arguments ({', '.join(names)}), got {len(args)}"
@@ -359,11 +361,14 @@ def memref_layout(p: ParamInfo, arr: Any, what: str) -> tuple[int, ...]:
             raise refuse(f"mode {mode} has {n} entries instead of {e}")
     if arr.dtype != DTYPES[p.dtype]:
         raise refuse(f"the element type must be {np.dtype(DTYPES[p.dtype])}")
+    own = elem_strides(arr)
+    if own is not None and 0 not in own and _fits(p, arr.shape, own):
+        return own  # the common case: the array's own layout
     fortran = fortran_strides(arr.shape)
     full_stride = tuple(fortran)
     if DYNAMIC not in p.stride:
         full_stride = p.stride
-    for cand in (elem_strides(arr), fortran, full_stride):
+    for cand in (own, fortran, full_stride):
         if cand is not None and _fits(p, arr.shape, cand):
             return tuple(c if c else f for c, f in zip(cand, fortran, strict=False))
     raise refuse("no layout of the array fits the memref's strides")
