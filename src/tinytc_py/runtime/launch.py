@@ -315,7 +315,7 @@ def scalar_value(dtype: str, value: Any, what: str) -> np.generic:
     if isinstance(value, (str, bytes)) or np.ndim(value) != 0:
         raise TypeError(f"{what}, got {describe(value)}")
     if np.iscomplexobj(value) and not dtype.startswith("c"):
-        raise TypeError(f"{what}, got the complex number {value!r}")
+        raise invalid_argument(f"{what}, got the complex number {value!r}")
     try:
         if dtype == "bf16" and not isinstance(value, np.uint16):
             return np.uint16(float_to_bf16_bits(float(value)))
