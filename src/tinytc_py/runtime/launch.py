@@ -26,6 +26,7 @@ Dynamic shape and stride entries are int64, in elements.
 from __future__ import annotations
 
 import abc
+import functools
 import inspect
 import keyword
 import operator
@@ -328,9 +329,15 @@ def scalar_value(dtype: str, value: Any, what: str) -> np.generic:
 def elem_strides(arr: Any) -> tuple[int, ...] | None:
     """The array's strides in elements (0 for extents <= 1), or None if not whole elements."""
     size = arr.dtype.itemsize  # pyopencl.array.Array has no .itemsize
-    if any(s <= 0 or s % size for s, n in zip(arr.strides, arr.shape, strict=False) if n > 1):
+    return _elem_strides(tuple(arr.shape), tuple(arr.strides), size)
+
+
+def _elem_strides(
+    shape: Sequence[int], strides: Sequence[int], size: int
+) -> tuple[int, ...] | None:
+    if any(s <= 0 or s % size for s, n in zip(strides, shape, strict=False) if n > 1):
         return None
-    return tuple(s // size if n > 1 else 0 for s, n in zip(arr.strides, arr.shape, strict=False))
+    return tuple(s // size if n > 1 else 0 for s, n in zip(strides, shape, strict=False))
 
 
 def fortran_strides(shape: Sequence[int]) -> tuple[int, ...]:
@@ -350,28 +357,43 @@ def _fits(p: ParamInfo, shape: Sequence[int], strides: Sequence[int]) -> bool:
 def memref_layout(p: ParamInfo, arr: Any, what: str) -> tuple[int, ...]:
     """Element strides to pass `arr` with (its own if they fit the type, else Fortran order);
     `arr` is a NumPy or pyopencl array."""
+    strides, _own, reason = _layout(p, tuple(arr.shape), tuple(arr.strides), arr.dtype)
+    if reason:
+        raise invalid_argument(f"{what}, got {describe(arr)}: {reason}")
+    return strides
 
-    def refuse(reason: str) -> TinytcError:
-        return invalid_argument(f"{what}, got {describe(arr)}: {reason}")
 
-    if arr.ndim != len(p.shape):
-        raise refuse(f"{arr.ndim} modes instead of {len(p.shape)}")
-    for mode, (e, n) in enumerate(zip(p.shape, arr.shape, strict=True)):
+def own_layout(p: ParamInfo, arr: Any, what: str) -> tuple[int, ...]:
+    """memref_layout for memory used in place (device arrays): only the array's own strides."""
+    strides, own, reason = _layout(p, tuple(arr.shape), tuple(arr.strides), arr.dtype)
+    if not reason and not own:
+        reason = "its strides do not fit the memref's"
+    if reason:
+        raise invalid_argument(f"{what}, got {describe(arr)}: {reason}")
+    return strides
+
+
+@functools.lru_cache(maxsize=256)
+def _layout(
+    p: ParamInfo, shape: tuple[int, ...], strides: tuple[int, ...], dtype: np.dtype
+) -> tuple[tuple[int, ...], bool, str]:
+    """(element strides to pass, whether they are the array's own, why the array does not fit
+    or ""); remembered, since a program launches its kernels on arrays of few layouts."""
+    if len(shape) != len(p.shape):
+        return (), False, f"{len(shape)} modes instead of {len(p.shape)}"
+    for mode, (e, n) in enumerate(zip(p.shape, shape, strict=True)):
         if e not in (DYNAMIC, n):
-            raise refuse(f"mode {mode} has {n} entries instead of {e}")
-    if arr.dtype != DTYPES[p.dtype]:
-        raise refuse(f"the element type must be {np.dtype(DTYPES[p.dtype])}")
-    own = elem_strides(arr)
-    if own is not None and 0 not in own and _fits(p, arr.shape, own):
-        return own  # the common case: the array's own layout
-    fortran = fortran_strides(arr.shape)
-    full_stride = tuple(fortran)
-    if DYNAMIC not in p.stride:
-        full_stride = p.stride
+            return (), False, f"mode {mode} has {n} entries instead of {e}"
+    if dtype != DTYPES[p.dtype]:
+        return (), False, f"the element type must be {np.dtype(DTYPES[p.dtype])}"
+    own = _elem_strides(shape, strides, dtype.itemsize)
+    fortran = fortran_strides(shape)
+    full_stride = p.stride if DYNAMIC not in p.stride else fortran
     for cand in (own, fortran, full_stride):
-        if cand is not None and _fits(p, arr.shape, cand):
-            return tuple(c if c else f for c, f in zip(cand, fortran, strict=False))
-    raise refuse("no layout of the array fits the memref's strides")
+        if cand is not None and _fits(p, shape, cand):
+            out = tuple(c if c else f for c, f in zip(cand, fortran, strict=False))
+            return out, cand is own, ""
+    return (), False, "no layout of the array fits the memref's strides"
 
 
 def check_memref_shape(

@@ -53,13 +53,12 @@ from .launch import (
     check_grid_bounds,
     check_memref_shape,
     dope_values,
-    elem_strides,
     group_count,
     group_layout,
     group_members,
-    invalid_argument,
     label,
     memref_layout,
+    own_layout,
     scalar_value,
     span,
     staged,
@@ -596,9 +595,7 @@ class _ArgBinder:
             self.values(p.first_arg + 1, dope_values(p, a.shape, a.strides))
             return a.shape
         if isinstance(a, SharedArray):
-            own, strides = elem_strides(a), memref_layout(p, a, what)
-            if own is None or any(n > 1 and o != s for o, s, n in zip(own, strides, a.shape, strict=False)):  # fmt: skip
-                raise invalid_argument(f"{what}, got a shared array whose strides do not fit")
+            strides = own_layout(p, a, what)
             set_pointer(self.kernel.handle, p.first_arg, a.__array_interface__["data"][0])
             self.values(p.first_arg + 1, dope_values(p, a.shape, strides))
             return a.shape

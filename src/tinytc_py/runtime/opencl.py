@@ -51,7 +51,6 @@ from .launch import (  # noqa: E402 - re-exported: the launch API of this module
     check_memref_shape,
     describe,
     dope_values,
-    elem_strides,
     global_size,
     group_layout,
     group_members,
@@ -59,6 +58,7 @@ from .launch import (  # noqa: E402 - re-exported: the launch API of this module
     invalid_argument,
     label,
     memref_layout,
+    own_layout,
     scalar_value,
     span,
     staged,
@@ -356,10 +356,7 @@ class _ArgBinder:
         """A pyopencl.array.Array, used in place."""
         if not _is_cl_array(a):
             return None
-        strides = memref_layout(p, a, what)
-        own = elem_strides(a)
-        if own is None or any(n > 1 and o != s for o, s, n in zip(own, strides, a.shape, strict=True)):  # fmt: skip
-            raise invalid_argument(f"{what}, got a pyopencl array whose strides do not fit")
+        strides = own_layout(p, a, what)
         if a.offset:
             raise invalid_argument(
                 f"{what}, got a pyopencl array at offset {a.offset} into its buffer (pass a"
