@@ -45,13 +45,16 @@ $(VPY):
 	  || { echo "error: $(PYTHON) is older than Python 3.11" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 
-# Reinstalls only when pyproject.toml changes (or the venv is new).
+# Reinstalls only when pyproject.toml changes (or the venv is new). The sycl extra (the SYCL
+# runtime: 206 MB download, 723 MB installed) is what libtinytc_sycl is built against
+# (docs/sycl.rst).
 $(STAMP): pyproject.toml | $(VPY)
-	$(VPY) -m pip install -e '.[test,opencl]'
+	$(VPY) -m pip install -e '.[test,opencl,sycl,dpnp]'
 	touch $@
 
-# The C API libraries (libtinytc, libtinytc_cl, libtinytc_ze) in build/lib, built with cffi's
-# embedding mode from the committed headers (capi/build.py; tools/gen_capi.py regenerates those).
+# The C API libraries (libtinytc, libtinytc_cl, libtinytc_ze; libtinytc_sycl) in build/lib, built
+# with cffi's embedding mode from the committed headers (capi/build.py; tools/gen_capi.py
+# regenerates those).
 .PHONY: capi
 capi: $(STAMP)
 	$(VPY) capi/build.py --out build/lib
