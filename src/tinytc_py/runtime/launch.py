@@ -173,8 +173,9 @@ def docstring(info: KernelInfo, names: Sequence[str], wgs: Sequence[int]) -> str
             f"        num_groups.{_AXES[axis]} <= {what} of {names[k]} (group_id indexes it)"
         )
     lines.append(
-        "    queue: OpenCL only: a pyopencl.CommandQueue on the kernel's device (default: the"
-        " queue of the pyopencl array arguments, else the device's shared queue)"
+        "    queue: OpenCL: a pyopencl.CommandQueue on the kernel's device (default: the queue"
+        " of the pyopencl array arguments, else the device's shared queue); SYCL: a"
+        " dpctl.SyclQueue; Level Zero: none"
     )
     return "\n".join(lines)
 
