@@ -77,8 +77,6 @@ docs: setup
 	$(VPY) -m sphinx -W --keep-going -b html docs docs/_build/html
 
 # Batched GEMM benchmark, native ISA and AVX2-class code (a few minutes; on a shared machine run
-# it alone). torch (CPU build, for the torch.bmm column) is installed into the venv if missing.
-TORCH_VERSION ?= 2.13.0
+# it alone). torch (CPU build, for the torch.bmm column) comes with the test extra.
 bench-gemm: setup
-	@$(VPY) -c 'import torch' 2>/dev/null || $(VPY) -m pip install torch==$(TORCH_VERSION)
 	$(VPY) benchmarks/gemm_batched.py

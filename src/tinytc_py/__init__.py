@@ -1,8 +1,27 @@
 """tinytc-py: the Tiny Tensor Compiler in Python (tensor language → SPIR-V for OpenCL/Level Zero).
 
-    import numpy as np, tinytc_py
-    prog = tinytc_py.compile(Path("axpy.ir"))          # for the default device
-    prog.kernel("axpy")(2.0, x, y, num_groups=n // 16)  # NumPy arrays in, results back
+Compile a program for the default device and call its kernels: one argument per parameter (by
+position or by name), and the number of work-groups (``num_groups``) when the kernel reads
+``group_id``. Host arrays (NumPy, torch CPU tensors, ...) are used in place or copied in and
+back; the kernel's signature and types are in ``help(kernel)``:
+
+>>> import numpy as np, tinytc_py
+>>> prog = tinytc_py.compile('''
+... func @axpy(%a: f32, %x: memref<f32x16x?>, %y: memref<f32x16x?>) {
+...     %j = group_id.x : index
+...     %xj = subview %x[0:16, %j] : memref<f32x16>
+...     %yj = subview %y[0:16, %j] : memref<f32x16>
+...     %one = constant 1.0 : f32
+...     axpby.n %a, %xj, %one, %yj
+... }''')
+>>> x = np.arange(64, dtype=np.float32).reshape(16, 4, order="F")
+>>> y = np.ones((16, 4), np.float32, order="F")
+>>> axpy = prog.kernel("axpy")
+>>> axpy
+<Kernel @axpy(%a: f32, %x: memref<f32x16x?>, %y: memref<f32x16x?>) ...>
+>>> axpy(2.0, x, y, num_groups=4)  # one work-group per column of x and y
+>>> bool(np.array_equal(y, 2 * x + 1))
+True
 
 Everything but the error classes is imported on first use (module ``__getattr__``), so that
 ``import tinytc_py`` takes milliseconds and needs neither OpenCL nor the compiler.

@@ -3,7 +3,7 @@ call its kernels, list the devices, parse with a dialect.
 
     import numpy as np, tinytc_py
     prog = tinytc_py.compile(text)                 # the default device (a GPU, else the CPU)
-    prog.kernel("axpy")(2.0, x, y, num_groups=4)   # NumPy arrays are copied in and back
+    prog.kernel("axpy")(2.0, x, y, num_groups=4)   # runtime/launch.py checks, then runs it
 
 Why a module of its own: the compiler and the runtimes (pyopencl, the Level Zero loader) are
 imported inside the functions here, so that `import tinytc_py` stays fast and works on a machine
@@ -357,9 +357,10 @@ class Program:
 
     def kernel(self, name: str) -> Any:
         """The kernel `name`, built for the program's device, called as
-        ``kernel(*args, num_groups=(x, y, z))`` with one argument per parameter: numbers,
-        NumPy arrays (copied in and back), ``pyopencl.array.Array``\\ s (used in place),
-        `Group`\\ s or lists of arrays for group parameters."""
+        ``kernel(*args, num_groups=(x, y, z), queue=None)`` with one argument per parameter,
+        by position or by the parameter's name (``kernel(A=a, B=b, C=c, num_groups=4)``).
+        ``help(kernel)`` and ``inspect.signature(kernel)`` list the parameters and their types;
+        "Launching a kernel" in the Python API docs says what each parameter takes."""
         if self.device is None:
             raise TinytcError(
                 Status.invalid_arguments,

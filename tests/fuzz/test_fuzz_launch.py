@@ -1,7 +1,7 @@
 """Property-based tests of kernel-launch argument checking (OpenCL runtime): random argument
 lists (wrong counts, dtypes, ranks, shapes, non-contiguous views, out-of-range scalars) either
-launch, and then the kernel's result is right, or raise TinytcError(invalid_kernel_arguments);
-no other exception escapes."""
+launch, and then the kernel's result is right, or raise TinytcError(invalid_kernel_arguments),
+or TypeError for a wrong Python type or a missing argument; no other exception escapes."""
 
 from __future__ import annotations
 
@@ -74,6 +74,10 @@ def test_launch_arguments_are_checked(args, shape_of, s):
     except TinytcError as err:
         assert err.status is Status.invalid_kernel_arguments, err
         assert not valid(args) or not args[0].flags.f_contiguous, str(err)
+        return
+    except TypeError as err:
+        assert not valid(args), str(err)
+        assert str(err).startswith("kernel @k"), str(err)
         return
     a, y, s = args
     want = a[:4, 1].astype(np.float32) * np.float32(s)

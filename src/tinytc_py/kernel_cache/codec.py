@@ -44,6 +44,8 @@ def _kernel(d: dict) -> KernelInfo:
         d["subgroup_size"],
         params,
         [ArgInfo(**a) for a in d["args"]],
+        tuple(d["grid_axes"]),
+        tuple(tuple(b) for b in d["grid_bounds"]),
         d.get("bounds_checks"),
     )
 

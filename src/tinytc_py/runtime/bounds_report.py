@@ -2,14 +2,14 @@
 launch appends a zeroed report record (bounds_record.py) as the kernel's last argument and,
 after the kernel has finished, raises the located error the record describes.
 
-Kept apart from the launch code so that the hook there is two lines:
-
-    args, record = with_report(kernel.info, args)     # before the arguments are bound
-    raise_if_violated(kernel.info, record)            # after the results were copied back
+The hook is in BuiltKernel.__call__ (launch.py), shared by every runtime: the kernel's
+signature leaves the record out (`without_record`), the record is appended after the user's
+arguments are bound, and the launch raises once the results were copied back.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,17 +18,23 @@ import numpy as np
 from ..bounds_record import RECORD_LENGTH, report_message
 from ..errors import OutOfBoundsError
 from ..spirv.convert import KernelInfo
-from .launch import check_arg_count
 
 
-def with_report(info: KernelInfo, args: Sequence[Any]) -> tuple[Sequence[Any], np.ndarray | None]:
-    """`args` plus a zeroed record for a bounds-checked kernel (whose arguments are counted
-    without it), else `args` as they are and None."""
+def without_record(info: KernelInfo) -> KernelInfo:
+    """The kernel as its caller sees it: a bounds-checked kernel's last parameter, the record,
+    is passed by the launch, not by the caller."""
+    if info.bounds_checks is None:
+        return info
+    return dataclasses.replace(info, params=info.params[:-1])
+
+
+def with_report(info: KernelInfo, args: list[Any]) -> tuple[list[Any], np.ndarray | None]:
+    """`args` (one per parameter the caller passes) plus a zeroed record for a bounds-checked
+    kernel, else `args` as they are and None."""
     if info.bounds_checks is None:
         return args, None
-    check_arg_count(info.name, info.params[:-1], args)
     record = np.zeros(RECORD_LENGTH, dtype=np.int64)
-    return (*args, record), record
+    return [*args, record], record
 
 
 def raise_if_violated(info: KernelInfo, record: np.ndarray | None) -> None:

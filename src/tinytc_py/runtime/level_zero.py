@@ -2,11 +2,13 @@
 
     prog = program(text_or_prog_or_binary)          # default device and context
     k = prog.kernel("name")
-    k(A, B, 2.0, num_groups=(n, 1, 1))              # NumPy arrays are copied in and back
+    k(A, B, 2.0, num_groups=(n, 1, 1))              # host arrays are copied in and back
 
 It mirrors the OpenCL runtime (runtime/opencl.py) on the Level Zero loader (`ze_api`).
-Arguments follow `runtime.args`; Level Zero specifics: every pointer argument is a USM pointer
-set by value. NumPy memrefs are staged in shared USM and copied back after the launch; arrays
+Arguments follow runtime/launch.py, which also checks every launch first; Level Zero
+specifics: every pointer argument is a USM pointer set by value. Host memory
+(runtime/host_arrays.py) is staged in shared USM and copied back after the launch if the kernel
+writes it; arrays
 from `Context.shared_array` live in shared USM already and are used in place; `Memref(ptr,
 shape, strides)` takes a USM pointer (int). Group tables are shared USM as well.
 
@@ -40,24 +42,26 @@ from ..native_libs import built_library
 from ..spirv.convert import KernelInfo, ParamInfo
 from ..target.core_info import CoreFeature, CoreInfo
 from . import ze_api
-from .bounds_report import raise_if_violated, with_report
+from .host_arrays import require_host_array, require_writable
 from .launch import (
     DTYPES,
     BuiltKernel,
     BuiltProgram,
+    Grid,
     Group,
     Memref,
-    check_arg_count,
+    check_grid_bounds,
+    check_memref_shape,
     dope_values,
-    elem_strides,
     group_count,
     group_layout,
-    invalid_argument,
+    group_members,
+    label,
     memref_layout,
+    own_layout,
     scalar_value,
     span,
     staged,
-    writeback_targets,
 )
 from .ze_api import UINT64_MAX, ZeError, address, call, ffi, handle
 from .ze_core_info import core_info_from_ze_device, device_properties
@@ -513,30 +517,42 @@ class Kernel(BuiltKernel):
         except Exception:  # noqa: BLE001 - never raise from a finaliser
             pass
 
-    def __call__(self, *args: Any, num_groups: int | Sequence[int] = 1) -> None:
-        launch(self, args, num_groups)
+    def launch(self, args: list[Any], grid: Grid, queue: Any) -> None:
+        info = self.info
+        if queue is not None:
+            raise TypeError(f"kernel @{info.name}: Level Zero kernels take no queue=")
+        prog = self.program
+        with _ArgBinder(self) as binder:
+            extents = [
+                binder.bind(k, p, a) for k, (p, a) in enumerate(zip(info.params, args, strict=True))
+            ]
+            check_grid_bounds(info, grid, extents)
+            if 0 in grid:
+                return
+            try:
+                stream(prog.context, prog.device).run(self.handle, grid)
+            except ZeError as e:
+                raise TinytcError(
+                    Status.compute_runtime_error, f"kernel @{info.name}: the launch failed: {e}"
+                ) from None
+            binder.copy_back()
 
 
-def launch(kernel: Kernel, args: Sequence[Any], num_groups: int | Sequence[int] = 1) -> None:
-    """Set the arguments of `kernel` from `args` (one per IR parameter), run it on num_groups
-    work-groups, wait, and copy NumPy results back."""
-    info = kernel.info
-    args, report = with_report(info, args)
-    check_arg_count(info.name, info.params, args)
-    prog = kernel.program
-    with _ArgBinder(kernel) as binder:
-        for k, (p, a) in enumerate(zip(info.params, args, strict=False)):
-            binder.bind(k, p, a)
-        stream(prog.context, prog.device).run(kernel.handle, num_groups)
-        binder.copy_back()
-    raise_if_violated(info, report)
+def launch(kernel: Kernel, args: Sequence[Any], num_groups: Any = None) -> None:
+    """`kernel(*args, num_groups=num_groups)`."""
+    kernel(*args, num_groups=num_groups)
+
+
+DEVICE_KINDS = "a SharedArray (Context.shared_array), a tinytc_py.Memref of a USM pointer"
 
 
 class _ArgBinder:
-    """Sets kernel arguments; stages NumPy data in shared USM and frees it afterwards."""
+    """Sets kernel arguments; stages host memory (host_arrays.py) in shared USM, copies it
+    back for the parameters the kernel writes, and frees it afterwards."""
 
     def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
+        self.info = kernel.info
         self.context = kernel.program.context
         self.device = kernel.program.device
         self.staged: list[tuple[np.ndarray, np.ndarray]] = []  # (original, USM view)
@@ -553,14 +569,15 @@ class _ArgBinder:
         for i, v in enumerate(values):
             set_arg(self.kernel.handle, first + i, v.tobytes())
 
-    def bind(self, k: int, p: ParamInfo, a: Any) -> None:
-        what = f"{self.kernel.info.name} argument {k}"
+    def bind(self, k: int, p: ParamInfo, a: Any) -> Sequence[int] | int:
+        """Set argument k; its extents (shape, or a group's member count) for the grid check."""
+        what = label(self.info, k)
         if p.kind == "scalar":
             self.values(p.first_arg, [scalar_value(p.dtype, a, what)])
-        elif p.kind == "memref":
-            self.memref(p, a, what)
-        else:
-            self.group(p, a, what)
+            return ()
+        if p.kind == "memref":
+            return self.memref(p, a, what)
+        return self.group(p, a, what)
 
     def usm_copy(self, data: np.ndarray) -> tuple[int, np.ndarray]:
         """A shared USM copy of a 1-d array: (pointer, NumPy view of the copy)."""
@@ -571,42 +588,43 @@ class _ArgBinder:
         view[...] = data
         return ptr, view
 
-    def memref(self, p: ParamInfo, a: Any, what: str) -> None:
+    def memref(self, p: ParamInfo, a: Any, what: str) -> Sequence[int]:
         if isinstance(a, Memref):
+            check_memref_shape(p, a.shape, a.strides, what)
             set_pointer(self.kernel.handle, p.first_arg, int(a.buffer))
             self.values(p.first_arg + 1, dope_values(p, a.shape, a.strides))
-            return
+            return a.shape
         if isinstance(a, SharedArray):
-            own, strides = elem_strides(a), memref_layout(p, a, what)
-            if own is None or any(n > 1 and o != s for o, s, n in zip(own, strides, a.shape, strict=False)):  # fmt: skip
-                raise invalid_argument(f"{what}: the shared array's strides do not fit the memref")
+            strides = own_layout(p, a, what)
             set_pointer(self.kernel.handle, p.first_arg, a.__array_interface__["data"][0])
             self.values(p.first_arg + 1, dope_values(p, a.shape, strides))
-            return
-        arr = np.asarray(a)
+            return a.shape
+        arr = require_host_array(a, what, DEVICE_KINDS)
         strides = memref_layout(p, arr, what)
+        require_writable(arr, p.written, what)
         ptr, flat = self.usm_copy(np.zeros(max(1, span(arr.shape, strides)), dtype=arr.dtype))
         view = staged(arr, strides, flat)
         view[...] = arr
         set_pointer(self.kernel.handle, p.first_arg, ptr)
         self.values(p.first_arg + 1, dope_values(p, arr.shape, strides))
-        if isinstance(a, np.ndarray) and a.flags.writeable:
-            self.staged.append((a, view))
+        if p.written:
+            self.staged.append((arr, view))
+        return arr.shape
 
-    def group(self, p: ParamInfo, a: Any, what: str) -> None:
-        layout = group_layout(p, a, what)
-        originals = writeback_targets(a)
+    def group(self, p: ParamInfo, a: Any, what: str) -> int:
+        layout = group_layout(p, group_members(p, a, what), what)
         ptrs = np.zeros(max(1, len(layout.members)), dtype=np.uint64)
         for i, m in enumerate(layout.members):
             ptr, flat = self.usm_copy(np.zeros(layout.sizes[i], dtype=m.dtype))
             view = staged(m, layout.strides[i], flat, layout.offset)
             view[...] = m
             ptrs[i] = ptr
-            if m.flags.writeable and isinstance(originals[i], np.ndarray):
-                self.staged.append((originals[i], view))
+            if p.written:
+                self.staged.append((m, view))
         for i, table in enumerate([ptrs, *layout.tables]):
             set_pointer(self.kernel.handle, p.first_arg + i, self.usm_copy(table)[0])
         self.values(p.first_arg + 1 + len(layout.tables), layout.trailing(p))
+        return len(layout.members)
 
     def copy_back(self) -> None:
         for arr, view in self.staged:

@@ -2,18 +2,23 @@
 
     prog = program(text_or_prog_or_binary)          # default device, cached per context
     k = prog.kernel("name")
-    k(A, B, 2.0, num_groups=(n, 1, 1))              # NumPy arrays are copied in and back
+    k(A, B, 2.0, num_groups=(n, 1, 1))              # host arrays in place or copied in and back
 
-Arguments follow the calling convention of backend.md §1 as `runtime.args` describes. OpenCL
-specifics: NumPy memrefs are staged in a cl.Buffer and copied back after the launch;
-`pyopencl.array.Array`s are used in place; `Memref(buffer, ...)` takes a plain cl.Buffer;
+Arguments follow the calling convention of backend.md §1 as runtime/launch.py describes, which
+also checks every launch first. OpenCL specifics: host memory (runtime/host_arrays.py) is used
+in place on a device with fine-grained system SVM (Intel's CPU runtime) when its layout and
+alignment fit, else staged in a cl.Buffer and copied back if the kernel writes it;
+`pyopencl.array.Array`s are used in place, also from another context on the same device (the
+kernel is then built in that context); `Memref(buffer, ...)` takes a plain cl.Buffer;
 `cl.LocalMemory` fills a local memref parameter. Groups need fine-grained SVM (pointers stored
-in memory): the member data, the pointer table and the dope tables are SVM allocations.
+in memory): the pointer and dope tables are SVM allocations, and so are the members' copies.
 Launch: global size = num_groups x work-group size (backend.md §2.3).
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import hashlib
 import warnings
 from collections.abc import Sequence
@@ -33,26 +38,30 @@ from ..ir.types import DYNAMIC  # noqa: E402
 from ..spirv.convert import KernelInfo, ParamInfo  # noqa: E402
 from ..target.core_info import CoreFeature, CoreInfo  # noqa: E402
 from .autotune import autotune as tune  # noqa: E402
-from .bounds_report import raise_if_violated, with_report  # noqa: E402
 from .cl_core_info import core_info_from_cl_device  # noqa: E402
+from .host_arrays import require_host_array, require_writable  # noqa: E402
 from .launch import (  # noqa: E402 - re-exported: the launch API of this module
     DTYPES,
     BuiltKernel,
     BuiltProgram,
+    Grid,
     Group,
     Memref,
-    check_arg_count,
+    check_grid_bounds,
+    check_memref_shape,
+    describe,
     dope_values,
-    elem_strides,
-    fortran_strides,
     global_size,
     group_layout,
+    group_members,
+    in_place,
     invalid_argument,
+    label,
     memref_layout,
+    own_layout,
     scalar_value,
     span,
     staged,
-    writeback_targets,
 )
 
 if TYPE_CHECKING:  # the runtime takes a program only to hand it to the compiler
@@ -143,84 +152,228 @@ def program(
 
 
 class Kernel(BuiltKernel):
+    """A kernel on an OpenCL device (launch API: runtime/launch.py, BuiltKernel).
+
+    It runs in the context of its device arrays or `queue=` when they come from another context
+    than the program's (a cl.Program and cl.Kernel are made there once)."""
+
     def __init__(self, prog: Program, info: KernelInfo) -> None:
         super().__init__(prog, info)
         self.cl_kernel = cl.Kernel(prog.cl_program, info.name)
+        self._cl_kernels: dict[int, Any] = {prog.context.int_ptr: self.cl_kernel}
 
-    def __call__(self, *args: Any, num_groups: int | Sequence[int] = 1, queue: Any = None) -> None:
-        launch(self, args, num_groups, queue)
+    def kernel_in(self, context: Any) -> Any:
+        """The cl.Kernel of this kernel in `context` (built there on first use)."""
+        k = self._cl_kernels.get(context.int_ptr)
+        if k is None:
+            prog = self.program
+            built = build(prog.binary, context, prog.device)
+            k = self._cl_kernels[context.int_ptr] = cl.Kernel(built, self.info.name)
+        return k
+
+    def launch(self, args: list[Any], grid: Grid, queue: Any) -> None:
+        info = self.info
+        context, queue = _context_and_queue(self, args, queue)
+        binder = _ArgBinder(self, self.kernel_in(context), queue)
+        extents = [
+            binder.bind(k, p, a) for k, (p, a) in enumerate(zip(info.params, args, strict=True))
+        ]
+        check_grid_bounds(info, grid, extents)
+        if 0 in grid:
+            return
+        local = self.work_group_size
+        try:
+            cl.enqueue_nd_range_kernel(queue, binder.cl_kernel, global_size(grid, local), local)
+            binder.finish()
+        except cl.Error as e:
+            raise TinytcError(
+                Status.compute_runtime_error, f"kernel @{info.name}: the launch failed: {e}"
+            ) from None
 
 
-def launch(
-    kernel: Kernel, args: Sequence[Any], num_groups: int | Sequence[int] = 1, queue: Any = None
-) -> None:
-    """Set the arguments of `kernel` from `args` (one per IR parameter), run it on
-    num_groups work-groups and copy NumPy results back."""
-    info = kernel.info
-    args, report = with_report(info, args)
-    check_arg_count(info.name, info.params, args)
-    prog = kernel.program
-    queue = queue or (
-        _device.default_queue()
-        if prog.context is _device.default_context()
-        else cl.CommandQueue(prog.context)
-    )
-    binder = _ArgBinder(kernel, queue)
-    for k, (p, a) in enumerate(zip(info.params, args, strict=False)):
-        binder.bind(k, p, a)
-    local = kernel.work_group_size
-    cl.enqueue_nd_range_kernel(queue, kernel.cl_kernel, global_size(num_groups, local), local)
-    binder.finish()
-    raise_if_violated(info, report)
+def launch(kernel: Kernel, args: Sequence[Any], num_groups: Any = None, queue: Any = None) -> None:
+    """`kernel(*args, num_groups=num_groups, queue=queue)`."""
+    kernel(*args, num_groups=num_groups, queue=queue)
+
+
+DEVICE_KINDS = "a pyopencl array, a tinytc_py.Memref of a cl.Buffer"
+
+
+def _is_cl_array(a: Any) -> bool:
+    return not isinstance(a, np.ndarray) and hasattr(a, "base_data") and hasattr(a, "context")
+
+
+def _device_context(a: Any) -> Any:
+    """The OpenCL context of a device-memory argument, or None for host memory."""
+    if _is_cl_array(a):
+        return a.context
+    if isinstance(a, Memref) and isinstance(a.buffer, cl.MemoryObjectHolder):
+        return a.buffer.context
+    if isinstance(a, cl.MemoryObjectHolder):
+        return a.context
+    return None
+
+
+@functools.lru_cache(maxsize=64)
+def _device_ids(context: Any) -> frozenset[int]:
+    """The devices of a context (their int_ptr), asked once per context."""
+    return frozenset(d.int_ptr for d in context.devices)
+
+
+@functools.cache
+def _has_system_svm(dev: Any) -> bool:
+    """Whether the device reads any host memory (fine-grained system SVM)."""
+    return bool(dev.svm_capabilities & cl.device_svm_capabilities.FINE_GRAIN_SYSTEM)
+
+
+def _context_and_queue(kernel: Kernel, args: Sequence[Any], queue: Any) -> tuple[Any, Any]:
+    """Where the launch runs: the context of `queue` or of the device arrays (they must agree,
+    and contain the kernel's device), else the program's, and the queue on it."""
+    info, dev = kernel.info, kernel.program.device
+    found: list[tuple[Any, str]] = []
+    if queue is not None:
+        if not isinstance(queue, cl.CommandQueue):
+            raise TypeError(
+                f"kernel @{info.name}: queue must be a pyopencl.CommandQueue, got {describe(queue)}"
+            )
+        if queue.device.int_ptr != dev.int_ptr:
+            raise invalid_argument(
+                f"kernel @{info.name}: queue= is on {queue.device.name.strip()!r}, the kernel on"
+                f" {dev.name.strip()!r}"
+            )
+        found.append((queue.context, "queue="))
+    for k, a in enumerate(args):
+        ctx = _device_context(a)
+        if ctx is None:
+            continue
+        if dev.int_ptr not in _device_ids(ctx):
+            names = ", ".join(repr(d.name.strip()) for d in ctx.devices)
+            raise invalid_argument(
+                f"{label(info, k)} in memory of the kernel's device {dev.name.strip()!r}, got"
+                f" memory of another device ({names})"
+            )
+        found.append((ctx, f"%{info.params[k].name}"))
+    contexts = {ctx.int_ptr: ctx for ctx, _ in found}
+    if len(contexts) > 1:
+        raise invalid_argument(
+            f"kernel @{info.name}: the memory of {', '.join(w for _, w in found)} belongs to"
+            " different OpenCL contexts; one launch takes one context"
+        )
+    if not contexts:
+        context = kernel.program.context
+    else:
+        (context,) = contexts.values()
+    if queue is None:
+        queue = next((a.queue for a in args if _is_cl_array(a) and a.queue is not None), None)
+        if queue is None or queue.context.int_ptr != context.int_ptr:
+            queue = (
+                _device.default_queue()
+                if context == _device.default_context()
+                else cl.CommandQueue(context, dev)
+            )
+    return context, queue
+
+
+def _host_view(arr: np.ndarray, strides: Sequence[int]) -> np.ndarray:
+    """The bytes from arr's first element to one past its last, as a writable 1-d array (what
+    cl.SVM takes; a read-only parameter's memory is never written, see ParamInfo.written)."""
+    nbytes = span(arr.shape, strides) * arr.itemsize
+    raw = (ctypes.c_char * nbytes).from_address(arr.ctypes.data)
+    return np.frombuffer(memoryview(raw).cast("B"), dtype=np.uint8)
 
 
 class _ArgBinder:
-    """Sets kernel arguments and remembers what must be copied back after the launch."""
+    """Sets kernel arguments and remembers what must be copied back after the launch.
 
-    def __init__(self, kernel: Kernel, queue: Any) -> None:
+    Host memory (host_arrays.py) is used in place when the device reads host memory (fine-grained
+    system SVM, as Intel's CPU runtime has) and the array's layout and alignment fit; otherwise
+    it is staged in a cl.Buffer and, for a parameter the kernel writes, copied back."""
+
+    def __init__(self, kernel: Kernel, cl_kernel: Any, queue: Any) -> None:
         self.kernel = kernel
+        self.info = kernel.info
+        self.cl_kernel = cl_kernel
         self.queue = queue
-        self.ctx = kernel.program.context
+        self.ctx = queue.context
+        self.system_svm = _has_system_svm(kernel.program.device)
         self.copy_back: list[tuple[np.ndarray, Any, np.ndarray, np.ndarray]] = []
         self.svm_back: list[tuple[np.ndarray, np.ndarray]] = []
         self.keep: list[Any] = []
+        self.what = ""  # the argument being set, for messages
 
     def set(self, index: int, value: Any) -> None:
         self.keep.append(value)
-        self.kernel.cl_kernel.set_arg(index, value)
+        try:
+            self.cl_kernel.set_arg(index, value)
+        except (cl.Error, TypeError, ValueError) as e:  # e.g. a Memref of something else
+            raise invalid_argument(f"{self.what}; OpenCL refused {describe(value)}: {e}") from None
 
     def set_all(self, first: int, values: Sequence[Any]) -> None:
         for i, v in enumerate(values):
             self.set(first + i, v)
 
-    def bind(self, k: int, p: ParamInfo, a: Any) -> None:
-        what = f"{self.kernel.info.name} argument {k}"
+    def bind(self, k: int, p: ParamInfo, a: Any) -> Sequence[int] | int:
+        """Set argument k; its extents (shape, or a group's member count) for the grid check."""
+        what = self.what = label(self.info, k)
         if p.kind == "scalar":
             self.set(p.first_arg, scalar_value(p.dtype, a, what))
-        elif p.kind == "memref":
-            self.memref(p, a, what)
-        else:
-            self.group(p, a, what)
+            return ()
+        if p.kind == "memref":
+            return self.memref(p, a, what)
+        return self.group(p, a, what)
 
-    def memref(self, p: ParamInfo, a: Any, what: str) -> None:
-        if isinstance(a, cl.LocalMemory):
-            if DYNAMIC in p.shape or DYNAMIC in p.stride:
-                raise invalid_argument(f"{what}: dynamic local memref")
-            self.set(p.first_arg, a)
-            return
-        if isinstance(a, Memref):
-            self.set(p.first_arg, a.buffer)
-            self.set_all(p.first_arg + 1, dope_values(p, a.shape, a.strides))
-            return
-        if not isinstance(a, np.ndarray) and hasattr(a, "base_data"):  # pyopencl.array.Array
-            if a.offset:
-                raise invalid_argument(f"{what}: array with offset")
-            strides = elem_strides(a) or fortran_strides(a.shape)
-            self.set(p.first_arg, a.base_data)
-            self.set_all(p.first_arg + 1, dope_values(p, a.shape, strides))
-            return
-        arr = np.asarray(a)
+    def memref(self, p: ParamInfo, a: Any, what: str) -> Sequence[int]:
+        for kind in (self.local, self.memref_object, self.cl_array):
+            shape = kind(p, a, what)
+            if shape is not None:
+                return shape
+        if isinstance(a, cl.MemoryObjectHolder):
+            raise TypeError(
+                f"{what}, got a bare {type(a).__name__}, which has no shape; pass"
+                " tinytc_py.Memref(buffer, shape, strides)"
+            )
+        arr = require_host_array(a, what, DEVICE_KINDS)
+        self.host(p, arr, what)
+        return arr.shape
+
+    def local(self, p: ParamInfo, a: Any, what: str) -> Sequence[int] | None:
+        if not isinstance(a, cl.LocalMemory):
+            return None
+        if not p.local or DYNAMIC in p.shape or DYNAMIC in p.stride:
+            raise invalid_argument(f"{what}, got cl.LocalMemory (only for a static local memref)")
+        self.set(p.first_arg, a)
+        return p.shape
+
+    def memref_object(self, p: ParamInfo, a: Any, what: str) -> Sequence[int] | None:
+        if not isinstance(a, Memref):
+            return None
+        check_memref_shape(p, a.shape, a.strides, what)
+        self.set(p.first_arg, a.buffer)
+        self.set_all(p.first_arg + 1, dope_values(p, a.shape, a.strides))
+        return a.shape
+
+    def cl_array(self, p: ParamInfo, a: Any, what: str) -> Sequence[int] | None:
+        """A pyopencl.array.Array, used in place."""
+        if not _is_cl_array(a):
+            return None
+        strides = own_layout(p, a, what)
+        if a.offset:
+            raise invalid_argument(
+                f"{what}, got a pyopencl array at offset {a.offset} into its buffer (pass a"
+                " tinytc_py.Memref of a sub-buffer)"
+            )
+        self.set(p.first_arg, a.base_data)
+        self.set_all(p.first_arg + 1, dope_values(p, a.shape, strides))
+        return a.shape
+
+    def host(self, p: ParamInfo, arr: np.ndarray, what: str) -> None:
         strides = memref_layout(p, arr, what)
+        require_writable(arr, p.written, what)
+        if self.system_svm and in_place(arr, strides, p.alignment):
+            self.set(p.first_arg, cl.SVM(_host_view(arr, strides)))
+            self.set_all(p.first_arg + 1, dope_values(p, arr.shape, strides))
+            self.keep.append(arr)
+            return
         flat = np.zeros(max(1, span(arr.shape, strides)), dtype=arr.dtype)
         view = staged(arr, strides, flat)
         view[...] = arr
@@ -228,34 +381,39 @@ class _ArgBinder:
         buf = cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=flat)
         self.set(p.first_arg, buf)
         self.set_all(p.first_arg + 1, dope_values(p, arr.shape, strides))
-        if isinstance(a, np.ndarray) and a.flags.writeable:
-            self.copy_back.append((a, buf, flat, view))
+        if p.written:
+            self.copy_back.append((arr, buf, flat, view))
 
     def svm(self, data: np.ndarray) -> np.ndarray:
         """A fine-grained SVM copy of a 1-d array."""
-        if (
-            not self.kernel.program.device.svm_capabilities
-            & cl.device_svm_capabilities.FINE_GRAIN_BUFFER
-        ):
-            raise TinytcError(Status.unavailable_extension, "group arguments need fine-grained SVM")
         out = cl.fsvm_empty(self.ctx, max(1, data.size), data.dtype, alignment=128)
         out[: data.size] = data
         self.keep.append(out)
         return out
 
-    def group(self, p: ParamInfo, a: Any, what: str) -> None:
-        layout = group_layout(p, a, what)
+    def group(self, p: ParamInfo, a: Any, what: str) -> int:
+        caps = self.kernel.program.device.svm_capabilities
+        if not caps & cl.device_svm_capabilities.FINE_GRAIN_BUFFER:
+            raise TinytcError(Status.unavailable_extension, "group arguments need fine-grained SVM")
+        layout = group_layout(p, group_members(p, a, what), what)
         ptrs = np.zeros(max(1, len(layout.members)), dtype=np.uint64)
-        originals = writeback_targets(a)
         for i, m in enumerate(layout.members):
+            if (
+                self.system_svm
+                and layout.offset == 0
+                and in_place(m, layout.strides[i], p.alignment)
+            ):
+                ptrs[i] = m.ctypes.data
+                continue
             mem = self.svm(np.zeros(layout.sizes[i], dtype=m.dtype))
             view = staged(m, layout.strides[i], mem, layout.offset)
             view[...] = m
             ptrs[i] = mem.__array_interface__["data"][0]
-            if m.flags.writeable and isinstance(originals[i], np.ndarray):
-                self.svm_back.append((originals[i], view))
+            if p.written:
+                self.svm_back.append((m, view))
         tables = [cl.SVM(self.svm(t)) for t in [ptrs, *layout.tables]]
         self.set_all(p.first_arg, tables + layout.trailing(p))
+        return len(layout.members)
 
     def finish(self) -> None:
         for _arr, buf, flat, _view in self.copy_back:

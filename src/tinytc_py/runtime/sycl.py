@@ -14,9 +14,10 @@ memory owned by the caller. Arguments follow the calling convention (backend.md 
 - a USM array is passed as its pointer (data + offset) with its own shape and strides as the
   dynamic sizes; its strides must fit the memref type (no copy is ever made of it), its
   allocation must belong to the queue's context (and to the queue's device for device USM);
-- NumPy arrays are staged in shared USM on the queue and copied back, as for Level Zero;
+- host memory (NumPy, torch, ...: runtime/host_arrays.py) is staged in shared USM on the
+  queue and copied back if the kernel writes it, as for Level Zero;
 - `Memref(ptr, shape, strides)` takes a USM pointer (int) of the queue's context;
-- groups take NumPy members (staged) or USM arrays (in place): the pointer table and the dope
+- groups take host members (staged) or USM arrays (in place): the pointer table and the dope
   tables are shared USM.
 
 dpctl reaches the device through another OpenCL ICD loader than pyopencl's, which reads
@@ -50,23 +51,26 @@ from ..target.core_info import CoreFeature, CoreInfo
 # Sets OCL_ICD_VENDORS at import; importing dpctl lists no platform yet, so the SYCL runtime's
 # ICD loader (started by the first device query) sees the CPU runtime.
 from . import device as _cl_device
-from .bounds_report import raise_if_violated, with_report
+from .host_arrays import require_host_array, require_writable
 from .launch import (
     BuiltKernel,
     BuiltProgram,
+    Grid,
     Group,
     Memref,
-    check_arg_count,
+    check_grid_bounds,
+    check_memref_shape,
     dope_values,
     elem_strides,
     global_size,
     group_layout,
+    group_members,
     invalid_argument,
+    label,
     memref_layout,
     scalar_value,
     span,
     staged,
-    writeback_targets,
 )
 
 BACKENDS = (dpctl.backend_type.opencl, dpctl.backend_type.level_zero)
@@ -184,62 +188,69 @@ class Kernel(BuiltKernel):
         super().__init__(prog, info)
         self.sycl_kernel = prog.sycl_program.get_sycl_kernel(info.name)
 
-    def __call__(self, *args: Any, num_groups: int | Sequence[int] = 1, queue: Any = None) -> None:
-        launch(self, args, num_groups, queue)
+    def launch(self, args: list[Any], grid: Grid, queue: Any) -> None:
+        """Set the kernel arguments from `args` (one per IR parameter, checked by
+        runtime/launch.py), run the grid on `queue`, wait, and copy host results back.
+
+        The default queue is the first USM argument's queue on the program's context and
+        device, else the program's. That queue and those of all USM arguments are waited for
+        first, so that work queued on them (e.g. dpnp filling an array) is done before the
+        kernel runs."""
+        info = self.info
+        prog = cast(Program, self.program)
+        arrays = _usm_arguments(info, args)
+        waits: list[Any] = []
+        for arr in arrays.values():
+            if arr.memory.sycl_queue not in waits:
+                waits.append(arr.memory.sycl_queue)
+        if queue is None:
+            mine = [q for q in waits if device_key(q) == (prog.context, prog.device)]
+            queue = mine[0] if mine else prog.queue
+        if not isinstance(queue, dpctl.SyclQueue):
+            raise TypeError(f"kernel @{info.name}: queue must be a dpctl.SyclQueue, got {queue!r}")
+        if device_key(queue) != (prog.context, prog.device):
+            raise invalid_argument(
+                f"kernel @{info.name}: the queue is on {_describe(queue.sycl_device)} or another"
+                " context than the program; compile for that queue (compile(..., device=queue))"
+            )
+        binder = _ArgBinder(self, queue, arrays)
+        extents = [
+            binder.bind(k, p, a) for k, (p, a) in enumerate(zip(info.params, args, strict=True))
+        ]
+        check_grid_bounds(info, grid, extents)
+        if 0 in grid:
+            return
+        for q in [queue, *waits]:  # out-of-order queues (dpnp's) order nothing by themselves
+            q.wait()
+        # SYCL ranges list the slowest dimension first: OpenCL's (x, y, z) is SYCL's [z, y, x].
+        local = self.work_group_size
+        glob = global_size(grid, local)
+        try:
+            queue.submit(self.sycl_kernel, binder.values, list(glob[::-1]), list(local[::-1]))
+        except (dpctl.SyclKernelSubmitError, dpctl.SyclKernelInvalidRangeError) as e:
+            raise TinytcError(
+                Status.compute_runtime_error, f"kernel @{info.name}: the launch failed: {e}"
+            ) from None
+        binder.copy_back()
 
 
-def launch(
-    kernel: Kernel, args: Sequence[Any], num_groups: int | Sequence[int] = 1, queue: Any = None
-) -> None:
-    """Set the kernel arguments from `args` (one per IR parameter), run num_groups work-groups
-    on `queue`, wait, and copy NumPy results back.
-
-    The default queue is the first USM argument's queue on the program's context and device,
-    else the program's. That queue and those of all USM arguments are waited for first, so
-    that work queued on them (e.g. dpnp filling an array) is done before the kernel runs."""
-    info = kernel.info
-    args, report = with_report(info, args)
-    check_arg_count(info.name, info.params, args)
-    prog = cast(Program, kernel.program)
-    arrays = _usm_arguments(info.name, args)
-    waits: list[Any] = []
-    for arr in arrays.values():
-        if arr.memory.sycl_queue not in waits:
-            waits.append(arr.memory.sycl_queue)
-    if queue is None:
-        mine = [q for q in waits if device_key(q) == (prog.context, prog.device)]
-        queue = mine[0] if mine else prog.queue
-    if not isinstance(queue, dpctl.SyclQueue):
-        raise invalid_argument(f"{info.name}: queue must be a dpctl.SyclQueue, got {queue!r}")
-    if device_key(queue) != (prog.context, prog.device):
-        raise invalid_argument(
-            f"{info.name}: the queue is on {_describe(queue.sycl_device)} or another context "
-            "than the program; compile for that queue (compile(..., device=queue))"
-        )
-    binder = _ArgBinder(kernel, queue, arrays)
-    for k, (p, a) in enumerate(zip(info.params, args, strict=False)):
-        binder.bind(k, p, a)
-    for q in [queue, *waits]:  # out-of-order queues (dpnp's) order nothing by themselves
-        q.wait()
-    # SYCL ranges list the slowest dimension first: OpenCL's (x, y, z) is SYCL's [z, y, x].
-    local = kernel.work_group_size
-    glob = global_size(num_groups, local)
-    try:
-        queue.submit(kernel.sycl_kernel, binder.values, list(glob[::-1]), list(local[::-1]))
-    except (dpctl.SyclKernelSubmitError, dpctl.SyclKernelInvalidRangeError) as e:
-        raise TinytcError(Status.compute_runtime_error, f"{info.name}: launch failed: {e}") from e
-    binder.copy_back()
-    raise_if_violated(info, report)
+def launch(kernel: Kernel, args: Sequence[Any], num_groups: Any = None, queue: Any = None) -> None:
+    """`kernel(*args, num_groups=num_groups, queue=queue)`."""
+    kernel(*args, num_groups=num_groups, queue=queue)
 
 
-def _usm_arguments(name: str, args: Sequence[Any]) -> dict[int, UsmArray]:
+DEVICE_KINDS = "a USM array (__sycl_usm_array_interface__), a tinytc_py.Memref of a USM pointer"
+
+
+def _usm_arguments(info: KernelInfo, args: Sequence[Any]) -> dict[int, UsmArray]:
     """The USM arrays among the arguments (group members included), read once per launch:
     id of the argument -> its UsmArray."""
     found = {}
     for k, a in enumerate(args):
-        what = f"{name} argument {k}"
+        what = label(info, k)
         if isinstance(a, Group | list | tuple):
-            items = [(f"{what} member {i}", m) for i, m in enumerate(writeback_targets(a))]
+            members = a.members if isinstance(a, Group) else a
+            items = [(f"{what} (member {i})", m) for i, m in enumerate(members)]
         else:
             items = [(what, a)]
         for w, x in items:
@@ -344,18 +355,19 @@ class _ArgBinder:
                 v = ctype.from_buffer_copy(raw) if ctype else _raw_kernel_arg(raw)
             self.values[first + i] = v
 
-    def bind(self, k: int, p: ParamInfo, a: Any) -> None:
-        what = f"{self.kernel.info.name} argument {k}"
+    def bind(self, k: int, p: ParamInfo, a: Any) -> Sequence[int] | int:
+        """Set argument k; its extents (shape, or a group's member count) for the grid check."""
+        what = label(self.kernel.info, k)
         if p.kind == "scalar":
             if is_usm(a):
-                raise invalid_argument(f"{what}: a USM array where a {p.dtype} scalar is expected")
+                raise invalid_argument(f"{what}, got a USM array")
             self.set(p.first_arg, [scalar_value(p.dtype, a, what)])
-        elif p.local:
+            return ()
+        if p.local:
             raise invalid_argument(f"{what}: local memref parameters take no SYCL argument")
-        elif p.kind == "memref":
-            self.memref(p, a, what)
-        else:
-            self.group(p, a, what)
+        if p.kind == "memref":
+            return self.memref(p, a, what)
+        return self.group(p, a, what)
 
     def usm_copy(self, data: np.ndarray) -> tuple[Any, np.ndarray]:
         """A shared USM copy of a 1-d array: (memory, NumPy view of the copy)."""
@@ -364,37 +376,41 @@ class _ArgBinder:
         view[...] = data
         return mem, view
 
-    def memref(self, p: ParamInfo, a: Any, what: str) -> None:
+    def memref(self, p: ParamInfo, a: Any, what: str) -> Sequence[int]:
         if isinstance(a, Memref):
+            check_memref_shape(p, a.shape, a.strides, what)
             mem = usm_array(_Pointer(int(a.buffer), self.queue), what)  # dpctl checks the context
             _check_usm(mem, self.queue, what)
             self.set(p.first_arg, [mem.memory, *dope_values(p, a.shape, a.strides)])
-            return
+            return a.shape
         if is_usm(a):
             arr = self.arrays[id(a)]
             _check_usm(arr, self.queue, what)
             strides = _in_place_strides(p, arr, what)
             self.set(p.first_arg, [arr.memory, *dope_values(p, arr.shape, strides)])
-            return
-        host = np.asarray(a)
+            return arr.shape
+        host = require_host_array(a, what, DEVICE_KINDS)
         strides = memref_layout(p, host, what)
+        require_writable(host, p.written, what)
         mem, flat = self.usm_copy(np.zeros(max(1, span(host.shape, strides)), dtype=host.dtype))
         view = staged(host, strides, flat)
         view[...] = host
         self.set(p.first_arg, [mem, *dope_values(p, host.shape, strides)])
-        if isinstance(a, np.ndarray) and a.flags.writeable:
-            self.staged.append((a, view))
+        if p.written:
+            self.staged.append((host, view))
+        return host.shape
 
-    def group(self, p: ParamInfo, a: Any, what: str) -> None:
+    def group(self, p: ParamInfo, a: Any, what: str) -> int:
+        if not isinstance(a, Group | list | tuple):
+            raise TypeError(f"{what}, got {type(a).__name__}; pass a list of arrays or a Group")
         members = list(a.members if isinstance(a, Group) else a)
         usm = [is_usm(m) for m in members]
         if members and all(usm):
             self.usm_group(p, a, [self.arrays[id(m)] for m in members], what)
-            return
+            return len(members)
         if any(usm):
             raise invalid_argument(f"{what}: group members are all USM arrays or all host arrays")
-        layout = group_layout(p, a, what)
-        originals = writeback_targets(a)
+        layout = group_layout(p, group_members(p, a, what), what)
         ptrs = np.zeros(max(1, len(layout.members)), dtype=np.uint64)
         for i, m in enumerate(layout.members):
             mem, flat = self.usm_copy(np.zeros(layout.sizes[i], dtype=m.dtype))
@@ -402,10 +418,11 @@ class _ArgBinder:
             view[...] = m
             ptrs[i] = mem._pointer
             self.kept.append(mem)
-            if m.flags.writeable and isinstance(originals[i], np.ndarray):
-                self.staged.append((originals[i], view))
+            if p.written:
+                self.staged.append((m, view))
         tables = [self.usm_copy(t)[0] for t in [ptrs, *layout.tables]]
         self.set(p.first_arg, [*tables, *layout.trailing(p)])
+        return len(layout.members)
 
     def usm_group(self, p: ParamInfo, a: Any, members: list[UsmArray], what: str) -> None:
         """A group of USM arrays, used in place. As for host members, each member is the data:
@@ -418,8 +435,8 @@ class _ArgBinder:
             raise invalid_argument(f"{what}: group offset is {p.offset}")
         rows = []
         for i, m in enumerate(members):
-            _check_usm(m, self.queue, f"{what} member {i}")
-            rows.append(dope_values(p, m.shape, _in_place_strides(p, m, f"{what} member {i}")))
+            _check_usm(m, self.queue, f"{what} (member {i})")
+            rows.append(dope_values(p, m.shape, _in_place_strides(p, m, f"{what} (member {i})")))
         ptrs = np.array([m.pointer - offset * m.dtype.itemsize for m in members], np.uint64)
         tables = [ptrs, *np.array(rows, dtype=np.int64).reshape(len(members), -1).T]
         trailing = [np.int64(len(members))] if p.size == DYNAMIC else []

@@ -33,7 +33,7 @@ from ..tables import (
     Op,
     StorageClass,
 )
-from .metadata import ArgInfo, KernelInfo, ParamInfo, kernel_sizes
+from .metadata import ArgInfo, KernelInfo, ParamInfo, annotate, kernel_sizes
 
 # ---- dope vectors ------------------------------------------------------------------------------
 
@@ -188,6 +188,7 @@ class ConverterBase:
         m.add_entry_point(fn.id, func.name, list(self.interface))
         m.add_execution_mode(fn.id, ExecutionMode.LocalSize, wgs[0], wgs[1], 1)
         m.add_execution_mode(fn.id, ExecutionMode.SubgroupSize, sgs)
+        annotate(info, func, self.core_info)
         self.kernels.append(info)
 
     def declare_stack(self) -> None:

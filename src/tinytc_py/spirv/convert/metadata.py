@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from ...analysis.kernel_interface import grid_axes, grid_bounds, written_params
 from ...errors import CompilationError, Status
 from ...ir.attrs import ArrayAttr, IntegerAttr
 from ...ir.region import Func
@@ -27,7 +28,10 @@ class ArgInfo:
 class ParamInfo:
     """An IR parameter as the host sees it: `kind` scalar/memref/group, `dtype` the (element)
     type's text, static `shape`/`stride` (DYNAMIC for '?'), group `size`/`offset`, and the range
-    [first_arg, first_arg + num_args) of its kernel arguments."""
+    [first_arg, first_arg + num_args) of its kernel arguments. For launch checks and messages:
+    the parameter's `name` (without '%'), its IR `type` text, whether the kernel may write it
+    (`written`, analysis/kernel_interface.py) and the base `alignment` in bytes the compiler
+    assumed for it (backend.md §1.4; 0: none)."""
 
     kind: str
     dtype: str
@@ -38,18 +42,28 @@ class ParamInfo:
     size: int = 0
     offset: int = 0
     local: bool = False
+    name: str = ""
+    type: str = ""
+    written: bool = True
+    alignment: int = 0
 
 
 @dataclass
 class KernelInfo:
-    """`bounds_checks`: None in default mode; in bounds-checked mode the message template of
-    each check id, and the last parameter is the report record (bounds_record.py)."""
+    """A kernel's launch metadata. `grid_axes`: whether the kernel reads group_id/num_groups of
+    x, y, z; `grid_bounds`: (axis, parameter, mode) triples, num_groups[axis] <= the extent of
+    that mode of that argument (mode -1: a group's member count); see
+    analysis/kernel_interface.py. `bounds_checks`: None in default mode; in bounds-checked mode
+    the message template of each check id, and the last parameter is the report record
+    (bounds_record.py)."""
 
     name: str
     work_group_size: tuple[int, int]
     subgroup_size: int
     params: list[ParamInfo] = field(default_factory=list)
     args: list[ArgInfo] = field(default_factory=list)
+    grid_axes: tuple[bool, bool, bool] = (True, True, True)
+    grid_bounds: tuple[tuple[int, int, int], ...] = ()
     bounds_checks: list[str] | None = None
 
 
@@ -87,3 +101,22 @@ def kernel_sizes(func: Func, core_info: CoreInfo) -> tuple[int, tuple[int, int]]
             f" (maximum {max_wgs})",
         )
     return sgs, (w0, w1)
+
+
+def annotate(info: KernelInfo, func: Func, core_info: CoreInfo) -> None:
+    """Add the launch-check facts of `func` (names, types, written parameters, alignments, grid
+    use) to its metadata `info`, whose params the converter has filled in."""
+    written = written_params(func)
+    for k, (p, value) in enumerate(zip(info.params, func.params, strict=True)):
+        attrs = func.param_attrs[k]
+        align = attrs.get("alignment") if attrs is not None else None
+        alignment = 0
+        if p.kind != "scalar" and not p.local:
+            alignment = (
+                align.value if isinstance(align, IntegerAttr) else core_info.default_alignment
+            )
+        info.params[k] = replace(
+            p, name=value.name, type=str(value.type), written=k in written, alignment=alignment
+        )
+    info.grid_axes = grid_axes(func)
+    info.grid_bounds = tuple((b.axis, b.param, b.mode) for b in grid_bounds(func))
