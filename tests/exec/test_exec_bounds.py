@@ -5,6 +5,7 @@ bounds untouched; in-bounds kernels give the results of default mode."""
 
 from __future__ import annotations
 
+import inspect
 import re
 
 import numpy as np
@@ -336,8 +337,12 @@ def test_oversized_grid_raises_and_keeps_in_bounds_results():
 
 
 def test_argument_count_excludes_the_report():
+    """The record is the launch's argument, not the caller's: the signature leaves it out and
+    a missing user argument is reported as such."""
     k = program("batched.ir", BATCHED).kernel("axpy")
-    with pytest.raises(TinytcError, match="axpy takes 3 arguments, got 2"):
+    assert list(inspect.signature(k).parameters) == ["alpha", "x", "y", "num_groups", "queue"]
+    assert "bounds_report" not in (k.__doc__ or "") and "bounds_report" not in repr(k)
+    with pytest.raises(TypeError, match=r"kernel @axpy is missing argument\(s\) y"):
         k(np.float32(1), np.ones(4, np.float32), num_groups=1)
 
 
