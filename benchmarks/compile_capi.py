@@ -1,0 +1,121 @@
+"""Compile time through the C API, ours against upstream's library, in one C program.
+
+    .venv/bin/python benchmarks/compile_capi.py [--repeat N] [-d pvc|tgl|bmg]
+                                                [--upstream-build DIR] [--lib-dir DIR]
+
+benchmarks/c/compile_capi.c parses and compiles each program of programs.py to a SPIR-V
+binary (tinytc_parse_string, tinytc_prog_compile_to_spirv_and_assemble, from a new compiler
+context each run) and prints the median and minimum elapsed ms of --repeat runs (default 41)
+after one untimed run. The script builds that source twice: linked against our libtinytc.so
+(build/lib, which `make capi` builds, or --lib-dir) and, when an upstream CMake build folder is
+given (--upstream-build or TINYTC_UPSTREAM_BUILD: tinytc v0.4.0 built with
+-DBUILD_SYCL=OFF -DBUILD_LEVEL_ZERO=OFF), against its static libtinytc.a; without one the
+upstream columns are left out. Columns:
+- cold: our library with TINYTC_CACHE=0 (every run parses and compiles);
+- upstream: upstream's library (it has no kernel cache);
+- ratio: cold / upstream;
+- again: our library with the kernel cache on (a temporary folder), the same text compiled again
+  in the same process, i.e. an in-process cache hit;
+- SPIR-V bytes of ours and upstream's binary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from programs import PROGRAMS, ROOT, upstream_build
+from timing import cpu_description
+
+SOURCE = ROOT / "benchmarks" / "c" / "compile_capi.c"
+CFLAGS = ["-O2", "-Wall", "-Wextra", "-Werror"]
+
+
+def upstream_source(build: Path) -> Path:
+    """The source folder of an upstream CMake build (from its CMakeCache.txt)."""
+    for line in (build / "CMakeCache.txt").read_text(encoding="utf-8").splitlines():
+        if line.startswith("CMAKE_HOME_DIRECTORY:"):
+            return Path(line.split("=", 1)[1])
+    raise SystemExit(f"{build}: no CMAKE_HOME_DIRECTORY in CMakeCache.txt")
+
+
+def build_ours(lib_dir: Path, exe: Path) -> Path:
+    cmd = ["gcc", *CFLAGS, f"-I{ROOT / 'include'}", str(SOURCE), "-o", str(exe)]
+    cmd += [f"-L{lib_dir}", "-ltinytc", f"-Wl,-rpath,{lib_dir}"]
+    subprocess.run(cmd, check=True)
+    return exe
+
+
+def build_upstream(build: Path, exe: Path) -> Path:
+    """The same C source linked against upstream's static library (its generated headers are
+    in the build folder, the others in the source folder)."""
+    src = upstream_source(build)
+    cmd = ["gcc", *CFLAGS, f"-I{build / 'include'}", f"-I{src / 'include'}", str(SOURCE)]
+    cmd += ["-o", str(exe), str(build / "src" / "libtinytc.a"), "-lstdc++", "-lm"]
+    subprocess.run(cmd, check=True)
+    return exe
+
+
+def run(exe: Path, repeat: int, target: str, env: dict[str, str]) -> dict[str, tuple[float, int]]:
+    """Median ms and SPIR-V bytes per program name."""
+    paths = [str(p) for p in PROGRAMS.values()]
+    out = subprocess.run(
+        [str(exe), str(repeat), target, *paths], check=True, capture_output=True, text=True, env=env
+    ).stdout
+    by_path = {}
+    for line in out.splitlines():
+        path, median, _minimum, size = line.split("\t")
+        by_path[path] = (float(median), int(size))
+    return {name: by_path[str(p)] for name, p in PROGRAMS.items()}
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment of a C host: no Python variables of this process, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env.pop("TINYTC_CACHE", None)
+    env.update(extra)
+    return env
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeat", type=int, default=41, help="timed runs (median is shown)")
+    ap.add_argument("-d", "--device", default="pvc", choices=("tgl", "pvc", "bmg"))
+    ap.add_argument("--upstream-build", type=Path, default=upstream_build())
+    ap.add_argument("--lib-dir", type=Path, default=ROOT / "build" / "lib")
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="tinytc-bench-") as tmp:
+        work = Path(tmp)
+        ours = build_ours(args.lib_dir.resolve(), work / "compile_ours")
+        cold = run(ours, args.repeat, args.device, clean_env(TINYTC_CACHE="0"))
+        again = run(ours, args.repeat, args.device, clean_env(TINYTC_CACHE_DIR=str(work / "cache")))
+        upstream = None
+        if args.upstream_build:
+            exe = build_upstream(args.upstream_build.resolve(), work / "compile_upstream")
+            upstream = run(exe, args.repeat, args.device, clean_env())
+    print(f"{cpu_description()}; load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"parse + compile to SPIR-V through the C API, target {args.device}, "
+        f"median ms of {args.repeat} runs"
+    )
+    head = f"{'program':<20} {'cold':>8} {'upstream':>9} {'ratio':>6} {'again':>8} {'SPIR-V B':>9}"
+    head += f" {'upstream B':>10}"
+    print(head)
+    print("-" * len(head))
+    for name in PROGRAMS:
+        ms, size = cold[name]
+        up_ms, up_size = upstream[name] if upstream else (float("nan"), 0)
+        up_cell = f"{up_ms:>9.3f} {ms / up_ms:>6.1f}" if upstream else f"{'-':>9} {'-':>6}"
+        print(
+            f"{name:<20} {ms:>8.3f} {up_cell} {again[name][0]:>8.3f} {size:>9} "
+            f"{up_size if upstream else '-':>10}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
