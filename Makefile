@@ -77,8 +77,12 @@ docs: setup
 	$(VPY) -m sphinx -W --keep-going -b html docs docs/_build/html
 
 # Batched GEMM benchmark, native ISA and AVX2-class code (a few minutes; on a shared machine run
-# it alone). torch (CPU build, for the torch.bmm column) is installed into the venv if missing.
+# it alone). Its anchors are installed if missing: torch (CPU build, torch.bmm column) and MKL
+# (cblas_?gemm_batch_strided) into the venv, Debian's header-only libxsmm-dev.
 TORCH_VERSION ?= 2.13.0
 bench-gemm: setup
 	@$(VPY) -c 'import torch' 2>/dev/null || $(VPY) -m pip install torch==$(TORCH_VERSION)
+	@test -f $(VENV)/lib/libmkl_rt.so.3 || $(VPY) -m pip install mkl
+	@test -f /usr/include/libxsmm_source.h || $(SUDO) env DEBIAN_FRONTEND=noninteractive \
+	  apt-get install -y --no-install-recommends libxsmm-dev
 	$(VPY) benchmarks/gemm_batched.py
