@@ -5,11 +5,14 @@
  *
  * Usage: compile_capi REPEAT TARGET FILE...
  * Per file, one untimed run and then REPEAT timed runs; every run creates a compiler context,
- * parses the text, compiles and assembles it for TARGET (tgl, pvc, bmg), and releases
- * everything. With TINYTC_CACHE=0 each run is a cold compile; with our kernel cache on, the
+ * parses the text, compiles and assembles it for TARGET (tgl, pvc, bmg; "tgl+f64" is tgl with
+ * the float64 SPIR-V feature on: a GPU without 2-D block messages whose SPIR-V the CPU runtime
+ * executes), and releases everything. With TINYTC_CACHE=0 each run is a cold compile; with our kernel cache on, the
  * timed runs compile a text the process compiled before (in-process cache hits).
  * With SPIRV_OUT_DIR set, the binary of each file is also written there as BASENAME.spv.
- * Prints one line per file: "file<TAB>median ms<TAB>min ms<TAB>SPIR-V bytes". Any failing call
+ * Prints one line per file: "file<TAB>median CPU ms<TAB>median elapsed ms<TAB>SPIR-V bytes".
+ * CPU time is the process's (all threads): on a shared machine the elapsed time of a run of a
+ * few milliseconds mostly measures how long other processes held the cores. Any failing call
  * prints the status and the compiler's message and exits 1. */
 #include <tinytc/tinytc.h>
 
@@ -33,9 +36,9 @@ static void report(char const *what, const tinytc_location_t *location, void *us
         }                                                                                      \
     } while (0)
 
-static double now_ms(void) {
+static double now_ms(clockid_t clock) {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(clock, &t);
     return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
 }
 
@@ -103,29 +106,48 @@ static int cmp_double(void const *a, void const *b) {
 
 int main(int argc, char **argv) {
     int repeat, i, f;
-    double *times;
+    double *cpu, *wall;
     tinytc_core_info_t info;
     if (argc < 4 || (repeat = atoi(argv[1])) < 1) {
         fprintf(stderr, "usage: %s REPEAT TARGET FILE...\n", argv[0]);
         return 2;
     }
-    CHECK(tinytc_core_info_intel_create_from_name(&info, argv[2]));
-    times = malloc((size_t)repeat * sizeof(*times));
+    {
+        char name[16];
+        char *plus;
+        snprintf(name, sizeof(name), "%s", argv[2]);
+        plus = strchr(name, '+');
+        if (plus) {
+            *plus = '\0';
+        }
+        CHECK(tinytc_core_info_intel_create_from_name(&info, name));
+        if (plus && strcmp(plus + 1, "f64") == 0) {
+            CHECK(tinytc_core_info_set_spirv_feature(info, tinytc_spirv_feature_float64, 1));
+        } else if (plus) {
+            fprintf(stderr, "unknown target %s\n", argv[2]);
+            return 2;
+        }
+    }
+    cpu = malloc((size_t)repeat * sizeof(*cpu));
+    wall = malloc((size_t)repeat * sizeof(*wall));
     for (f = 3; f < argc; ++f) {
         size_t size, bytes;
         char *text = read_file(argv[f], &size);
         bytes = compile_once(argv[f], text, size, info, getenv("SPIRV_OUT_DIR")); /* untimed: warms up, fills a cache */
         for (i = 0; i < repeat; ++i) {
-            double t0 = now_ms();
+            double c0 = now_ms(CLOCK_PROCESS_CPUTIME_ID), w0 = now_ms(CLOCK_MONOTONIC);
             compile_once(argv[f], text, size, info, NULL);
-            times[i] = now_ms() - t0;
+            cpu[i] = now_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
+            wall[i] = now_ms(CLOCK_MONOTONIC) - w0;
         }
-        qsort(times, (size_t)repeat, sizeof(*times), cmp_double);
-        printf("%s\t%.4f\t%.4f\t%zu\n", argv[f], times[repeat / 2], times[0], bytes);
+        qsort(cpu, (size_t)repeat, sizeof(*cpu), cmp_double);
+        qsort(wall, (size_t)repeat, sizeof(*wall), cmp_double);
+        printf("%s\t%.4f\t%.4f\t%zu\n", argv[f], cpu[repeat / 2], wall[repeat / 2], bytes);
         fflush(stdout);
         free(text);
     }
-    free(times);
+    free(cpu);
+    free(wall);
     CHECK(tinytc_core_info_release(info));
     return 0;
 }
