@@ -13,11 +13,13 @@ OpenCL device (the CPU device here), then
   the device build are cache hits).
 With an upstream build (--upstream-build or TINYTC_UPSTREAM_BUILD), its compile time and SPIR-V
 come from benchmarks/c/compile_capi.c linked against upstream's library (the median elapsed
-time of 5 runs), for target -d, default tgl+f64: upstream has no CPU target, and its pvc code
-loads and stores matrices with inline vISA assembly (2-D block messages), which the CPU runtime
-builds but cannot execute (wrong results); tgl with f64 on uses subgroup block reads instead), and a fresh process builds that SPIR-V
-with the same runtime through pyopencl and launches it the same way (upstream has no kernel
-cache: its second process repeats the first). "first" = compile + build + launch; the device
+time of 5 runs) for the target -d, default tgl+f64 (upstream has no CPU target, and its pvc
+code loads and stores matrices with inline vISA assembly, 2-D block messages, which the CPU
+runtime builds but executes wrongly; tgl with f64 on uses subgroup block reads instead). A
+fresh process builds that SPIR-V with the same runtime through pyopencl and launches it the
+same way, with our compile's kernel metadata (the calling convention is the same) and the
+work-group size upstream's kernel declares (upstream has no kernel cache: its second process
+repeats the first). "first" = compile + build + launch; the device
 build total and the SPIR-V sizes are summed over the programs at the end.
 Elapsed milliseconds; one run per cell, so repeat the script for spread.
 """
