@@ -77,6 +77,11 @@ docs: setup
 	$(VPY) -m sphinx -W --keep-going -b html docs docs/_build/html
 
 # Batched GEMM benchmark, native ISA and AVX2-class code (a few minutes; on a shared machine run
-# it alone). torch (CPU build, for the torch.bmm column) comes with the test extra.
+# it alone). torch (CPU build, torch.bmm column) comes with the test extra; the other anchors are
+# installed if missing: MKL (cblas_?gemm_batch_strided) into the venv, Debian's header-only
+# libxsmm-dev.
 bench-gemm: setup
+	@test -f $(VENV)/lib/libmkl_rt.so.3 || $(VPY) -m pip install mkl
+	@test -f /usr/include/libxsmm_source.h || $(SUDO) env DEBIAN_FRONTEND=noninteractive \
+	  apt-get install -y --no-install-recommends libxsmm-dev
 	$(VPY) benchmarks/gemm_batched.py

@@ -42,6 +42,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from programs import PROGRAMS
 from timing import cpu_description
 from tinytc_py import kernel_cache
 from tinytc_py.analysis.coopmatrix_layout import coop_layout_memo
@@ -133,17 +134,6 @@ func @transpose_slm(%A: memref<f32x32x32x?>, %B: memref<f32x32x32x?>) {
 """
 
 
-GEMM_16 = """\
-func @gemm16(%alpha: f32, %A: memref<f32x16x16x?>, %B: memref<f32x16x16x?>, %beta: f32,
-             %C: memref<f32x16x16x?>) {
-    %gid = group_id.x : index
-    %a = subview %A[0:16,0:16,%gid] : memref<f32x16x16>
-    %b = subview %B[0:16,0:16,%gid] : memref<f32x16x16>
-    %c = subview %C[0:16,0:16,%gid] : memref<f32x16x16>
-    gemm.n.n %alpha, %a, %b, %beta, %c
-}
-"""
-
 # Three chained GEMMs: A_i from a group argument, two intermediates in local memory (alloca).
 GEMM_CHAIN3 = """\
 func @gemm_chain3(%A: group<memref<f32x32x32>x?>, %B: memref<f32x32x32x?>,
@@ -184,6 +174,10 @@ def example(name: str) -> str:
     return (EXAMPLES / name).read_text(encoding="utf-8")
 
 
+def program(name: str) -> str:
+    return PROGRAMS[name].read_text(encoding="utf-8")
+
+
 # name -> source text; gemm stays in the list and compiles once its lowering lands.
 KERNELS: dict[str, Callable[[], str]] = {
     "axpby (foreach)": lambda: ELEMENTWISE,
@@ -193,8 +187,10 @@ KERNELS: dict[str, Callable[[], str]] = {
     "matvec_batched.ir": lambda: example("matvec_batched.ir"),
     "chain of 1000 ops": lambda: arith_chain(1000),
     "gemm.ir": lambda: example("gemm.ir"),
-    "gemm 16^3 f32 batched": lambda: GEMM_16,
+    "gemm 16^3 f32 batched": lambda: program("batched 16^3 GEMM"),
     "3 gemms+group+alloca": lambda: GEMM_CHAIN3,
+    "attention block": lambda: program("attention block"),
+    "four GEMMs f64": lambda: program("four GEMMs f64"),
 }
 
 

@@ -1,46 +1,40 @@
-"""Batched small GEMM, C_i = alpha A_i B_i + beta C_i: our kernel vs numpy.matmul vs torch.bmm,
-for the native ISA and for AVX2-class code.
+"""Batched small GEMM, C_i = A_i B_i: our kernel against numpy.matmul, torch.bmm, MKL and
+libxsmm, for the native ISA and for AVX2 code, with a measured FMA peak.
 
-    .venv/bin/python benchmarks/gemm_batched.py [--repeat N] [--mb MB] [--sizes 16,32,64]
-                                                [--isa native,core-avx2] [--no-tune]
-                                                [--no-torch]
+    .venv/bin/python benchmarks/gemm_batched.py [--repeat N] [--mb MB] [--sizes 16,32,48,64]
+                                                [--odd 23x37x19] [--isa native,core-avx2]
+                                                [--no-tune] [--no-torch]
 
 For every ISA of --isa the script runs itself once more with CL_CONFIG_CPU_TARGET_ARCH set to it
 ("native" leaves the runtime's own choice: the host's ISA; `core-avx2` makes the Intel CPU
 runtime generate AVX2 code also on an AVX-512 host, and our core info follows: see
-target/cpu_core.py). For every (M, N, K) and dtype (f32, f64) it
+target/cpu_core.py; the other columns get AVX2 code through their own switches,
+gemm_anchors.AVX2_ENV). For every (M, N, K) and dtype (f32, f64) it
 - compiles a batched gemm kernel (one work-group per batch entry: `%gid = group_id.x`, subviews,
   `gemm.n.n`) for the default OpenCL device with the cost model's blocking ("ours"), and again
   with the autotuner ("tuned"; it times candidates once and stores the choice in the tuning
   cache, so a second run of the script times nothing), and checks one small launch of each
-  against NumPy;
-- sets the batch by the working set: A, B and C of all entries take --mb MiB (default 1024), so
-  every shape streams from memory, as a large batched GEMM does, and one launch takes tens of
-  milliseconds (a batch picked by timing a probe launch depended on how busy the machine was
-  during the probe: one disturbed run timed AVX2 f64 64^3 on 4096 entries, 400 MiB, and got
-  44 % of peak where 1 GiB gives 57-59 %);
+  against NumPy; the kernel gets alpha = 1 and beta = 0, so every column computes C = A B;
+- sets the batch by the working set: A, B and C of all entries take --mb MiB (default 60), so
+  every shape streams from memory, as a large batched GEMM does (a batch picked by timing a
+  probe launch depended on how busy the machine was during the probe);
 - times our kernels on device-resident pyopencl arrays (no host copies: the launch wrapper uses
   pyopencl arrays in place and waits for the queue), numpy.matmul(A, B, out=T) and
   torch.bmm(A, B, out=T) on stacked host arrays of the same values (each in its preferred
-  layout). torch is not a dependency of the project: `make bench-gemm` installs the CPU build
-  into the environment (`pip install torch==2.13.0`) and runs this script; without it the
-  column is nan.
-Each figure is the median of --repeat rounds (default 9) that run each of the four once, in a
-new random order, every timed run right after an untimed one of the same function (so the JIT,
+  layout), MKL's cblas_?gemm_batch_strided and libxsmm (gemm_anchors.py) on column-major stacks,
+  as our kernel reads them. torch, MKL and libxsmm are not dependencies of the project: `make
+  bench-gemm` installs them (torch's CPU build, PyPI's mkl, Debian's libxsmm-dev) and runs this
+  script; a column whose library is missing is nan.
+Each figure is the median of --repeat rounds (default 7) that run each column once, in a new
+random order, every timed run right after an untimed one of the same function (so the JIT,
 first touch and the previous function's threads are excluded; timing.interleaved_medians says
-why). GFLOP/s counts 2*M*N*K flops per batch entry for every column (the alpha/beta update is
-not counted). "ours/bmm" is the cost model's kernel against torch.bmm.
-"blocks" names the register blocks (model/tuned, row blocks x columns, k unrolling;
-analysis/gemm_model.py).
+why). GFLOP/s counts 2*M*N*K flops per batch entry for every column. "best other" is the best
+of numpy, bmm, MKL and libxsmm, "ours/best" our cost-model kernel against it. "blocks" names
+the register blocks (model/tuned, row blocks x columns, k unrolling; analysis/gemm_model.py).
 
-Theoretical peak of the ISA the code is generated for: cores x clock x SIMD lanes x FMA units x
-2 flops/FMA, where cores = the number of "processor" entries of /proc/cpuinfo (logical CPUs;
-here each is one core), clock = measured (cpu_clock.py: a chain of dependent adds on all cores
-at once; "cpu MHz" of /proc/cpuinfo is only the nominal clock, which the cores exceed), lanes =
-the ISA's vector bytes / element bytes and FMA units from the core info (2 for AVX2 and
-AVX-512). The header also prints what an FMA-only probe of the ISA's width reaches, which checks
-the FMA units. On this machine (AMD EPYC, Zen 5, 2 cores, 2.596 GHz nominal, about 4.0-4.4 GHz
-measured): AVX-512 about 520 GFLOP/s f32, 260 f64; AVX2 260 f32, 130 f64.
+Peak: the measured FMA peak of the ISA the code is generated for (gemm_anchors.fma_peak: a loop
+of FMAs on 10 independent accumulators on all logical CPUs, compiled for the native ISA or for
+AVX2), printed with the CPU model, family/model and the ISA.
 """
 
 from __future__ import annotations
@@ -53,37 +47,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from cpu_clock import measure as measure_clock
-from timing import interleaved_medians
+import gemm_anchors
+from timing import cpu_description, interleaved_medians
 
 TYPES = {"f32": np.float32, "f64": np.float64}
 TARGET_ARCH_ENV = "CL_CONFIG_CPU_TARGET_ARCH"
-
-
-def cpu_peak(vector_bytes: int, fma_units: int) -> tuple[dict[str, float], str]:
-    """GFLOP/s peak per dtype of an ISA at the measured clock, and how it was computed."""
-    procs, mhz, model = 0, 0.0, "?"
-    with open("/proc/cpuinfo", encoding="utf-8") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            key = key.strip()
-            if key == "processor":
-                procs += 1
-            elif key == "cpu MHz" and not mhz:
-                mhz = float(value)
-            elif key == "model name":
-                model = value.strip()
-    ghz, fma_rate = measure_clock(vector_bytes, procs)
-    peak = {
-        name: procs * ghz * (vector_bytes // np.dtype(t).itemsize) * fma_units * 2
-        for name, t in TYPES.items()
-    }
-    desc = (
-        f"{model}: {procs} cores x {ghz:.2f} GHz (measured; nominal {mhz:.0f} MHz) x "
-        f"{8 * vector_bytes}-bit SIMD x {fma_units} FMA units x 2 flops; FMA probe: "
-        f"{procs * fma_rate:.1f} GFLOP/s f64"
-    )
-    return peak, desc
 
 
 def kernel_text(m: int, n: int, k: int, ty: str, sizes: str = "") -> str:
@@ -118,7 +86,7 @@ class Case:
         self.prog = rt.program(kernel_text(m, n, k, ty, sizes), autotune=tune)
         self.kernel = self.prog.kernel("gemm")
         self.queue = rt.cl.CommandQueue(self.prog.context)
-        self.alpha, self.beta = 1.5, 0.5
+        self.alpha, self.beta = 1.0, 0.0
 
     def data(self, batch: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         rng = np.random.default_rng(0)
@@ -173,7 +141,8 @@ def block_names(m: int, n: int, k: int, ty: str, dev: object) -> str:
 
 
 def run_isa(args: argparse.Namespace) -> None:
-    """The table of one ISA (CL_CONFIG_CPU_TARGET_ARCH is already set for this process)."""
+    """The table of one ISA (CL_CONFIG_CPU_TARGET_ARCH and the other columns' switches are
+    already set for this process)."""
     from tinytc_py.runtime import device
     from tinytc_py.runtime.opencl import core_info_for
 
@@ -186,15 +155,19 @@ def run_isa(args: argparse.Namespace) -> None:
         except ImportError:
             print("torch not installed: its column is nan", file=sys.stderr)
             torch = None
+    libs = {"mkl": gemm_anchors.mkl_library(), "xsmm": gemm_anchors.xsmm_library()}
 
     dev = device.default_device()
     cpu = core_info_for(dev).cpu
-    vector_bytes, fma_units = (cpu.vector_bytes, cpu.fma_units) if cpu else (64, 2)
-    peak, desc = cpu_peak(vector_bytes, fma_units)
     arch = os.environ.get(TARGET_ARCH_ENV, "native")
+    peak, peak_isa = gemm_anchors.fma_peak("native" if arch == "native" else "avx2")
     print(f"== {TARGET_ARCH_ENV}={arch}: code for {cpu.isa if cpu else '?'} ==")
+    print(f"CPU: {cpu_description()}; load average {os.getloadavg()[0]:.2f}")
     print(f"device: {dev.name.strip()} ({dev.max_compute_units} compute units)")
-    print(f"peak: {desc} = {peak['f32']:.1f} GFLOP/s f32, {peak['f64']:.1f} f64")
+    print(
+        f"peak: measured FMA loop ({peak_isa}, 10 accumulators, {os.cpu_count()} threads) "
+        f"{peak['f32']:.1f} GFLOP/s f32, {peak['f64']:.1f} f64"
+    )
     if torch is not None:
         print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
     print(
@@ -208,17 +181,17 @@ def run_isa(args: argparse.Namespace) -> None:
         shapes.append((m, n, k))
     head = (
         f"{'MxNxK':>10} {'type':>4} {'batch':>7} {'ours':>7} {'%peak':>6} {'tuned':>7} "
-        f"{'%peak':>6} {'tun/ours':>8} {'numpy':>7} {'bmm':>7} {'ours/bmm':>8} "
+        f"{'%peak':>6} {'numpy':>7} {'bmm':>7} {'mkl':>7} {'xsmm':>7} {'ours/best':>9} "
         f"{'blocks model/tuned':>19} {'err':>8}"
     )
     print(head)
     print("-" * len(head))
     for ty in args.types.split(","):
         for m, n, k in shapes:
-            row(args, m, n, k, ty, peak[ty], torch, dev)
+            row(args, m, n, k, ty, peak[ty], torch, libs, dev)
 
 
-def row(args, m: int, n: int, k: int, ty: str, peak: float, torch, dev) -> None:
+def row(args, m: int, n: int, k: int, ty: str, peak: float, torch, libs: dict, dev) -> None:
     case = Case(m, n, k, ty, args.sizes_attr)
     tuned_case = Case(m, n, k, ty, args.sizes_attr, tune=not args.no_tune)
     tuned_case.queue = case.queue  # one queue: the kernels share the device arrays
@@ -227,6 +200,8 @@ def row(args, m: int, n: int, k: int, ty: str, peak: float, torch, dev) -> None:
     a, b, c = case.data(batch)
     arrays = case.to_device(a, b, c)
     out = np.empty((batch, m, n), dtype=case.dtype)
+    fa, fb = fortran_stack(a), fortran_stack(b)
+    fc = np.zeros((m, n, batch), dtype=case.dtype, order="F")
     fns = {
         "ours": case.launch(arrays, batch),
         "tuned": tuned_case.launch(arrays, batch),
@@ -235,24 +210,35 @@ def row(args, m: int, n: int, k: int, ty: str, peak: float, torch, dev) -> None:
     if torch is not None:
         ta, tb, to = (torch.from_numpy(x) for x in (a, b, out))
         fns["bmm"] = lambda: torch.bmm(ta, tb, out=to)
+    if libs["mkl"] is not None:
+        fns["mkl"] = gemm_anchors.mkl_gemm(libs["mkl"], m, n, k, fa, fb, fc)
+    if libs["xsmm"] is not None:
+        fns["xsmm"] = gemm_anchors.xsmm_gemm(libs["xsmm"], m, n, k, fa, fb, fc)
+    for name in ("mkl", "xsmm"):  # the anchors' results, checked like ours
+        if name in fns:
+            fc[...] = 0
+            fns[name]()
+            err = max(err, float(np.max(np.abs(fc.transpose(2, 0, 1) - np.matmul(a, b)))))
     flops = 2.0 * m * n * k * batch
     gflops = {name: flops / t * 1e-9 for name, t in interleaved_medians(fns, args.repeat).items()}
-    ours, tuned, npy = gflops["ours"], gflops["tuned"], gflops["numpy"]
-    bmm = gflops.get("bmm", float("nan"))
+    nan = float("nan")
+    ours, tuned = gflops["ours"], gflops["tuned"]
+    others = {name: gflops.get(name, nan) for name in ("numpy", "bmm", "mkl", "xsmm")}
+    best = max((g for g in others.values() if g == g), default=nan)
+    cells = " ".join(f"{g:>7.1f}" for g in others.values())
     print(
         f"{f'{m}x{n}x{k}':>10} {ty:>4} {batch:>7} {ours:>7.1f} {100 * ours / peak:>5.1f}% "
-        f"{tuned:>7.1f} {100 * tuned / peak:>5.1f}% {tuned / ours:>8.2f} {npy:>7.1f} "
-        f"{bmm:>7.1f} {ours / bmm:>8.2f} {block_names(m, n, k, ty, dev):>19} "
-        f"{err:>8.1e}",
+        f"{tuned:>7.1f} {100 * tuned / peak:>5.1f}% {cells} {ours / best:>9.2f} "
+        f"{block_names(m, n, k, ty, dev):>19} {err:>8.1e}",
         flush=True,
     )
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=9, help="timed rounds (median is shown)")
-    ap.add_argument("--mb", type=float, default=1024.0, help="A+B+C size in MiB (sets the batch)")
-    ap.add_argument("--sizes", default="16,32,64", help="M=N=K values, comma separated")
+    ap.add_argument("--repeat", type=int, default=7, help="timed rounds (median is shown)")
+    ap.add_argument("--mb", type=float, default=60.0, help="A+B+C size in MiB (sets the batch)")
+    ap.add_argument("--sizes", default="16,32,48,64", help="M=N=K values, comma separated")
     ap.add_argument("--odd", default="23x37x19", help="extra MxNxK case ('' for none)")
     ap.add_argument("--types", default="f32,f64")
     ap.add_argument(
@@ -272,13 +258,15 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     isas = args.isa.split(",")
     if len(isas) == 1:
-        if isas[0] != "native":
-            os.environ[TARGET_ARCH_ENV] = isas[0]  # before the runtime's first use
+        if isas[0] != "native":  # before the runtimes' first use
+            os.environ[TARGET_ARCH_ENV] = isas[0]
+            os.environ.update(gemm_anchors.AVX2_ENV)
         run_isa(args)
         return 0
     status = 0
     for isa in isas:
-        env = {k: v for k, v in os.environ.items() if k != TARGET_ARCH_ENV}
+        skip = {TARGET_ARCH_ENV, *gemm_anchors.AVX2_ENV}
+        env = {k: v for k, v in os.environ.items() if k not in skip}
         cmd = [sys.executable, __file__, *argv, "--isa", isa]
         status |= subprocess.run(cmd, env=env, check=False).returncode
         print()
