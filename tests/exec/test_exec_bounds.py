@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("pyopencl")
 
 import tinytc_py  # noqa: E402
-from tinytc_py.errors import OutOfBoundsError, TinytcError  # noqa: E402
+from tinytc_py.errors import OutOfBoundsError  # noqa: E402
 from tinytc_py.runtime.device import default_device  # noqa: E402
 
 try:

@@ -10,7 +10,6 @@ arguments are bound, and the launch raises once the results were copied back.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
