@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from . import corpus
 from .errors import CompilationError, Status, TinytcError
 from .gc_pause import paused_gc
 from .ir.extensions import check_globals_enabled
@@ -63,6 +64,7 @@ def compile_to_module(prog: Prog, core_info: CoreInfo | None = None) -> Compiled
     """Run the pipeline on `prog` (in place), convert it and declare capabilities; errors are
     reported through the program's context and raised."""
     info = core_info if core_info is not None else default_core_info()
+    corpus.record(lambda: _printed(prog), info, prog.ctx)
     with paused_gc():
         try:
             check_globals_enabled(prog)
@@ -79,6 +81,12 @@ def compile_to_module(prog: Prog, core_info: CoreInfo | None = None) -> Compiled
         info.core_features & CoreFeature.large_register_file if info.large_register_file else 0
     )
     return CompiledModule(module, kernels, CoreFeature(features))
+
+
+def _printed(prog: Prog) -> str:
+    from .text.printer import print_prog
+
+    return print_prog(prog)
 
 
 def assemble_module(compiled: CompiledModule) -> Binary:
@@ -99,11 +107,10 @@ def compile_to_spirv(prog: Prog, core_info: CoreInfo | None = None) -> Binary:
     the program's sources) or TinytcError. The kernel cache (keyed by the printed program)
     answers when it is on; then `prog` stays as it is instead of going through the passes."""
     from . import kernel_cache  # it stores Binary objects, so it imports this module
-    from .text.printer import print_prog
-
     info = core_info if core_info is not None else default_core_info()
+    corpus.record(lambda: _printed(prog), info, prog.ctx)
     return kernel_cache.spirv_binary(
-        lambda: print_prog(prog),
+        lambda: _printed(prog),
         info,
         prog.ctx,
         lambda: _compile(lambda: prog, info),
@@ -123,6 +130,7 @@ def binary_of(source: str | Prog | Binary, core_info: CoreInfo) -> Binary:
     from .text.parser import parse
 
     ctx = CompilerContext()
+    corpus.record(lambda: source, core_info, ctx)
     return kernel_cache.spirv_binary(
         lambda: source,
         core_info,
