@@ -148,8 +148,8 @@ def _version_script(names: list[str]) -> str:
     return "{\n  global:\n" + "".join(f"    {n};\n" for n in names) + "  local: *;\n};\n"
 
 
-def emit_c(gen, api, library: str, path: Path) -> None:
-    """Writes the C source of one embedding module."""
+def emit_c(gen, api, library: str, path: Path, out_dir: Path = DEFAULT_OUT) -> None:
+    """Writes the C source of one embedding module, to be built into `out_dir`."""
     import cffi
 
     sections = gen.split_cdef(gen.render_cdef(api))
@@ -162,7 +162,8 @@ def emit_c(gen, api, library: str, path: Path) -> None:
     ffi.cdef(sections["types"] + sections[f"{library}_types"] + HELPER_CDEF)
     ffi.embedding_api(sections[library])
     native = "".join((CAPI / name).read_text() for name in NATIVE_SOURCES[library])
-    ffi.set_source(info["module"], _prelude(library) + (CAPI / "helpers.c").read_text() + native)
+    prelude = _prelude(library, out_dir)
+    ffi.set_source(info["module"], prelude + (CAPI / "helpers.c").read_text() + native)
     ffi.embedding_init_code(
         INIT_CODE.format(
             functions=functions,
@@ -214,11 +215,13 @@ def _c_literal(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _prelude(library: str) -> str:
-    return (
-        f"#define TINYTC_PY_EXE {_c_literal(sys.executable)}\n"
-        f"#define TINYTC_PY_PATH {_c_literal(str(ROOT / 'src'))}\n" + PRELUDE[library]
-    )
+def _prelude(library: str, out_dir: Path) -> str:
+    defines = {"TINYTC_PY_EXE": sys.executable, "TINYTC_PY_PATH": str(ROOT / "src")}
+    ze_cpu = load_ze_cpu_build()
+    if library == "tinytc_cl" and ze_cpu.find_libintelocl() is not None:
+        # the ICD folder build_driver writes (capi/native_cl.c says why)
+        defines["TINYTC_CL_VENDORS"] = str(Path(out_dir).absolute() / ze_cpu.VENDORS_DIR)
+    return "".join(f"#define {k} {_c_literal(v)}\n" for k, v in defines.items()) + PRELUDE[library]
 
 
 def _link(path: Path, target: Path) -> None:
@@ -264,7 +267,7 @@ def build(
         work = Path(keep_c and out_dir or tmp)
         for library, info in api.libraries.items():
             source = work / f"{info['module']}.c"
-            emit_c(gen, api, library, source)
+            emit_c(gen, api, library, source, out_dir)
             script = work / f"{library}.map"
             script.write_text(_version_script(api.exported(library)))
             real = out_dir / f"lib{library}.so.{full}"
@@ -311,24 +314,28 @@ def build(
     return built
 
 
-SPIRV_TOOLS_ARCHIVE = Path("/usr/lib/x86_64-linux-gnu/libSPIRV-Tools.a")
 SPIRV_VAL_LIBRARY = "libtinytc_spirv_val.so"
 
 
 def build_spirv_validator(out_dir: Path, cc: str = "gcc") -> Path | None:
     """out_dir/libtinytc_spirv_val.so: SPIRV-Tools' validator for tinytc_py.spirv.validate
-    (capi/spirv_val/spirv_val.c says why). None when the static SPIRV-Tools library is not
-    installed; the compiler then runs the spirv-val program instead. libstdc++ is linked in
-    statically with its symbols hidden, so that arena.c's operator new and delete serve all
-    of the library's C++ code and nothing else in the process."""
-    if not SPIRV_TOOLS_ARCHIVE.is_file():
+    (capi/spirv_val/spirv_val.c says why), from the static library of PyPI's SPIRV-Tools
+    (tinytc_py.native_libs.spirv_tools_prefix). None when that is not installed; the compiler
+    then says so. libstdc++ is linked in statically with its symbols hidden, so that arena.c's
+    operator new and delete serve all of the library's C++ code and nothing else in the
+    process."""
+    from tinytc_py.native_libs import spirv_tools_prefix
+
+    prefix = spirv_tools_prefix()
+    archive = prefix / "lib" / "libSPIRV-Tools.a" if prefix is not None else None
+    if archive is None or not archive.is_file():
         return None
     target = Path(out_dir) / SPIRV_VAL_LIBRARY
     cmd = [
-        cc, "-shared", "-fPIC", "-O2", "-fvisibility=hidden", "-o", str(target),
-        str(CAPI / "spirv_val" / "spirv_val.c"), str(CAPI / "spirv_val" / "arena.c"),
-        str(SPIRV_TOOLS_ARCHIVE), "-Wl,-Bstatic", "-lstdc++", "-Wl,-Bdynamic", "-lm",
-        "-pthread", "-Wl,--exclude-libs,ALL", "-Wl,--no-undefined",
+        cc, "-shared", "-fPIC", "-O2", "-fvisibility=hidden", f"-I{prefix / 'include'}",
+        "-o", str(target), str(CAPI / "spirv_val" / "spirv_val.c"),
+        str(CAPI / "spirv_val" / "arena.c"), str(archive), "-Wl,-Bstatic", "-lstdc++",
+        "-Wl,-Bdynamic", "-lm", "-pthread", "-Wl,--exclude-libs,ALL", "-Wl,--no-undefined",
     ]  # fmt: skip
     result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode != 0:

@@ -1,7 +1,7 @@
-"""The DPAS/XMX path of PVC and BMG (backend.md §3.5): which ops take it, what they fall back
-to, and the 2D block message constants. Nothing here runs on a GPU: every kernel goes through
-compile_to_spirv, so spirv-val (with the inline-assembly stand-ins of spirv/validate.py) checks
-each module."""
+"""The DPAS/XMX path of PVC and BMG (docs/design.md §B3.5): which ops take it, what they fall
+back to, and the 2D block message constants. Nothing here runs on a GPU: every kernel goes
+through compile_to_spirv, so spirv-val (with the inline-assembly constraint check of
+spirv/validate.py) checks each module."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from tinytc_py.spirv.convert.coopmatrix_dpas import (
     store_config,
     store_descriptor,
 )
-from tinytc_py.spirv.validate import SpirvValidationError, _without_inline_asm, validate
+from tinytc_py.spirv.validate import SpirvValidationError, validate
 from tinytc_py.target.core_info import CoreInfo
 from tinytc_py.text.parser import parse
 
@@ -178,11 +178,3 @@ def test_validate_checks_asm_constraints():
     bad = binary.replace(b"=rw,=rw,rw.u", b"=rw,rw,=rw.u", 1)
     with pytest.raises(SpirvValidationError, match="constraints"):
         validate(bad)
-
-
-def test_stand_ins_leave_other_modules_alone():
-    binary = compile_to_spirv(parse(kernel(sgs=32), CompilerContext(), "k.ir"))
-    from tinytc_py.spirv.assembler import words_from_binary
-
-    words = words_from_binary(binary.data)
-    assert _without_inline_asm(words) is words
