@@ -30,7 +30,12 @@ libtinytc.so.0.4.0 (file), libtinytc.so.0 (SONAME symlink), libtinytc.so (link-t
 Next to the libraries it writes pkg-config files (pkgconfig/tinytc.pc, tinytc_cl.pc,
 tinytc_ze.pc) and a CMake package configuration (cmake/tinytc/tinytcConfig.cmake) that point at
 this build tree, so `PKG_CONFIG_PATH=build/lib/pkgconfig pkg-config --cflags --libs tinytc` and
-`find_package(tinytc)` with `tinytc_DIR=build/lib/cmake/tinytc` work.
+`find_package(tinytc)` with `tinytc_DIR=build/lib/cmake/tinytc` work; tinytc.pc's variable
+`fortran_module` names the Fortran module's source (capi/fortran/tinytc.f90).
+
+libtinytc_cl registers the Intel CPU OpenCL runtime of this environment with the ICD loader when
+it is loaded and no OpenCL platform is configured (capi/native_cl.c), through the vendors folder
+that capi/ze_cpu/build.py writes next to the libraries.
 
 Usage: capi/build.py [--out DIR] [--cc CC] [--keep-c]
 """
@@ -350,8 +355,9 @@ def _package_files(out_dir: Path, version: str) -> None:
     pc.mkdir(exist_ok=True)
     head = f"includedir={INCLUDE}\nlibdir={out_dir.resolve()}\n\n"
     libs = "-L${libdir} -Wl,-rpath,${libdir}"
+    fortran = f"fortran_module={CAPI / 'fortran' / 'tinytc.f90'}\n"  # --variable=fortran_module
     (pc / "tinytc.pc").write_text(
-        head + "Name: tinytc\nDescription: Tiny Tensor Compiler C API (tinytc-py)\n"
+        head + fortran + "Name: tinytc\nDescription: Tiny Tensor Compiler C API (tinytc-py)\n"
         f"Version: {version}\nCflags: -I${{includedir}}\nLibs: {libs} -ltinytc\n"
     )
     for lib, runtime, what in (

@@ -32,6 +32,15 @@ def python_blocks(path: Path) -> list[str]:
     return MD_BLOCK.findall(text)
 
 
+SH_BLOCK = re.compile(r"^\.\. code-block:: sh\n\n((?:(?:   .*)?\n)+)", re.MULTILINE)
+
+
+def sh_blocks(path: Path) -> list[str]:
+    """The shell commands of an .rst page, one string per ``code-block:: sh``, for the tests
+    that run the documented commands verbatim (tests/capi/test_docs_commands.py, test_wheel)."""
+    return [textwrap.dedent(b) for b in SH_BLOCK.findall(path.read_text(encoding="utf-8"))]
+
+
 PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.rst")), *sorted(DOCS.glob("*.md"))]
 PAGES_WITH_CODE = [p for p in PAGES if python_blocks(p)]
 
