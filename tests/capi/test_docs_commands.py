@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, clean_env
+from test_docs import sh_blocks  # tests/ is on sys.path (pytest's rootdir-based imports)
 
-sys.path.insert(0, str(ROOT / "tests"))
-from test_docs import sh_blocks  # noqa: E402
+from .conftest import ROOT, clean_env
 
 PAGE = ROOT / "docs" / "c-api.rst"
 

@@ -14,6 +14,7 @@ import sys
 import time
 
 from ..kernel_cache import stats, store
+from . import add_version_option
 
 
 def _list() -> None:
@@ -62,6 +63,7 @@ COMMANDS = {"list": _list, "stats": _stats, "clear": _clear}
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="tinytc-cache", description="Inspect the kernel cache.")
+    add_version_option(ap)
     ap.add_argument("command", choices=sorted(COMMANDS))
     args = ap.parse_args(argv)
     try:
