@@ -138,7 +138,7 @@ def test_gemm_lowering_uses_dpas():
 
 
 def test_load_descriptor_and_payload():
-    """§3.5: desc = 3 | vnni<<7 | log2(size)<<9 | transpose<<15 | min(31,#GRF)<<20 | 1<<25,
+    """§B3.5: desc = 3 | vnni<<7 | log2(size)<<9 | transpose<<15 | min(31,#GRF)<<20 | 1<<25,
     payload dword 7 = (array_len-1)<<16 | (height-1)<<8 | (width-1)."""
     cfg = load_config(2, 32, 32, MatrixUse.a, False, 1024)  # f16 A, pieces of 16 dwords
     assert cfg == Block2d(2, 16, 32, 1, 2, 1, vnni=True)

@@ -73,7 +73,7 @@ def set_flags(ctx: CompilerContext, flags: list[str]) -> None:
 CORE_FEATURES = {"large-register-file": CoreFeature.large_register_file}
 
 # `-d cpu-avx2` / `-d cpu-avx512`, and `-d cpu` without an OpenCL CPU device: what the Intel
-# CPU runtime reports (backend.md §7.2: max work-group size 8192, subgroup sizes 4..64, every
+# CPU runtime reports (docs/design.md §B7.2: max work-group size 8192, subgroup sizes 4..64, every
 # SPIR-V feature) with the register file of the ISA (target/cpu_core.py).
 CPU_SUBGROUP_SIZES = (4, 8, 16, 32, 64)
 CPU_MAX_WORK_GROUP_SIZE = 8192

@@ -4,12 +4,12 @@
     k = prog.kernel("name")
     k(A, B, 2.0, num_groups=(n, 1, 1))              # NumPy arrays are copied in and back
 
-Arguments follow the calling convention of backend.md §1 as `runtime.args` describes. OpenCL
+Arguments follow the calling convention of docs/design.md §B1 as `runtime.args` describes. OpenCL
 specifics: NumPy memrefs are staged in a cl.Buffer and copied back after the launch;
 `pyopencl.array.Array`s are used in place; `Memref(buffer, ...)` takes a plain cl.Buffer;
 `cl.LocalMemory` fills a local memref parameter. Groups need fine-grained SVM (pointers stored
 in memory): the member data, the pointer table and the dope tables are SVM allocations.
-Launch: global size = num_groups x work-group size (backend.md §2.3).
+Launch: global size = num_groups x work-group size (docs/design.md §B2.3).
 """
 
 from __future__ import annotations

