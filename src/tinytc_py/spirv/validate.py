@@ -10,6 +10,11 @@ else its spirv-val program runs (3-4 ms more per module). A spirv-val of the sys
 used: Debian 12's 2023.1 rejects valid modules of this compiler (inline assembly, bfloat16
 conversions), and a validator that depends on the machine is a hidden dependency of the wheel.
 
+Speed (measured on an AMD EPYC, AVX-512, in-process library with the arena): 2025.5's validator
+takes 2-5 % longer than Debian's 2023.1 on the same module (geometric mean +3.4 % over
+examples/ir compiled for cpu and pvc), but a DPAS GEMM, which 2023.1 could only check on a
+rewritten copy, now validates 10-18 % faster than the copy and the old validator did.
+
 Target environment: the universal `spv1.<minor>` of the module's own version. spirv-val's OpenCL
 environments (opencl1.2 ... opencl2.2) accept at most SPIR-V 1.2 and reject capabilities that
 OpenCL only grants through device extensions (Float16 needs cl_khr_fp16), so they refuse valid
