@@ -104,10 +104,11 @@ def test_wheel_installs_console_scripts(installed: Path):
 
 
 def test_readme_snippet_runs_with_only_the_venv_on_path(installed: Path, tmp_path: Path):
-    """The README's Python snippet, verbatim, as `python snippet.py` in a shell whose PATH holds
-    only the environment's bin: what each `print(...)  # ...` line promises is printed."""
+    """The README's Python code, verbatim (its blocks one after the other, as a reader pastes
+    them), as `python snippet.py` in a shell whose PATH holds only the environment's bin: what
+    each `print(...)  # ...` line promises is printed."""
     pytest.importorskip("pyopencl")
-    (snippet,) = python_blocks(ROOT / "README.md")
+    snippet = "\n".join(python_blocks(ROOT / "README.md"))
     expected = re.findall(r"^print\(.*\)  # (.*)$", snippet, re.MULTILINE)
     assert expected, "the README's snippet promises no output"
     (tmp_path / "snippet.py").write_text(snippet)
