@@ -130,20 +130,24 @@ def test_installed_package_runs_a_kernel(installed: Path, tmp_path: Path):
 
 def test_documented_c_and_fortran_commands_with_the_wheel(installed: Path, tmp_path: Path):
     """docs/c-api.rst's commands for a wheel install, verbatim in a shell (HOME is the test's
-    folder, so ~/tinytc-lib is there): build-capi and the one step, then the C OpenCL and the
-    Fortran builds of the examples, whose programs find the CPU device by themselves."""
-    for tool in ("gcc", "pkg-config", "gfortran"):
+    folder, so ~/tinytc-lib is there): build-capi and the one step, then the C, C++ and Fortran
+    builds of the examples, whose OpenCL programs find the CPU device by themselves."""
+    for tool in ("gcc", "g++", "pkg-config", "gfortran"):
         if shutil.which(tool) is None:
             pytest.skip(f"{tool} is needed")
     page = sh_blocks(ROOT / "docs" / "c-api.rst")
     (step,) = [b for b in page if "tinytc-py build-capi --out ~/tinytc-lib" in b]
+    (builder,) = [b for b in page if "gcc examples/c/builder.c" in b]
+    (cxx,) = [b for b in page if "g++ -std=c++17" in b]
     (c,) = [b for b in page if "examples/c/simple_cl.c" in b]
     (fortran,) = [b for b in page if "gfortran" in b]
     (tmp_path / "examples").symlink_to(ROOT / "examples")
     env = {**_clean_env(), "HOME": str(tmp_path)}
     env["PATH"] = f"{installed / 'bin'}:{env['PATH']}"  # the venv activated
-    script = "set -euo pipefail\n" + step + c + fortran
-    out = _run(["bash", "-c", script], cwd=tmp_path, env=env).stdout
+    script = "set -euo pipefail\n" + step + builder + cxx + "./builder\n" + c + fortran
+    result = _run(["bash", "-c", script], cwd=tmp_path, env=env)
+    out = result.stdout
+    assert result.stderr.count("func @copy(%A: memref<f32x8x8>, %B: memref<f32x8x8>)") == 2
     lib = tmp_path / "tinytc-lib"
     assert f"PKG_CONFIG_PATH={lib}/pkgconfig" in out
     assert "calling convention: 0 of 78 entries wrong" in out
