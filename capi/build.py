@@ -47,6 +47,7 @@ import contextlib
 import importlib.util
 import io
 import os
+import re
 import site
 import subprocess
 import sys
@@ -155,26 +156,48 @@ def _version_script(names: list[str]) -> str:
 
 def emit_c(gen, api, library: str, path: Path, out_dir: Path = DEFAULT_OUT) -> None:
     """Writes the C source of one embedding module, to be built into `out_dir`."""
-    import cffi
-
     sections = gen.split_cdef(gen.render_cdef(api))
-    info = api.libraries[library]
     functions = {
         f.name: "void" if f.returns.strip() == "void" else "status"
         for f in api.python_functions(library)
     }
-    ffi = cffi.FFI()
-    ffi.cdef(sections["types"] + sections[f"{library}_types"] + HELPER_CDEF)
-    ffi.embedding_api(sections[library])
     native = "".join((CAPI / name).read_text() for name in NATIVE_SOURCES[library])
-    prelude = _prelude(library, out_dir)
-    ffi.set_source(info["module"], prelude + (CAPI / "helpers.c").read_text() + native)
+    _emit_embedding(
+        path,
+        library,
+        api.libraries[library]["module"],
+        types=sections["types"] + sections[f"{library}_types"],
+        declarations=sections[library],
+        functions=functions,
+        source=_prelude(PRELUDE[library], _cl_vendors(out_dir) if library == "tinytc_cl" else {})
+        + (CAPI / "helpers.c").read_text()
+        + native,
+    )
+
+
+def _emit_embedding(
+    path: Path,
+    library: str,
+    module: str,
+    types: str,
+    declarations: str,
+    functions: dict[str, str],
+    source: str,
+) -> None:
+    """Writes the C source of a cffi embedding module whose `declarations` are implemented in
+    Python (`functions`: each name's return kind, "status" or "void")."""
+    import cffi
+
+    ffi = cffi.FFI()
+    ffi.cdef(types + HELPER_CDEF)
+    ffi.embedding_api(declarations)
+    ffi.set_source(module, source)
     ffi.embedding_init_code(
         INIT_CODE.format(
             functions=functions,
             site_dirs=_site_dirs(),
             src=str(ROOT / "src"),
-            module=info["module"],
+            module=module,
             library=library,
         )
     )
@@ -220,13 +243,22 @@ def _c_literal(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _prelude(library: str, out_dir: Path) -> str:
-    defines = {"TINYTC_PY_EXE": sys.executable, "TINYTC_PY_PATH": str(ROOT / "src")}
+def _prelude(includes: str, defines: dict[str, str] | None = None) -> str:
+    defines = {
+        "TINYTC_PY_EXE": sys.executable,
+        "TINYTC_PY_PATH": str(ROOT / "src"),
+        **(defines or {}),
+    }
+    return "".join(f"#define {k} {_c_literal(v)}\n" for k, v in defines.items()) + includes
+
+
+def _cl_vendors(out_dir: Path) -> dict[str, str]:
+    """TINYTC_CL_VENDORS for libtinytc_cl: the ICD folder that capi/ze_cpu/build.py writes next to
+    the libraries (capi/native_cl.c says why); nothing when the CPU runtime is not installed."""
     ze_cpu = load_ze_cpu_build()
-    if library == "tinytc_cl" and ze_cpu.find_libintelocl() is not None:
-        # the ICD folder build_driver writes (capi/native_cl.c says why)
-        defines["TINYTC_CL_VENDORS"] = str(Path(out_dir).absolute() / ze_cpu.VENDORS_DIR)
-    return "".join(f"#define {k} {_c_literal(v)}\n" for k, v in defines.items()) + PRELUDE[library]
+    if ze_cpu.find_libintelocl() is None:
+        return {}
+    return {"TINYTC_CL_VENDORS": str(Path(out_dir).absolute() / ze_cpu.VENDORS_DIR)}
 
 
 def _link(path: Path, target: Path) -> None:
@@ -316,9 +348,146 @@ def build(
     validator = build_spirv_validator(out_dir, cc)
     if validator is not None and not quiet:
         print(f"built {validator} (in-process spirv-val)")
+    sycl = build_sycl(gen, api, out_dir, cc, flags)
+    if sycl is not None:
+        built["tinytc_sycl"] = sycl
+    if not quiet:
+        print(
+            f"built {sycl} -> {sycl.resolve().name}"
+            if sycl is not None
+            else "skipped libtinytc_sycl: no SYCL runtime here (pip install 'tinytc-py[sycl]')"
+        )
     return built
 
 
+# ---- libtinytc_sycl ----------------------------------------------------------------------------
+# The C++ functions of tinytc_sycl.hpp (capi/sycl/tinytc_sycl.cpp), compiled with the system C++
+# compiler against the SYCL runtime installed from PyPI (the `sycl` extra: intel-sycl-rt puts
+# include/sycl and lib/libsycl.so into the environment's prefix); no SYCL compiler is involved,
+# as the library only launches kernels that tinytc compiled. Its recipe handlers need two
+# functions implemented in Python (capi/sycl/private_api.h), so it is also a small embedding
+# module; the version script exports only the tinytc:: C++ functions.
+
+SYCL_DIR = CAPI / "sycl"
+SYCL_MODULE = "_tinytc_sycl_capi"
+SYCL_CXXFLAGS = (
+    "-std=c++17",
+    "-DSYCL_DISABLE_FSYCL_SYCLHPP_WARNING",
+    "-DCL_TARGET_OPENCL_VERSION=300",
+)
+# The PyPI OpenCL ICD loader (lib/libOpenCL.so.1 next to libsycl) finds its dependencies
+# (libsvml, ...) only through an RPATH of the program that loads it, which applies to indirect
+# dependencies too; a RUNPATH (the linker's default) does not. So programs and libtinytc_sycl
+# itself are linked with DT_RPATH.
+SYCL_LINK_OPTION = "-Wl,--disable-new-dtags"
+SYCL_VERSION_SCRIPT = '{\n  global:\n    extern "C++" { tinytc::*; };\n  local: *;\n};\n'
+
+
+def sycl_runtime() -> Path | None:
+    """The prefix of the SYCL runtime (its include/sycl/sycl.hpp and lib/libsycl.so): the one
+    installed into this Python's environment, or None."""
+    prefix = Path(sys.prefix)
+    if (prefix / "include" / "sycl" / "sycl.hpp").is_file() and (
+        prefix / "lib" / "libsycl.so"
+    ).exists():
+        return prefix
+    return None
+
+
+def build_sycl(
+    gen, api, out_dir: Path, cc: str = "gcc", flags: tuple[str, ...] = ()
+) -> Path | None:
+    """out_dir/libtinytc_sycl.so (next to libtinytc_cl and libtinytc_ze, which it links), or
+    None when this environment has no SYCL runtime."""
+    prefix = sycl_runtime()
+    if prefix is None:
+        return None
+    v = api.version
+    full = f"{v['major']}.{v['minor']}.{v['patch']}"
+    soname = f"libtinytc_sycl.so.{v['major']}"
+    real = out_dir / f"libtinytc_sycl.so.{full}"
+    cxx = os.environ.get("CXX", "g++")
+    declarations = (SYCL_DIR / "private_api.h").read_text()
+    functions = dict.fromkeys(re.findall(r"\b(_tinytc_sycl_\w+)\(", declarations), "status")
+    with tempfile.TemporaryDirectory(prefix="tinytc-sycl-") as tmp:
+        work = Path(tmp)
+        embedding = work / f"{SYCL_MODULE}.c"
+        _emit_embedding(
+            embedding,
+            "tinytc_sycl",
+            SYCL_MODULE,
+            types=gen.split_cdef(gen.render_cdef(api))["types"],
+            declarations=declarations,
+            functions=functions,
+            source=_prelude('#include "tinytc/tinytc.h"\n') + (CAPI / "helpers.c").read_text(),
+        )
+        script = work / "tinytc_sycl.map"
+        script.write_text(SYCL_VERSION_SCRIPT)
+        pyinc = sysconfig.get_paths()["include"]
+        common = ["-fPIC", "-O2", "-fvisibility=hidden", *flags, f"-I{INCLUDE}"]
+        steps = [
+            [cc, "-c", *common, f"-I{pyinc}", "-o", str(work / "embedding.o"), str(embedding)],
+            [
+                cxx, "-c", *common, *SYCL_CXXFLAGS, "-fvisibility-inlines-hidden",
+                f"-I{SYCL_DIR}", f"-I{prefix / 'include'}", "-o", str(work / "sycl.o"),
+                str(SYCL_DIR / "tinytc_sycl.cpp"),
+            ],
+            [
+                cxx, "-shared", *flags, "-o", str(real), str(work / "embedding.o"),
+                str(work / "sycl.o"), f"-Wl,-soname,{soname}", f"-Wl,--version-script={script}",
+                "-Wl,--no-undefined", f"-L{out_dir}", "-ltinytc_cl", "-ltinytc_ze", "-ltinytc",
+                f"-L{prefix / 'lib'}", "-lsycl", "-lOpenCL", "-lze_loader",
+                SYCL_LINK_OPTION, "-Wl,-rpath,$ORIGIN", f"-Wl,-rpath,{prefix / 'lib'}",
+                *_python_link_args(),
+            ],
+        ]  # fmt: skip
+        for cmd in steps:
+            result = subprocess.run(cmd, capture_output=True, text=True)
+            if result.returncode != 0:
+                raise BuildError(f"{' '.join(cmd)}\n{result.stdout}{result.stderr}")
+    _link(real, out_dir / soname)
+    _link(out_dir / soname, out_dir / "libtinytc_sycl.so")
+    _sycl_package_files(out_dir, full, prefix)
+    return out_dir / "libtinytc_sycl.so"
+
+
+def _sycl_package_files(out_dir: Path, version: str, prefix: Path) -> None:
+    """pkgconfig/tinytc_sycl.pc and cmake/tinytc_sycl/tinytc_syclConfig.cmake (imported target
+    tinytc::tinytc_sycl) for the built tree; both bring the SYCL runtime's include/ and lib/."""
+    out = out_dir.resolve()
+    sycl_lib = prefix / "lib"
+    defines = " ".join(f for f in SYCL_CXXFLAGS if f.startswith("-D"))
+    (out_dir / "pkgconfig" / "tinytc_sycl.pc").write_text(
+        f"includedir={INCLUDE}\nlibdir={out}\nsyclprefix={prefix}\n\n"
+        "Name: tinytc_sycl\nDescription: SYCL interoperability of tinytc (tinytc-py)\n"
+        f"Version: {version}\nRequires: tinytc_cl tinytc_ze\n"
+        f"Cflags: -I${{includedir}} -I${{syclprefix}}/include {defines}\n"
+        f"Libs: {SYCL_LINK_OPTION} -L${{libdir}} -Wl,-rpath,${{libdir}} -ltinytc_sycl "
+        "-L${syclprefix}/lib -Wl,-rpath,${syclprefix}/lib -lsycl\n"
+    )
+    cm = out_dir / "cmake" / "tinytc_sycl"
+    cm.mkdir(parents=True, exist_ok=True)
+    (cm / "tinytc_syclConfig.cmake").write_text(
+        "# tinytc-py: imported target tinytc::tinytc_sycl (with tinytc::tinytc, tinytc_cl, tinytc_ze)\n"
+        'include("${CMAKE_CURRENT_LIST_DIR}/../tinytc/tinytcConfig.cmake")\n'
+        f"set(tinytc_sycl_VERSION {version})\n"
+        "if(NOT TARGET tinytc::tinytc_sycl)\n"
+        "  add_library(tinytc::tinytc_sycl SHARED IMPORTED)\n"
+        "  set_target_properties(tinytc::tinytc_sycl PROPERTIES\n"
+        f'    IMPORTED_LOCATION "{out}/libtinytc_sycl.so"\n'
+        f'    IMPORTED_SONAME "libtinytc_sycl.so.{version.split(".")[0]}"\n'
+        f'    INTERFACE_INCLUDE_DIRECTORIES "{INCLUDE};{prefix / "include"}"\n'
+        f'    INTERFACE_COMPILE_DEFINITIONS "{defines.replace("-D", "").replace(" ", ";")}"\n'
+        f'    INTERFACE_LINK_LIBRARIES "tinytc::tinytc_cl;tinytc::tinytc_ze;{sycl_lib / "libsycl.so"}"\n'
+        f'    INTERFACE_LINK_OPTIONS "{SYCL_LINK_OPTION}")\n'
+        "endif()\n"
+    )
+    (cm / "tinytc_syclConfigVersion.cmake").write_text(
+        (out_dir / "cmake" / "tinytc" / "tinytcConfigVersion.cmake").read_text()
+    )
+
+
+SPIRV_TOOLS_ARCHIVE = Path("/usr/lib/x86_64-linux-gnu/libSPIRV-Tools.a")
 SPIRV_VAL_LIBRARY = "libtinytc_spirv_val.so"
 
 

@@ -21,14 +21,15 @@ import tinytc_py
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 
-RST_BLOCK = re.compile(r"^\.\. code-block:: python\n\n((?:(?:   .*)?\n)+)", re.MULTILINE)
+# A python block, also indented inside a directive (group 1: the directive's indentation).
+RST_BLOCK = re.compile(r"^( *)\.\. code-block:: python\n\n((?:(?:\1   .*)?\n)+)", re.MULTILINE)
 MD_BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 
 def python_blocks(path: Path) -> list[str]:
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".rst":
-        return [textwrap.dedent(b) for b in RST_BLOCK.findall(text)]
+        return [textwrap.dedent(b) for _, b in RST_BLOCK.findall(text)]
     return MD_BLOCK.findall(text)
 
 
@@ -42,7 +43,8 @@ def sh_blocks(path: Path) -> list[str]:
 
 
 PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.rst")), *sorted(DOCS.glob("*.md"))]
-PAGES_WITH_CODE = [p for p in PAGES if python_blocks(p)]
+REFERENCE_PAGES = sorted(DOCS.glob("reference/*.rst"))  # the language reference
+PAGES_WITH_CODE = [p for p in [*PAGES, *REFERENCE_PAGES] if python_blocks(p)]
 
 
 def test_sphinx_builds_without_warnings(tmp_path: Path):
@@ -57,16 +59,30 @@ def test_sphinx_builds_without_warnings(tmp_path: Path):
     assert result.returncode == 0, result.stdout + result.stderr
     index = (out / "index.html").read_text(encoding="utf-8")
     for page in ("getting-started", "python-api", "c-api", "level-zero-cpu", "kernel-cache",
-                 "performance", "differences", "language"):  # fmt: skip
+                 "performance", "differences", "language", "sycl"):  # fmt: skip
         assert f'href="{page}.html"' in index, page
+    assert 'href="reference/index.html"' in index
     api = (out / "python-api.html").read_text(encoding="utf-8")
     for name in ("compile", "small_gemm_batched", "CompilationError", "devices"):
         assert f'id="tinytc_py.{name}"' in api, name
+    assert 'id="tinytc_py.DYNAMIC"' in api
+    # the builder's methods are documented with their real signatures, not (*args, **props)
+    builder = (out / "reference" / "builder.html").read_text(encoding="utf-8")
+    assert 'id="tinytc_py.ir.builder.IRBuilder.size"' in builder
+    size = builder.split('id="tinytc_py.ir.builder.IRBuilder.size"', 1)[1].split("</dt>", 1)[0]
+    assert "operand" in size and "mode" in size and "args" not in size
+    from tinytc_py.ir.builder import IRBuilder
+    from tinytc_py.ir.instructions import INSTRUCTIONS
+
+    documented = set(re.findall(r'id="tinytc_py\.ir\.builder\.IRBuilder\.(\w+)"', builder))
+    methods = {n for n in dir(IRBuilder) if not n.startswith("_")} - {"attr", "insert"}
+    assert documented == methods
+    assert len(documented) > len(INSTRUCTIONS)  # one method per instruction, and function, ...
 
 
 def test_pages_with_python_code_are_found():
     names = {p.name for p in PAGES_WITH_CODE}
-    assert {"README.md", "getting-started.rst"} <= names
+    assert {"README.md", "getting-started.rst", "python-api.rst", "builder.rst"} <= names
 
 
 @pytest.mark.parametrize("page", PAGES_WITH_CODE, ids=lambda p: p.name)

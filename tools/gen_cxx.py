@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from gen_capi import Api, Function, Param
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "capi" / "cxx"
-HEADERS = ("tinytc", "types", "core", "builder", "tinytc_cl", "tinytc_ze")
+HEADERS = ("tinytc", "types", "core", "builder", "tinytc_cl", "tinytc_ze", "tinytc_sycl")
 MARKER = re.compile(r"^// @generated (\w+)\n", re.M)
 CXX_SCALARS = {"tinytc_bool_t": "bool", "int32_t": "std::int32_t", "int64_t": "std::int64_t"}
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .ir.builder import IRBuilder as Builder
     from .ir.context import CompilerContext
     from .ir.enums import OptFlag
+    from .ir.types import DYNAMIC
     from .recipes.arrays import small_gemm_batched, tall_and_skinny
     from .runtime.launch import Group, Memref
     from .target.core_info import CoreInfo
@@ -34,6 +35,7 @@ _LAZY = {
     "Builder": ("ir.builder", "IRBuilder"),
     "CompilerContext": ("ir.context", "CompilerContext"),
     "OptFlag": ("ir.enums", "OptFlag"),
+    "DYNAMIC": ("ir.types", "DYNAMIC"),
     "CoreInfo": ("target.core_info", "CoreInfo"),
     "Group": ("runtime.launch", "Group"),
     "Memref": ("runtime.launch", "Memref"),
@@ -61,6 +63,7 @@ __all__ = [
     "CompilationError",
     "CompilerContext",
     "CoreInfo",
+    "DYNAMIC",
     "Device",
     "Group",
     "Location",

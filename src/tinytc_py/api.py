@@ -31,13 +31,14 @@ if TYPE_CHECKING:
     from .ir.region import Prog
     from .target.core_info import CoreInfo
 
-RUNTIMES = ("opencl", "level_zero")
+RUNTIMES = ("opencl", "level_zero", "sycl")
 
 
 @dataclass(frozen=True, eq=False)
 class Device:
-    """A device kernels run on: `runtime` is "opencl" or "level_zero", `handle` the runtime's
-    own object (a `pyopencl.Device`, or a `tinytc_py.runtime.level_zero.Device`)."""
+    """A device kernels run on: `runtime` is "opencl", "level_zero" or "sycl", `handle` the
+    runtime's own object (a `pyopencl.Device`, a `tinytc_py.runtime.level_zero.Device`, or the
+    `dpctl.SyclQueue` kernels launch on)."""
 
     runtime: str
     name: str
@@ -50,6 +51,10 @@ class Device:
             from .runtime.opencl import core_info_for
 
             return core_info_for(self.handle)
+        if self.runtime == "sycl":
+            from .runtime import sycl
+
+            return sycl.core_info_for(self.handle.sycl_device)
         return self.handle.core_info
 
     def __eq__(self, other: object) -> bool:
@@ -63,9 +68,13 @@ class Device:
         return hash((self.runtime, _handle_key(self)))
 
 
-def _handle_key(device: Device) -> int:
+def _handle_key(device: Device) -> Any:
     if device.runtime == "opencl":
         return int(device.handle.int_ptr)
+    if device.runtime == "sycl":
+        from .runtime import sycl
+
+        return sycl.device_key(device.handle)
     from .runtime.ze_api import address
 
     return int(address(device.handle.handle))
@@ -103,13 +112,26 @@ def _level_zero_devices() -> list[Device]:
         return []
 
 
+def _sycl_devices() -> list[Device]:
+    try:
+        from .runtime import sycl
+    except ImportError:  # dpctl is not installed (the 'sycl' extra)
+        return []
+    return [_sycl_device(sycl.queue_of(d)) for d in sycl.devices()]
+
+
+def _sycl_device(queue: Any) -> Device:
+    return Device("sycl", queue.sycl_device.name.strip(), queue)
+
+
 def devices() -> list[Device]:
-    """The OpenCL (SPIR-V capable) and Level Zero devices found, the default device first.
+    """The OpenCL (SPIR-V capable), Level Zero and SYCL (with dpctl) devices found, the default
+    device first.
 
     The default is the one `compile` uses without ``device=``: an OpenCL GPU if there is one,
-    else Intel's CPU OpenCL runtime.
+    else Intel's CPU OpenCL runtime. A SYCL device launches on dpctl's cached queue of it.
     """
-    return _opencl_devices() + _level_zero_devices()
+    return _opencl_devices() + _level_zero_devices() + _sycl_devices()
 
 
 @functools.cache
@@ -125,7 +147,8 @@ def default_device() -> Device:
 
 
 def _as_device(device: Any) -> Device:
-    """A Device from what users hold: a Device, a pyopencl.Device or a Level Zero Device."""
+    """A Device from what users hold: a Device, a pyopencl.Device, a Level Zero Device, or a
+    dpctl.SyclQueue / dpctl.SyclDevice."""
     if device is None:
         return default_device()
     if isinstance(device, Device):
@@ -134,6 +157,10 @@ def _as_device(device: Any) -> Device:
         return Device("opencl", device.name.strip(), device)
     if hasattr(device, "core_info") and hasattr(device, "driver"):
         return Device("level_zero", device.name.strip(), device)
+    if type(device).__module__.startswith("dpctl"):  # dpctl.SyclQueue or dpctl.SyclDevice
+        from .runtime import sycl
+
+        return _sycl_device(sycl.queue_of(device))
     raise TypeError(f"not a device: {device!r}")
 
 
@@ -212,7 +239,8 @@ def compile(  # noqa: A001 - the name users expect, as re.compile
     `source` is tensor-language text, a `Path` of a ``.ir`` file, a program (`parse`) or a
     `Builder` (its program). A program is compiled in place (the pass pipeline changes it)
     unless the kernel cache already holds its SPIR-V.
-    `device` is an element of `devices()`, a ``pyopencl.Device`` or a Level Zero device
+    `device` is an element of `devices()`, a ``pyopencl.Device``, a Level Zero device or a
+    ``dpctl.SyclQueue`` (kernels launch on it) or ``dpctl.SyclDevice``
     (default: the default device). `target` compiles for another core info instead of the
     device's: a name ("pvc", "bmg", "tgl", "cpu") or a `CoreInfo`; with a `target` and no
     `device`, no runtime is needed (only `Program.spirv` and `Program.dump` then). `flags`
@@ -265,6 +293,10 @@ def build_for(binary: Binary, device: Device) -> Any:
     its own for the process. The Intel CPU runtime's build log, printed as a warning on every
     successful build, is dropped.
     """
+    if device.runtime == "sycl":
+        from .runtime import sycl
+
+        return sycl.program(binary, device.handle)
     if device.runtime == "opencl":
         from .runtime import device as cl_device
         from .runtime import opencl

@@ -126,3 +126,12 @@ def cl_env() -> dict[str, str]:
     except RuntimeError as e:
         pytest.skip(str(e))
     return {"OCL_ICD_VENDORS": str(folder)} if folder else {}
+
+
+@pytest.fixture(scope="session")
+def sycl_libs(capi_libs) -> Path:
+    """The libraries' folder, when capi/build.py could build libtinytc_sycl there (it needs the
+    SYCL runtime of the `sycl` extra)."""
+    if not (capi_libs / "libtinytc_sycl.so").exists():
+        pytest.skip("no SYCL runtime in this environment (pip install 'tinytc-py[sycl]')")
+    return capi_libs

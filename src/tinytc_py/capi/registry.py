@@ -51,6 +51,8 @@ def attach(ffi: Any, lib: Any, functions: dict[str, str]) -> list[str]:
         from . import cl  # noqa: F401 - only the OpenCL library needs OpenCL
     if any(name.startswith("tinytc_ze_") for name in functions):
         from . import ze  # noqa: F401 - only the Level Zero library needs Level Zero
+    if any(name.startswith("_tinytc_sycl_") for name in functions):
+        from . import sycl  # noqa: F401 - libtinytc_sycl's private recipe-handler functions
 
     missing = []
     for name, kind in functions.items():

@@ -2,8 +2,9 @@
 
     tinytc-py build-capi [--out DIR] [--cc CC]
 
-build-capi builds the C API (libtinytc.so, libtinytc_cl.so, libtinytc_ze.so), the Level Zero
-CPU driver (libze_tinytc_cpu.so), the in-process validator and the pkg-config and CMake files
+build-capi builds the C API (libtinytc.so, libtinytc_cl.so, libtinytc_ze.so; libtinytc_sycl.so
+when the SYCL runtime, the `sycl` extra, is installed), the Level Zero CPU driver
+(libze_tinytc_cpu.so), the in-process validator and the pkg-config and CMake files
 into DIR (default: build/lib of the checkout, or of the C sources an installed wheel carries,
 where the Python package finds the driver and the validator by itself). It does for an
 installed package what `make setup` does for a checkout, from the same script (capi/build.py).
@@ -40,12 +41,14 @@ def build_capi(out: Path, cc: str) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     try:
-        build.build(out, cc, quiet=False)
+        built = build.build(out, cc, quiet=False)
     except build.BuildError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     print(f"pkg-config: PKG_CONFIG_PATH={out.resolve() / 'pkgconfig'}")
     print(f"CMake: tinytc_DIR={out.resolve() / 'cmake' / 'tinytc'}")
+    if "tinytc_sycl" in built:
+        print(f"CMake: tinytc_sycl_DIR={out.resolve() / 'cmake' / 'tinytc_sycl'}")
     return 0
 
 

@@ -10,15 +10,23 @@ mnemonic, `_` appended to Python keywords), regions as context managers.
 
 Instructions verify themselves when created, and the builder checks placement, visibility of the
 operands and region yields exactly where the parser does, so no invalid program can be built.
+
+The methods of the instructions without a hand-written one below are generated from the
+instruction table (builder_methods.py, by tools/gen_langref.py), so that each has its real
+signature. An instruction built without an explicit `loc` is located at the Python line that
+called the builder, and its errors quote that line.
 """
 
 from __future__ import annotations
 
+import linecache
 import re
-from collections.abc import Callable
+import sys
+from types import CodeType, FrameType
 from typing import Any
 
-from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Status
+from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Position, Status
+from . import builder_methods
 from .attrs import DictionaryAttr
 from .context import CompilerContext
 from .enums import OptFlag
@@ -33,6 +41,8 @@ from .values import Value
 from .verify import check_placement, check_region_end, finish_func
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+# Frames in these files are the builder's own; the caller's location is the first frame outside.
+_BUILDER_FILES = frozenset({__file__, builder_methods.__file__})
 
 
 class RegionScope:
@@ -60,7 +70,8 @@ class RegionScope:
     def __exit__(self, exc_type, exc, tb) -> None:
         self.builder.region = self._saved
         if exc_type is None:
-            check_region_end(self.region)
+            with self.builder._rendering():
+                check_region_end(self.region)
 
 
 class IfScope:
@@ -80,8 +91,9 @@ class IfScope:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
-            check_region_end(self.inst.regions[0])
-            check_region_end(self.inst.regions[1])
+            with self.then.builder._rendering():
+                check_region_end(self.inst.regions[0])
+                check_region_end(self.inst.regions[1])
 
 
 class FunctionScope:
@@ -101,20 +113,79 @@ class FunctionScope:
     def __exit__(self, exc_type, exc, tb) -> None:
         self.body.__exit__(exc_type, exc, tb)
         if exc_type is None:
-            # Region instructions whose `with` block was never entered (e.g. a for with init
-            # values) were not checked on the way.
-            for inst in self.func.body.walk():
-                for region in inst.regions:
-                    check_region_end(region)
-            finish_func(self.func)
-            self.builder.prog.add_function(self.func)
+            with self.builder._rendering():
+                # Region instructions whose `with` block was never entered (e.g. a for with
+                # init values) were not checked on the way.
+                for inst in self.func.body.walk():
+                    for region in inst.regions:
+                        check_region_end(region)
+                finish_func(self.func)
+                self.builder.prog.add_function(self.func)
 
 
-class IRBuilder:
+class _Rendering:
+    """`with builder._rendering():` gives a CompilationError raised inside its message with the
+    builder's sources (file:line and the quoted line), as parse errors have theirs."""
+
+    def __init__(self, ctx: CompilerContext) -> None:
+        self.ctx = ctx
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if isinstance(exc, CompilationError) and exc.rendered is None and exc.loc.begin.source_id:
+            exc.rendered = self.ctx.format(exc)
+
+
+class IRBuilder(builder_methods.InstructionMethods):
+    """Builds a program: `function(...)` opens a kernel, one method per instruction appends at
+    the insertion point (`region`), and the methods of instructions with regions return context
+    managers that move the insertion point into them. `prog` is the program built so far."""
+
     def __init__(self, ctx: CompilerContext | None = None, region: Region | None = None) -> None:
         self.ctx = ctx or CompilerContext()
         self.prog = Prog(self.ctx)
         self.region = region
+        self._source_ids: dict[str, int] = {}  # Python file -> source id in ctx
+        # code object -> its instructions' (line, end line, column, end column), read once
+        self._positions: dict[CodeType, list[tuple[int | None, ...]]] = {}
+
+    # ---- locations ----------------------------------------------------------------------------
+
+    def _rendering(self) -> _Rendering:
+        return _Rendering(self.ctx)
+
+    def _where(self, loc: Location | None) -> Location:
+        """`loc`, or where the user's code called the builder: the first frame outside the
+        builder's files, with its source registered in the context for error messages."""
+        if loc is not None:
+            return loc
+        frame: FrameType | None = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename in _BUILDER_FILES:
+            frame = frame.f_back
+        if frame is None:
+            return UNKNOWN_LOCATION
+        return self._frame_location(frame)
+
+    def _frame_location(self, frame: FrameType) -> Location:
+        path = frame.f_code.co_filename
+        sid = self._source_ids.get(path)
+        if sid is None:
+            text = "".join(linecache.getlines(path, frame.f_globals))
+            sid = self._source_ids[path] = self.ctx.add_source(path, text)
+        code = frame.f_code
+        positions = self._positions.get(code)
+        if positions is None:
+            positions = self._positions[code] = list(code.co_positions())
+        unit = frame.f_lasti // 2  # the call's instruction (2-byte code units)
+        line, end_line, col, end_col = (
+            positions[unit] if unit < len(positions) else (None, None, None, None)
+        )
+        if line is None or col is None or end_col is None:
+            line = end_line = frame.f_lineno
+            col, end_col = 0, len(linecache.getline(path, line).rstrip())
+        return Location(Position(sid, line, col + 1), Position(sid, end_line or line, end_col + 1))
 
     # ---- functions and insertion --------------------------------------------------------------
 
@@ -125,12 +196,17 @@ class IRBuilder:
         param_names: list[str] | None = None,
         attrs: DictionaryAttr | dict | None = None,
         param_attrs: list[DictionaryAttr | dict | None] | None = None,
-        loc: Location = UNKNOWN_LOCATION,
+        loc: Location | None = None,
     ) -> FunctionScope:
-        func = Func(name, list(param_types), loc, self._dict(attrs))
-        _set_names(func.params, param_names, loc)
-        if param_attrs is not None:
-            func.param_attrs = [self._dict(a) for a in param_attrs]
+        """Opens the kernel `name` (``with b.function(...) as f:``, parameters in ``f.params``);
+        it is added to `prog` when the block ends. `attrs` are the function's attributes
+        (``{"subgroup_size": 16}``), `param_attrs` one dictionary (or None) per parameter."""
+        loc = self._where(loc)
+        with self._rendering():
+            func = Func(name, list(param_types), loc, self._dict(attrs))
+            _set_names(func.params, param_names, loc)
+            if param_attrs is not None:
+                func.param_attrs = [self._dict(a) for a in param_attrs]
         return FunctionScope(self, func)
 
     def _dict(self, attrs: DictionaryAttr | dict | None) -> DictionaryAttr | None:
@@ -183,38 +259,88 @@ class IRBuilder:
         props: dict | None = None,
         ty: Type | list[Type] | None = None,
         name: str | list[str] | None = None,
-        loc: Location = UNKNOWN_LOCATION,
+        loc: Location | None = None,
         attrs: DictionaryAttr | dict | None = None,
     ) -> Inst:
+        """Creates and inserts the instruction `mnemonic` from its table row's operand and
+        property names (what every instruction method does)."""
+        loc = self._where(loc)
+        with self._rendering():
+            cls = INSTRUCTIONS[mnemonic]
+            if cls.spec.result == "result" and ty is None:
+                raise _type_required(mnemonic, loc)
+            if ty is not None and not isinstance(ty, (Type, list)):
+                detail = f"{mnemonic}: the result type `ty` must be a type, got {ty!r}"
+                raise CompilationError(loc, Status.invalid_arguments, detail)
+            return self.insert(cls(operands, props, ty, loc, self._dict(attrs)), name)
+
+    def _build(
+        self,
+        mnemonic: str,
+        operands: dict[str, Any],
+        props: dict[str, Any],
+        ty: Type | None,
+        name: str | None,
+        loc: Location | None,
+        attrs: DictionaryAttr | dict | None,
+    ) -> Any:
+        """The body of the generated instruction methods: checks the properties, infers the
+        result type where the operands give it, creates, and returns the result (or the
+        instruction when it has none)."""
+        loc = self._where(loc)
         cls = INSTRUCTIONS[mnemonic]
-        if cls.spec.result == "result" and ty is None:
-            raise _type_required(mnemonic, loc)
-        return self.insert(cls(operands, props, ty, loc, self._dict(attrs)), name)
+        spec = cls.spec
+        with self._rendering():
+            for p in spec.props:
+                value = props.get(p.name)
+                if value is None and p.default is None:
+                    detail = f"{mnemonic}: {p.name!r} required"
+                    raise CompilationError(loc, Status.invalid_arguments, detail)
+                if p.kind == "int" and not isinstance(value, int):
+                    got = f"the type {value}" if isinstance(value, Type) else repr(value)
+                    detail = f"{mnemonic}: {p.name!r} must be an int, got {got}"
+                    raise CompilationError(loc, Status.invalid_arguments, detail)
+            has_result = spec.result == "result"
+            if has_result and ty is None:
+                try:
+                    ty = cls.infer_result_type(operands)
+                except (KeyError, AttributeError):
+                    ty = None
+                fixed_kind = getattr(cls, "result_kind", None)  # builtins: fixed by the language
+                if ty is None and fixed_kind is not None:
+                    ty = self.ctx.number(fixed_kind)
+        inst = self.create(mnemonic, operands, props, ty if has_result else None, name, loc, attrs)
+        return inst.result if has_result else inst
 
     def _scope(self, inst: Inst, param_names: list[str] | None) -> RegionScope:
         try:
-            _set_names(inst.regions[0].params, param_names, inst.loc)
+            with self._rendering():
+                _set_names(inst.regions[0].params, param_names, inst.loc)
         except CompilationError:
             inst.parent.erase(inst)
             raise
         return RegionScope(self, inst.regions[0], inst)
 
     def global_(
-        self, symbol: str, ty: Type, values: Any, loc: Location = UNKNOWN_LOCATION
+        self, symbol: str, ty: Type, values: Any, loc: Location | None = None
     ) -> GlobalData:
         """Defines program-level constant data (the global extension, docs/extensions.md) from
         the values in column-major order; functions read it with `global_ref(ty, symbol=...)`."""
-        if not self.ctx.optimization_flag(OptFlag.extensions):
-            raise disabled_error(loc, "'global'")
-        data = make_global(symbol, ty, list(values), loc)
-        add_global(self.prog, data)
+        loc = self._where(loc)
+        with self._rendering():
+            if not self.ctx.optimization_flag(OptFlag.extensions):
+                raise disabled_error(loc, "'global'")
+            data = make_global(symbol, ty, list(values), loc)
+            add_global(self.prog, data)
         return data
 
     # ---- instructions with hand-written signatures --------------------------------------------
 
     def constant(
-        self, value: Any, ty: Type, name: str | None = None, loc: Location = UNKNOWN_LOCATION
+        self, value: Any, ty: Type, name: str | None = None, loc: Location | None = None
     ) -> Value:
+        """A constant of type `ty` (a number, bool or coopmatrix type): a bool, int, float or
+        complex value (:ref:`reference <inst-constant>`)."""
         if isinstance(value, complex):
             value = (value.real, value.imag)
         scalar = element_type(ty)
@@ -232,9 +358,11 @@ class IRBuilder:
         sizes: list[int | Value],
         ty: Type,
         name: str | None = None,
-        loc: Location = UNKNOWN_LOCATION,
+        loc: Location | None = None,
     ) -> Value:
-        """`sizes[i] == 0` selects a single index (the mode is dropped), as in the text syntax."""
+        """A view of a block of `operand`: per mode an offset and a size (ints or index values);
+        a size of 0 selects a single index and drops the mode, as in the text syntax
+        (:ref:`reference <inst-subview>`)."""
         so, do = _split(offsets)
         ss, ds = _split(sizes)
         props = {"static_offsets": so, "static_sizes": ss}
@@ -248,8 +376,10 @@ class IRBuilder:
         shape: list[int | Value],
         ty: Type,
         name: str | None = None,
-        loc: Location = UNKNOWN_LOCATION,
+        loc: Location | None = None,
     ) -> Value:
+        """A view with mode `mode` of `operand` split into modes of the sizes `shape` (ints or
+        index values) (:ref:`reference <inst-expand>`)."""
         static, dynamic = _split(shape)
         props = {"expanded_mode": mode, "static_expand_shape": static}
         return self.create(
@@ -266,10 +396,12 @@ class IRBuilder:
         name: str | list[str] | None = None,
         attrs: DictionaryAttr | dict | None = None,
         param_names: list[str] | None = None,
-        loc: Location = UNKNOWN_LOCATION,
+        loc: Location | None = None,
     ) -> RegionScope:
         """Loop over [lb, ub); loop-carried values start at `init` (types default to theirs).
-        `param_names` names the loop variable and then the loop-carried values."""
+        `param_names` names the loop variable and then the loop-carried values. ``with`` the
+        returned scope to build the body (it gives the loop variable and loop-carried values);
+        ``.results`` are the final values (:ref:`reference <inst-for>`)."""
         types = list(types) if types is not None else [v.type for v in init]
         ops = {"from": lb, "to": ub, "step": step, "iter_init": list(init)}
         inst = self.create("for", ops, None, types, name, loc, attrs)
@@ -280,8 +412,11 @@ class IRBuilder:
         condition: Value,
         types: list[Type] = (),
         name: str | list[str] | None = None,
-        loc: Location = UNKNOWN_LOCATION,
+        loc: Location | None = None,
     ) -> IfScope:
+        """``with b.if_(cond, [types]) as (then, otherwise):``, then ``with then:`` and ``with
+        otherwise:`` build the branches; ``.results`` are the values the branches yield
+        (:ref:`reference <inst-if>`)."""
         inst = self.create("if", {"condition": condition}, None, list(types), name, loc)
         return IfScope(self, inst)
 
@@ -290,8 +425,10 @@ class IRBuilder:
         lbs: list[Value],
         ubs: list[Value],
         param_names: list[str] | None = None,
-        loc: Location = UNKNOWN_LOCATION,
+        loc: Location | None = None,
     ) -> RegionScope:
+        """A parallel loop over [lbs, ubs); ``with`` the returned scope to build the body, which
+        gives the loop variables (:ref:`reference <inst-foreach>`)."""
         inst = self.create("foreach", {"from": list(lbs), "to": list(ubs)}, None, None, None, loc)
         return self._scope(inst, param_names)
 
@@ -301,14 +438,18 @@ class IRBuilder:
         ubs: list[Value],
         tile_shape: list[int],
         param_names: list[str] | None = None,
-        loc: Location = UNKNOWN_LOCATION,
+        loc: Location | None = None,
     ) -> RegionScope:
-        """`param_names` names the loop variables, then the tile sizes."""
+        """A parallel loop over tiles of at most `tile_shape`; ``with`` the returned scope gives
+        the tile offsets, then the tile sizes, which `param_names` names in that order
+        (:ref:`reference <inst-foreach_tile>`)."""
         ops = {"from": list(lbs), "to": list(ubs)}
         inst = self.create("foreach_tile", ops, {"tile_shape": tuple(tile_shape)}, None, None, loc)
         return self._scope(inst, param_names)
 
-    def parallel(self, loc: Location = UNKNOWN_LOCATION) -> RegionScope:
+    def parallel(self, loc: Location | None = None) -> RegionScope:
+        """An SPMD region run by every work-item; ``with`` the returned scope to build it
+        (:ref:`reference <inst-parallel>`)."""
         inst = self.create("parallel", {}, None, None, None, loc)
         return RegionScope(self, inst.regions[0], inst)
 
@@ -318,13 +459,17 @@ class IRBuilder:
         ty: Type | None = None,
         name: str | None = None,
         param_names: list[str] | None = None,
-        loc: Location = UNKNOWN_LOCATION,
+        loc: Location | None = None,
     ) -> RegionScope:
-        """`param_names` names (row, col, value) of the body."""
+        """Computes each entry of the coopmatrix `a` anew; ``with`` the returned scope gives the
+        body's (row, col, value), which `param_names` names; the body ends with ``yield_``
+        (:ref:`reference <inst-cooperative_matrix_apply>`)."""
         inst = self.create("cooperative_matrix_apply", {"a": a}, None, ty or a.type, name, loc)
         return self._scope(inst, param_names)
 
-    def yield_(self, *values: Value, loc: Location = UNKNOWN_LOCATION) -> None:
+    def yield_(self, *values: Value, loc: Location | None = None) -> None:
+        """Ends a ``for_`` or ``if_`` region with the values it hands on
+        (:ref:`reference <inst-yield>`)."""
         self.create("yield", {"yielded_vals": list(values)}, None, None, None, loc)
 
 
@@ -366,64 +511,3 @@ def _visible(value: Value, region: Region) -> bool:
             return True
         r = r.parent_region
     return False
-
-
-def _make_method(mnemonic: str) -> Callable[..., Any]:
-    """A builder method from the table row: operands positionally (variadic ones as lists), then
-    the result type `ty`, then properties as keywords."""
-    cls = INSTRUCTIONS[mnemonic]
-    spec = cls.spec
-    keys = [o.rstrip("?*") for o in spec.operands]
-    has_result = spec.result == "result"
-    prop_names = {p.name for p in spec.props}
-    required = [p.name for p in spec.props if p.default is None]
-    fixed_kind = getattr(cls, "result_kind", None)  # builtins: the type is fixed by the language
-
-    def method(
-        self: IRBuilder,
-        *args: Any,
-        ty: Type | None = None,
-        name: str | None = None,
-        loc: Location = UNKNOWN_LOCATION,
-        attrs: Any = None,
-        **props: Any,
-    ) -> Any:
-        if len(args) > len(keys) + has_result:
-            raise CompilationError(loc, Status.invalid_arguments, f"{mnemonic}: too many arguments")
-        operands = dict(zip(keys, args, strict=False))
-        if has_result and len(args) == len(keys) + 1:
-            ty = args[-1]
-        # Python keywords take a trailing underscore: fuse(..., from_=0, to=1).
-        props = {k[:-1] if k.endswith("_") else k: v for k, v in props.items()}
-        for key in keys:
-            if key in props:
-                operands[key] = props.pop(key)
-        unknown = [k for k in props if k not in prop_names]
-        missing = [k for k in required if props.get(k) is None]
-        if unknown or missing:
-            what = f"unknown property {unknown[0]!r}" if unknown else f"{missing[0]!r} required"
-            raise CompilationError(loc, Status.invalid_arguments, f"{mnemonic}: {what}")
-        if has_result and ty is None:
-            try:
-                ty = cls.infer_result_type(operands)
-            except (KeyError, AttributeError):
-                ty = None
-            if ty is None and fixed_kind is not None:
-                ty = self.ctx.number(fixed_kind)
-            if ty is None:
-                raise _type_required(mnemonic, loc)
-        inst = self.create(mnemonic, operands, props, ty if has_result else None, name, loc, attrs)
-        return inst.result if has_result else inst
-
-    method.__name__ = spec.python_name
-    method.__doc__ = (
-        f"Creates `{mnemonic}` (operands: {', '.join(spec.operands) or 'none'}; "
-        f"properties: {', '.join(p.name for p in spec.props) or 'none'})."
-    )
-    return method
-
-
-for _mnemonic, _cls in INSTRUCTIONS.items():
-    _attr = _cls.spec.python_name
-    if not hasattr(IRBuilder, _attr):
-        setattr(IRBuilder, _attr, _make_method(_mnemonic))

@@ -4,7 +4,8 @@ reporter, and the optimization settings. One context can serve many programs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import operator
+from collections.abc import Callable, Sequence
 
 from ..errors import (
     UNKNOWN_LOCATION,
@@ -72,6 +73,26 @@ def _check_column_major(shape: tuple[int, ...], stride: tuple[int, ...], loc: Lo
                 f"stride {s1} of mode {i} must be at least stride x size of mode {i - 1} "
                 f"({s0}x{n0} = {s0 * n0})",
             )
+
+
+def _extents(
+    values: Sequence[int | None], what: str, status: Status, loc: Location
+) -> tuple[int, ...]:
+    """Sizes, strides or offsets as ints: None stands for DYNAMIC ('?'); anything but an int
+    is a located error (a float or a string would otherwise fail deep in a comparison)."""
+    out = []
+    for v in values:
+        if v is None:
+            out.append(DYNAMIC)
+            continue
+        try:
+            if isinstance(v, bool):
+                raise TypeError
+            out.append(operator.index(v))  # int, NumPy integers
+        except TypeError:
+            detail = f"{what} must be an int, DYNAMIC or None ('?'), got {v!r}"
+            raise CompilationError(loc, status, detail) from None
+    return tuple(out)
 
 
 class CompilerContext:
@@ -155,22 +176,25 @@ class CompilerContext:
     def memref(
         self,
         element: Type,
-        shape: tuple[int, ...] | list[int],
-        stride: tuple[int, ...] | list[int] | None = None,
+        shape: Sequence[int | None],
+        stride: Sequence[int | None] | None = None,
         addrspace: AddressSpace = AddressSpace.global_,
         loc: Location = UNKNOWN_LOCATION,
     ) -> MemrefType:
+        """The memref type ``memref<element x shape, strided<stride>, addrspace>``: each entry
+        of `shape` and `stride` is an int, or `DYNAMIC` (or None) for a size known only at run
+        time ('?'); the stride defaults to the packed column-major one."""
         if not isinstance(element, NumberType):
             raise CompilationError(
                 loc, Status.ir_expected_number, "memref element must be a number type"
             )
-        shape = tuple(shape)
+        shape = _extents(shape, "mode size", Status.ir_invalid_shape, loc)
         for s in shape:
             if s < 0 and s != DYNAMIC:
                 raise CompilationError(loc, Status.ir_invalid_shape, f"invalid mode size {s}")
         if stride is None or len(stride) == 0 and len(shape) == 0:
             stride = canonical_stride(shape)
-        stride = tuple(stride)
+        stride = _extents(stride, "stride", Status.ir_invalid_stride, loc)
         if len(stride) != len(shape):
             raise CompilationError(
                 loc, Status.ir_shape_stride_mismatch, "shape and stride must have the same length"
@@ -184,10 +208,18 @@ class CompilerContext:
         return self._intern(key, lambda: MemrefType(self, element, shape, stride, addrspace))
 
     def group(
-        self, memref: Type, size: int, offset: int = 0, loc: Location = UNKNOWN_LOCATION
+        self,
+        memref: Type,
+        size: int | None,
+        offset: int | None = 0,
+        loc: Location = UNKNOWN_LOCATION,
     ) -> GroupType:
+        """The group type ``group<memref x size, offset: offset>``: `size` and `offset` are
+        ints, or `DYNAMIC` (or None) for '?'."""
         if not isinstance(memref, MemrefType):
             raise CompilationError(loc, Status.ir_expected_memref, "group element must be a memref")
+        (size,) = _extents([size], "group size", Status.ir_invalid_shape, loc)
+        (offset,) = _extents([offset], "group offset", Status.ir_invalid_offset, loc)
         if size < 0 and size != DYNAMIC:
             raise CompilationError(loc, Status.ir_invalid_shape, f"invalid group size {size}")
         if offset < 0 and offset != DYNAMIC:

@@ -20,13 +20,18 @@ alone (`tinytc-opt -p lower-foreach`) is not followed by a verification.
 
 from __future__ import annotations
 
+from ..errors import UNKNOWN_LOCATION, Location
 from ..ir.builder import IRBuilder
 from ..ir.inst import Inst
 from ..ir.nesting import MAX_NESTING, nesting_error, region_depth
 
 
 class PassBuilder(IRBuilder):
-    """An IRBuilder that appends without the checks made for hand-built code."""
+    """An IRBuilder that appends without the checks made for hand-built code, and whose
+    instructions are located where the pass says (never at the pass's own Python line)."""
+
+    def _where(self, loc: Location | None) -> Location:
+        return UNKNOWN_LOCATION if loc is None else loc
 
     def insert(self, inst: Inst, name: str | list[str] | None = None) -> Inst:
         """Appends at the insertion point; `name` (one or one per result) names the results."""

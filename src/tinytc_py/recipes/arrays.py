@@ -38,10 +38,25 @@ def _column_major(a: Any, what: str) -> tuple[int, ...]:
     fortran = fortran_strides(a.shape)
     if isinstance(a, np.ndarray):
         return fortran
+    if hasattr(a, "__sycl_usm_array_interface__"):  # dpnp's strides are bytes, dpnp.tensor's not
+        from ..runtime.sycl import usm_array
+
+        a = usm_array(a, what)  # strides from the interface
     own = elem_strides(a)
     if own is None or (a.shape[0] > 1 and own[0] != 1):
         raise TinytcError(Status.invalid_arguments, f"{what} must be column-major")
     return tuple(s if n > 1 else f for s, n, f in zip(own, a.shape, fortran))
+
+
+def _device_for(device: Any, C: Any) -> Device:
+    """The device named, else the queue of a USM array C (dpnp, dpnp.tensor), else the default."""
+    from ..api import _as_device
+
+    if device is None and hasattr(C, "__sycl_usm_array_interface__"):
+        from ..runtime.sycl import usm_array
+
+        device = usm_array(C, "C").memory.sycl_queue
+    return _as_device(device)
 
 
 def _check(cond: bool, message: str) -> None:
@@ -80,7 +95,8 @@ def small_gemm_batched(
 
     op is the identity for "n" and the transpose for "t". A is M x K x n (K x M x n when
     transposed), B is K x N x n (N x K x n), C is M x N x n; all of one dtype (f32, f64, c32,
-    c64, i8, ...), NumPy arrays or ``pyopencl.array.Array``\\ s in column-major layout.
+    c64, i8, ...), NumPy arrays, ``pyopencl.array.Array``\\ s or USM arrays (``dpnp``, on
+    the queue they run on when `device` is not given) in column-major layout.
 
     >>> import numpy as np, tinytc_py
     >>> A = np.ones((2, 3, 4), np.float32, order="F")
@@ -89,8 +105,6 @@ def small_gemm_batched(
     >>> float(tinytc_py.small_gemm_batched(1.0, A, B, 0.0, C)[1, 4, 3])
     3.0
     """
-    from ..api import _as_device
-
     _check(transA in ("n", "t") and transB in ("n", "t"), "transA and transB are 'n' or 't'")
     ty = _check_operands(A, B, C, 3)
     M, N, howmany = C.shape
@@ -101,7 +115,7 @@ def small_gemm_batched(
     _check(tuple(B.shape) == b_shape, f"B has shape {B.shape}, expected {b_shape}")
     sA, sB, sC = (_column_major(a, w)[1:] for a, w in ((A, "A"), (B, "B"), (C, "C")))
     prog = _small_gemm_batched_program(
-        _as_device(device), ty, transA, transB, M, N, K, *sA, *sB, *sC
+        _device_for(device, C), ty, transA, transB, M, N, K, *sA, *sB, *sC
     )
     if howmany:
         prog.kernel("gemm_beta0" if beta == 0 else "gemm")(alpha, A, B, beta, C, num_groups=howmany)
@@ -129,8 +143,6 @@ def tall_and_skinny(alpha: Any, A: Any, B: Any, beta: Any, C: Any, *, device: An
     >>> float(tinytc_py.tall_and_skinny(1.0, A, B, 1.0, C)[999, 1])
     3.0
     """
-    from ..api import _as_device
-
     ty = _check_operands(A, B, C, 2)
     M, N = C.shape
     K = A.shape[1]
@@ -138,7 +150,7 @@ def tall_and_skinny(alpha: Any, A: Any, B: Any, beta: Any, C: Any, *, device: An
     _check(tuple(B.shape) == (K, N), f"B has shape {B.shape}, expected {(K, N)}")
     for what, a in (("A", A), ("B", B), ("C", C)):
         _column_major(a, what)
-    prog, block = _tall_and_skinny_program(_as_device(device), ty, N, K)
+    prog, block = _tall_and_skinny_program(_device_for(device, C), ty, N, K)
     if M:
         prog.kernel("gemm_beta0" if beta == 0 else "gemm")(
             alpha, A, B, beta, C, num_groups=-(-M // block)
