@@ -185,6 +185,7 @@ typedef enum {
     tinytc_optflag_kernel_cache = 2,
     tinytc_optflag_legacy_language = 3,
     tinytc_optflag_extensions = 4,
+    tinytc_optflag_bounds_checks = 5,
 } tinytc_optflag_t;
 typedef enum {
     tinytc_mem_type_buffer = 0,
@@ -257,6 +258,7 @@ tinytc_status_t tinytc_binary_create(tinytc_binary_t *bin, tinytc_compiler_conte
 tinytc_status_t tinytc_binary_get_compiler_context(const_tinytc_binary_t bin, tinytc_compiler_context_t *ctx);
 tinytc_status_t tinytc_binary_get_core_features(const_tinytc_binary_t bin, tinytc_core_feature_flags_t *core_features);
 tinytc_status_t tinytc_binary_get_raw(const_tinytc_binary_t bin, tinytc_bundle_format_t *format, size_t *data_size, uint8_t const **data);
+tinytc_status_t tinytc_binary_get_bounds_report(const_tinytc_binary_t bin, char const *kernel_name, int64_t const *record, char **message);
 tinytc_status_t tinytc_list_function_passes(size_t *names_size, char const *const **names);
 tinytc_status_t tinytc_prog_compile_to_spirv(tinytc_spv_mod_t *mod, tinytc_prog_t prg, const_tinytc_core_info_t info);
 tinytc_status_t tinytc_prog_compile_to_spirv_and_assemble(tinytc_binary_t *bin, tinytc_prog_t prg, const_tinytc_core_info_t info);

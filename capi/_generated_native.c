@@ -392,6 +392,8 @@ char const *tinytc_optflag_to_string(tinytc_optflag_t val) {
         return "legacy_language";
     case tinytc_optflag_extensions:
         return "extensions";
+    case tinytc_optflag_bounds_checks:
+        return "bounds_checks";
     }
     return "unknown";
 }

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tinytc_py.compiler import compile_to_spirv
-from tinytc_py.errors import CompilationError, Status
+from tinytc_py.errors import CompilationError, Location, Position, Status
 from tinytc_py.ir.builder import IRBuilder
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.enums import OptFlag
@@ -147,6 +147,62 @@ def test_global_ref_needs_the_global():
     with pytest.raises(CompilationError) as info, b.function("k", []):
         b.global_ref(mt, symbol="missing")
     assert info.value.status is Status.ext_undefined_global
+
+
+def test_builder_global_takes_python_numbers():
+    """From Python, ints fill a floating global and real or complex numbers a complex one (as
+    `IRBuilder.constant` takes them); the program prints the kinds the text asks for."""
+    b = IRBuilder(CompilerContext())
+    ctx = b.ctx
+    b.global_("f", ctx.memref(ctx.f32, [2]), [1, 2.5])
+    b.global_("z", ctx.memref(ctx.c64, [3]), [1, 0.5, 2 - 1j])
+    assert b.prog.globals["f"].values == (1.0, 2.5)
+    assert b.prog.globals["z"].values == ((1.0, 0.0), (0.5, 0.0), (2.0, -1.0))
+    text = print_prog(b.prog)
+    assert "global @f : memref<f32x2> = dense<[0x1p+0, 0x1.4p+1]>" in text
+    assert "global @z : memref<c64x3> = dense<[[0x1p+0,0x0p+0], [0x1p-1,0x0p+0]" in text
+    assert print_prog(parse(text, CompilerContext())) == text
+
+
+@pytest.mark.parametrize(
+    ("element", "values", "detail"),
+    [
+        ("i32", [1, 2.5], "value 1: floating constant does not match type i32"),
+        ("i16", [1j, 2], "value 0: complex constant does not match type i16"),
+        ("f32", [1.0, True], "value 1 is a boolean, not a number"),
+    ],
+)
+def test_builder_global_rejects_the_wrong_kind(element, values, detail):
+    b = IRBuilder(CompilerContext())
+    mt = b.ctx.memref(getattr(b.ctx, element), [2])
+    loc = Location(Position(0, 3, 5), Position(0, 3, 9))
+    with pytest.raises(CompilationError) as info:
+        b.global_("g", mt, values, loc=loc)
+    assert info.value.status is Status.ext_invalid_global
+    assert detail in info.value.what
+    assert info.value.loc == loc
+    assert "g" not in b.prog.globals
+
+
+def test_builder_global_and_function_names_are_unique():
+    """A global may not take a function's name, nor a function a global's (either order)."""
+    b = IRBuilder(CompilerContext())
+    mt = b.ctx.memref(b.ctx.f32, [1])
+    here = Location(Position(0, 2, 1), Position(0, 2, 8))
+    with b.function("f", [], loc=here):
+        pass
+    with pytest.raises(CompilationError) as info:
+        b.global_("f", mt, [1.0], loc=here)
+    assert info.value.status is Status.ext_global_redefined
+    assert "@f is already defined as a function" in info.value.what
+    assert info.value.loc == here and "f" not in b.prog.globals
+    b.global_("g", mt, [1.0])
+    with pytest.raises(CompilationError) as info, b.function("g", [], loc=here):
+        pass
+    assert info.value.status is Status.ext_global_redefined
+    assert "@g is already defined as a global" in info.value.what
+    assert info.value.loc == here
+    assert [f.name for f in b.prog.funcs] == ["f"]
 
 
 @pytest.mark.parametrize(

@@ -106,6 +106,16 @@ def test_hint_when_legacy_looking_text_fails():
             "type memref<f32x4x4>",
         ),
         (
+            "%x = load %A[0, 1] : memref<f32x6x4>",
+            "k.ir:2.26-40: type annotation memref<f32x6x4> does not match the operand's "
+            "type memref<f32x4x4>",
+        ),
+        (
+            "%n = size %A[0] : memref<f32x6x4>",
+            "k.ir:2.23-37: type annotation memref<f32x6x4> does not match the operand's "
+            "type memref<f32x4x4>",
+        ),
+        (
             "%x = arith.add %s, 1.5 : i32",
             "k.ir:2.24-26: Type of constant does not match type or returned value (floating constant does not match",
         ),

@@ -12,6 +12,7 @@ module tinytc
     integer(c_int), parameter :: TINYTC_VERSION_PATCH = 0
     integer(c_int64_t), parameter :: TINYTC_DYNAMIC = -huge(0_c_int64_t) - 1
     integer(c_int), parameter :: TINYTC_INTEL_GPU_ARCHITECTURE_SUB_VERSION_BITS = int(z'fff', c_int)
+    integer(c_int), parameter :: TINYTC_BOUNDS_RECORD_LENGTH = 7
 
     ! ---- tinytc_status_t ----
     integer(c_int), parameter :: tinytc_status_success = 0
@@ -208,7 +209,8 @@ module tinytc
     integer(c_int), parameter :: tinytc_optflag_kernel_cache = 2
     integer(c_int), parameter :: tinytc_optflag_legacy_language = 3
     integer(c_int), parameter :: tinytc_optflag_extensions = 4
-    integer(c_int), parameter :: TINYTC_ENUM_NUM_OPTFLAG = 5
+    integer(c_int), parameter :: tinytc_optflag_bounds_checks = 5
+    integer(c_int), parameter :: TINYTC_ENUM_NUM_OPTFLAG = 6
 
     ! ---- tinytc_mem_type_t ----
     integer(c_int), parameter :: tinytc_mem_type_buffer = 0
@@ -780,6 +782,19 @@ module tinytc
             integer(c_size_t), intent(inout) :: data_size
             type(c_ptr), intent(inout) :: data
         end function tinytc_binary_get_raw
+        !> Bounds-checked mode (tinytc_optflag_bounds_checks): the located message of the report
+        !  record (TINYTC_BOUNDS_RECORD_LENGTH int64, zeroed before the launch, the kernel's last
+        !  argument) after a launch of kernel_name, as a new heap string (free with
+        !  tinytc_string_destroy), or NULL if no access was out of bounds;
+        !  tinytc_status_invalid_arguments if the kernel was not compiled in bounds-checked mode.
+        integer(c_int) function tinytc_binary_get_bounds_report(bin, kernel_name, record, &
+            message) bind(c, name="tinytc_binary_get_bounds_report")
+            import
+            type(c_ptr), value :: bin
+            character(kind=c_char), dimension(*), intent(in) :: kernel_name
+            integer(c_int64_t), intent(in) :: record
+            type(c_ptr), intent(inout) :: message
+        end function tinytc_binary_get_bounds_report
         ! ---- Attribute ----
         !> Returns the uniqued array attribute holding the given attributes (context-owned).
         integer(c_int) function tinytc_array_attr_get(attr, ctx, array_size, array) bind(c, &

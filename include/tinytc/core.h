@@ -253,6 +253,13 @@ TINYTC_EXPORT tinytc_status_t tinytc_binary_get_raw(
     size_t *data_size,
     uint8_t const **data);
 
+/** @brief Bounds-checked mode (tinytc_optflag_bounds_checks): the located message of the report record (TINYTC_BOUNDS_RECORD_LENGTH int64, zeroed before the launch, the kernel's last argument) after a launch of kernel_name, as a new heap string (free with tinytc_string_destroy), or NULL if no access was out of bounds; tinytc_status_invalid_arguments if the kernel was not compiled in bounds-checked mode. */
+TINYTC_EXPORT tinytc_status_t tinytc_binary_get_bounds_report(
+    const_tinytc_binary_t bin,
+    char const *kernel_name,
+    int64_t const *record,
+    char **message);
+
 #ifdef __cplusplus
 }
 #endif

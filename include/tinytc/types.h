@@ -19,6 +19,9 @@ extern "C" {
 /** @brief IP version v is architecture a iff a <= v <= a + this value. */
 #define TINYTC_INTEL_GPU_ARCHITECTURE_SUB_VERSION_BITS 0xfff
 
+/** @brief int64 entries of the report record of bounds-checked mode (tinytc_binary_get_bounds_report). */
+#define TINYTC_BOUNDS_RECORD_LENGTH 7
+
 /** @brief Boolean: 0 is false, anything else true. */
 typedef uint8_t tinytc_bool_t;
 
@@ -277,8 +280,9 @@ typedef enum {
     tinytc_optflag_kernel_cache = 2,
     tinytc_optflag_legacy_language = 3,
     tinytc_optflag_extensions = 4,
+    tinytc_optflag_bounds_checks = 5,
 } tinytc_optflag_t;
-#define TINYTC_ENUM_NUM_OPTFLAG 5
+#define TINYTC_ENUM_NUM_OPTFLAG 6
 /** @brief Returns the text of a tinytc_optflag_t value ("unknown" for other values). */
 TINYTC_EXPORT char const *tinytc_optflag_to_string(tinytc_optflag_t val);
 

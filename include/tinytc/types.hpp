@@ -285,6 +285,7 @@ enum class optflag {
     kernel_cache = 2,
     legacy_language = 3,
     extensions = 4,
+    bounds_checks = 5,
 };
 //! Text of a optflag value (the C API's tinytc_optflag_to_string)
 inline auto to_string(optflag val) -> char const * {

@@ -13,7 +13,15 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .errors import CompilationError, Location, Note, Position, Status, TinytcError
+from .errors import (
+    CompilationError,
+    Location,
+    Note,
+    OutOfBoundsError,
+    Position,
+    Status,
+    TinytcError,
+)
 
 if TYPE_CHECKING:
     from .api import Device, Program, compile, devices, parse
@@ -70,6 +78,7 @@ __all__ = [
     "Memref",
     "Note",
     "OptFlag",
+    "OutOfBoundsError",
     "Position",
     "Program",
     "Status",

@@ -246,7 +246,9 @@ def compile(  # noqa: A001 - the name users expect, as re.compile
     `device`, no runtime is needed (only `Program.spirv` and `Program.dump` then). `flags`
     enable compiler-context flags by name ("unsafe-fp-math", "no-kernel-cache", ...);
     "autotune" times GEMM register blockings on the (OpenCL CPU) device first and caches the
-    choice per device (gemm_tuning.py).
+    choice per device (gemm_tuning.py); "bounds-checks" checks every memory access, and a
+    launch then raises `OutOfBoundsError` for the first one out of bounds (docs:
+    bounds-checked mode).
 
     >>> import tinytc_py
     >>> prog = tinytc_py.compile("func @k() {}", target="pvc")

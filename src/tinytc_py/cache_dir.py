@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 ENV_DIR = "TINYTC_CACHE_DIR"
@@ -31,15 +32,18 @@ def cache_subdir(name: str) -> Path:
     return cache_root() / name
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes, prepare: Callable[[int], None] | None = None) -> None:
     """Writes `path` whole or not at all: a temporary file in the same folder, renamed over it
     (`os.replace` is atomic), so processes sharing the cache (MPI ranks) never read a partial
-    file. Creates the folder; raises OSError (unwritable folder, full disk) and leaves no
-    temporary file behind."""
+    file. `prepare(fd)` may set the new file's owner group and mode before it is renamed.
+    Creates the folder; raises OSError (unwritable folder, full disk) and leaves no temporary
+    file behind."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     try:
         with os.fdopen(fd, "wb") as f:
+            if prepare is not None:
+                prepare(f.fileno())
             f.write(data)
         os.replace(tmp, path)
     except BaseException:

@@ -280,6 +280,14 @@ class TinytcError(Exception):
         self.status = status
 
 
+class OutOfBoundsError(TinytcError):
+    """A bounds-checked kernel (OptFlag.bounds_checks) accessed memory out of bounds: the
+    message locates the access and names the index, the bound and the work-group."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(Status.ir_out_of_bounds, message)
+
+
 @dataclass(frozen=True, slots=True)
 class Note:
     """A remark attached to an error, with its own location (e.g. where a value is defined)."""

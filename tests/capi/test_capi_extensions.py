@@ -8,6 +8,7 @@ from .test_capi_core import spirv_val
 
 PROGRAM = """\
 global @tab : memref<f32x4> = dense<[0x1p+0, 0x1.4p+1, -0x1.8p+1, 0x1p-2]>
+global @ctab : memref<c32x2> = dense<[[0x1p+0,-0x1p+1], [0x1p-1,0x0p+0]]>
 
 func @k(%o: memref<f32x4>, %x: f32, %n: i32) {
     %0 = global_ref @tab : memref<f32x4>

@@ -178,6 +178,50 @@ def test_complex_times_real(ty, real):
     np.testing.assert_allclose(c[:, 4], y / x, rtol=RTOL[ty])
 
 
+# identities with one constant operand: constant-propagation folds those exact in IEEE
+# arithmetic (x + -0.0, x - 0.0, x*1, x*-1, x/1) and, with the default flags, keeps the others
+IDENTITIES = [
+    ("add %x, %pz", lambda x, c: x + c[0]),
+    ("add %pz, %x", lambda x, c: c[0] + x),
+    ("add %x, %nz", lambda x, c: x + c[1]),
+    ("add %nz, %x", lambda x, c: c[1] + x),
+    ("sub %x, %pz", lambda x, c: x - c[0]),
+    ("sub %x, %nz", lambda x, c: x - c[1]),
+    ("sub %pz, %x", lambda x, c: c[0] - x),
+    ("sub %nz, %x", lambda x, c: c[1] - x),
+    ("mul %x, %one", lambda x, c: x * c[2]),
+    ("mul %mone, %x", lambda x, c: c[3] * x),
+    ("mul %x, %pz", lambda x, c: x * c[0]),
+    ("mul %nz, %x", lambda x, c: c[1] * x),
+    ("div %x, %one", lambda x, c: x / c[2]),
+]
+
+
+@pytest.mark.parametrize("ty", ["f32", "f64"])
+def test_identities_keep_ieee_results(ty):
+    """With the default flags, x + 0.0 for x = -0.0 is +0.0 (the sign bit checked), x*0.0 for
+    x = inf is NaN, and so on: every identity gives IEEE's result (NumPy's) for signed zeros,
+    infinities and NaN, whether constant-propagation folded it or not."""
+    dt = NP[ty]
+    x = np.array([-0.0, 0.0, 1.5, -2.5, np.inf, -np.inf, np.nan], dt)
+    pre = [
+        f"%pz = constant 0.0 : {ty}",
+        f"%nz = constant -0.0 : {ty}",
+        f"%one = constant 1.0 : {ty}",
+        f"%mone = constant -1.0 : {ty}",
+    ]
+    got = run_ops(ty, [expr for expr, _ in IDENTITIES], [x], pre=pre)
+    consts = (dt(0.0), dt(-0.0), dt(1.0), dt(-1.0))
+    for k, (expr, fn) in enumerate(IDENTITIES):
+        with np.errstate(invalid="ignore"):
+            want = fn(x, consts)
+        g = got[:, k]
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(want), err_msg=expr)
+        num = ~np.isnan(want)
+        np.testing.assert_array_equal(g[num], want[num], err_msg=expr)
+        np.testing.assert_array_equal(np.signbit(g[num]), np.signbit(want[num]), err_msg=expr)
+
+
 def run_unary(ty: str, ops: list[str], a: np.ndarray, rty: str | None = None) -> np.ndarray:
     rty = rty or ty
     body = "\n".join(

@@ -2,7 +2,8 @@
 flag (auto-detected) and again after `tinytc-upgrade`: both readings must give the results NumPy
 gives. The kernels: the yateto-dialect corpus in tests/exec/yateto/ (see its README), and legacy
 kernels with a batched GEMM over a sizeless group, a chain of GEMMs through an alloca, and legacy
-control flow (for with a step, foreach, if/else with yields, arith.*, cmp.*, cast).
+control flow (for with a step, foreach, if/else with yields, arith.*, cmp.*, cast), and what the
+front end reads beyond the reference (tests/lit/legacy/beyond-reference.ir).
 
 Groups of the legacy language have no size: the launch passes the group size (the length of the
 member list) as the extra i64 argument the current language's `group<...x?>` takes.
@@ -127,6 +128,26 @@ def test_batched_gemm_chain_through_alloca(reading):
     build(src).kernel("fused_kernel")(0.5, A, B, C, D, num_groups=BATCH)
     for g in range(BATCH):
         np.testing.assert_allclose(D[:, :, g], ref[g], rtol=1e-5, atol=1e-5)
+
+
+# beyond the reference: integer immediates as alpha/beta, hadamard_product on matrices
+LENIENT = (
+    Path(__file__).resolve().parents[1] / "lit" / "legacy" / "beyond-reference.ir"
+).read_text()
+
+
+@pytest.mark.parametrize("reading", [0, 1], ids=["as-written", "upgraded"])
+def test_integer_scalars_and_matrix_hadamard(reading):
+    src = readings(LENIENT)[reading]
+    A, B, C = (rand(8, 4).astype(np.float32) for _ in range(3))
+    D = rand(8, 8).astype(np.float32)
+    Z = np.asfortranarray(RNG.standard_normal(8) + 1j * RNG.standard_normal(8))
+    y = np.asfortranarray(RNG.standard_normal(8) + 1j * RNG.standard_normal(8))
+    want_c, want_d, want_y = 2 * A * B, D - A @ B.T, 3 * Z + y
+    build(src).kernel("lenient")(A, B, C, D, Z, y, num_groups=1)
+    np.testing.assert_allclose(C, want_c, rtol=1e-6)
+    np.testing.assert_allclose(D, want_d, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(y, want_y, rtol=1e-14)
 
 
 CONTROL = """

@@ -3,21 +3,29 @@ runtime (text -> SPIR-V -> device binary, through the kernel cache in $TINYTC_CA
 every kernel, compares with NumPy and prints one JSON line: {"errors": {kernel: max abs
 error}, "stats": this process's cache counters}.
 
-    python gemm_child.py [COUNT [opencl|level_zero]]
+    python gemm_child.py [COUNT [opencl|level_zero [BARRIER N]]]
                          # the first COUNT programs of PROGRAMS (default: all) on OpenCL
+
+With BARRIER (a folder) and N, the child starts compiling only when N children have set up
+their device: each leaves a file there and waits for N files, so that they all miss the empty
+cache at the same moment.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
+import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 
 from tinytc_py.kernel_cache import stats
 
+DEVICE = "tinytc_py.runtime.device"  # OpenCL's default device
 TRANSPOSES = [("n", "n"), ("n", "t"), ("t", "n"), ("t", "t")]
 
 
@@ -46,8 +54,18 @@ def _operands(name: str, dtype: type) -> tuple[np.ndarray, np.ndarray, str, str]
     return np.asfortranarray(a), np.asfortranarray(b), ta, tb
 
 
-def run(count: int, runtime: str) -> dict[str, float]:
+def barrier(folder: Path, count: int) -> None:
+    (folder / str(os.getpid())).touch()
+    while len(os.listdir(folder)) < count:
+        time.sleep(0.005)
+
+
+def run(count: int, runtime: str, wait: tuple[Path, int] | None = None) -> dict[str, float]:
     module = importlib.import_module(f"tinytc_py.runtime.{runtime}")
+    if wait is not None:
+        devices = module if runtime == "level_zero" else importlib.import_module(DEVICE)
+        devices.default_device()
+        barrier(*wait)
     errors = {}
     for text in PROGRAMS[:count]:
         with warnings.catch_warnings():
@@ -65,5 +83,6 @@ def run(count: int, runtime: str) -> dict[str, float]:
 
 if __name__ == "__main__":
     count = int(sys.argv[1]) if len(sys.argv) > 1 else len(PROGRAMS)
-    errors = run(count, sys.argv[2] if len(sys.argv) > 2 else "opencl")
+    wait = (Path(sys.argv[3]), int(sys.argv[4])) if len(sys.argv) > 4 else None
+    errors = run(count, sys.argv[2] if len(sys.argv) > 2 else "opencl", wait)
     print(json.dumps({"errors": errors, "stats": stats.process()}))

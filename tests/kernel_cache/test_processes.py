@@ -1,9 +1,10 @@
 """The kernel cache across processes (gemm_child.py builds and runs GEMM programs on the OpenCL
 device and prints its results and cache counters): a second process neither compiles nor runs
 the device JIT, eight processes filling an empty folder at once all succeed and leave one valid
-entry per key, and damaged entries of either level are rebuilt with correct results. Also the
-`tinytc-cache` command on the folder such processes filled. Level Zero runs on our CPU driver
-(capi/ze_cpu) when there is no GPU driver."""
+entry per key, sixteen processes missing the same keys at the same moment compile and build
+each once, and damaged entries of either level are rebuilt with correct results. Also the
+`tinytc-cache` command on the folder such processes filled, and `tinytc-cache warm` before a
+job. Level Zero runs on our CPU driver (capi/ze_cpu) when there is no GPU driver."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,8 @@ import pytest
 pytest.importorskip("pyopencl")
 
 from tinytc_py.kernel_cache import store  # noqa: E402
+
+from . import gemm_child  # noqa: E402
 
 pytestmark = pytest.mark.timeout(300, method="thread")
 
@@ -31,9 +35,12 @@ def child_env(root: Path) -> dict[str, str]:
     return {**env, "TINYTC_CACHE_DIR": str(root)}
 
 
-def start(root: Path, count: int, runtime: str = "opencl") -> subprocess.Popen:
+def start(
+    root: Path, count: int, runtime: str = "opencl", barrier: tuple[Path, int] | None = None
+) -> subprocess.Popen:
+    wait = [str(barrier[0]), str(barrier[1])] if barrier else []
     return subprocess.Popen(
-        [sys.executable, str(CHILD), str(count), runtime],
+        [sys.executable, str(CHILD), str(count), runtime, *wait],
         env=child_env(root),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -99,6 +106,46 @@ def test_eight_processes_at_once_on_an_empty_folder(
     assert run(tmp_path, 1) == {"spirv_hits": 1, "native_hits": 1}
 
 
+def test_sixteen_processes_at_once_compile_and_build_each_key_once(tmp_path: Path) -> None:
+    """All sixteen set up their device, then miss both levels of the same program at the same
+    moment (gemm_child's barrier): one compiles and one runs the device JIT, the others wait
+    for its entries (or find them), and every one computes the right result."""
+    root, barrier = tmp_path / "cache", tmp_path / "barrier"
+    barrier.mkdir()
+    procs = [start(root, 1, barrier=(barrier, 16)) for _ in range(16)]
+    counts: Counter[str] = Counter()
+    for proc in procs:
+        counts.update(finish(proc, 1))
+    assert (counts["compiles"], counts["device_builds"]) == (1, 1)
+    assert (counts["spirv_misses"], counts["native_misses"]) == (1, 1)
+    assert counts["spirv_hits"] + counts["native_hits"] + counts["waits"] == 2 * 15
+    assert counts["lock_timeouts"] == 0
+    totals = json.loads(tinytc_cache(root, "stats", "--json"))
+    assert (totals["compiles"], totals["device_builds"]) == (1, 1)
+    assert totals["waits"] == counts["waits"]
+    assert totals["hits"] == counts["spirv_hits"] + counts["native_hits"]
+    assert not list((root / "kernels").glob("*" + store.LOCK_SUFFIX))
+
+
+@pytest.mark.parametrize("runtime", ["opencl", "level_zero"])
+def test_warm_then_a_job_neither_compiles_nor_builds(tmp_path: Path, runtime: str) -> None:
+    if runtime == "level_zero":
+        level_zero_or_skip()
+    program = tmp_path / "gemm.ir"
+    program.write_text(gemm_child.STATIC_F64)
+    root = tmp_path / "cache"
+    warmed = tinytc_cache(root, "warm", str(program), "-d", runtime)
+    assert warmed == f"{program}: compiled, built\n"
+    report = json.loads(tinytc_cache(root, "stats", "--json"))
+    assert (report["compiles"], report["device_builds"], report["hits"]) == (1, 1, 0)
+    assert report["entries"] == {"spirv": 1, "native": 1}
+    assert run(root, 1, runtime) == {"spirv_hits": 1, "native_hits": 1}
+    after = json.loads(tinytc_cache(root, "stats", "--json"))
+    assert (after["compiles"], after["device_builds"], after["hits"]) == (1, 1, 2)
+    again = tinytc_cache(root, "warm", str(program), "-d", runtime)
+    assert again == f"{program}: SPIR-V cached, device binary cached\n"
+
+
 @pytest.mark.parametrize("damage", ["truncated", "garbage"])
 def test_every_damaged_entry_is_rebuilt(tmp_path: Path, damage: str) -> None:
     run(tmp_path, 1)
@@ -132,14 +179,17 @@ def test_device_binary_the_device_rejects_is_rebuilt(
     assert run(tmp_path, 1, runtime) == {"spirv_hits": 1, "native_hits": 1}
 
 
-def tinytc_cache(root: Path, command: str) -> str:
-    return subprocess.run(
-        [sys.executable, "-m", "tinytc_py.cli.cache", command],
-        env=child_env(root),
+def tinytc_cache(root: Path, command: str, *args: str) -> str:
+    """The output of `tinytc-cache COMMAND --dir ROOT ARGS` (without TINYTC_CACHE_DIR)."""
+    env = {k: v for k, v in child_env(root).items() if k != "TINYTC_CACHE_DIR"}
+    done = subprocess.run(
+        [sys.executable, "-m", "tinytc_py.cli.cache", command, "--dir", str(root), *args],
+        env=env,
         capture_output=True,
         text=True,
-        check=True,
-    ).stdout
+    )
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    return done.stdout
 
 
 def test_tinytc_cache_list_stats_clear(tmp_path: Path) -> None:

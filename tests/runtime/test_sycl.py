@@ -333,3 +333,22 @@ def test_pointer_that_is_not_usm_is_refused(queue, axpy):
     err = _error(lambda: axpy(1.0, Fake(), host, num_groups=1))
     assert err.status == Status.invalid_kernel_arguments
     assert "axpy argument 1: not a valid USM array" in str(err)
+
+
+def test_bounds_checked_kernel_on_a_queue(queue):
+    """Bounds-checked mode on a SYCL queue: the record is staged like a NumPy argument and
+    the launch raises the located error; the in-bounds part of the dpnp array is written."""
+    from tinytc_py.errors import OutOfBoundsError
+
+    text = AXPY.replace("%n = size %x[0] : index", "%n = size %y[0] : index")
+    prog = tinytc_py.compile(
+        tinytc_py.parse(text, name="axpy.ir"), device=queue, flags=["bounds-checks"]
+    )
+    x = dpnp.asarray(np.arange(4, dtype=np.float32), sycl_queue=queue)
+    y = dpnp.asarray(np.ones(6, dtype=np.float32), sycl_queue=queue)
+    with pytest.raises(OutOfBoundsError) as info:
+        prog.kernel("axpy")(np.float32(2), x, y, num_groups=1)
+    first = str(info.value).splitlines()[0]
+    assert first.startswith("kernel axpy: axpy.ir:6.15-31: load: index ")
+    assert "of %x is out of bounds [0, 4) in work-group (0, 0, 0)" in first
+    np.testing.assert_array_equal(dpnp.asnumpy(y), [1, 3, 5, 7, 1, 1])  # y + 2x, x read as 0

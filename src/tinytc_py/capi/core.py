@@ -1,6 +1,7 @@
 """The core C API (capi/api/core.toml) over the Python compiler: reference counting of the shared
 objects, compiler context (sources, error reporter, optimization settings), parser, programs,
-compilation to SPIR-V modules and binaries, core info and the pass list.
+compilation to SPIR-V modules and binaries, core info and the pass list, and the message of a
+bounds-checked kernel's report record.
 
 The enum `*_to_string`, the fp16/bf16 helpers and `tinytc_string_destroy` are C code inside the
 library (capi/native.c, capi/_generated_native.c); they never enter Python.
@@ -14,6 +15,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..bounds_record import RECORD_LENGTH, report_message
 from ..compiler import Binary, CompiledModule, assemble_module, compile_to_module, compile_to_spirv
 from ..errors import CompilationError, Location, Status, TinytcError, format_located
 from ..ir.context import CompilerContext
@@ -351,6 +353,19 @@ def tinytc_binary_create(
 def tinytc_binary_get_compiler_context(bin_: Any, ctx: Any) -> None:
     need(ctx)
     out(ctx, table.entry("binary", bin_).refs[0])
+
+
+@export
+def tinytc_binary_get_bounds_report(bin_: Any, kernel_name: Any, record: Any, message: Any) -> None:
+    need(kernel_name, record, message)
+    name = text(kernel_name)
+    checks = table.get("binary", bin_).binary.kernel(name).bounds_checks
+    if checks is None:
+        raise TinytcError(
+            Status.invalid_arguments, f"kernel {name} was not compiled with bounds checks"
+        )
+    found = report_message(checks, [record[i] for i in range(RECORD_LENGTH)])
+    message[0] = state.ffi.NULL if found is None else c_string(f"kernel {name}: {found}")
 
 
 @export

@@ -41,4 +41,7 @@ def tinytc_prog_add_global(
     values = np.frombuffer(raw, DTYPES[kind])
     if kind == "bf16":
         values = (values.astype(np.uint32) << 16).view(np.float32)
-    add_global(prog, make_global(text(name), mt, values.tolist(), where))
+    elements = (
+        [(z.real, z.imag) for z in values.tolist()] if mt.element.is_complex else values.tolist()
+    )
+    add_global(prog, make_global(text(name), mt, elements, where))

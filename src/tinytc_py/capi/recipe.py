@@ -38,6 +38,11 @@ def _number_type(p: Any) -> NumberType:
 
 def _new_recipe(p: Any, make: Any) -> None:
     recipe: Recipe = make()
+    if any(k.bounds_checks is not None for k in recipe.binary.kernels.values()):
+        invalid(
+            "recipes from C do not take bounds-checked mode (their handlers pass no report "
+            "record): create them with a compiler context without tinytc_optflag_bounds_checks"
+        )
     ctx_addr = table.shared_handle("compiler_context", recipe.prog.ctx)
     if ctx_addr is None:
         invalid("the type's compiler context has been released")

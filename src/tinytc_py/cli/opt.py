@@ -4,8 +4,9 @@
 
 Reads FILE (stdin when absent; legacy text as in `tinytc`, --legacy forces it), runs the passes in order and prints the resulting IR to stdout,
 unless a dump pass ran (its output is then the result). Passes that depend on the device
-(work-group-size, lower-foreach) get the core info of `-d` (default pvc, as in `tinytc`). Errors go to stderr with their location,
-and the exit status is 1.
+(work-group-size, lower-foreach) get the core info of `-d` (default pvc, as in `tinytc`). With
+`-f bounds-checks`, insert-bounds-checks runs where the compilation pipeline runs it: before
+the first requested pass that follows it there, else after the last (unless -p names it). Errors go to stderr with their location, and the exit status is 1.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from collections.abc import Callable
 
 from ..errors import CompilationError, TinytcError
 from ..ir.context import CompilerContext
+from ..ir.enums import OptFlag
 from ..ir.region import Prog
 from ..passes.base import FunctionPass
+from ..passes.insert_bounds_checks import PRECEDING, InsertBoundsChecks
 from ..passes.registry import PASSES, get_pass
 from ..target.core_info import CoreInfo
 from ..text.parser import parse
@@ -87,6 +90,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         prog = parse(text, ctx, args.file or "<stdin>", dialect_of(args))
         dumped = False
+        # -f bounds-checks: the checks go where the pipeline puts them, before the first pass
+        # that follows them there (or after the last pass), unless -p names the pass itself
+        unchecked = (
+            ctx.optimization_flag(OptFlag.bounds_checks)
+            and InsertBoundsChecks.name not in args.passes
+        )
         # As upstream's tinytc-opt: each pass is looked up when its turn comes, so an error of
         # an earlier pass is reported before an unknown name further down the list.
         for name in args.passes:
@@ -95,8 +104,13 @@ def main(argv: list[str] | None = None) -> int:
             except TinytcError as exc:
                 print(f"tinytc-opt: {exc}", file=sys.stderr)
                 return 1
+            if unchecked and name not in PRECEDING and not p.dumps:
+                _run(InsertBoundsChecks(), prog)
+                unchecked = False
             _run(p, prog)
             dumped = dumped or p.dumps
+        if unchecked:
+            _run(InsertBoundsChecks(), prog)
         if not dumped:
             sys.stdout.write(print_prog(prog))
     except TinytcError as exc:

@@ -36,7 +36,7 @@ from .inst import Inst
 from .instructions import INSTRUCTIONS
 from .nesting import MAX_NESTING, nesting_error, region_depth
 from .region import Func, Prog, Region
-from .types import DYNAMIC, NumberType, Type, element_type
+from .types import DYNAMIC, MemrefType, NumberType, Type, element_type
 from .values import Value
 from .verify import check_placement, check_region_end, finish_func
 
@@ -330,7 +330,8 @@ class IRBuilder(builder_methods.InstructionMethods):
         with self._rendering():
             if not self.ctx.optimization_flag(OptFlag.extensions):
                 raise disabled_error(loc, "'global'")
-            data = make_global(symbol, ty, list(values), loc)
+            scalar = ty.element if isinstance(ty, MemrefType) else ty
+            data = make_global(symbol, ty, [_python_number(v, scalar) for v in values], loc)
             add_global(self.prog, data)
         return data
 
@@ -341,14 +342,7 @@ class IRBuilder(builder_methods.InstructionMethods):
     ) -> Value:
         """A constant of type `ty` (a number, bool or coopmatrix type): a bool, int, float or
         complex value (:ref:`reference <inst-constant>`)."""
-        if isinstance(value, complex):
-            value = (value.real, value.imag)
-        scalar = element_type(ty)
-        is_int = isinstance(value, int) and not isinstance(value, bool)
-        if isinstance(scalar, NumberType) and scalar.is_float and is_int:
-            value = float(value)
-        if isinstance(scalar, NumberType) and scalar.is_complex and isinstance(value, (int, float)):
-            value = (float(value), 0.0)
+        value = _python_number(value, element_type(ty))
         return self.create("constant", {}, {"value": value}, ty, name, loc).result
 
     def subview(
@@ -471,6 +465,21 @@ class IRBuilder(builder_methods.InstructionMethods):
         """Ends a ``for_`` or ``if_`` region with the values it hands on
         (:ref:`reference <inst-yield>`)."""
         self.create("yield", {"yielded_vals": list(values)}, None, None, None, loc)
+
+
+def _python_number(value: Any, scalar: Type) -> Any:
+    """A Python number as a constant of the scalar type, as the parser makes constants: an int
+    becomes a float for a floating type, a real or complex number (re, im) for a complex type
+    (the builder takes what Python code naturally passes; the text asks for the exact kind)."""
+    if isinstance(value, bool) or not isinstance(scalar, NumberType):
+        return value
+    if isinstance(value, complex):
+        return (value.real, value.imag)
+    if scalar.is_float and isinstance(value, int):
+        return float(value)
+    if scalar.is_complex and isinstance(value, (int, float)):
+        return (float(value), 0.0)
+    return value
 
 
 def _split(entries: list[int | Value]) -> tuple[tuple[int, ...], list[Value]]:

@@ -3,7 +3,7 @@ error with the status code the C API uses for that violation."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import Status
 from .types import BooleanType, CoopmatrixType, GroupType, MemrefType, NumberType, ScalarKind, Type
@@ -99,3 +99,42 @@ def index_list(inst: Inst, tensor: Value, indices: list[Value]) -> MemrefType | 
     for i in indices:
         index(inst, i)
     return ty
+
+
+def _constant_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "floating"
+    return "complex" if isinstance(value, tuple) else type(value).__name__
+
+
+def _expected_kind(scalar: BooleanType | NumberType) -> str:
+    if isinstance(scalar, BooleanType):
+        return "a boolean"
+    if scalar.is_integer:
+        return "an integer"
+    return "a floating" if scalar.is_float else "a complex"
+
+
+def constant_kind_mismatch(value: Any, scalar: BooleanType | NumberType, ty: Type) -> str | None:
+    """Why `value` (bool, int, float or (re, im) as the parser makes them) is no constant of the
+    scalar type (of `ty`), or None: a boolean type takes a boolean, an integer type an
+    integer-constant, a floating type a floating-constant and a complex type a complex-constant
+    (the language reference's rule for `constant`, which global initializers follow)."""
+    if isinstance(scalar, BooleanType):
+        ok = isinstance(value, bool)
+    elif scalar.is_integer:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif scalar.is_float:
+        ok = isinstance(value, float)
+    else:
+        ok = isinstance(value, tuple) and len(value) == 2
+    if ok:
+        return None
+    return (
+        f"{_constant_kind(value)} constant does not match type {ty} "
+        f"(expected {_expected_kind(scalar)} constant)"
+    )

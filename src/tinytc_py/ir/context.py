@@ -156,7 +156,7 @@ class CompilerContext:
     # ---- optimization settings ----------------------------------------------------------------
 
     def set_optimization_flag(self, flag: OptFlag, state: int) -> None:
-        """state < 0 restores the default of the optimization level."""
+        """state < 0 restores the flag's default (`OPT_FLAG_DEFAULTS`)."""
         if state < 0:
             self._opt_flags.pop(flag, None)
         else:
@@ -165,8 +165,7 @@ class CompilerContext:
     def optimization_flag(self, flag: OptFlag) -> bool:
         if flag in self._opt_flags:
             return bool(self._opt_flags[flag])
-        default = OPT_FLAG_DEFAULTS[flag]
-        return self.opt_level >= 2 if default is None else default
+        return OPT_FLAG_DEFAULTS[flag]
 
     # ---- types --------------------------------------------------------------------------------
 

@@ -73,13 +73,17 @@ class OptFlag(IntEnum):
     kernel_cache = 2  # reuse SPIR-V and device binaries from the on-disk kernel cache
     legacy_language = 3  # read source text as the legacy (v0.3) tensor language
     extensions = 4  # accept the tinytc-py language extensions (docs/extensions.md)
+    bounds_checks = 5  # check every memory access at run time (docs/bounds-checks.rst)
 
 
-# Default state of each flag when it was not set; None = on at optimization level 2 and above.
-OPT_FLAG_DEFAULTS: dict[OptFlag, bool | None] = {
-    OptFlag.unsafe_fp_math: None,
+# Default state of each flag when it was not set, at every optimization level. unsafe-fp-math
+# is off (upstream turns it on at level 2): by default, folding keeps IEEE results, such as the
+# sign of -0.0 + 0.0.
+OPT_FLAG_DEFAULTS: dict[OptFlag, bool] = {
+    OptFlag.unsafe_fp_math: False,
     OptFlag.autotune: False,
     OptFlag.kernel_cache: True,
     OptFlag.legacy_language: False,
     OptFlag.extensions: True,
+    OptFlag.bounds_checks: False,
 }

@@ -7,10 +7,12 @@ variable with an initializer.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Status
+from .checks import constant_kind_mismatch
 from .enums import AddressSpace
 from .types import DYNAMIC, MemrefType, Type
 
@@ -40,36 +42,36 @@ def element_count(ty: MemrefType) -> int:
 
 
 def _check_value(value: Any, ty: MemrefType, k: int, loc: Location) -> Any:
-    """The value converted to the element type's Python form; raises for a wrong kind."""
+    """The value if it is a constant of the element type (an integer for an integer type, a
+    float for a floating type, a pair (re, im) of floats for a complex type, as the language's
+    `constant` takes them; booleans never); raises otherwise."""
     el = ty.element
     if isinstance(value, bool):
         raise CompilationError(
             loc, Status.ext_invalid_global, f"value {k} is a boolean, not a number"
         )
-    if el.is_complex:
-        if isinstance(value, complex):
-            return (value.real, value.imag)
-        if isinstance(value, tuple) and len(value) == 2:
-            return (float(value[0]), float(value[1]))
-        return (float(value), 0.0)
+    mismatch = constant_kind_mismatch(value, el, el)
+    if mismatch is not None:
+        raise CompilationError(loc, Status.ext_invalid_global, f"value {k}: {mismatch}")
     if el.is_integer:
-        if not isinstance(value, int):
-            raise CompilationError(
-                loc, Status.ext_invalid_global, f"value {k} ({value}) is not an integer of {el}"
-            )
         bits = 8 * el.size
         if not -(1 << (bits - 1)) <= value < (1 << bits):
             raise CompilationError(
                 loc, Status.ext_invalid_global, f"value {k} ({value}) does not fit {el}"
             )
-        return value
-    if isinstance(value, tuple):
-        raise CompilationError(loc, Status.ext_invalid_global, f"value {k} is complex, not {el}")
-    return float(value)
+    return value
 
 
-def make_global(name: str, ty: Type, values: list[Any], loc: Location) -> GlobalData:
-    """Checks the restrictions of a global definition and returns it."""
+def make_global(
+    name: str,
+    ty: Type,
+    values: list[Any],
+    loc: Location,
+    value_locs: Sequence[Location] | None = None,
+) -> GlobalData:
+    """Checks the restrictions of a global definition and returns it. `values` are constants as
+    the parser makes them (int, float, (re, im)); an error about value k is located at
+    `value_locs[k]` when given (the text's initializer), else at `loc`."""
     if not isinstance(ty, MemrefType):
         raise CompilationError(loc, Status.ext_invalid_global, "a global must have memref type")
     if DYNAMIC in ty.shape or not ty.is_canonical:
@@ -85,14 +87,23 @@ def make_global(name: str, ty: Type, values: list[Any], loc: Location) -> Global
         raise CompilationError(
             loc, Status.ext_invalid_global, f"{ty} holds {n} values, the initializer {len(values)}"
         )
-    checked = tuple(_check_value(v, ty, k, loc) for k, v in enumerate(values))
+    locs = value_locs or [loc] * n
+    checked = tuple(_check_value(v, ty, k, locs[k]) for k, v in enumerate(values))
     return GlobalData(name, ty, checked, loc)
 
 
 def add_global(prog: Prog, data: GlobalData) -> None:
+    """Adds the global; raises if a global or a function of the program holds its name (one
+    namespace for both, as Prog.add_function checks the other way round)."""
     if data.name in prog.globals:
         raise CompilationError(
             data.loc, Status.ext_global_redefined, f"global @{data.name} is already defined"
+        )
+    if prog.has_function(data.name):
+        raise CompilationError(
+            data.loc,
+            Status.ext_global_redefined,
+            f"@{data.name} is already defined as a function; a global cannot have its name",
         )
     prog.globals[data.name] = data
 

@@ -575,43 +575,14 @@ class ConstantInst(Inst):
         ty = _result(self)
         scalar = element_type(ty)
         value = self.props["value"]
-        if isinstance(scalar, BooleanType):
-            ok = isinstance(value, bool)
-        elif not isinstance(scalar, NumberType):
+        if not isinstance(scalar, (BooleanType, NumberType)):
             raise self.error(Status.ir_expected_number, f"constant of type {ty} is not allowed")
-        elif scalar.is_integer:
-            ok = isinstance(value, int) and not isinstance(value, bool)
-            bits = _INT_BITS.get(scalar.kind)
-            if ok and bits and not -(2 ** (bits - 1)) <= value < 2**bits:
-                raise self.error(Status.ir_constant_mismatch, f"{value} does not fit into {scalar}")
-        elif scalar.is_float:
-            ok = isinstance(value, float)
-        else:
-            ok = isinstance(value, tuple) and len(value) == 2
-        if not ok:
-            raise self.error(
-                Status.ir_constant_mismatch,
-                f"{_constant_kind(value)} constant does not match type {ty} "
-                f"(expected {_constant_kind_for(scalar)} constant)",
-            )
-
-
-def _constant_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "floating"
-    return "complex"
-
-
-def _constant_kind_for(scalar: Type) -> str:
-    if isinstance(scalar, BooleanType):
-        return "a boolean"
-    if scalar.is_integer:
-        return "an integer"
-    return "a floating" if scalar.is_float else "a complex"
+        mismatch = checks.constant_kind_mismatch(value, scalar, ty)
+        if mismatch is not None:
+            raise self.error(Status.ir_constant_mismatch, mismatch)
+        bits = _INT_BITS.get(scalar.kind) if isinstance(scalar, NumberType) else None
+        if bits and not -(2 ** (bits - 1)) <= value < 2**bits:
+            raise self.error(Status.ir_constant_mismatch, f"{value} does not fit into {scalar}")
 
 
 # ---- mixed: memory --------------------------------------------------------------------------------

@@ -110,6 +110,8 @@ class Func:
         self.attrs = attrs
         self.body = Region(Exec.collective, self)
         self.param_attrs: list[DictionaryAttr | None] = []
+        # bounds-checked mode: the message template of each check id (insert-bounds-checks)
+        self.bounds_checks: list[str] | None = None
         for ty in param_types:
             if isinstance(ty, CoopmatrixType):
                 raise CompilationError(
@@ -134,8 +136,19 @@ class Prog:
         self.globals: dict[str, GlobalData] = {}
 
     def add_function(self, func: Func) -> Func:
+        """Appends `func`; raises if a global holds its name (a program's functions and globals
+        share one namespace; two functions of one name are a check-ir error)."""
+        if func.name in self.globals:
+            raise CompilationError(
+                func.loc,
+                Status.ext_global_redefined,
+                f"@{func.name} is already defined as a global; a function cannot have its name",
+            )
         self.funcs.append(func)
         return func
+
+    def has_function(self, name: str) -> bool:
+        return any(f.name == name for f in self.funcs)
 
     def __str__(self) -> str:
         from ..text.printer import print_prog

@@ -10,9 +10,12 @@ An in-process memo of recent SPIR-V results sits on top, so repeated compiles of
 one process cost a dictionary lookup.
 
 On by default; `TINYTC_CACHE=0` turns it off for the process, the compiler-context flag
-`OptFlag.kernel_cache` (tinytc_optflag_kernel_cache in C) for one context. The folder is
-`TINYTC_CACHE_DIR` (else the user cache folder; cache_dir.py) and `TINYTC_CACHE_MAX_MB` bounds
-its size. Statistics: stats.py; command line: `tinytc-cache` (cli/cache.py).
+`OptFlag.kernel_cache` (tinytc_optflag_kernel_cache in C) for one context, and a folder others
+could write turns it off with a warning (trust.py; `TINYTC_CACHE_SHARED=group` for a project
+folder). The folder is `TINYTC_CACHE_DIR` (else the user cache folder; cache_dir.py) and
+`TINYTC_CACHE_MAX_MB` bounds its size. Processes that miss the same entry at once build it
+once (locks.py). Statistics: stats.py; filling the cache ahead of a job: warm.py; command
+line: `tinytc-cache` (cli/cache.py).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from ..compiler import Binary
 from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
 from ..target.core_info import CoreInfo
-from . import stats, store
+from . import locks, stats, store, trust
 from .codec import decode, encode
 from .keys import native_key, spirv_key
 
@@ -38,11 +41,24 @@ _memo: OrderedDict[str, Binary] = OrderedDict()
 T = TypeVar("T")
 
 
+def switched_on() -> bool:
+    """Whether TINYTC_CACHE leaves caching on for the process."""
+    return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "off", "false", "no")
+
+
 def enabled(ctx: CompilerContext | None = None) -> bool:
-    """Whether caching is on for the process (TINYTC_CACHE) and for `ctx` (its flag)."""
-    if os.environ.get(ENV_SWITCH, "1").strip().lower() in ("0", "off", "false", "no"):
-        return False
-    return ctx is None or ctx.optimization_flag(OptFlag.kernel_cache)
+    """Whether caching is on for the process (TINYTC_CACHE), for `ctx` (its flag) and for
+    the folder (trust.py: after one warning, off for a folder others could write)."""
+    return _folder(ctx) is not None
+
+
+def _folder(ctx: CompilerContext | None) -> trust.Folder | None:
+    """The folder a lookup uses, checked once for the whole lookup; None when caching is off."""
+    if not switched_on():
+        return None
+    if ctx is not None and not ctx.optimization_flag(OptFlag.kernel_cache):
+        return None
+    return trust.checked()
 
 
 def _remember(key: str, binary: Binary) -> Binary:
@@ -61,34 +77,35 @@ def spirv_binary(
 ) -> Binary:
     """The SPIR-V binary of a program: from the memo, the disk, or `compile_()` (then stored).
     `program_text()` is the source text or the printed program (the key's program part)."""
-    if not enabled(ctx):
+    where = _folder(ctx)
+    if where is None:
         return _uncached(compile_)
     key = spirv_key(program_text(), core_info, ctx)
     binary = _memo.get(key)
     if binary is not None:
         stats.count("memo_hits", persist=False)
         return binary
-    payload = store.get(key)
+    payload = store.get(key, where)
     if payload is not None:
-        stats.count("spirv_hits")
+        stats.count("spirv_hits", where=where)
         return _remember(key, decode(payload))
-    try:
-        binary = _compile(compile_)
-    except BaseException:
-        stats.count("spirv_misses")
-        raise
-    store.put(key, encode(binary), {"spirv_misses": 1})  # one update of the statistics file
+    with locks.build_once(key) as (payload, waited):
+        if payload is not None:
+            stats.count("waits" if waited else "spirv_hits")
+            return _remember(key, decode(payload))
+        try:
+            binary = compile_()
+        except BaseException:
+            stats.count("spirv_misses")
+            raise
+        # one update of the statistics file
+        store.put(key, encode(binary), {"spirv_misses": 1, "compiles": 1})
     return _remember(key, binary)
 
 
-def _compile(compile_: Callable[[], Binary]) -> Binary:
+def _uncached(compile_: Callable[[], Binary]) -> Binary:
     binary = compile_()
     stats.count("compiles", persist=False)
-    return binary
-
-
-def _uncached(compile_: Callable[[], Binary]) -> Binary:
-    binary = _compile(compile_)
     binary.cache = False
     return binary
 
@@ -106,27 +123,51 @@ def native_build(
     is one, else by the device JIT (`from_spirv`), whose result `native_of` then stores.
     A cached binary the device rejects (e.g. an updated driver with the same version string)
     is dropped and rebuilt. `ctx` (of a C API binary) may turn the cache off by its flag."""
-    if binary.format != "spirv" or not binary.cache or not enabled(ctx):
+    where = _folder(ctx) if binary.format == "spirv" and binary.cache else None
+    if where is None:
         stats.count("device_builds", persist=False)
         return from_spirv()
     key = native_key(binary.data, options, device)
-    payload = store.get(key)
-    if payload is not None:
+    loaded = _load(key, store.get(key, where), from_native, "native_hits", where)
+    if loaded:
+        return loaded[0]
+    with locks.build_once(key) as (payload, waited):
+        loaded = _load(key, payload, from_native, "waits" if waited else "native_hits", where)
+        if loaded:
+            return loaded[0]
         try:
-            built = from_native(payload)
-        except Exception:  # noqa: BLE001 - any failure to load means: rebuild from SPIR-V
-            stats.count("native_rejected")
-            store.remove(key)
+            built = from_spirv()
+        except BaseException:
+            stats.count("native_misses")
+            raise
+        counts = {"native_misses": 1, "device_builds": 1}
+        native = native_of(built)
+        if native:
+            store.put(key, native, counts)  # one update of the statistics file
         else:
-            stats.count("native_hits")
-            return built
-    stats.count("native_misses")
-    stats.count("device_builds", persist=False)
-    built = from_spirv()
-    native = native_of(built)
-    if native:
-        store.put(key, native)
+            stats.count_all(counts)
     return built
+
+
+def _load(
+    key: str,
+    payload: bytes | None,
+    from_native: Callable[[bytes], T],
+    hit: str,
+    where: trust.Folder,
+) -> list[T]:
+    """[the device program] of a cached native binary, counted as `hit`; [] when there is
+    none or the device refuses it (then the entry is removed)."""
+    if payload is None:
+        return []
+    try:
+        built = from_native(payload)
+    except Exception:  # noqa: BLE001 - any failure to load means: rebuild from SPIR-V
+        stats.count("native_rejected")
+        store.remove(key)
+        return []
+    stats.count(hit, where=where)
+    return [built]
 
 
 def clear_memo() -> None:
@@ -134,4 +175,16 @@ def clear_memo() -> None:
     _memo.clear()
 
 
-__all__ = ["ENV_SWITCH", "clear_memo", "enabled", "native_build", "spirv_binary", "stats", "store"]
+from .warm import warm  # noqa: E402 - it calls spirv_binary and native_build through the runtimes
+
+__all__ = [
+    "ENV_SWITCH",
+    "clear_memo",
+    "enabled",
+    "native_build",
+    "spirv_binary",
+    "stats",
+    "store",
+    "switched_on",
+    "warm",
+]

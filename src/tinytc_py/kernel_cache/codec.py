@@ -44,6 +44,7 @@ def _kernel(d: dict) -> KernelInfo:
         d["subgroup_size"],
         params,
         [ArgInfo(**a) for a in d["args"]],
+        d.get("bounds_checks"),
     )
 
 

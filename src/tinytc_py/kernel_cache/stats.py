@@ -3,16 +3,21 @@
 `tinytc-cache stats` shows).
 
 Counters: spirv_hits / spirv_misses and native_hits / native_misses (lookups of the two disk
-levels; a miss means the compiler or the device JIT ran), corrupt (damaged entries removed),
-native_rejected (intact device binaries the device refused to load, rebuilt),
-evicted (entries removed for the size bound), bytes_written, tuning_hits / tuning_misses (gemm
-shapes the autotuner found in the tuning cache / timed on the device); for this process only also
-memo_hits (answered from memory), compiles (runs of our compiler) and device_builds (builds
-from SPIR-V by the device's JIT), cached or not.
+levels; a miss means the compiler or the device JIT ran), waits (lookups that found another
+process building the same entry, waited and read its result: neither hit nor miss),
+compiles and device_builds (runs of our compiler and of the device's JIT, with the cache on;
+with it off they are counted for this process only), lock_timeouts (waits given up: the
+process built itself), stale_locks (locks of crashed processes removed), corrupt (damaged
+entries removed), untrusted (reads refused: entries of another owner or group), native_rejected
+(intact device binaries the device refused to load, rebuilt), evicted (entries removed for the
+size bound), bytes_written, tuning_hits / tuning_misses (gemm shapes the autotuner found in the
+tuning cache / timed on the device); for this process only also memo_hits (answered from
+memory).
 
 Each change is added to `stats.json` in the cache folder at once, under an exclusive lock: a C
 host embedding the library may never finalise Python, so waiting for exit would lose counts.
-A folder that cannot be written only loses the totals.
+A folder that cannot be written only loses the totals; a folder the cache may not use
+(trust.py) is not touched.
 """
 
 from __future__ import annotations
@@ -25,8 +30,10 @@ import secrets
 from collections import Counter
 
 from ..cache_dir import cache_subdir
+from . import trust
 
 FILE = "stats.json"
+GROUP_MODE = 0o660  # in a shared folder every member of the group adds to the totals
 EPOCH = "epoch"
 """Not a counter: a random id a new file (first update, cleared or damaged) starts with, so
 store.py can tell its running totals began again."""
@@ -34,21 +41,25 @@ store.py can tell its running totals began again."""
 _process: Counter[str] = Counter()
 
 
-def count(name: str, n: int = 1, persist: bool = True) -> None:
-    """Add `n` to a counter; `persist=False` for events too frequent to pay a file update."""
+def count(name: str, n: int = 1, persist: bool = True, where: trust.Folder | None = None) -> None:
+    """Add `n` to a counter; `persist=False` for events too frequent to pay a file update.
+    `where`: the folder as the caller's lookup checked it (else checked here)."""
     if persist:
-        count_all({name: n})
+        count_all({name: n}, where)
     else:
         _process[name] += n
 
 
-def count_all(delta: dict[str, int]) -> dict[str, int]:
+def count_all(delta: dict[str, int], where: trust.Folder | None = None) -> dict[str, int]:
     """Add to several counters in one update of the file (each costs about 0.1 ms, a tenth
     of a small kernel's compile). Returns the totals this update made (empty when the file
     cannot be written): store.py bounds the folder by the running bytes_written."""
     _process.update(delta)
+    where = where or trust.checked()
+    if where is None:
+        return {}
     try:
-        return _add_to_totals(delta)
+        return _add_to_totals(delta, where)
     except OSError:
         return {}
 
@@ -62,11 +73,12 @@ def reset_process() -> None:
     _process.clear()
 
 
-def _add_to_totals(delta: dict[str, int]) -> dict[str, int]:
-    path = cache_subdir("kernels") / FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+def _add_to_totals(delta: dict[str, int], where: trust.Folder) -> dict[str, int]:
+    trust.make_folder(where)
+    fd = os.open(where.path / FILE, os.O_RDWR | os.O_CREAT, 0o644)
     with os.fdopen(fd, "r+") as f:
+        with contextlib.suppress(OSError):  # another member's file keeps its mode
+            trust.share(fd, where, GROUP_MODE)
         fcntl.flock(f, fcntl.LOCK_EX)
         totals = Counter(_parse(f.read()))
         totals.update(delta)
@@ -82,7 +94,7 @@ def totals() -> dict[str, int]:
     """The counters summed over all processes (empty when nothing was recorded), and the
     file's `EPOCH` id, which is not a counter."""
     try:
-        return _parse((cache_subdir("kernels") / FILE).read_text())
+        return _parse((cache_subdir(trust.SUB) / FILE).read_text())
     except OSError:
         return {}
 
@@ -98,4 +110,4 @@ def _parse(text: str) -> dict[str, int]:
 
 def reset_totals() -> None:
     with contextlib.suppress(OSError):
-        (cache_subdir("kernels") / FILE).unlink()
+        (cache_subdir(trust.SUB) / FILE).unlink()

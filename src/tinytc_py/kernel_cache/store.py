@@ -8,6 +8,8 @@ or damaged later, so:
   and reported as a miss, so the caller rebuilds it and nothing damaged is ever loaded;
 - a folder that cannot be written (read-only, full disk) turns writing off for the rest of the
   process after one warning, and everything works without the cache;
+- a folder others could write is not used at all, and an entry is only read when its owner
+  (per-user folder) or group (shared folder) is the one the folder's mode demands (trust.py);
 - the folder stays under `TINYTC_CACHE_MAX_MB` (default 1024), the entries used longest ago
   going first. A hit touches its file, so the modification time is the time of last use.
 
@@ -40,12 +42,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..cache_dir import atomic_write, cache_subdir
-from . import stats
+from . import stats, trust
 
 ENV_MAX_MB = "TINYTC_CACHE_MAX_MB"
 DEFAULT_MAX_MB = 1024.0
 MAGIC = b"TTCKC001"
 SUFFIX = ".entry"
+LOCK_SUFFIX = ".lock"  # a build in progress (locks.py)
 _HEADER = len(MAGIC) + hashlib.sha256().digest_size
 SCAN_FILE = "last_scan.json"
 LOW_WATER = 0.9
@@ -68,7 +71,8 @@ def max_bytes() -> int:
 
 
 def folder() -> Path:
-    return cache_subdir("kernels")
+    """The entry folder, whether or not it may be used (`trust.checked()` says)."""
+    return cache_subdir(trust.SUB)
 
 
 _unwritable: set[Path] = set()
@@ -91,16 +95,25 @@ def _path(name: str) -> Path:
     return folder() / (name + SUFFIX)
 
 
-def get(name: str) -> bytes | None:
-    """The payload of entry `name`, or None when it is missing or damaged (then removed)."""
-    path = _path(name)
+def get(name: str, where: trust.Folder | None = None) -> bytes | None:
+    """The payload of entry `name`, or None when it is missing, damaged (then removed), in a
+    folder the cache may not use, or not the user's (group's) own (then left for `put` to
+    replace). `where`: the folder as the caller checked it (else checked here)."""
+    where = where or trust.checked()
+    if where is None:
+        return None
+    path = where.path / (name + SUFFIX)
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as f:
+            if not trust.entry_trusted(os.fstat(f.fileno()), where):
+                stats.count("untrusted", where=where)
+                return None
+            raw = f.read()
     except OSError:
         return None
     payload = raw[_HEADER:]
     if raw[: len(MAGIC)] != MAGIC or raw[len(MAGIC) : _HEADER] != hashlib.sha256(payload).digest():
-        stats.count("corrupt")
+        stats.count("corrupt", where=where)
         remove(name)
         return None
     with contextlib.suppress(OSError):
@@ -124,12 +137,17 @@ def put(name: str, payload: bytes, counts: dict[str, int] | None = None) -> None
     """Store `payload` as entry `name` (atomically), then evict down to the size bound.
     `counts` (the caller's counters of this lookup) are recorded with bytes_written, in one
     update of the statistics file."""
-    where = folder()
     counts = dict(counts or {})
+    checked = trust.checked()
+    if checked is None:  # a folder the cache may not use: the counts stay in this process
+        stats.count_all(counts)
+        return
+    where = checked.path
     if where not in _unwritable:
         data = MAGIC + hashlib.sha256(payload).digest() + payload
         try:
-            atomic_write(_path(name), data)
+            trust.make_folder(checked)
+            atomic_write(where / (name + SUFFIX), data, lambda fd: trust.share(fd, checked))
         except OSError as err:
             _disable_writing(where, err)
         else:
@@ -141,10 +159,10 @@ def put(name: str, payload: bytes, counts: dict[str, int] | None = None) -> None
         remove(name)
         _disable_writing(where, OSError(f"cannot update the statistics in {where}"))
         return
-    _keep_under_bound(totals, keep=name)
+    _keep_under_bound(totals, keep=name, where=checked)
 
 
-def _keep_under_bound(totals: dict[str, int], keep: str) -> None:
+def _keep_under_bound(totals: dict[str, int], keep: str, where: trust.Folder) -> None:
     """Scan and evict when the estimate from the last scan's record (module docstring) may
     exceed the bound. `totals` are the statistics including this write."""
     limit = max_bytes()
@@ -157,7 +175,8 @@ def _keep_under_bound(totals: dict[str, int], keep: str) -> None:
     except OSError:
         return  # the folder's size is unknown: no record, the next write scans again
     with contextlib.suppress(OSError):
-        atomic_write(folder() / SCAN_FILE, json.dumps([epoch, written, size]).encode())
+        scan = json.dumps([epoch, written, size]).encode()
+        atomic_write(where.path / SCAN_FILE, scan, lambda fd: trust.share(fd, where))
 
 
 def _last_scan() -> tuple[int, int, int] | None:
@@ -220,11 +239,12 @@ def evict(limit: int, keep: str = "") -> int:
 
 
 def clear() -> int:
-    """Remove every entry (and stale temporary files); returns the number of entries removed."""
+    """Remove every entry (and stale temporary files and build locks); returns the number of
+    entries removed."""
     removed = 0
     with contextlib.suppress(OSError), os.scandir(folder()) as it:
         for e in it:
-            if e.name.endswith(SUFFIX) or e.name.startswith(".tmp-"):
+            if e.name.endswith((SUFFIX, LOCK_SUFFIX)) or e.name.startswith(".tmp-"):
                 with contextlib.suppress(OSError):
                     os.unlink(e.path)
                     removed += e.name.endswith(SUFFIX)

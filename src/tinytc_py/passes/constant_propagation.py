@@ -2,9 +2,11 @@
 (docs/design.md §B5, step 2; rules in fold.py).
 
 Folded: binary and unary arithmetic, math functions, casts and comparisons of constants (in the
-type's semantics); x+0, 0+x, x-0, x*1, 1*x, x*-1 -> neg x, x*0 (integers always, floating point
-only with the unsafe-fp-math flag), x/1, x%1 -> 0 (integers), shifts by 0 and of 0, and/or/xor
-with 0 / all ones / false / true (xor with all ones -> not x); a cast to the operand's own type;
+type's semantics); x+0, 0+x, x-0, x*1, 1*x, x*-1 -> neg x, x*0, x/1, x%1 -> 0 (integers), shifts
+by 0 and of 0, and/or/xor with 0 / all ones / false / true (xor with all ones -> not x); on
+floating point only the identities exact in IEEE arithmetic (x + -0.0, x - +0.0, x*±1, x/1),
+the others (x + +0.0, x - -0.0, x*0) only with the unsafe-fp-math flag; a cast to the operand's
+own type;
 `size` of a static memref mode or group; subgroup_broadcast of a constant.
 
 The uses of a folded instruction move to its replacement: an existing value, or a new unnamed

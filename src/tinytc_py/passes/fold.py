@@ -11,9 +11,11 @@ width; div and rem truncate toward zero (the sign of rem follows the dividend); 
 arithmetic. Floating-point operations are computed in double precision and rounded once to the
 type (f32 via numpy.float32, f16 via numpy.float16), which gives the correctly rounded IEEE
 result; bf16 computes in f32 and rounds to nearest even, as the conversion through f32 does.
-min/max on floats are OpenCL's fmin/fmax (a NaN operand yields the other operand). Complex
-multiplication and division use the conversion's formulas with each step rounded to the
-component type. Integer to float conversion rounds the exact integer once.
+min/max on floats are OpenCL's fmin/fmax (a NaN operand yields the other operand; -0 and +0
+are not folded, fmin/fmax may return either). Complex multiplication and division use the
+conversion's formulas with each step rounded to the component type: a factor or divisor whose
+imaginary part is zero scales the other operand's parts, otherwise the full formulas. Integer
+to float conversion rounds the exact integer once.
 
 Math functions (cos, sin, exp, exp2, log, log2, their native_ forms, complex exp/exp2 and the
 modulus `abs` of a complex number) are evaluated with the C math library in double precision and
@@ -22,8 +24,12 @@ fewer of them, some in the type's own precision).
 The device's own functions have an error bound of a few ulp (native_: implementation-defined),
 so the folded value may differ from what the device would compute by that much.
 
-The identities follow upstream: x+0 and 0+x hold for floats as well (ignoring that -0 + +0 is
-+0); x*0 -> 0 holds for floats only under unsafe-fp-math (inf*0 and NaN*0 are NaN).
+The identities on floating-point (and complex) numbers are folded only where they are exact in
+IEEE arithmetic: x + -0.0, x - +0.0, x*1, x*-1 (-> neg x) and x/1. Under unsafe-fp-math, which
+ignores the sign of zero, NaN and infinities, also x + +0.0, x - -0.0 and x*0 -> 0 (upstream
+folds x + +0.0 and x - -0.0 always, which turns -0.0 + 0.0 into -0.0; IEEE gives +0.0).
+A NaN keeps being a NaN, only its sign bit or payload may differ (IEEE does not specify them
+for arithmetic results). Integer identities are exact in two's complement and always folded.
 """
 
 from __future__ import annotations
@@ -251,6 +257,12 @@ def _complex_binary(op: str, ty: NumberType, a: tuple, b: tuple) -> tuple | None
     (ar, ai), (br, bi) = a, b
     if op in ("add", "sub"):
         return (f(op, ar, br), f(op, ai, bi))
+    if op == "mul" and (ai == 0 or bi == 0):
+        # a real factor (imaginary part ±0) scales the other operand, as the conversion does
+        (xr, xi), s = (b, ar) if ai == 0 else (a, br)
+        return (f("mul", xr, s), f("mul", xi, s))
+    if op == "div" and bi == 0:
+        return None if br == 0 else (f("div", ar, br), f("div", ai, br))
     if op == "mul":
         return (
             f("sub", f("mul", ar, br), f("mul", ai, bi)),
@@ -427,12 +439,19 @@ class Rewrite:
 
 
 def _is(c: Scalar | None, x: int) -> bool:
-    """c equals the integer x (as an int, a float, or a complex with zero imaginary part)."""
+    """c equals the integer x (as an int, a float, or a complex with zero imaginary part; a zero
+    of either sign equals 0)."""
     if c is None or isinstance(c, bool):
         return False
     if isinstance(c, tuple):
         return c[0] == x and c[1] == 0
     return c == x
+
+
+def _zero_of_sign(c: Scalar | None, negative: bool) -> bool:
+    """c is a floating-point zero with the given sign (for a complex number: both parts)."""
+    parts = c if isinstance(c, tuple) else (c,)
+    return all(p == 0 and (math.copysign(1.0, p) < 0) == negative for p in parts)
 
 
 def _zero(ty: Type) -> Scalar:
@@ -441,23 +460,33 @@ def _zero(ty: Type) -> Scalar:
     return (0.0, 0.0) if ty.is_complex else 0.0
 
 
+def _keeps(c: Scalar | None, ty: Type, unsafe: bool, adding: bool) -> bool:
+    """Adding c (adding False: subtracting c) leaves every x as it is: 0 for integers; for
+    floating point only -0.0 added or +0.0 subtracted, since -0.0 + +0.0 is +0.0 (any zero with
+    unsafe-fp-math, which ignores the sign of zero)."""
+    if not _is(c, 0):
+        return False
+    return ty.is_integer or unsafe or _zero_of_sign(c, negative=adding)
+
+
 def _add(ca: Scalar | None, cb: Scalar | None, ty: Type, unsafe: bool) -> Rewrite | None:
-    if _is(cb, 0):
+    if _keeps(cb, ty, unsafe, adding=True):
         return Rewrite("operand", 0)
-    return Rewrite("operand", 1) if _is(ca, 0) else None
+    return Rewrite("operand", 1) if _keeps(ca, ty, unsafe, adding=True) else None
 
 
 def _sub(ca: Scalar | None, cb: Scalar | None, ty: Type, unsafe: bool) -> Rewrite | None:
-    return Rewrite("operand", 0) if _is(cb, 0) else None
+    return Rewrite("operand", 0) if _keeps(cb, ty, unsafe, adding=False) else None
 
 
 def _mul(ca: Scalar | None, cb: Scalar | None, ty: Type, unsafe: bool) -> Rewrite | None:
+    """x*1 -> x and x*-1 -> neg x are exact (a complex factor (±1, ±0) scales both parts, as
+    the conversion computes it); x*0 is not 0 for x = inf or NaN, nor +0 for negative x."""
     for const, other in ((cb, 0), (ca, 1)):
         if _is(const, 1):
             return Rewrite("operand", other)
         if _is(const, -1):
             return Rewrite("neg", other)
-        # x*0 is not 0 for x = inf or NaN (and is -0 for negative x) in floating point
         if _is(const, 0) and (ty.is_integer or unsafe):
             return Rewrite("constant", value=_zero(ty))
     return None
@@ -520,7 +549,8 @@ def simplify(
     op: str, ty: Type, ca: Scalar | None, cb: Scalar | None, unsafe_fp_math: bool = False
 ) -> Rewrite | None:
     """The identity that applies to `op a, b` (scalar type `ty`) when only some operands are
-    known: x+0, 0+x, x-0, x*1, 1*x, x*-1 -> neg, x*0 (integers; floats with unsafe-fp-math),
-    x/1, x%1 -> 0 (integers), shifts by 0 and of 0, and/or/xor with 0 / all ones / false / true."""
+    known: x+0, 0+x, x-0 (floats: the exact signs of zero, any zero with unsafe-fp-math), x*1,
+    1*x, x*-1 -> neg, x*0 (integers; floats with unsafe-fp-math), x/1, x%1 -> 0 (integers),
+    shifts by 0 and of 0, and/or/xor with 0 / all ones / false / true."""
     rule = _IDENTITIES.get(op)
     return None if rule is None else rule(ca, cb, ty, unsafe_fp_math)

@@ -6,7 +6,10 @@ target's, so the subgroup and work-group sizes chosen are ones that device suppo
 constant-propagation and dead-code-elimination run only at optimisation level >= 1 (the
 context's `opt_level`), right after the first check-ir and again after lower-foreach; asked for
 by name (`tinytc-opt -p`), they run at any level. lower-coopmatrix (which unrolls
-cooperative_matrix_apply) runs last, before the final check-ir.
+cooperative_matrix_apply) runs last, before the final check-ir. With the context's
+bounds_checks flag, insert-bounds-checks runs after insert-barrier and before the lowerings:
+it checks the program's own accesses, not the code the lowerings make, and the writes of its
+report record (by one work-item, read by the host only) get no barriers.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import io
 
 from ..errors import CompilationError
+from ..ir.enums import OptFlag
 from ..ir.nesting import check_nesting
 from ..ir.region import Prog
 from ..target.core_info import CoreInfo
@@ -22,6 +26,7 @@ from .check_ir import CheckIr
 from .constant_propagation import ConstantPropagation
 from .dead_code_elimination import DeadCodeElimination
 from .insert_barrier import InsertBarrier
+from .insert_bounds_checks import InsertBoundsChecks
 from .insert_lifetime_stop import InsertLifetimeStop
 from .lower_coopmatrix import LowerCoopmatrix
 from .lower_foreach import LowerForeach
@@ -30,8 +35,11 @@ from .set_stack_ptr import SetStackPtr
 from .work_group_size import WorkGroupSize
 
 
-def default_pipeline(core_info: CoreInfo, opt_level: int = 2) -> list[FunctionPass]:
-    """The passes in upstream order, configured for `core_info` and `opt_level`."""
+def default_pipeline(
+    core_info: CoreInfo, opt_level: int = 2, bounds_checks: bool = False
+) -> list[FunctionPass]:
+    """The passes in upstream order, configured for `core_info` and `opt_level`; with
+    `bounds_checks`, insert-bounds-checks runs between insert-barrier and the lowerings."""
 
     def optimize() -> list[FunctionPass]:
         return [ConstantPropagation(), DeadCodeElimination()] if opt_level >= 1 else []
@@ -42,6 +50,7 @@ def default_pipeline(core_info: CoreInfo, opt_level: int = 2) -> list[FunctionPa
         InsertLifetimeStop(),
         SetStackPtr(),
         InsertBarrier(),
+        *([InsertBoundsChecks()] if bounds_checks else []),
         WorkGroupSize(core_info),
         LowerLinalg(core_info),
         SetStackPtr(),
@@ -58,7 +67,8 @@ def run_default_pipeline(prog: Prog, core_info: CoreInfo) -> None:
     sink = io.StringIO()
     try:
         check_nesting(prog)
-        for p in default_pipeline(core_info, prog.ctx.opt_level):
+        checked = prog.ctx.optimization_flag(OptFlag.bounds_checks)
+        for p in default_pipeline(core_info, prog.ctx.opt_level, checked):
             for func in prog.funcs:
                 p.run(func, prog.ctx, sink)
     except CompilationError as err:

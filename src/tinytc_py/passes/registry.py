@@ -16,6 +16,7 @@ from .dump_def_use import DumpDefUse
 from .dump_gcd import DumpGcd
 from .dump_ir import DumpIr
 from .insert_barrier import InsertBarrier
+from .insert_bounds_checks import InsertBoundsChecks
 from .insert_lifetime_stop import InsertLifetimeStop
 from .lower_coopmatrix import LowerCoopmatrix
 from .lower_foreach import LowerForeach
@@ -29,6 +30,7 @@ PASSES[DeadCodeElimination.name] = DeadCodeElimination
 PASSES[DumpDefUse.name] = DumpDefUse
 PASSES[DumpGcd.name] = DumpGcd
 PASSES[InsertBarrier.name] = InsertBarrier
+PASSES[InsertBoundsChecks.name] = InsertBoundsChecks
 PASSES[InsertLifetimeStop.name] = InsertLifetimeStop
 PASSES[LowerCoopmatrix.name] = LowerCoopmatrix
 PASSES[LowerForeach.name] = LowerForeach

@@ -178,6 +178,7 @@ def small_gemm_batched(
     strideB: int,
     ldC: int,
     strideC: int,
+    *,
     ctx: CompilerContext | None = None,
 ) -> Recipe:
     """The small GEMM batched recipe (docs/design.md §B8.1); tA/tB are "n" or "t"."""

@@ -72,12 +72,22 @@ def _check_operands(A: Any, B: Any, C: Any, order: int) -> str:
     return ty
 
 
+def _context(flags: tuple[str, ...]) -> Any:
+    """A compiler context with the compiler-context flags `flags` (as compile's `flags`)."""
+    from ..cli.options import set_flags
+    from ..ir.context import CompilerContext
+
+    ctx = CompilerContext()
+    set_flags(ctx, list(flags))
+    return ctx
+
+
 @functools.cache
-def _small_gemm_batched_program(device: Device, *params: Any) -> Any:
+def _small_gemm_batched_program(device: Device, flags: tuple[str, ...], *params: Any) -> Any:
     from ..api import build_for
     from . import small_gemm_batched as recipe
 
-    return build_for(recipe(device.core_info, *params).binary, device)
+    return build_for(recipe(device.core_info, *params, ctx=_context(flags)).binary, device)
 
 
 def small_gemm_batched(
@@ -90,6 +100,7 @@ def small_gemm_batched(
     transA: str = "n",
     transB: str = "n",
     device: Any = None,
+    flags: tuple[str, ...] = (),
 ) -> Any:
     """C[:, :, i] = alpha op(A[:, :, i]) op(B[:, :, i]) + beta C[:, :, i] for every i; returns C.
 
@@ -97,6 +108,7 @@ def small_gemm_batched(
     transposed), B is K x N x n (N x K x n), C is M x N x n; all of one dtype (f32, f64, c32,
     c64, i8, ...), NumPy arrays, ``pyopencl.array.Array``\\ s or USM arrays (``dpnp``, on
     the queue they run on when `device` is not given) in column-major layout.
+    `flags` are compiler-context flags as `compile` takes them (e.g. "bounds-checks").
 
     >>> import numpy as np, tinytc_py
     >>> A = np.ones((2, 3, 4), np.float32, order="F")
@@ -115,7 +127,7 @@ def small_gemm_batched(
     _check(tuple(B.shape) == b_shape, f"B has shape {B.shape}, expected {b_shape}")
     sA, sB, sC = (_column_major(a, w)[1:] for a, w in ((A, "A"), (B, "B"), (C, "C")))
     prog = _small_gemm_batched_program(
-        _device_for(device, C), ty, transA, transB, M, N, K, *sA, *sB, *sC
+        _device_for(device, C), tuple(flags), ty, transA, transB, M, N, K, *sA, *sB, *sC
     )
     if howmany:
         prog.kernel("gemm_beta0" if beta == 0 else "gemm")(alpha, A, B, beta, C, num_groups=howmany)
@@ -123,18 +135,30 @@ def small_gemm_batched(
 
 
 @functools.cache
-def _tall_and_skinny_program(device: Device, ty: str, N: int, K: int) -> tuple[Any, int]:
+def _tall_and_skinny_program(
+    device: Device, flags: tuple[str, ...], ty: str, N: int, K: int
+) -> tuple[Any, int]:
     from ..api import build_for
     from . import tall_and_skinny as recipe
 
-    compiled = recipe(device.core_info, ty, N=N, K=K)
+    compiled = recipe(device.core_info, ty, N=N, K=K, ctx=_context(flags))
     return build_for(compiled.binary, device), compiled.params["M_block_size"]
 
 
-def tall_and_skinny(alpha: Any, A: Any, B: Any, beta: Any, C: Any, *, device: Any = None) -> Any:
+def tall_and_skinny(
+    alpha: Any,
+    A: Any,
+    B: Any,
+    beta: Any,
+    C: Any,
+    *,
+    device: Any = None,
+    flags: tuple[str, ...] = (),
+) -> Any:
     """C = alpha A B + beta C for a tall A (M x K, M large) and small B (K x N); returns C.
 
-    Compiled once per dtype, K and N (M and the leading dimensions are run-time values).
+    Compiled once per dtype, K, N and `flags` (compiler-context flags, as `compile` takes
+    them); M and the leading dimensions are run-time values.
 
     >>> import numpy as np, tinytc_py
     >>> A = np.ones((1000, 4), np.float64, order="F")
@@ -150,7 +174,7 @@ def tall_and_skinny(alpha: Any, A: Any, B: Any, beta: Any, C: Any, *, device: An
     _check(tuple(B.shape) == (K, N), f"B has shape {B.shape}, expected {(K, N)}")
     for what, a in (("A", A), ("B", B), ("C", C)):
         _column_major(a, what)
-    prog, block = _tall_and_skinny_program(_device_for(device, C), ty, N, K)
+    prog, block = _tall_and_skinny_program(_device_for(device, C), tuple(flags), ty, N, K)
     if M:
         prog.kernel("gemm_beta0" if beta == 0 else "gemm")(
             alpha, A, B, beta, C, num_groups=-(-M // block)

@@ -40,6 +40,7 @@ from ..native_libs import built_library
 from ..spirv.convert import KernelInfo, ParamInfo
 from ..target.core_info import CoreFeature, CoreInfo
 from . import ze_api
+from .bounds_report import raise_if_violated, with_report
 from .launch import (
     DTYPES,
     BuiltKernel,
@@ -520,6 +521,7 @@ def launch(kernel: Kernel, args: Sequence[Any], num_groups: int | Sequence[int] 
     """Set the arguments of `kernel` from `args` (one per IR parameter), run it on num_groups
     work-groups, wait, and copy NumPy results back."""
     info = kernel.info
+    args, report = with_report(info, args)
     check_arg_count(info.name, info.params, args)
     prog = kernel.program
     with _ArgBinder(kernel) as binder:
@@ -527,6 +529,7 @@ def launch(kernel: Kernel, args: Sequence[Any], num_groups: int | Sequence[int] 
             binder.bind(k, p, a)
         stream(prog.context, prog.device).run(kernel.handle, num_groups)
         binder.copy_back()
+    raise_if_violated(info, report)
 
 
 class _ArgBinder:

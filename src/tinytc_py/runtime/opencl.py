@@ -33,6 +33,7 @@ from ..ir.types import DYNAMIC  # noqa: E402
 from ..spirv.convert import KernelInfo, ParamInfo  # noqa: E402
 from ..target.core_info import CoreFeature, CoreInfo  # noqa: E402
 from .autotune import autotune as tune  # noqa: E402
+from .bounds_report import raise_if_violated, with_report  # noqa: E402
 from .cl_core_info import core_info_from_cl_device  # noqa: E402
 from .launch import (  # noqa: E402 - re-exported: the launch API of this module
     DTYPES,
@@ -156,6 +157,7 @@ def launch(
     """Set the arguments of `kernel` from `args` (one per IR parameter), run it on
     num_groups work-groups and copy NumPy results back."""
     info = kernel.info
+    args, report = with_report(info, args)
     check_arg_count(info.name, info.params, args)
     prog = kernel.program
     queue = queue or (
@@ -169,6 +171,7 @@ def launch(
     local = kernel.work_group_size
     cl.enqueue_nd_range_kernel(queue, kernel.cl_kernel, global_size(num_groups, local), local)
     binder.finish()
+    raise_if_violated(info, report)
 
 
 class _ArgBinder:

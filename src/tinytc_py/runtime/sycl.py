@@ -50,6 +50,7 @@ from ..target.core_info import CoreFeature, CoreInfo
 # Sets OCL_ICD_VENDORS at import; importing dpctl lists no platform yet, so the SYCL runtime's
 # ICD loader (started by the first device query) sees the CPU runtime.
 from . import device as _cl_device
+from .bounds_report import raise_if_violated, with_report
 from .launch import (
     BuiltKernel,
     BuiltProgram,
@@ -197,6 +198,7 @@ def launch(
     else the program's. That queue and those of all USM arguments are waited for first, so
     that work queued on them (e.g. dpnp filling an array) is done before the kernel runs."""
     info = kernel.info
+    args, report = with_report(info, args)
     check_arg_count(info.name, info.params, args)
     prog = cast(Program, kernel.program)
     arrays = _usm_arguments(info.name, args)
@@ -227,6 +229,7 @@ def launch(
     except (dpctl.SyclKernelSubmitError, dpctl.SyclKernelInvalidRangeError) as e:
         raise TinytcError(Status.compute_runtime_error, f"{info.name}: launch failed: {e}") from e
     binder.copy_back()
+    raise_if_violated(info, report)
 
 
 def _usm_arguments(name: str, args: Sequence[Any]) -> dict[int, UsmArray]:

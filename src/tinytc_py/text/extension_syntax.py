@@ -67,14 +67,17 @@ def parse_global(parser: Parser, prog: Prog) -> None:
     c.expect("<")
     c.expect("[")
     values: list[Any] = []
+    value_locs = []
     if not c.accept("]"):
         while True:
+            value_begin = c.skip()
             values.append(parser.parse_constant_value())
+            value_locs.append(c.loc(value_begin))
             if c.accept("]"):
                 break
             c.expect(",", "',' or ']'")
     c.expect(">")
-    add_global(prog, make_global(name, ty, values, c.loc(begin)))
+    add_global(prog, make_global(name, ty, values, c.loc(begin), value_locs))
 
 
 def print_globals(prog: Prog, format_constant) -> str:

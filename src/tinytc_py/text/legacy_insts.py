@@ -204,7 +204,7 @@ def load(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | No
     index = _index_list(p)
     ann, loc = _type_suffix(p)
     result = ann
-    if p.annotation_is_operand_type(ann, operand):
+    if p.annotation_is_operand_type(ann, operand, view=False):
         p.value(operand, ann, loc)
         result = INSTRUCTIONS["load"].infer_result_type({"operand": operand})
     return INSTRUCTIONS["load"](
@@ -249,7 +249,7 @@ def size(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | No
     if mods:
         return None
     operand, (mode,), ann, loc = _modes_and_type(p, 1)
-    if p.annotation_is_operand_type(ann, operand):
+    if p.annotation_is_operand_type(ann, operand, view=False):
         p.value(operand, ann, loc)
         ann = p.ctx.index
     return INSTRUCTIONS["size"]({"operand": operand}, {"mode": mode}, ann, p.c.loc(begin))

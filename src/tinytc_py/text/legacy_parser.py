@@ -193,11 +193,15 @@ class LegacyParser(Parser):
             raise CompilationError(loc, Status.ir_expected_memref, "alloca must return a memref")
         return self.ctx.memref(ty.element, ty.shape, ty.stride, AddressSpace.local, loc)
 
-    def annotation_is_operand_type(self, ann: Type, operand: Value) -> bool:
-        """Legacy views and loads annotate the operand's type, current ones the result's type:
-        an annotation of the operand's kind (memref for a memref, group for a group) is the
-        legacy one."""
+    def annotation_is_operand_type(self, ann: Type, operand: Value, view: bool = True) -> bool:
+        """Legacy views, loads and sizes annotate the operand's type, current ones the result's
+        type: an annotation of the operand's kind (group for a group; memref for a memref unless
+        `view`, whose current result is a memref too) is the legacy one, which the caller then
+        checks against the operand (a view's memref annotation is legacy only when it is the
+        operand's type)."""
         actual = operand.type
-        return same_legacy_type(ann, actual) or (
-            isinstance(actual, GroupType) and isinstance(ann, GroupType)
-        )
+        if same_legacy_type(ann, actual):
+            return True
+        if isinstance(actual, GroupType):
+            return isinstance(ann, GroupType)
+        return not view and isinstance(actual, MemrefType) and isinstance(ann, MemrefType)

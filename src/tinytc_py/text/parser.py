@@ -313,14 +313,15 @@ class Parser:
         return value
 
     def parse_float_component(self) -> float:
+        """A part of a complex-constant: a floating-constant (an integer is not one)."""
         c = self.c
         begin = c.skip()
         value = self.lookup_def() if c.peek("$") else self.parse_optional_number()
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if not isinstance(value, float):
             if c.pos == begin:
                 raise c.error("expected floating constant")
             raise CompilationError(c.loc(begin), Status.parse_error, "expected floating constant")
-        return float(value)
+        return value
 
     # ---- types --------------------------------------------------------------------------------
 

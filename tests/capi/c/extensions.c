@@ -120,7 +120,8 @@ static int build(tinytc_compiler_context_t ctx, tinytc_prog_t program) {
 int main(int argc, char **argv) {
     tinytc_compiler_context_t ctx, off;
     tinytc_prog_t program, portable;
-    tinytc_type_t f32, vec, vec3;
+    tinytc_type_t f32, c32, void_ty, vec, vec3, cvec;
+    tinytc_func_t named_tab;
     tinytc_core_info_t info;
     tinytc_binary_t bin;
     tinytc_bundle_format_t format;
@@ -128,6 +129,8 @@ int main(int argc, char **argv) {
     size_t size;
     const int64_t shape[1] = {4}, shape3[1] = {3};
     const float tab[4] = {1.0f, 2.5f, -3.0f, 0.25f};
+    const float ctab[4] = {1.0f, -2.0f, 0.5f, 0.0f}; /* two c32: (re, im) pairs */
+    const int64_t shape2[1] = {2};
     char *text;
     FILE *f;
 
@@ -148,9 +151,20 @@ int main(int argc, char **argv) {
                   tinytc_status_ext_invalid_global);
     EXPECT_STATUS(tinytc_prog_add_global(program, NULL, vec, sizeof tab, tab, NULL),
                   tinytc_status_invalid_arguments);
+    OK(tinytc_c32_type_get(&c32, ctx));
+    OK(tinytc_memref_type_get(&cvec, c32, 1, shape2, 0, NULL, tinytc_address_space_global));
+    OK(tinytc_prog_add_global(program, "ctab", cvec, sizeof ctab, ctab, NULL));
     if (build(ctx, program)) {
         return 1;
     }
+    /* globals and functions share one namespace, in either order */
+    EXPECT_STATUS(tinytc_prog_add_global(program, "k", vec, sizeof tab, tab, NULL),
+                  tinytc_status_ext_global_redefined);
+    OK(tinytc_void_type_get(&void_ty, ctx));
+    OK(tinytc_func_create(&named_tab, 3, "tab", 0, NULL, void_ty, NULL));
+    EXPECT_STATUS(tinytc_prog_add_function(program, named_tab),
+                  tinytc_status_ext_global_redefined);
+    tinytc_func_destroy(named_tab);
     OK(tinytc_prog_print_to_string(program, &text));
     printf("%s", text);
     tinytc_string_destroy(text);

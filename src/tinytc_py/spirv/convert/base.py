@@ -165,7 +165,7 @@ class ConverterBase:
         self.interface: dict[int, None] = {}
         self.func = func
         self.stack = 0  # the function's local-memory (SLM) array (MemoryConversion.declare_stack)
-        info = KernelInfo(func.name, wgs, sgs)
+        info = KernelInfo(func.name, wgs, sgs, bounds_checks=func.bounds_checks)
         param_types: list[int] = []
         binders: list[tuple[int, Callable[[list[int]], None]]] = []
         for k, p in enumerate(func.params):

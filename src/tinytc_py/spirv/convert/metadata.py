@@ -42,11 +42,15 @@ class ParamInfo:
 
 @dataclass
 class KernelInfo:
+    """`bounds_checks`: None in default mode; in bounds-checked mode the message template of
+    each check id, and the last parameter is the report record (bounds_record.py)."""
+
     name: str
     work_group_size: tuple[int, int]
     subgroup_size: int
     params: list[ParamInfo] = field(default_factory=list)
     args: list[ArgInfo] = field(default_factory=list)
+    bounds_checks: list[str] | None = None
 
 
 def _int_attr(attr, default: int | None = None) -> int | None:

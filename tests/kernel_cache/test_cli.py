@@ -1,0 +1,75 @@
+"""The `tinytc-cache` command without a device: `--dir` on every subcommand, output cut short
+by a closed pipe (`tinytc-cache list | head`) ends without a message, and `warm` into a folder
+the cache may not use fails with the reason."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tinytc_py.kernel_cache import store
+
+
+def tinytc_cache(*args: str, stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TINYTC_CACHE")}
+    return subprocess.run(
+        [sys.executable, "-m", "tinytc_py.cli.cache", *args],
+        env=env,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def fill(root: Path, count: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TINYTC_CACHE_DIR", str(root))
+    for i in range(count):
+        store.put(f"spirv-{i:064x}", b"x" * 100)
+
+
+def test_dir_on_every_subcommand(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fill(tmp_path, 3, monkeypatch)
+    listed = tinytc_cache("list", "--dir", str(tmp_path))
+    assert listed.stderr == "" and len(listed.stdout.splitlines()) == 3
+    report = json.loads(tinytc_cache("stats", "--dir", str(tmp_path), "--json").stdout)
+    assert report["folder"] == str(tmp_path / "kernels")
+    assert (report["entries"], report["used"]) == ({"spirv": 3, "native": 0}, True)
+    assert report["counters"]["bytes_written"] == sum(
+        p.stat().st_size for p in (tmp_path / "kernels").glob("*" + store.SUFFIX)
+    )
+    cleared = tinytc_cache("clear", "--dir", str(tmp_path))
+    assert cleared.stdout == f"removed 3 entries from {tmp_path / 'kernels'}\n"
+    assert not list((tmp_path / "kernels").glob("*" + store.SUFFIX))
+
+
+@pytest.mark.parametrize("command", ["list", "stats"])
+def test_closed_pipe_ends_quietly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """The reader is gone before the command writes anything (`| head` that has seen enough)."""
+    fill(tmp_path, 50, monkeypatch)
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = tinytc_cache(command, "--dir", str(tmp_path), stdout=write)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_warm_into_a_folder_others_may_write_fails_with_the_reason(tmp_path: Path) -> None:
+    program = tmp_path / "p.ir"
+    program.write_text("func @f() {}\n")
+    root = tmp_path / "cache"
+    root.mkdir(mode=0o777)
+    root.chmod(0o777)
+    done = tinytc_cache("warm", str(program), "--dir", str(root))
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"tinytc-cache warm: {program}: kernel cache: {root} is ")
+    assert "writable by everyone (mode 777)" in done.stderr and "chmod go-w" in done.stderr
+    assert os.listdir(root) == []

@@ -1,0 +1,201 @@
+"""Who may write the kernel cache's folder (trust.py): a folder others could write, or one of
+another user, turns caching off with one warning that says why and how to fix it, and nothing
+is read from it or written to it; the group-shared mode takes a project folder of the user's
+group, writes group-readable entries of that group and reads no others. The tests run as any
+user; those that need a folder or an entry of another owner create it with os.chown, which
+only root may do, and are skipped otherwise."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import warnings
+from pathlib import Path
+
+import pytest
+
+from tinytc_py import kernel_cache
+from tinytc_py.compiler import binary_of, default_core_info
+from tinytc_py.ir.context import CompilerContext
+from tinytc_py.kernel_cache import stats, store, trust
+from tinytc_py.kernel_cache.keys import spirv_key
+
+from .test_spirv_cache import assert_same, fresh_compile, gemm
+
+OTHER = 54321  # a user and group id nobody here has
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0, reason="a folder or entry of another owner is made with chown (root only)"
+)
+
+
+def filled(root: Path) -> Path:
+    """`root` holding the SPIR-V entry of gemm(16), written by a trusted cache; returns the
+    entry's path."""
+    os.environ["TINYTC_CACHE_DIR"] = str(root)
+    binary_of(gemm(16), default_core_info())
+    kernel_cache.clear_memo()
+    stats.reset_process()
+    key = spirv_key(gemm(16), default_core_info(), CompilerContext())
+    return root / "kernels" / (key + store.SUFFIX)
+
+
+def snapshot(root: Path) -> dict[str, tuple[int, int]]:
+    return {
+        str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+    }
+
+
+def assert_refused(root: Path, why: str) -> None:
+    """Three lookups (one of them an entry the folder holds) all compile, with one warning
+    matching `why`; nothing in the folder is read or changed."""
+    before = snapshot(root)
+    with pytest.warns(RuntimeWarning, match=why) as caught:
+        binaries = [binary_of(gemm(m), default_core_info()) for m in (16, 24, 16)]
+    assert len(caught) == 1, [str(w.message) for w in caught]
+    assert stats.process() == {"compiles": 3}
+    assert_same(binaries[0], fresh_compile(gemm(16)))
+    assert snapshot(root) == before
+
+
+@pytest.mark.parametrize("where", ["root", "kernels"])
+def test_world_writable_folder_turns_caching_off(cache: Path, where: str) -> None:
+    root = cache.parent
+    filled(root)
+    folder = root if where == "root" else cache
+    folder.chmod(0o777)
+    assert_refused(
+        root, f"{folder} is writable by everyone .*caching is off. Fix: chmod go-w {folder}"
+    )
+
+
+@needs_root
+@pytest.mark.parametrize("where", ["root", "kernels"])
+def test_folder_of_another_user_turns_caching_off(cache: Path, where: str) -> None:
+    root = cache.parent
+    filled(root)
+    folder = root if where == "root" else cache
+    os.chown(folder, OTHER, OTHER)
+    assert_refused(root, f"{folder} belongs to uid {OTHER}, not to you .*caching is off")
+
+
+@needs_root
+def test_folder_writable_by_a_shared_group_turns_caching_off(cache: Path) -> None:
+    root = cache.parent
+    filled(root)
+    os.chown(cache, -1, OTHER)
+    cache.chmod(0o770)
+    assert_refused(root, f"writable by the members of group {OTHER} .*chmod go-w {cache}")
+
+
+def test_users_private_group_may_write(cache: Path) -> None:
+    """Group write is fine when the group is the user's own private group (umask 002)."""
+    if not trust._private_group(os.getegid()):
+        pytest.skip("the user's primary group is not a private group")
+    filled(cache.parent)
+    cache.chmod(0o770)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        binary_of(gemm(16), default_core_info())
+    assert stats.process() == {"spirv_hits": 1}
+
+
+@needs_root
+def test_entry_of_another_owner_is_not_read(cache: Path) -> None:
+    entry = filled(cache.parent)
+    os.chown(entry, OTHER, -1)
+    binary = binary_of(gemm(16), default_core_info())
+    counts = stats.process()  # untrusted: refused reads (the miss, the check under the lock)
+    assert counts["untrusted"] >= 1
+    assert (counts["compiles"], counts.get("spirv_hits", 0)) == (1, 0)
+    assert_same(binary, fresh_compile(gemm(16)))
+    assert entry.stat().st_uid == os.geteuid()  # replaced by the user's own
+
+
+def shared(root: Path, monkeypatch: pytest.MonkeyPatch, mode: int = 0o2770) -> None:
+    root.mkdir()
+    os.chown(root, -1, os.getegid())
+    root.chmod(mode)
+    monkeypatch.setenv("TINYTC_CACHE_DIR", str(root))
+    monkeypatch.setenv(trust.ENV_SHARED, "group")
+
+
+def test_group_mode_accepts_a_folder_of_the_users_group(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = cache.parent / "project"
+    shared(root, monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        first = binary_of(gemm(16), default_core_info())
+        kernel_cache.clear_memo()
+        second = binary_of(gemm(16), default_core_info())
+    assert stats.process()["spirv_hits"] == 1
+    assert_same(second, first)
+    kernels = root / "kernels"
+    assert (kernels.stat().st_gid, stat.S_IMODE(kernels.stat().st_mode)) == (os.getegid(), 0o2770)
+    for f in kernels.iterdir():  # the entry and the statistics: the group's, group-readable
+        assert f.stat().st_gid == os.getegid(), f
+        assert f.stat().st_mode & stat.S_IRGRP and not f.stat().st_mode & stat.S_IWOTH, f
+
+
+def test_group_mode_refuses_a_world_writable_folder(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = cache.parent / "project"
+    shared(root, monkeypatch, 0o2777)
+    assert_refused(root, f"{root} is writable by everyone .*chmod o-w {root}")
+    assert not (root / "kernels").exists()
+
+
+def test_group_mode_refuses_a_missing_folder(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = cache.parent / "project"
+    monkeypatch.setenv("TINYTC_CACHE_DIR", str(root))
+    monkeypatch.setenv(trust.ENV_SHARED, "group")
+    with pytest.warns(RuntimeWarning, match=f"shared folder {root} does not exist.*chmod 2770"):
+        binary_of(gemm(16), default_core_info())
+    assert not root.exists()
+
+
+@needs_root
+def test_group_mode_refuses_a_group_the_user_is_not_in(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = cache.parent / "project"
+    shared(root, monkeypatch)
+    os.chown(root, -1, OTHER)
+    assert_refused(root, f"belongs to group {OTHER}, which you are not in")
+
+
+@needs_root
+def test_group_mode_reads_only_entries_of_the_group(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = cache.parent / "project"
+    shared(root, monkeypatch)
+    entry = filled(root)
+    os.chown(entry, -1, OTHER)
+    binary = binary_of(gemm(16), default_core_info())
+    assert stats.process()["untrusted"] >= 1
+    assert (stats.process()["compiles"], stats.process().get("spirv_hits", 0)) == (1, 0)
+    assert_same(binary, fresh_compile(gemm(16)))
+    assert entry.stat().st_gid == os.getegid()
+
+
+def test_unknown_shared_mode_turns_caching_off(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(trust.ENV_SHARED, "world")
+    with pytest.warns(RuntimeWarning, match="TINYTC_CACHE_SHARED='world' is not one of"):
+        binary_of(gemm(16), default_core_info())
+    assert stats.process() == {"compiles": 1}
+    assert not cache.exists()
+
+
+def test_new_folders_are_private(cache: Path) -> None:
+    root = cache.parent / "new"
+    shutil.rmtree(root, ignore_errors=True)
+    os.environ["TINYTC_CACHE_DIR"] = str(root)
+    binary_of(gemm(16), default_core_info())
+    assert stat.S_IMODE((root / "kernels").stat().st_mode) == 0o700
