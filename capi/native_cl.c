@@ -9,8 +9,9 @@
  * TINYTC_CL_VENDORS. The loader reads OCL_ICD_VENDORS once, at the process's first
  * clGetPlatformIDs, and a host calls that before any tinytc function, so the variable is set
  * by a constructor, which runs when the library is loaded, before main. Only when the user
- * configured nothing: OCL_ICD_VENDORS and OPENCL_VENDOR_PATH unset and no .icd file in the
- * system's vendors folder (a machine with an OpenCL driver keeps exactly its own platforms). */
+ * configured nothing: OCL_ICD_VENDORS, OCL_ICD_FILENAMES and OPENCL_VENDOR_PATH unset and no
+ * .icd file in the system's vendors folder (a machine with an OpenCL driver keeps exactly its
+ * own platforms). */
 #include "tinytc/tinytc_cl.h"
 
 #include <dirent.h>
@@ -45,7 +46,7 @@ static int has_icd_file(const char *folder) {
 }
 
 __attribute__((constructor)) static void tinytc_cl_register_cpu_runtime(void) {
-    if (getenv("OCL_ICD_VENDORS") || getenv("OPENCL_VENDOR_PATH") ||
+    if (getenv("OCL_ICD_VENDORS") || getenv("OCL_ICD_FILENAMES") || getenv("OPENCL_VENDOR_PATH") ||
         has_icd_file("/etc/OpenCL/vendors")) {
         return;
     }

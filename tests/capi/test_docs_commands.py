@@ -88,3 +88,19 @@ def test_cmake_builds_the_examples(checkout: Path):
         [str(built / "calling_convention_cl")], env=clean_env(), capture_output=True, text=True
     )
     assert out.stdout == "calling convention: 0 of 78 entries wrong\n", out.stderr
+
+
+def test_a_loader_setting_of_the_user_is_kept(checkout: Path):
+    """libtinytc_cl registers the CPU runtime only when nothing is configured: with the user's
+    OCL_ICD_VENDORS (here a folder without drivers) the program sees no platform."""
+    run_documented(checkout, documented("examples/c/simple_cl.c", "tinytc_cl"))
+    empty = checkout / "no-drivers"
+    empty.mkdir()
+    result = subprocess.run(
+        [str(checkout / "calling_convention_cl")],
+        env={**clean_env(), "OCL_ICD_VENDORS": str(empty)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1 and result.stderr == "no OpenCL device\n", result.stderr
