@@ -30,7 +30,12 @@ libtinytc.so.0.4.0 (file), libtinytc.so.0 (SONAME symlink), libtinytc.so (link-t
 Next to the libraries it writes pkg-config files (pkgconfig/tinytc.pc, tinytc_cl.pc,
 tinytc_ze.pc) and a CMake package configuration (cmake/tinytc/tinytcConfig.cmake) that point at
 this build tree, so `PKG_CONFIG_PATH=build/lib/pkgconfig pkg-config --cflags --libs tinytc` and
-`find_package(tinytc)` with `tinytc_DIR=build/lib/cmake/tinytc` work.
+`find_package(tinytc)` with `tinytc_DIR=build/lib/cmake/tinytc` work; tinytc.pc's variable
+`fortran_module` names the Fortran module's source (capi/fortran/tinytc.f90).
+
+libtinytc_cl registers the Intel CPU OpenCL runtime of this environment with the ICD loader when
+it is loaded and no OpenCL platform is configured (capi/native_cl.c), through the vendors folder
+that capi/ze_cpu/build.py writes next to the libraries.
 
 Usage: capi/build.py [--out DIR] [--cc CC] [--keep-c]
 """
@@ -149,8 +154,8 @@ def _version_script(names: list[str]) -> str:
     return "{\n  global:\n" + "".join(f"    {n};\n" for n in names) + "  local: *;\n};\n"
 
 
-def emit_c(gen, api, library: str, path: Path) -> None:
-    """Writes the C source of one embedding module."""
+def emit_c(gen, api, library: str, path: Path, out_dir: Path = DEFAULT_OUT) -> None:
+    """Writes the C source of one embedding module, to be built into `out_dir`."""
     sections = gen.split_cdef(gen.render_cdef(api))
     functions = {
         f.name: "void" if f.returns.strip() == "void" else "status"
@@ -164,7 +169,9 @@ def emit_c(gen, api, library: str, path: Path) -> None:
         types=sections["types"] + sections[f"{library}_types"],
         declarations=sections[library],
         functions=functions,
-        source=_prelude(PRELUDE[library]) + (CAPI / "helpers.c").read_text() + native,
+        source=_prelude(PRELUDE[library], _cl_vendors(out_dir) if library == "tinytc_cl" else {})
+        + (CAPI / "helpers.c").read_text()
+        + native,
     )
 
 
@@ -236,11 +243,22 @@ def _c_literal(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _prelude(includes: str) -> str:
-    return (
-        f"#define TINYTC_PY_EXE {_c_literal(sys.executable)}\n"
-        f"#define TINYTC_PY_PATH {_c_literal(str(ROOT / 'src'))}\n" + includes
-    )
+def _prelude(includes: str, defines: dict[str, str] | None = None) -> str:
+    defines = {
+        "TINYTC_PY_EXE": sys.executable,
+        "TINYTC_PY_PATH": str(ROOT / "src"),
+        **(defines or {}),
+    }
+    return "".join(f"#define {k} {_c_literal(v)}\n" for k, v in defines.items()) + includes
+
+
+def _cl_vendors(out_dir: Path) -> dict[str, str]:
+    """TINYTC_CL_VENDORS for libtinytc_cl: the ICD folder that capi/ze_cpu/build.py writes next to
+    the libraries (capi/native_cl.c says why); nothing when the CPU runtime is not installed."""
+    ze_cpu = load_ze_cpu_build()
+    if ze_cpu.find_libintelocl() is None:
+        return {}
+    return {"TINYTC_CL_VENDORS": str(Path(out_dir).absolute() / ze_cpu.VENDORS_DIR)}
 
 
 def _link(path: Path, target: Path) -> None:
@@ -286,7 +304,7 @@ def build(
         work = Path(keep_c and out_dir or tmp)
         for library, info in api.libraries.items():
             source = work / f"{info['module']}.c"
-            emit_c(gen, api, library, source)
+            emit_c(gen, api, library, source, out_dir)
             script = work / f"{library}.map"
             script.write_text(_version_script(api.exported(library)))
             real = out_dir / f"lib{library}.so.{full}"
@@ -475,18 +493,23 @@ SPIRV_VAL_LIBRARY = "libtinytc_spirv_val.so"
 
 def build_spirv_validator(out_dir: Path, cc: str = "gcc") -> Path | None:
     """out_dir/libtinytc_spirv_val.so: SPIRV-Tools' validator for tinytc_py.spirv.validate
-    (capi/spirv_val/spirv_val.c says why). None when the static SPIRV-Tools library is not
-    installed; the compiler then runs the spirv-val program instead. libstdc++ is linked in
-    statically with its symbols hidden, so that arena.c's operator new and delete serve all
-    of the library's C++ code and nothing else in the process."""
-    if not SPIRV_TOOLS_ARCHIVE.is_file():
+    (capi/spirv_val/spirv_val.c says why), from the static library of PyPI's SPIRV-Tools
+    (tinytc_py.native_libs.spirv_tools_prefix). None when that is not installed; the compiler
+    then says so. libstdc++ is linked in statically with its symbols hidden, so that arena.c's
+    operator new and delete serve all of the library's C++ code and nothing else in the
+    process."""
+    from tinytc_py.native_libs import spirv_tools_prefix
+
+    prefix = spirv_tools_prefix()
+    archive = prefix / "lib" / "libSPIRV-Tools.a" if prefix is not None else None
+    if archive is None or not archive.is_file():
         return None
     target = Path(out_dir) / SPIRV_VAL_LIBRARY
     cmd = [
-        cc, "-shared", "-fPIC", "-O2", "-fvisibility=hidden", "-o", str(target),
-        str(CAPI / "spirv_val" / "spirv_val.c"), str(CAPI / "spirv_val" / "arena.c"),
-        str(SPIRV_TOOLS_ARCHIVE), "-Wl,-Bstatic", "-lstdc++", "-Wl,-Bdynamic", "-lm",
-        "-pthread", "-Wl,--exclude-libs,ALL", "-Wl,--no-undefined",
+        cc, "-shared", "-fPIC", "-O2", "-fvisibility=hidden", f"-I{prefix / 'include'}",
+        "-o", str(target), str(CAPI / "spirv_val" / "spirv_val.c"),
+        str(CAPI / "spirv_val" / "arena.c"), str(archive), "-Wl,-Bstatic", "-lstdc++",
+        "-Wl,-Bdynamic", "-lm", "-pthread", "-Wl,--exclude-libs,ALL", "-Wl,--no-undefined",
     ]  # fmt: skip
     result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode != 0:
@@ -501,8 +524,9 @@ def _package_files(out_dir: Path, version: str) -> None:
     pc.mkdir(exist_ok=True)
     head = f"includedir={INCLUDE}\nlibdir={out_dir.resolve()}\n\n"
     libs = "-L${libdir} -Wl,-rpath,${libdir}"
+    fortran = f"fortran_module={CAPI / 'fortran' / 'tinytc.f90'}\n"  # --variable=fortran_module
     (pc / "tinytc.pc").write_text(
-        head + "Name: tinytc\nDescription: Tiny Tensor Compiler C API (tinytc-py)\n"
+        head + fortran + "Name: tinytc\nDescription: Tiny Tensor Compiler C API (tinytc-py)\n"
         f"Version: {version}\nCflags: -I${{includedir}}\nLibs: {libs} -ltinytc\n"
     )
     for lib, runtime, what in (

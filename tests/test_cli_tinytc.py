@@ -105,7 +105,7 @@ def test_stdin(capsys, monkeypatch):
 @pytest.mark.parametrize(
     ("device", "modes"),
     [
-        # backend.md §2.1: an empty function gets the largest subgroup size, [S, 1]
+        # docs/design.md §B2.1: an empty function gets the largest subgroup size, [S, 1]
         ("pvc", ("32 1 1", "32")),
         ("bmg", ("32 1 1", "32")),
         ("tgl", ("32 1 1", "32")),
@@ -121,7 +121,7 @@ def test_execution_modes_per_device(capsys, source, device, modes):
 
 def cpu_subgroup_size() -> int:
     """The CPU device runs a subgroup as the 32-bit lanes of one vector register (core info
-    vector_register_size, backend.md §2.1): 16 with AVX-512, 8 with AVX2. Read from the ISA the
+    vector_register_size, docs/design.md §B2.1): 16 with AVX-512, 8 with AVX2. Read from the ISA the
     CPU runtime targets on this host, so the expectation holds on every host."""
     return host_cpu_core().vector_bytes // 4
 
@@ -237,7 +237,7 @@ def test_syntax_error_has_location(capsys, source):
 
 
 def test_missing_feature_is_an_error(capsys, source):
-    """tgl has no float64 (backend.md §7.2)."""
+    """tgl has no float64 (docs/design.md §B7.2)."""
     path = source("func @k(%a: memref<f64x4>) {\n}\n", "f64.ir")
     rc, _, err = run_text(capsys, ["-d", "tgl", "-S", path])
     assert rc == 1

@@ -33,6 +33,15 @@ def python_blocks(path: Path) -> list[str]:
     return MD_BLOCK.findall(text)
 
 
+SH_BLOCK = re.compile(r"^\.\. code-block:: sh\n\n((?:(?:   .*)?\n)+)", re.MULTILINE)
+
+
+def sh_blocks(path: Path) -> list[str]:
+    """The shell commands of an .rst page, one string per ``code-block:: sh``, for the tests
+    that run the documented commands verbatim (tests/capi/test_docs_commands.py, test_wheel)."""
+    return [textwrap.dedent(b) for b in SH_BLOCK.findall(path.read_text(encoding="utf-8"))]
+
+
 PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.rst")), *sorted(DOCS.glob("*.md"))]
 REFERENCE_PAGES = sorted(DOCS.glob("reference/*.rst"))  # the language reference
 PAGES_WITH_CODE = [p for p in [*PAGES, *REFERENCE_PAGES] if python_blocks(p)]
@@ -111,3 +120,32 @@ def test_docstring_examples_run(module: str):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0
     assert result.failed == 0
+
+
+def test_repository_cites_only_its_own_files():
+    """The design notes the code relies on are docs/design.md: no file cites a document outside
+    the repository, and every `docs/design.md §...` names a section that exists."""
+    outside = re.compile(
+        r"\b(backend|capi|platform-facts)\.md\b|shared/spec|\.\./shared|(?<!docs/)design\.md"
+    )
+    section = re.compile(r"docs/design\.md §([A-C]?\d+(?:\.\d+)*)((?:, §[A-C]?\d+(?:\.\d+)*)*)")
+    design = (DOCS / "design.md").read_text(encoding="utf-8")
+    headings = set(re.findall(r"^#+ ([A-C]?\d+(?:\.\d+)*)\.? ", design, re.MULTILINE))
+    files = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "README.md", "docs",
+         "src", "capi", "tests", "examples"],
+        capture_output=True, text=True, cwd=ROOT, check=True,
+    ).stdout.split()  # fmt: skip
+    assert "docs/design.md" in files
+    bad, missing = [], []
+    for name in files:
+        path = ROOT / name
+        if name == "tests/test_docs.py" or path.suffix in (".so", ".png") or not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        bad += [f"{name}: {m.group(0)}" for m in outside.finditer(text)]
+        for m in section.finditer(text):
+            for number in [m.group(1), *re.findall(r"§([A-C]?\d+(?:\.\d+)*)", m.group(2))]:
+                if number not in headings:
+                    missing.append(f"{name}: §{number}")
+    assert bad == [] and missing == [], (bad, missing)

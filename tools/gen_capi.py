@@ -5,7 +5,7 @@ Inputs: capi/api/*.toml (enums, handles, structs, macros, headers, libraries and
 that is not derived) and the IR's instruction table (src/tinytc_py/ir/instructions.py), from which
 the `tinytc_<mnemonic>_inst_create` functions are derived: parameters are the instruction's
 properties, then its operands, then its result types, between `tinytc_inst_t *instr` and
-`const tinytc_location_t *loc` (capi.md 3.2.6). Enum `*_to_string` functions and the
+`const tinytc_location_t *loc` (upstream's rule). Enum `*_to_string` functions and the
 retain/release pairs are derived from the enum list and the handle table.
 
 Outputs (committed; the first line of each says it is generated):
@@ -129,7 +129,7 @@ class Function:
     group: str
     doc: str
     native: bool = False
-    extension: bool = False  # a tinytc-py language extension: beyond capi.md (docs/extensions.md)
+    extension: bool = False  # a language extension, beyond upstream's API (docs/extensions.md)
 
     def prototype(self, prefix: str = "", width: int = 100) -> str:
         ret = normalize_type(self.returns)
@@ -277,7 +277,7 @@ def load_api(api_dir: Path = API_DIR, instructions: bool = True) -> Api:
 
 
 def instruction_functions(cfg: dict) -> list[Function]:
-    """One `tinytc_<mnemonic>_inst_create` per row of INSTRUCTIONS (capi.md 3.2.6 rule)."""
+    """One `tinytc_<mnemonic>_inst_create` per row of INSTRUCTIONS (upstream's rule)."""
     if str(ROOT / "src") not in sys.path:
         sys.path.insert(0, str(ROOT / "src"))
     from tinytc_py.ir.instructions import INSTRUCTIONS
@@ -640,7 +640,7 @@ def _f_scalar(api: Api, ctype: str) -> str:
 
 
 def _f_dummy(api: Api, params: list[Param], i: int, callback: bool = False) -> str:
-    """The declaration of the i-th dummy argument (capi.md 1.7 decides what is an array)."""
+    """The declaration of the i-th dummy argument (docs/design.md §C1.7 decides what is an array)."""
     decl = _f_dummy_decl(api, params, i, callback)
     if params[i].name in F_OPTIONAL and ", value" not in decl:
         decl = decl.replace(" ::", ", optional ::")
@@ -747,7 +747,7 @@ def _f_module_tinytc(api: Api) -> str:
 def render_fortran(api: Api) -> str:
     """Fortran 2008 modules with iso_c_binding interfaces: `tinytc` (constants, structs and every
     function of libtinytc), `tinytc_cl` and `tinytc_ze` (the interop functions; their runtime
-    handles are type(c_ptr)). Arrays (capi.md 1.7) are assumed-size dummies, NUL-terminated or
+    handles are type(c_ptr)). Arrays (docs/design.md §C1.7) are assumed-size dummies, NUL-terminated or
     counted strings character(kind=c_char) arrays, out-pointers references; a NULL location is
     an absent optional `loc`."""
     out = [

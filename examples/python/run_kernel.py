@@ -3,11 +3,13 @@
     .venv/bin/python examples/python/run_kernel.py [--batch K] [--rows M] [--cols N] [--seed S]
 
 The kernel is examples/ir/matvec_batched.ir: y_k = alpha A_k x_k + beta y_k for a batch of
-matrices with dynamic sizes (foreach over rows, a loop over columns). The script compiles it to
-SPIR-V (spirv-val checked), builds it for the default device (a GPU if there is one, else the
-Intel CPU runtime), launches one work-group per batch entry, and compares the result with NumPy.
-It prints `OK` and exits with status 0 when the maximum error is within the float32 tolerance,
-and exits with status 1 otherwise (or when compilation or the launch fails).
+matrices with dynamic sizes (foreach over rows, a loop over columns). The script uses the public
+API only: `tinytc_py.compile` compiles the file to SPIR-V (validated) for the default device (a
+GPU if there is one, else the Intel CPU runtime), `Program.kernel` builds it there, and the
+kernel is called with NumPy arrays, one work-group per batch entry; the result is compared with
+NumPy. It prints the device, the kernel's work-group size, a few results, the maximum error and
+`OK`, and exits with status 0 when the maximum error is within the float32 tolerance, and with
+status 1 otherwise (or when compilation or the launch fails).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+
+import tinytc_py
 
 KERNEL_FILE = Path(__file__).resolve().parents[1] / "ir" / "matvec_batched.ir"
 KERNEL_NAME = "matvec_batched"
@@ -37,33 +41,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=2024)
     args = ap.parse_args(argv)
 
-    # Import order matters: runtime.device registers the PyPI Intel CPU runtime with the ICD
-    # loader before pyopencl lists platforms.
-    from tinytc_py.errors import TinytcError
-    from tinytc_py.ir.context import CompilerContext
-    from tinytc_py.runtime import device
-    from tinytc_py.runtime.opencl import program
-    from tinytc_py.text.parser import parse
-
     try:
-        dev = device.default_device()
-    except RuntimeError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    print(f"device: {dev.name.strip()} ({dev.platform.name.strip()})")
-
-    try:
-        prog = parse(KERNEL_FILE.read_text(encoding="utf-8"), CompilerContext(), str(KERNEL_FILE))
+        prog = tinytc_py.compile(KERNEL_FILE)
+        print(f"device: {prog.device.name} ({prog.device.runtime})")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the CPU runtime's build log is noise here
-            kernel = program(prog).kernel(KERNEL_NAME)
-    except TinytcError as e:
+            kernel = prog.kernel(KERNEL_NAME)
+    except tinytc_py.TinytcError as e:  # no device, or an error in the program
         print(e, file=sys.stderr)
         return 1
-    info = kernel.info
     print(
-        f"kernel: {KERNEL_NAME} from {KERNEL_FILE.name}, subgroup size {info.subgroup_size}, "
-        f"work-group size {list(info.work_group_size)}"
+        f"kernel: {KERNEL_NAME} from {KERNEL_FILE.name}, "
+        f"work-group size {list(kernel.work_group_size)}"
     )
 
     K, M, N = args.batch, args.rows, args.cols

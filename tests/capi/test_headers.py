@@ -1,5 +1,5 @@
 """The generated C API: headers are current, compile cleanly as C and C++, and agree with the
-API description, the spec (when it is at hand) and the Python side's enums."""
+API description and the Python side's enums."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from tinytc_py.target import core_info
 from .conftest import INCLUDE, ROOT, load_tool
 
 gen = load_tool(ROOT / "tools" / "gen_capi.py", "gen_capi")
-SPEC = ROOT.parent / "shared" / "spec" / "capi.md"
 
 HEADER_TEST = """\
 #include <tinytc.h>
@@ -123,7 +122,7 @@ def test_instruction_creators_come_from_the_ir_table():
 
 
 def test_derived_signature_example():
-    """capi.md's worked example (Appendix A)."""
+    """A creator's parameters derive from the instruction's operands in order (upstream's rule)."""
     api = gen.load_api()
     f = next(
         f for f in api.functions if f.name == "tinytc_cooperative_matrix_atomic_add_inst_create"
@@ -133,11 +132,6 @@ def test_derived_signature_example():
         "instr", "t", "checked", "scope", "semantics", "val", "operand", "pos0", "pos1",
         "result", "loc",
     ]  # fmt: skip
-
-
-@pytest.mark.skipif(not SPEC.exists(), reason="capi.md not at hand")
-def test_description_matches_the_spec():
-    assert gen.compare_spec(gen.load_api(), SPEC) == []
 
 
 def _enum(api, name):

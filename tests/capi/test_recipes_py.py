@@ -1,5 +1,5 @@
 """The recipes package on its own: generated programs compile, argument layouts follow
-capi.md §6.3, and invalid parameters are rejected."""
+docs/design.md §B8, and invalid parameters are rejected."""
 
 from __future__ import annotations
 

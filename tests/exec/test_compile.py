@@ -1,4 +1,4 @@
-"""compile_to_spirv without a device: calling convention metadata (backend.md §1.6), execution
+"""compile_to_spirv without a device: calling convention metadata (docs/design.md §B1.6), execution
 modes, capabilities, feature checks and the not_implemented errors of the first conversion slice.
 Every successful compile_to_spirv has passed spirv-val."""
 
@@ -23,7 +23,7 @@ def compile_text(text: str, info: CoreInfo | None = None):
 
 
 def test_calling_convention_worked_example():
-    """backend.md §1.6: 15 kernel arguments in this order."""
+    """docs/design.md §B1.6: 15 kernel arguments in this order."""
     b = compile_text("""
 func @cc(%alpha: f32, %A: memref<f32x?x?>, %B: memref<f64x8x?x4,strided<1,?,?>>,
          %G: group<memref<f32x?x4>x?, offset: ?>, %n: i32) {
@@ -82,7 +82,7 @@ func @b() {
     text = dump(b.data)
     ka, kb = b.kernel("a"), b.kernel("b")
     assert (ka.subgroup_size, ka.work_group_size) == (32, (64, 2))
-    # work-group-size on PVC with no linear algebra: the largest subgroup size (backend.md §2.1)
+    # work-group-size on PVC with no linear algebra: the largest subgroup size (docs/design.md §B2.1)
     assert (kb.subgroup_size, kb.work_group_size) == (32, (32, 1))
     assert re.search(r"OpExecutionMode %\d+ LocalSize 64 2 1", text)
     assert re.search(r"OpExecutionMode %\d+ SubgroupSize 32", text)

@@ -1,4 +1,4 @@
-"""Core info numbers (backend.md §7) and the CPU OpenCL device's core info."""
+"""Core info numbers (docs/design.md §B7) and the CPU OpenCL device's core info."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def test_intel_features():
 
 def test_generic():
     info = CoreInfo.generic(4096, 256, [32, 16])
-    assert info.subgroup_sizes == (32, 16)  # kept unsorted (§7.4)
+    assert info.subgroup_sizes == (32, 16)  # kept unsorted (§B7.4)
     assert info.max_work_group_size(16) == 256 and info.default_alignment == 128
     assert not info.spirv_features
     with pytest.raises(TinytcError) as e:
@@ -124,7 +124,7 @@ def simd_cpu(isa: str = "avx512") -> CoreInfo:
 )
 def test_simd_cpu_sizes(isa, types, sgs):
     """A SIMD CPU core: one vector register of the accumulator type per row block (32-bit
-    without linear algebra) and one subgroup per work-group (backend.md §2.1)."""
+    without linear algebra) and one subgroup per work-group (docs/design.md §B2.1)."""
     from tinytc_py.analysis.tiling import BlasShape, suggest_local_tiling, suggest_subgroup_size
     from tinytc_py.ir.context import CompilerContext
 

@@ -173,7 +173,7 @@ def test_no_atomics_on_small_types(ty):
 
 
 def test_float_atomic_feature_missing_is_located():
-    """PVC has no f16 atomic add (backend.md §7.2): a located error, not invalid SPIR-V."""
+    """PVC has no f16 atomic add (docs/design.md §B7.2): a located error, not invalid SPIR-V."""
     src = """func @k(%a: memref<f16x4>, %x: f16) {
     %c0 = constant 0 : index
     %y = atomic_add %x, %a[%c0] : f16

@@ -1,9 +1,9 @@
-"""Cooperative matrices on the CPU OpenCL device against NumPy (backend.md §3).
+"""Cooperative matrices on the CPU OpenCL device against NumPy (docs/design.md §B3).
 
 Every instruction over a grid of types, shapes (rows a power of two, columns not multiples of
 16), transposes, checked flags at matrix edges and subgroup sizes. Several kernels share one
 program so that the JIT (0.1-1 s per program) runs rarely. The layout oracle below is written
-from backend.md §3.1, independently of the converter's, and extract/insert tests write
+from docs/design.md §B3.1, independently of the converter's, and extract/insert tests write
 component index maps to memory to pin the work-item layout down.
 
 Arrays are column-major (Fortran order), as memrefs are.
@@ -42,7 +42,7 @@ SIZE = {"i8": 1, "i16": 2, "i32": 4, "i64": 8, "f16": 2, "bf16": 2, "f32": 4, "f
 SIZE |= {"c32": 8, "c64": 16}
 
 
-# ---- layout oracle (backend.md §3.1) -------------------------------------------------------------
+# ---- layout oracle (docs/design.md §B3.1) -------------------------------------------------------------
 
 
 @functools.cache
@@ -305,7 +305,7 @@ def test_checked_load_store_at_edges(ty, M, N, S, use, atomic):
 )
 def test_extract_insert_layout(ty, M, N, S, use):
     """extract: out[p, v] = component v of lane p of a loaded matrix; insert: component v of
-    lane p set to a code of (p, v), stored, lands at element(v, p) of §3.1."""
+    lane p set to a code of (p, v), stored, lands at element(v, p) of §B3.1."""
     I, J, K, K1, V = layout(M, N, S, use, ty)  # noqa: E741
     mt = cm(ty, M, N, use)
     body = f"""        %c0 = constant 0 : index

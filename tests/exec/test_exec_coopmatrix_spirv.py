@@ -1,4 +1,4 @@
-"""Cooperative-matrix SPIR-V without a device: when the block-IO path (backend.md §3.4) is taken,
+"""Cooperative-matrix SPIR-V without a device: when the block-IO path (docs/design.md §B3.4) is taken,
 the representation (scalars per component; one vector of 2, 3, 4, 8 or 16 of them across phis,
 no odd vector lengths), capabilities and
 extensions, and compile-time errors. Every module here has passed spirv-val.

@@ -5,7 +5,7 @@ type, to nearest even: too large gives inf, too small a subnormal or signed zero
 are rounded directly from the double, not through f32 (which would round twice). Integer
 literals range over -2^63+1 .. 2^63-1 (tensor-language reference).
 
-Parameters are passed by value (backend.md §1.1): i8..i64 and index as 1/2/4/8-byte integers,
+Parameters are passed by value (docs/design.md §B1.1): i8..i64 and index as 1/2/4/8-byte integers,
 bf16 as its 16 bits (np.uint16, or a number that the host rounds like a constant), f16/f32/f64,
 c32/c64 as (re, im) pairs. Each parameter is stored unchanged and compared bit for bit.
 """

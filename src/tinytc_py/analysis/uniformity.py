@@ -262,7 +262,7 @@ def check_dynamically_uniform(func: Func) -> None:
             origin = varying.get(value)
             if origin is None:
                 continue
-            # The C API has no status for uniformity (capi.md §2.1), so this is the generic
+            # The C API has no status for uniformity (capi/api/enums.toml), so this is the generic
             # compilation error.
             raise inst.error(
                 Status.compilation_error,

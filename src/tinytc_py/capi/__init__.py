@@ -4,13 +4,13 @@ The shared libraries (built by capi/build.py with cffi's embedding mode) start a
 the first call and run `attach`, which connects every Python-implemented C function to its
 implementation here:
 
-* handles.py   handle table, reference counts, ownership (capi.md §1.5, §1.6)
+* handles.py   handle table, reference counts, ownership (docs/design.md §C1.5, §C1.6)
 * errors.py    exception → status mapping; the guard that keeps exceptions inside
 * registry.py  name → implementation, and the attaching itself
-* core.py      core API (§3.1): context, parser, programs, compilation, binaries, core info
-* builder.py   builder API (§3.2): attributes, types, values, instructions, regions, functions
-* recipe.py    recipes (§3.2.8) over tinytc_py.recipes
-* cl.py        OpenCL interop (§3.3) on the host's OpenCL objects (libtinytc_cl only)
+* core.py      core API (capi/api/core.toml): context, parser, programs, compilation, binaries, core info
+* builder.py   builder API (builder.toml): attributes, types, values, instructions, regions, functions
+* recipe.py    recipes (builder.toml) over tinytc_py.recipes
+* cl.py        OpenCL interop (cl.toml) on the host's OpenCL objects (libtinytc_cl only)
 """
 
 from .registry import attach

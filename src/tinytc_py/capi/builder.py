@@ -1,4 +1,4 @@
-"""The builder C API (capi.md §3.2): attributes, data types, values, instructions, regions,
+"""The builder C API (capi/api/builder.toml): attributes, data types, values, instructions, regions,
 functions and programs.
 
 The `tinytc_<mnemonic>_inst_create` functions are made from the IR's instruction table
@@ -9,7 +9,7 @@ instruction verifies itself when it is constructed, so an invalid combination re
 when the program is compiled (the check-ir pass), since a region built from C may get its
 parent only later.
 
-Ownership (capi.md §1.6): a new instruction or function belongs to the caller until a region or
+Ownership (docs/design.md §C1.6): a new instruction or function belongs to the caller until a region or
 program takes it; the handle stays valid afterwards as a borrowed pointer. Destroying or erasing
 an instruction drops the handles of everything inside it.
 """

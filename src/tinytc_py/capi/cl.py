@@ -1,11 +1,11 @@
-"""The OpenCL C API (capi.md §3.3) on the host's own OpenCL objects.
+"""The OpenCL C API (capi/api/cl.toml) on the host's own OpenCL objects.
 
 The host passes raw cl_device_id / cl_context / cl_kernel / cl_command_queue handles. Devices are
 queried through pyopencl (`Device.from_int_ptr`, without taking a reference) to reuse
 `runtime.cl_core_info.core_info_from_cl_device`; everything else calls the OpenCL ICD loader the process has loaded
 through ctypes on the raw handles, so the host's objects are used as they are and the library
 never owns anything the host did not get from it (the cl_program of a kernel bundle is the
-host's to release). Failures of OpenCL calls are compute_runtime_error (capi.md §1.4); the build
+host's to release). Failures of OpenCL calls are compute_runtime_error (docs/design.md §C1.4); the build
 log of a failed program build goes to the error reporter of the binary's compiler context.
 """
 

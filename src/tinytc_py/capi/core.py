@@ -1,4 +1,4 @@
-"""The core C API (capi.md §3.1) over the Python compiler: reference counting of the shared
+"""The core C API (capi/api/core.toml) over the Python compiler: reference counting of the shared
 objects, compiler context (sources, error reporter, optimization settings), parser, programs,
 compilation to SPIR-V modules and binaries, core info and the pass list, and the message of a
 bounds-checked kernel's report record.

@@ -1,4 +1,4 @@
-"""Exceptions → tinytc_status_t for the C API (capi.md §1.4).
+"""Exceptions → tinytc_status_t for the C API (docs/design.md §C1.4).
 
 Every exported function runs inside `guard`: whatever the Python implementation raises becomes a
 status code, and nothing (no exception, no traceback) ever reaches the host program. The mapping

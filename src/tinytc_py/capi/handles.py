@@ -1,5 +1,5 @@
-"""The handle table: C handles ↔ Python objects, reference counts and ownership (capi.md §1.3,
-§1.5, §1.6).
+"""The handle table: C handles ↔ Python objects, reference counts and ownership (docs/design.md
+§C1.3, §C1.5, §C1.6).
 
 A handle is an opaque address the library makes up (a counter, never reused, never
 dereferenced by anyone); the table maps it to an `Entry` holding the Python object, its kind
@@ -277,7 +277,7 @@ def c_string(value: str) -> Any:
 
 
 def fill_list(size_p: Any, list_p: Any, addrs: list[int]) -> None:
-    """The query/fill protocol of capi.md §1.7: *size == 0 asks for the count; otherwise up to
+    """The query/fill protocol of docs/design.md §C1.7: *size == 0 asks for the count; otherwise up to
     *size handles are written and *size becomes the number written."""
     need(size_p)
     capacity = size_p[0]

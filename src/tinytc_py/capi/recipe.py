@@ -1,7 +1,7 @@
-"""Recipes of the builder C API (capi.md §3.2.8) over tinytc_py.recipes.
+"""Recipes of the builder C API (capi/api/builder.toml, group Recipe) over tinytc_py.recipes.
 
 A tinytc_recipe_t holds a `CRecipe`: the Python recipe plus the handles of its prog and binary
-(which the recipe retains, capi.md §1.5). A tinytc_recipe_handler_t is made by a runtime module
+(which the recipe retains, docs/design.md §C1.5). A tinytc_recipe_handler_t is made by a runtime module
 (capi/cl.py) and holds an object with `set(kernel, args, groups)`; `set_args` below computes the
 kernel arguments from the recipe and hands them to it.
 """

@@ -1,4 +1,4 @@
-"""The Level Zero C API (capi.md §3.4) on the host's own Level Zero objects.
+"""The Level Zero C API (capi/api/ze.toml) on the host's own Level Zero objects.
 
 The host passes raw ze_*_handle_t values from its own loader; runtime.ze_api opens the same
 `libze_loader.so.1`, so the handles are valid there as they are. Modules and kernels created

@@ -26,6 +26,7 @@ from ..cache_dir import ENV_DIR
 from ..errors import TinytcError
 from ..kernel_cache import stats, store, trust
 from ..kernel_cache.warm import RUNTIMES, warm
+from . import add_version_option
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -121,6 +122,7 @@ def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="tinytc-cache", description="Inspect and fill the kernel cache."
     )
+    add_version_option(ap)
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--dir",

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from ..native_libs import BUILD_LIB, SOURCE_ROOT
+from . import add_version_option
 
 
 def _capi_build_script():
@@ -53,6 +54,7 @@ def build_capi(out: Path, cc: str) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="tinytc-py", description=__doc__.splitlines()[0])
+    add_version_option(ap)
     commands = ap.add_subparsers(dest="command", required=True)
     capi = commands.add_parser("build-capi", help="build the C API libraries and the CPU driver")
     capi.add_argument("--out", type=Path, default=BUILD_LIB, help=f"output directory ({BUILD_LIB})")

@@ -1,5 +1,5 @@
-"""Command-line options shared by tinytc and tinytc-opt (-d, -O, -f), with the same meaning as
-upstream's tools, and the core info that `-d` selects."""
+"""Command-line options shared by tinytc and tinytc-opt (-d, -O, -f, --version), with the same
+meaning as upstream's tools, and the core info that `-d` selects."""
 
 from __future__ import annotations
 
@@ -10,12 +10,14 @@ from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
 from ..target.core_info import CPU_RUNTIME_MISSING, CoreFeature, CoreInfo, SpirvFeature
 from ..target.cpu_core import CpuCore, cpu_core, host_cpu_core
+from . import add_version_option
 
 DEVICES = ("tgl", "pvc", "bmg", "cpu", "cpu-avx2", "cpu-avx512")
 DEFAULT_DEVICE = "pvc"
 
 
 def add_common_options(ap: argparse.ArgumentParser, device_help: str) -> None:
+    add_version_option(ap)
     ap.add_argument(
         "-d",
         "--device",
@@ -71,7 +73,7 @@ def set_flags(ctx: CompilerContext, flags: list[str]) -> None:
 CORE_FEATURES = {"large-register-file": CoreFeature.large_register_file}
 
 # `-d cpu-avx2` / `-d cpu-avx512`, and `-d cpu` without an OpenCL CPU device: what the Intel
-# CPU runtime reports (backend.md §7.2: max work-group size 8192, subgroup sizes 4..64, every
+# CPU runtime reports (docs/design.md §B7.2: max work-group size 8192, subgroup sizes 4..64, every
 # SPIR-V feature) with the register file of the ISA (target/cpu_core.py).
 CPU_SUBGROUP_SIZES = (4, 8, 16, 32, 64)
 CPU_MAX_WORK_GROUP_SIZE = 8192

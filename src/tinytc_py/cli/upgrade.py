@@ -17,6 +17,7 @@ import sys
 from ..errors import TinytcError, format_located
 from ..ir.context import CompilerContext
 from ..text.upgrade import upgrade
+from . import add_version_option
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -24,6 +25,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="tinytc-upgrade",
         description="Rewrite legacy tensor-language text in the current language.",
     )
+    add_version_option(ap)
     ap.add_argument("-o", "--output", default="-", help="output file (default stdout)")
     ap.add_argument("file", nargs="?", help="input file (stdin when absent)")
     return ap

@@ -1,4 +1,4 @@
-"""Enumerations of instruction modifiers; numeric values equal the C API's enums (capi.md §2)."""
+"""Enumerations of instruction modifiers; numeric values equal the C API's enums (capi/api/enums.toml)."""
 
 from __future__ import annotations
 

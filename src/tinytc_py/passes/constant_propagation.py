@@ -1,5 +1,5 @@
 """constant-propagation: folds instructions on constants and algebraic identities
-(backend.md §5, step 2; rules in fold.py).
+(docs/design.md §B5, step 2; rules in fold.py).
 
 Folded: binary and unary arithmetic, math functions, casts and comparisons of constants (in the
 type's semantics); x+0, 0+x, x-0, x*1, 1*x, x*-1 -> neg x, x*0, x/1, x%1 -> 0 (integers), shifts

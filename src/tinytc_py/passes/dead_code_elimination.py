@@ -1,4 +1,4 @@
-"""dead-code-elimination: removes code whose effect nobody observes (backend.md §5, step 3).
+"""dead-code-elimination: removes code whose effect nobody observes (docs/design.md §B5, step 3).
 
 - An instruction without side effects (the instruction table's flag) whose results are unused
   is erased. Of the instructions with regions only `if` and `for` qualify, and only when nothing

@@ -1,4 +1,4 @@
-"""insert-barrier: barriers for memory hazards between collective instructions (backend.md §5).
+"""insert-barrier: barriers for memory hazards between collective instructions (docs/design.md §B5).
 
 A forward data-flow analysis over the region tree keeps, per address space (global, local), the
 memrefs read and written since the last barrier that fenced that space. Before an instruction in

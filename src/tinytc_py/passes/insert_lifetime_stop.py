@@ -1,4 +1,4 @@
-"""insert-lifetime-stop: ends every alloca's lifetime right after its last use (backend.md §5).
+"""insert-lifetime-stop: ends every alloca's lifetime right after its last use (docs/design.md §B5).
 
 For each region, the allocas defined in it get a `lifetime_stop` after the last instruction of
 that region that touches the alloca or a view of it (operands and results of the instruction and

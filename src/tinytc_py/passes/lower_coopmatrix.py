@@ -1,7 +1,7 @@
 """lower-coopmatrix: unrolls every cooperative_matrix_apply over the components of the
-work-item's part of the matrix (backend.md §3.3, last bullet; pipeline step 13).
+work-item's part of the matrix (docs/design.md §B3.3, last bullet; pipeline step 13).
 
-With the layout of §3.1 (I, J, K, K1, V for the result type and the subgroup size S), component
+With the layout of §B3.1 (I, J, K, K1, V for the result type and the subgroup size S), component
 v of lane p holds row `p % I + (k1 + k2*K1)*I` and column `p / I + u*(S/I)`, where
 k1 = v % K1, u = v / K1 % (V/K), k2 = v / (K1*V/K). For each v the body is cloned with its
 parameters bound to (row, col, cooperative_matrix_extract %a[v]); the yielded value goes back

@@ -1,5 +1,5 @@
 """lower-foreach: foreach / foreach_tile become a `parallel` region with loops that distribute the
-iteration space over the work-group (backend.md §4.3).
+iteration space over the work-group (docs/design.md §B4.3).
 
 With S = subgroup_size and (m_tiles, n_tiles) = (work_group_size[0] / S, work_group_size[1]):
 

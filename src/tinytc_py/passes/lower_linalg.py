@@ -1,13 +1,13 @@
 """lower-linalg: every linear-algebra instruction (axpby, cumsum, sum, gemm, gemv, ger, hadamard)
 is replaced in place by code built from scalar, subgroup and cooperative-matrix instructions
-(backend.md §4). The pieces live by subject:
+(docs/design.md §B4). The pieces live by subject:
 
-- lower_linalg_common.py: the generator context and the common BLAS update (§4.1);
+- lower_linalg_common.py: the generator context and the common BLAS update (§B4.1);
 - lower_linalg_elementwise.py: foreach-based lowerings (axpby 1-d/2-d, ger, hadamard, gemv,
   sum to a vector, cumsum along a mode != 0);
 - lower_linalg_collective.py: parallel regions with subgroup operations and SLM (axpby to a
   scalar, sum to a scalar, cumsum along mode 0);
-- lower_linalg_gemm.py: the register-blocked cooperative-matrix GEMM micro-kernel (§4.2).
+- lower_linalg_gemm.py: the register-blocked cooperative-matrix GEMM micro-kernel (§B4.2).
 
 The pass reads S and (m_tiles, n_tiles) = (W0/S, W1) from the function attributes (computing
 them with work-group-size first when absent). Allocas it creates come with their lifetime_stop;

@@ -1,5 +1,5 @@
 """lower-linalg for the instructions whose work-items cooperate through subgroup operations and
-shared local memory (backend.md §4.3); each becomes a `parallel` region.
+shared local memory (docs/design.md §B4.3); each becomes a `parallel` region.
 
 With S the subgroup size and T = m_tiles*n_tiles subgroups per work-group (sg =
 subgroup_linear_id, lane = subgroup_local_id):

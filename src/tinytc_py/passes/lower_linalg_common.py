@@ -1,4 +1,4 @@
-"""Shared building blocks of the lower-linalg pass (backend.md §4.1): the `LinalgGen` context
+"""Shared building blocks of the lower-linalg pass (docs/design.md §B4.1): the `LinalgGen` context
 that one linear-algebra instruction is lowered with, and the common BLAS update
 
     C := alpha*ab + beta*C        (computed in C's element type, promotions by casts)

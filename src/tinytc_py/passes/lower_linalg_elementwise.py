@@ -1,4 +1,4 @@
-"""lower-linalg for the instructions that become `foreach` loops (backend.md §4.3); lower-foreach
+"""lower-linalg for the instructions that become `foreach` loops (docs/design.md §B4.3); lower-foreach
 later distributes them over the work-group.
 
 - axpby (1-d, 2-d): foreach over B; A[j,i] is read when .t is set on a 2-d A.

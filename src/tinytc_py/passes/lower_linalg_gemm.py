@@ -1,4 +1,4 @@
-"""lower-linalg for gemm: the register-blocked cooperative-matrix micro-kernel (backend.md §4.2).
+"""lower-linalg for gemm: the register-blocked cooperative-matrix micro-kernel (docs/design.md §B4.2).
 
 C (M x N) is cut into subgroup tiles of (nb0*block0) x (nb1*block1); a subgroup tile holds nb0 x
 nb1 accumulator coopmatrices <acc(Tc) x block0 x block1, matrix_acc>:

@@ -1,5 +1,5 @@
 """The default optimisation pipeline that compilation runs before SPIR-V conversion
-(backend.md §5). It mutates the program in place, as upstream does.
+(docs/design.md §B5). It mutates the program in place, as upstream does.
 
 Steps that need a core info (work-group-size, lower-linalg, lower-foreach) get the compilation
 target's, so the subgroup and work-group sizes chosen are ones that device supports.

@@ -1,4 +1,4 @@
-"""set-stack-ptr: first-fit placement of allocas in local memory (backend.md §5).
+"""set-stack-ptr: first-fit placement of allocas in local memory (docs/design.md §B5).
 
 Walking the function in program order, each alloca gets the lowest offset, rounded up to its
 alignment (its `alignment` attribute, else the element size), at which it fits between the live

@@ -1,5 +1,5 @@
 """work-group-size: chooses the function's subgroup_size and work_group_size attributes
-(backend.md §2.1) from the linear-algebra instructions it contains.
+(docs/design.md §B2.1) from the linear-algebra instructions it contains.
 
 A function that has both attributes keeps them; a missing one is computed (the subgroup size
 first, then the local tiling for it). Given or computed, the sizes are checked against the core

@@ -1,4 +1,4 @@
-"""Recipes: ready-made, pre-compiled kernels for common tasks (backend.md §8).
+"""Recipes: ready-made, pre-compiled kernels for common tasks (docs/design.md §B8).
 
 A recipe is a tensor-language program generated from its parameters, compiled for one core info
 when the recipe is created. Running it needs a handler for a runtime (the C API's OpenCL handler
@@ -79,7 +79,7 @@ class Recipe:
                 f"{what} has {len(raw)} bytes, the recipe's {self.ty} has {self.scalar_size}",
             )
 
-    # ---- argument layouts (capi.md §6.3) ----------------------------------------------------
+    # ---- argument layouts (docs/design.md §B8) ---------------------------------------------
 
     def small_gemm_batched_args(
         self, howmany: int, alpha: bytes, A: tuple, B: tuple, beta: bytes, C: tuple
@@ -181,7 +181,7 @@ def small_gemm_batched(
     *,
     ctx: CompilerContext | None = None,
 ) -> Recipe:
-    """The small GEMM batched recipe (backend.md §8.1); tA/tB are "n" or "t"."""
+    """The small GEMM batched recipe (docs/design.md §B8.1); tA/tB are "n" or "t"."""
     _scalar(ty)
     sizes = (M, N, K, ldA, strideA, ldB, strideB, ldC, strideC)
     if any(v == DYNAMIC or v < 0 for v in sizes) or tA not in "nt" or tB not in "nt":
@@ -258,7 +258,7 @@ def tall_and_skinny(
     M_block_size: int = 0,
     ctx: CompilerContext | None = None,
 ) -> Recipe:
-    """The tall and skinny recipe (backend.md §8.2): C = alpha A B + beta C, A is M x K."""
+    """The tall and skinny recipe (docs/design.md §B8.2): C = alpha A B + beta C, A is M x K."""
     _scalar(ty)
     if N == DYNAMIC or K == DYNAMIC or N < 0 or K < 0:
         raise TinytcError(Status.invalid_arguments, "tall_and_skinny needs static N and K")

@@ -1,4 +1,4 @@
-"""Core info of an OpenCL device (backend.md §7.2 "CL/ZE construction"), queried through
+"""Core info of an OpenCL device (docs/design.md §B7.2 "CL/ZE construction"), queried through
 pyopencl and, for the Intel/EXT queries pyopencl does not know, clGetDeviceInfo via ctypes.
 
 It lives in the runtime layer: target/core_info.py describes cores and knows no runtime.
@@ -21,7 +21,7 @@ from .device import (  # device sets up the ICD first
 
 
 def core_info_from_cl_device(device: Any) -> CoreInfo:
-    """Core info of a pyopencl device (§7.2 "CL/ZE construction").
+    """Core info of a pyopencl device (§B7.2 "CL/ZE construction").
 
     Intel GPUs would be recognised by IP version; every other device becomes a generic core:
     register space 32 x 64 B, the device's maximum work-group size and its
@@ -91,7 +91,7 @@ def _cl_version(device: Any) -> tuple[int, int]:
 
 
 def _cl_features(device: Any) -> set[SpirvFeature]:
-    """SPIR-V features from OpenCL extensions and versions (§7.2)."""
+    """SPIR-V features from OpenCL extensions and versions (§B7.2)."""
     ext = set(device.extensions.split())
     f: set[SpirvFeature] = set()
     if "cl_khr_fp16" in ext:

@@ -1,7 +1,7 @@
 """The runtime-independent half of launching a kernel: programs that hand out their kernels,
 the kernel object users call (signature, docstring, arguments by position or name, the grid),
 the checks every launch makes before anything runs, and how Python values become the kernel
-arguments of the calling convention (backend.md §1). The OpenCL and Level Zero runtimes share
+arguments of the calling convention (docs/design.md §B1). The OpenCL and Level Zero runtimes share
 it and differ only in how a program is built, how memory is allocated and how an argument is
 set (`BuiltKernel.launch`); host memory of any kind reaches them as a NumPy view
 (runtime/host_arrays.py).
@@ -310,7 +310,7 @@ def invalid_argument(message: str) -> TinytcError:
 
 
 def global_size(num_groups: int | Sequence[int], local: Sequence[int]) -> tuple[int, int, int]:
-    """num_groups x work-group size, per dimension (backend.md §2.3)."""
+    """num_groups x work-group size, per dimension (docs/design.md §B2.3)."""
     return tuple(n * l for n, l in zip(group_count(num_groups), local, strict=False))  # type: ignore[return-value]
 
 

@@ -638,7 +638,7 @@ MEM_SVM_POINTER = 2
 
 
 class RecipeHandler:
-    """A recipe on Level Zero (backend.md §8.3): its module, one kernel per recipe kernel with
+    """A recipe on Level Zero (docs/design.md §B8.3): its module, one kernel per recipe kernel with
     the group size set, the active kernel and its group count. Memory arguments are USM
     pointers, passed by value."""
 

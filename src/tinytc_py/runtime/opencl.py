@@ -4,7 +4,7 @@
     k = prog.kernel("name")
     k(A, B, 2.0, num_groups=(n, 1, 1))              # host arrays in place or copied in and back
 
-Arguments follow the calling convention of backend.md §1 as runtime/launch.py describes, which
+Arguments follow the calling convention of docs/design.md §B1 as runtime/launch.py describes, which
 also checks every launch first. OpenCL specifics: host memory (runtime/host_arrays.py) is used
 in place on a device with fine-grained system SVM (Intel's CPU runtime) when its layout and
 alignment fit, else staged in a cl.Buffer and copied back if the kernel writes it;
@@ -12,7 +12,7 @@ alignment fit, else staged in a cl.Buffer and copied back if the kernel writes i
 kernel is then built in that context); `Memref(buffer, ...)` takes a plain cl.Buffer;
 `cl.LocalMemory` fills a local memref parameter. Groups need fine-grained SVM (pointers stored
 in memory): the pointer and dope tables are SVM allocations, and so are the members' copies.
-Launch: global size = num_groups x work-group size (backend.md §2.3).
+Launch: global size = num_groups x work-group size (docs/design.md §B2.3).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ USM arrays (`dpnp`, `dpnp.tensor`, `dpctl.memory`, anything with the
 
 Why a module of its own: SYCL is a third way to reach the same OpenCL or Level Zero device,
 the one SYCL applications (and SeisSol's Python tooling) hold, and its arguments are USM
-memory owned by the caller. Arguments follow the calling convention (backend.md §1) as
+memory owned by the caller. Arguments follow the calling convention (docs/design.md §B1) as
 `runtime.launch` describes; SYCL specifics:
 
 - a USM array is passed as its pointer (data + offset) with its own shape and strides as the

@@ -1,4 +1,4 @@
-"""Core info of a Level Zero device (backend.md §7.2 "CL/ZE construction").
+"""Core info of a Level Zero device (docs/design.md §B7.2 "CL/ZE construction").
 
 Level Zero devices are taken to be Intel cores: the IP version (from the device-IP-version
 extension struct, 0 when the driver does not know it), EUs per subslice, threads per EU and

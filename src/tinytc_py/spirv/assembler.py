@@ -2,7 +2,7 @@
 
 The default version is the module's (1.4 unless chosen otherwise): the Intel CPU OpenCL runtime
 advertises SPIR-V 1.0-1.4, and 1.4 is the first version with OpPtrNotEqual, which the converter
-uses for `associated`. Upstream tinytc writes 1.6 (backend.md §6.1), which that runtime also
+uses for `associated`. Upstream tinytc writes 1.6 (docs/design.md §B6.1), which that runtime also
 accepts; `Module(version=(1, 6))` reproduces it.
 
 The binary is little-endian regardless of the host, since that is what every consumer here

@@ -1,4 +1,4 @@
-"""capex: capabilities and extensions a converted module needs (backend.md §6.2).
+"""capex: capabilities and extensions a converted module needs (docs/design.md §B6.2).
 
 Run after conversion: it reads the finished words of the module (types, execution modes and
 function bodies), so whatever the converter emitted decides what is declared, and nothing can
@@ -29,7 +29,7 @@ _GROUP_OPS = frozenset(
 )
 _BF16_OPS = frozenset({Op.ConvertBF16ToFINTEL, Op.ConvertFToBF16INTEL})
 _BLOCK_IO_OPS = frozenset({Op.SubgroupBlockReadINTEL, Op.SubgroupBlockWriteINTEL})
-#: non-uniform shuffles (coopmatrix reduce); upstream omits these capabilities (§10.2 item 1)
+#: non-uniform shuffles (coopmatrix reduce); upstream omits these capabilities (§B10 item 1)
 _SHUFFLE_CAPS = {
     Op.GroupNonUniformShuffle: Capability.GroupNonUniformShuffle,
     Op.GroupNonUniformShuffleXor: Capability.GroupNonUniformShuffle,

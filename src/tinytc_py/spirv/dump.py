@@ -1,4 +1,4 @@
-"""Text dump of a SPIR-V binary in the style of `spirv-dis --raw-id` (backend.md §6.5).
+"""Text dump of a SPIR-V binary in the style of `spirv-dis --raw-id` (docs/design.md §B6.5).
 
 Used by `tinytc -S`, FileCheck tests and error messages. It decodes the binary with the
 generated grammar tables rather than printing from the module model, so what is shown is what

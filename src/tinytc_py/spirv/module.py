@@ -1,7 +1,7 @@
 """SPIR-V module model: sections in spec order, id allocation, uniqued types and constants.
 
 The SPIR-V layer knows nothing about the tensor IR; a converter drives it through this API.
-Everything is words from the start (design §3.7): each section is an `array('I')` of finished
+Everything is words from the start (docs/design.md §3, convention 7): each section is an `array('I')` of finished
 instructions, so assembling is concatenation and there is no text or per-instruction object on
 the way. Ids are allocated from the module when an instruction is created, which makes forward
 references (branch targets, OpPhi operands from a later block) a matter of calling `new_id()`
@@ -10,7 +10,7 @@ first and passing `result_id=` later.
 Uniquing: types, constants, ext-inst imports and builtin variables live in one dict keyed by the
 instruction's opcode and operands, so equal requests return the same id (SPIR-V forbids two
 non-aggregate types with equal operands). Pointer types are keyed by their alignment as well,
-because that alignment is a decoration on the pointer type itself (backend.md §6.3).
+because that alignment is a decoration on the pointer type itself (docs/design.md §B6.3).
 
 Capabilities and extensions are insertion-ordered sets filled by whoever emits code that needs
 them (the capex pass); nothing here adds them behind the caller's back.

@@ -1,11 +1,11 @@
-"""Core info: what the compiler may assume about a device (backend.md §7).
+"""Core info: what the compiler may assume about a device (docs/design.md §B7).
 
 A `CoreInfo` holds the subgroup sizes, the register space per subgroup, the maximum work-group
 size per subgroup size, the core feature flags (large register file), the 19 SPIR-V feature
 booleans, the default alignment of memref base pointers and the matrix-extension table.
 
-Constructors: `CoreInfo.generic` (§7.4), `CoreInfo.intel` / `CoreInfo.intel_from_arch` /
-`CoreInfo.intel_from_name` (§7.2, tgl/pvc/bmg), `CoreInfo.simd_cpu` (a CPU core described by
+Constructors: `CoreInfo.generic` (§B7.4), `CoreInfo.intel` / `CoreInfo.intel_from_arch` /
+`CoreInfo.intel_from_name` (§B7.2, tgl/pvc/bmg), `CoreInfo.simd_cpu` (a CPU core described by
 its vector ISA and caches, target/cpu_core.py). The core info of an OpenCL device is queried by
 the runtime layer (runtime/cl_core_info.py); this module knows no runtime.
 """
@@ -90,7 +90,7 @@ class GemmShape:
 
 @dataclass(frozen=True)
 class MatrixExt:
-    """Matrix extension (DPAS) and 2D block IO rules (backend.md §7.3)."""
+    """Matrix extension (DPAS) and 2D block IO rules (docs/design.md §B7.3)."""
 
     required_subgroup_size: int
     gemms: tuple[GemmShape, ...]
@@ -152,8 +152,8 @@ class CoreInfo:
     space follow the large-register-file flag. `cpu` (None on GPUs) marks a core whose runtime
     runs a subgroup as the SIMD lanes of one CPU thread (the Intel CPU OpenCL runtime) and holds
     its vector ISA and caches: the heuristics then pick one vector register per row block and
-    one subgroup per work-group, mul_add broadcasts B elements through uniform loads (backend.md
-    §2.1, §3.3), and the GEMM register block comes from the CPU cost model. `gemm_blockings`
+    one subgroup per work-group, mul_add broadcasts B elements through uniform loads
+    (docs/design.md §B2.1, §B3.3), and the GEMM register block comes from the CPU cost model. `gemm_blockings`
     holds blockings the autotuner measured on the device; they override the models.
     """
 
@@ -181,7 +181,7 @@ class CoreInfo:
         max_work_group_size: int,
         subgroup_sizes: tuple[int, ...] | list[int],
     ) -> CoreInfo:
-        """§7.4: every SPIR-V feature starts false; the sizes are kept in the given order."""
+        """§B7.4: every SPIR-V feature starts false; the sizes are kept in the given order."""
         sgs = tuple(subgroup_sizes)
         if not sgs or register_space <= 0 or max_work_group_size <= 0:
             raise TinytcError(
@@ -206,7 +206,7 @@ class CoreInfo:
         threads_per_eu: int,
         subgroup_sizes: tuple[int, ...] | list[int],
     ) -> CoreInfo:
-        """§7.2 `core_info_intel`: register space and max work-group sizes from the IP version."""
+        """§B7.2 `core_info_intel`: register space and max work-group sizes from the IP version."""
         sgs = tuple(sorted(subgroup_sizes))
         if not sgs:
             raise TinytcError(Status.invalid_core_info, "no subgroup sizes")
@@ -255,7 +255,7 @@ class CoreInfo:
 
     @classmethod
     def intel_from_arch(cls, arch: IntelGpuArchitecture | int) -> CoreInfo:
-        """§7.2 built-in tables for tgl, pvc and bmg."""
+        """§B7.2 built-in tables for tgl, pvc and bmg."""
         try:
             arch = IntelGpuArchitecture(arch)
         except ValueError as e:

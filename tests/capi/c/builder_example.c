@@ -1,4 +1,4 @@
-/* The flow of upstream's examples/builder/main.c (capi.md 4.1), with every status checked: build
+/* The flow of upstream's examples/builder/main.c (upstream's builder example), with every status checked: build
  * @copy(A, B) { B := 1 * A + 0 * B } through the builder API, print it, compile it. */
 #include "check.h"
 

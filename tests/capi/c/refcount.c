@@ -1,4 +1,4 @@
-/* Reference counts and internal references (capi.md 1.5): an object lives while anyone (the
+/* Reference counts and internal references (docs/design.md §C1.5): an object lives while anyone (the
  * caller or another object) holds a reference, and a handle whose last reference is gone is
  * refused with invalid_arguments. */
 #include "check.h"

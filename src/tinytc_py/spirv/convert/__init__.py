@@ -1,7 +1,7 @@
-"""IR program -> SPIR-V module (backend.md §1, §2.2, §6).
+"""IR program -> SPIR-V module (docs/design.md §B1, §B2.2, §B6).
 
 Each function becomes an OpenCL kernel entry point whose parameters follow the calling
-convention of backend.md §1 (a memref is a pointer plus its dynamic shape and stride entries as
+convention of docs/design.md §B1 (a memref is a pointer plus its dynamic shape and stride entries as
 i64; a group is a pointer to pointers plus per-member i64 arrays, size and offset). Memrefs and
 groups are not SPIR-V values: they are *dope vectors* holding the ids of the base pointer and of
 every shape/stride entry (constants or parameters), so subview/expand/fuse/size cost no code

@@ -1,4 +1,4 @@
-"""Atomic memory instructions (backend.md §6.8).
+"""Atomic memory instructions (docs/design.md §B6.8).
 
 Scope and semantics are passed through as i32 constants (the tensor language's enum values are
 SPIR-V's). Integers use OpAtomicIAdd/SMax/SMin, floats the OpAtomicF*EXT instructions of

@@ -1,4 +1,4 @@
-"""Converter state, types, kernel parameters (calling convention, backend.md §1) and dope vectors.
+"""Converter state, types, kernel parameters (calling convention, docs/design.md §B1) and dope vectors.
 
 Memrefs and groups are not SPIR-V values: they are *dope vectors* holding the ids of the base
 pointer and of every shape/stride entry (constants or parameters), so subview/expand/fuse/size
@@ -309,7 +309,7 @@ class ConverterBase:
             return r
         raise CompilationError(inst.loc, Status.spirv_undefined_value, f"undefined value {v}", [v])
 
-    # ---- coopmatrix values (§3.1) --------------------------------------------------------------
+    # ---- coopmatrix values (§B3.1) --------------------------------------------------------------
     # A coopmatrix value is held as its work-item components (a list of scalar ids, the form
     # arithmetic works on) or as one vector of them (a CoopVector: phi results, constants,
     # inserts), and converted between the two forms where needed: components are extracted from a

@@ -1,5 +1,5 @@
-"""Cooperative matrices on the generic (SIMT) path (backend.md §3.1, §3.3), with block IO for
-loads and stores where it is provably legal (§3.4, coopmatrix_memory.py).
+"""Cooperative matrices on the generic (SIMT) path (docs/design.md §B3.1, §B3.3), with block IO for
+loads and stores where it is provably legal (§B3.4, coopmatrix_memory.py).
 
 Representation: arithmetic works on a Python list of V SPIR-V ids, one scalar per component of
 the work-item's part of the matrix (analysis/coopmatrix_layout.py says which element component v
@@ -8,9 +8,9 @@ values, yields) and for constants, a matrix of V = 2, 3, 4, 8 or 16 real compone
 vector (ConverterBase.cm_vector_type): one OpPhi instead of V, as upstream keeps it; the other
 form is made from it in the block that needs it (OpCompositeExtract / OpCompositeConstruct, which
 the device JIT folds away). Other lengths (upstream's vectors of any length fail spirv-val,
-§10.2 item 2) and complex components keep one OpPhi per component. Upstream's packing of small
+§B10 item 2) and complex components keep one OpPhi per component. Upstream's packing of small
 matrix_a types into i32 is invisible: component v of cooperative_matrix_extract/insert is the
-element §3.1 assigns to v.
+element §B3.1 assigns to v.
 
 - construct / constant / scale / arithmetic / cast: component-wise (bf16 through f32). A cast
   from matrix_acc to matrix_b permutes the components when K1 differs (i8 with rows > S).

@@ -1,9 +1,9 @@
-"""Cooperative matrices on the DPAS/XMX path of PVC and BMG (backend.md §3.5, §7.3).
+"""Cooperative matrices on the DPAS/XMX path of PVC and BMG (docs/design.md §B3.5, §B7.3).
 
 Cores with a matrix extension run 2D block loads/stores/prefetches and `dpas` as inline vISA
 (SPV_INTEL_inline_assembly): one OpAsmINTEL per distinct (operation, types, shape), called with
 OpAsmCallINTEL. Each op falls back to the block/generic path (coopmatrix.py,
-coopmatrix_memory.py) when a precondition fails (§3.2), so this class only adds fast paths.
+coopmatrix_memory.py) when a precondition fails (§B3.2), so this class only adds fast paths.
 
 Register image. The data a message or a dpas reads and writes must sit in registers exactly as
 the generic layout (analysis/coopmatrix_layout.py) numbers the components, so the DPAS path and
@@ -15,7 +15,7 @@ matrix_a of a 1- or 2-byte type is passed VNNI-packed: the ω = 4/size consecuti
 `m + n*16 + bm*16*N`, A VNNI-packed along K, B with K_dpas consecutive rows per column.
 
 Pieces. The converter keeps a coopmatrix as a list of V scalar ids. SPIR-V vectors hold at
-most 16 components (spirv-val rejects longer ones, unlike upstream's, §10.2 item 2), so a value
+most 16 components (spirv-val rejects longer ones, unlike upstream's, §B10 item 2), so a value
 goes to the asm as several vectors of 16 (or 8) components, one asm operand each, and a result
 comes back as a struct of such vectors. Every message and every dpas operand is placed inside
 one piece; the message geometry is chosen so that this holds, and the register image of every
@@ -153,7 +153,7 @@ def _fit(n: int, limit: int) -> int:
 def load_config(
     size: int, rows: int, cols: int, use: MatrixUse, transpose: bool, piece_bytes: int
 ) -> Block2d | None:
-    """Messages for a load of a rows x cols matrix (§3.5 block geometry); each message must fit
+    """Messages for a load of a rows x cols matrix (§B3.5 block geometry); each message must fit
     into one piece of `piece_bytes`. None if the shape cannot be tiled."""
     if transpose:  # only matrix_a: d32 transpose of dwords of ω = 4/size K-neighbours
         omega = 4 // size
@@ -338,7 +338,7 @@ def block2d_asm(
 
 
 class CoopmatrixDpasConversion(CoopmatrixConversion):
-    """The DPAS path (backend.md §3.2 (1)): tried first, falls back to the inherited paths."""
+    """The DPAS path (docs/design.md §B3.2 (1)): tried first, falls back to the inherited paths."""
 
     def __init__(self, core_info) -> None:
         super().__init__(core_info)
@@ -352,7 +352,7 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
         return m if m is not None and self.sgs == m.required_subgroup_size == EXEC else None
 
     def dpas_block_io_ok(self, inst: Inst, operand: Value, size: int) -> bool:
-        """check_2d_block_io (§3.5): global memory, 64-byte base, pos0 on 4 bytes, unit stride
+        """check_2d_block_io (§B3.5): global memory, 64-byte base, pos0 on 4 bytes, unit stride
         in mode 0, pitch alignment of the core, width a multiple of 4 bytes."""
         m = self.core_info.matrix
         mt = operand.type
@@ -546,7 +546,7 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
         return True
 
     def coop_prefetch(self, inst: Inst) -> None:
-        """2D prefetch on the DPAS path; a no-op elsewhere (backend.md §3.5)."""
+        """2D prefetch on the DPAS path; a no-op elsewhere (docs/design.md §B3.5)."""
         mv = inst.operand("operand")
         size = mv.type.element.size
         rows, cols, level = (inst.props[k] for k in ("rows", "cols", "cache_level"))
@@ -624,7 +624,7 @@ def dpas_code(
     names: Iterator[str],
 ) -> str | None:
     """vISA of D = A*B + C: for every K step of ω*8, every 16 rows and every 8 columns one
-    `dpas.<pa>.<pb>.8.8 (M1,16) dst src0 A B` (§3.5 offsets). Operands: $0.. the result pieces,
+    `dpas.<pa>.<pb>.8.8 (M1,16) dst src0 A B` (§B3.5 offsets). Operands: $0.. the result pieces,
     then A's, B's and (unless C is the constant 0, when the first src0 is %null) C's pieces.
     None if some dpas operand would cross a piece."""
     pa, pb, pc, pr = pieces

@@ -1,5 +1,5 @@
-"""Cooperative matrix memory access: load, store and the element-wise atomics (backend.md §3.3,
-§3.4, §6.8).
+"""Cooperative matrix memory access: load, store and the element-wise atomics (docs/design.md §B3.3,
+§B3.4, §B6.8).
 
 Generic (SIMT) path: a "matrix walker" gives each lane its row `pos0 + p % I` and column
 `pos1 + p / I` (after `.t` swapped position, shape and stride, so the transpose is only
@@ -9,7 +9,7 @@ scalar OpLoad / OpStore (or atomic) at `ptr + row*stride0 + col*stride1`. Guards
   negative row fails as well); a skipped block loads zeros.
 - cols_checked / both: each element runs under `if (col < shape1)`.
 - padding (M < S, lane columns that reach col >= N): each element runs under `col - pos1 < N`.
-  Unlike upstream (backend.md §10.2 item 4) the mask tests the matrix's N, so a store never
+  Unlike upstream (docs/design.md §B10 item 4) the mask tests the matrix's N, so a store never
   writes the padding columns into a wider memref.
 All offsets and conditions are computed before the first branch, so every id dominates its uses.
 
@@ -278,12 +278,12 @@ class CoopmatrixMemoryConversion(ScalarConversion, AtomicConversion, SpmdConvers
         return element
 
     def coop_prefetch(self, inst: Inst) -> None:
-        """A hint; the generic and block paths ignore it (backend.md §3.3)."""
+        """A hint; the generic and block paths ignore it (docs/design.md §B3.3)."""
 
     # ---- atomics --------------------------------------------------------------------------------
 
     def cm_atomic(self, inst: Inst, d: MemrefDV) -> Callable[[int, int], int | None]:
-        """elem(pointer, value) doing the element-wise atomic of `inst` (backend.md §6.8)."""
+        """elem(pointer, value) doing the element-wise atomic of `inst` (docs/design.md §B6.8)."""
         elem = d.ty.element
         kind = inst.name.removeprefix("cooperative_matrix_atomic_")
         scope, sem = self.atomic_operands(inst, elem)
@@ -334,7 +334,7 @@ class CoopmatrixMemoryConversion(ScalarConversion, AtomicConversion, SpmdConvers
 
         return cplx
 
-    # ---- block path (§3.4) ----------------------------------------------------------------------
+    # ---- block path (§B3.4) ----------------------------------------------------------------------
 
     def cm_block_io_ok(
         self, inst: Inst, ct: CoopmatrixType, lay: CoopLayout, d: MemrefDV, write: bool

@@ -40,7 +40,7 @@ class MemoryConversion(ConverterBase):
         self.set(inst, self.block.op(Op.Load, self.ty(d.ty.element), ptr))
 
     def load_group(self, g: GroupDV, idx: int) -> MemrefDV:
-        """Member idx: base G[idx] + offset, dynamic shape/stride entries array[idx] (§1.3)."""
+        """Member idx: base G[idx] + offset, dynamic shape/stride entries array[idx] (§B1.3)."""
         blk = self.block
         mt = g.ty.memref
         mptr = self.memref_ptr_ty(mt)

@@ -1,4 +1,4 @@
-"""Kernel metadata the host needs to launch a converted function (backend.md §1, §2.2)."""
+"""Kernel metadata the host needs to launch a converted function (docs/design.md §B1, §B2.2)."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def _int_attr(attr, default: int | None = None) -> int | None:
 
 
 def kernel_sizes(func: Func, core_info: CoreInfo) -> tuple[int, tuple[int, int]]:
-    """Subgroup size and work-group size from the function attributes (backend.md §2.2).
+    """Subgroup size and work-group size from the function attributes (docs/design.md §B2.2).
 
     Without attributes: subgroup size 16 (or the smallest supported size above it) and
     work-group size [S, 1]; the work-group-size pass will choose properly later.

@@ -1,4 +1,4 @@
-"""Scalar conversion: constants, arithmetic, math, comparisons and casts (backend.md §6.9).
+"""Scalar conversion: constants, arithmetic, math, comparisons and casts (docs/design.md §B6.9).
 
 bf16 values are i16 bits; every operation converts to f32 and back. Complex numbers are
 2-vectors (re, im)."""

@@ -1,4 +1,4 @@
-"""Builtins (backend.md §2.2, §6.6), barriers and subgroup operations.
+"""Builtins (docs/design.md §B2.2, §B6.6), barriers and subgroup operations.
 
 Subgroup operations use the Groups instructions with scope Subgroup: OpGroupBroadcast, and
 OpGroup{I,F}Add / {S,F}Max / {S,F}Min with the Reduce, InclusiveScan or ExclusiveScan operation.
@@ -80,7 +80,7 @@ class SpmdConversion(ConverterBase):
 
     def barrier(self, inst: Inst) -> None:
         """OpControlBarrier Workgroup Workgroup with a sequentially consistent fence of the
-        memory the fence flags name (backend.md §6.7: 0, 528, 272 or 784)."""
+        memory the fence flags name (docs/design.md §B6.7: 0, 528, 272 or 784)."""
         fence = AddressSpace(inst.props["fence_flags"])
         sem = 0
         if fence & AddressSpace.global_:
