@@ -107,6 +107,7 @@ def compile_to_spirv(prog: Prog, core_info: CoreInfo | None = None) -> Binary:
     the program's sources) or TinytcError. The kernel cache (keyed by the printed program)
     answers when it is on; then `prog` stays as it is instead of going through the passes."""
     from . import kernel_cache  # it stores Binary objects, so it imports this module
+
     info = core_info if core_info is not None else default_core_info()
     corpus.record(lambda: _printed(prog), info, prog.ctx)
     return kernel_cache.spirv_binary(

@@ -506,7 +506,7 @@ def group_layout(p: ParamInfo, grp: Group, what: str) -> GroupLayout:
 def in_place(arr: np.ndarray, strides: Sequence[int], alignment: int) -> bool:
     """Whether a kernel can use `arr`'s own memory as the memref (on a device that reads host
     memory): the element strides passed are the array's own, and its address has the base
-    alignment the compiler assumed for the parameter (backend.md §1.4)."""
+    alignment the compiler assumed for the parameter (docs/design.md §B1.4)."""
     own = elem_strides(arr)
     return (
         arr.size > 0

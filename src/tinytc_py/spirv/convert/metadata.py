@@ -31,7 +31,7 @@ class ParamInfo:
     [first_arg, first_arg + num_args) of its kernel arguments. For launch checks and messages:
     the parameter's `name` (without '%'), its IR `type` text, whether the kernel may write it
     (`written`, analysis/kernel_interface.py) and the base `alignment` in bytes the compiler
-    assumed for it (backend.md §1.4; 0: none)."""
+    assumed for it (docs/design.md §B1.4; 0: none)."""
 
     kind: str
     dtype: str
