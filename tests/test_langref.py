@@ -16,7 +16,7 @@ import pytest
 import tinytc_py
 from tinytc_py.compiler import assemble_module, compile_to_module
 from tinytc_py.ir.context import CompilerContext
-from tinytc_py.ir.instructions import INSTRUCTIONS
+from tinytc_py.ir.ops import INSTRUCTIONS
 from tinytc_py.ir.types import _PROMOTABLE
 from tinytc_py.text.parser import parse
 

@@ -5,8 +5,8 @@ An `InstSpec` row says, once per instruction: its mnemonic, its properties (modi
 parameters, in C API order), its operands (single, optional `?` or variadic `*`, in C API order),
 whether it returns one value or a list, its regions, where it may appear (collective / spmd /
 mixed), its memory effects, its text format, and whether it is a language extension (rejected
-when the compiler context's `extensions` flag is off). The classes in instructions.py supply the
-verification that the language reference's "Restrictions" demand.
+when the compiler context's `extensions` flag is off). The classes in ops/ supply the verification
+that the language reference's "Restrictions" demand.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class InstSpec:
     result: str = ""  # "" (none), "result" (one value), "results*" (list: if / for)
     regions: tuple[str, ...] = ()  # region names; their kind comes from the class
     exec: Exec = Exec.mixed
-    fmt: str | None = None  # None: hand-written text syntax (see text/custom.py)
+    fmt: str | None = None  # None: hand-written text syntax (text/syntax.py)
     side_effects: bool = False
     reads: tuple[str, ...] = ()  # operand names read from memory
     writes: tuple[str, ...] = ()  # operand names written to memory
@@ -96,7 +96,7 @@ def format_steps(fmt: str) -> tuple[tuple[str, str], ...]:
 class Inst:
     """An instruction: operands (with use lists), results, regions, properties and attributes.
 
-    Subclasses are created from `InstSpec` rows (see instructions.py); verification lives in the
+    Each instruction's class is its table row's (see ops/__init__.py); verification lives in the
     family base classes' `verify` and runs in `__init__`, so no invalid instruction exists.
     """
 
@@ -106,6 +106,8 @@ class Inst:
     name: ClassVar[str]  # the spec's mnemonic, set on each leaf class (read very often)
     region_kinds: ClassVar[tuple[Exec, ...]] = ()
     variadic: ClassVar[frozenset[str]] = frozenset()
+    # True on a family class (declared in its own body): each of its table rows gets a subclass
+    is_family: ClassVar[bool] = False
 
     def __init__(
         self,

@@ -1,6 +1,6 @@
 """Structural verification shared by the parser, the builder and the check-ir pass.
 
-Instruction-local restrictions run when an instruction is created (instructions.py). This module
+Instruction-local restrictions run when an instruction is created (ir/ops/). This module
 checks what depends on the surroundings: where an instruction may appear (collective / SPMD),
 yields at the end of regions, function and parameter attributes, values used where they are
 visible (definition before use), the subgroup-size dependent restrictions, and (once a function

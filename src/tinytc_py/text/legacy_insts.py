@@ -14,7 +14,8 @@ from typing import Any
 from ..errors import CompilationError, Location, Status
 from ..ir.enums import AddressSpace, Comp3, Transpose
 from ..ir.inst import Inst
-from ..ir.instructions import INSTRUCTIONS, expand_layout, fuse_layout, subview_layout
+from ..ir.ops import INSTRUCTIONS
+from ..ir.ops.memory import expand_layout, fuse_layout, subview_layout
 from ..ir.types import DYNAMIC, MemrefType, NumberType, Type
 from ..ir.values import Value
 from .legacy_parser import Immediate, LegacyParser, Operand

@@ -18,8 +18,8 @@ from ..ir.attrs import Attr, DictionaryAttr
 from ..ir.context import CompilerContext
 from ..ir.enums import AddressSpace, MatrixUse
 from ..ir.inst import Inst
-from ..ir.instructions import INSTRUCTIONS
 from ..ir.nesting import MAX_NESTING, nesting_error
+from ..ir.ops import INSTRUCTIONS
 from ..ir.region import Func, Prog, Region
 from ..ir.types import DYNAMIC, NumberType, ScalarKind, Type
 from ..ir.values import Value

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ...errors import Status
 from ...ir.enums import AddressSpace
 from ...ir.inst import Inst
-from ...ir.instructions import AtomicLoadInst
+from ...ir.ops.memory import AtomicLoadInst
 from ...ir.types import NumberType, ScalarKind
 from ...target.core_info import SpirvFeature
 from ..tables import Capability, LoopControl, Op, StorageClass

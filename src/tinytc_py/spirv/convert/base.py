@@ -12,9 +12,9 @@ from typing import Any, ClassVar, TypeVar
 
 from ...analysis.coopmatrix_layout import CoopLayout, coop_layout
 from ...errors import UNKNOWN_LOCATION, CompilationError, Status
-from ...ir import instructions as I
 from ...ir.enums import AddressSpace
 from ...ir.inst import Inst
+from ...ir.ops.control import YieldInst
 from ...ir.region import Func, Prog, Region
 from ...ir.types import (
     DYNAMIC,
@@ -317,7 +317,7 @@ class ConverterBase:
         """Convert the instructions of `region`; return the ids its yield passes on (as
         any_val gives them)."""
         for inst in region.insts:
-            if isinstance(inst, I.YieldInst):
+            if isinstance(inst, YieldInst):
                 return [self.any_val(v, inst) for v in inst.operand_list("yielded_vals")]
             self.inst(inst)
         return []

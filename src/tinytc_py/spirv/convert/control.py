@@ -7,7 +7,7 @@ from __future__ import annotations
 from ...errors import CompilationError, Status
 from ...ir.attrs import BooleanAttr, IntegerAttr
 from ...ir.inst import Inst
-from ...ir.instructions import ForInst, IfInst, ParallelInst
+from ...ir.ops.control import ForInst, IfInst, ParallelInst
 from ..tables import (
     LoopControl,
     Op,

@@ -39,11 +39,8 @@ from functools import partial
 from ...errors import Status
 from ...ir.enums import ReduceMode
 from ...ir.inst import Inst
-from ...ir.instructions import (
-    ArithBinaryInst,
-    ArithUnaryInst,
-    CastInst,
-    ConstantInst,
+from ...ir.ops.arith import ArithBinaryInst, ArithUnaryInst, CastInst, ConstantInst
+from ...ir.ops.coopmatrix import (
     CoopConstructInst,
     CoopExtractInst,
     CoopInsertInst,

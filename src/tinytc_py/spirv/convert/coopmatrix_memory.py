@@ -41,7 +41,7 @@ from ...analysis.coopmatrix_layout import CoopLayout
 from ...analysis.gcd import memref_gcd, value_gcd
 from ...ir.enums import AddressSpace, CheckedFlag, Transpose
 from ...ir.inst import Inst
-from ...ir.instructions import CoopLoadInst, CoopPrefetchInst, CoopStoreInst
+from ...ir.ops.coopmatrix import CoopLoadInst, CoopPrefetchInst, CoopStoreInst
 from ...ir.types import DYNAMIC, CoopmatrixType, NumberType, ScalarKind
 from ...ir.values import Value
 from ...target.core_info import SpirvFeature

@@ -19,18 +19,18 @@
 
 from __future__ import annotations
 
-from ...ir.extensions import (
+from ...ir.global_data import lookup
+from ...ir.inst import Inst
+from ...ir.ops.extensions import (
     BitcastInst,
     GlobalRefInst,
     MathNaryInst,
     PrintfInst,
     SelectInst,
-    SubgroupShuffleInst,
+    ShuffleInst,
     WorkGroupBroadcastInst,
     WorkGroupOperationInst,
 )
-from ...ir.global_data import lookup
-from ...ir.inst import Inst
 from ...ir.printf_format import decode
 from ...ir.types import CoopmatrixType, MemrefType, NumberType, ScalarKind
 from ..tables import BuiltIn, Decoration, GroupOperation, Op, OpenCLStd, Scope, StorageClass
@@ -48,7 +48,7 @@ _NARY_MATH = {"pow": OpenCLStd.pow, "fma": OpenCLStd.fma}
 class ExtensionConversion(ConverterBase):
     # ---- shuffles and work-group collectives --------------------------------------------------
 
-    @converts(SubgroupShuffleInst)
+    @converts(ShuffleInst)
     def subgroup_shuffle(self, inst: Inst) -> None:
         ty: NumberType = inst.results[0].type
         a = self.val(inst.operand("a"), inst)

@@ -12,15 +12,15 @@ from __future__ import annotations
 from ...analysis.stack import alloca_alignment, alloca_size, stack_ptr
 from ...errors import Status
 from ...ir.inst import Inst
-from ...ir.instructions import (
+from ...ir.ops.memory import (
     AllocaInst,
     AssociatedInst,
+    ElementStoreInst,
     ExpandInst,
     FuseInst,
     LifetimeStopInst,
     LoadInst,
     SizeInst,
-    StoreInst,
     SubviewInst,
 )
 from ...ir.types import DYNAMIC
@@ -71,7 +71,7 @@ class MemoryConversion(ConverterBase):
         stride = [entry(a, s) for a, s in zip(g.stride, mt.stride, strict=False)]
         return MemrefDV(mt, base, shape, stride)
 
-    @converts(StoreInst)
+    @converts(ElementStoreInst)
     def store(self, inst: Inst) -> None:
         """store, and the atomic stores and updates that share its instruction class."""
         if inst.name == "atomic_store":

@@ -10,7 +10,7 @@ import struct
 from collections.abc import Callable
 
 from ...ir.inst import Inst
-from ...ir.instructions import (
+from ...ir.ops.arith import (
     ArithBinaryInst,
     ArithUnaryInst,
     CastInst,

@@ -11,12 +11,7 @@ from __future__ import annotations
 
 from ...ir.enums import AddressSpace
 from ...ir.inst import Inst
-from ...ir.instructions import (
-    BarrierInst,
-    BuiltinInst,
-    SubgroupBroadcastInst,
-    SubgroupOperationInst,
-)
+from ...ir.ops.spmd import BarrierInst, BuiltinInst, SubgroupBroadcastInst, SubgroupOperationInst
 from ...ir.types import NumberType, ScalarKind
 from ..tables import (
     BuiltIn,
