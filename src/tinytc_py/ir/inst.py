@@ -32,6 +32,15 @@ class Exec(IntEnum):
     spmd = 2
 
 
+class ResultUniformity(IntEnum):
+    """Whether an instruction's results in an SPMD region hold one value for the whole subgroup
+    (analysis/uniformity.py)."""
+
+    follows_operands = 0  # varying iff an operand it depends on is varying
+    varying = 1  # varying whatever the operands (a scan's prefixes, an atomic's old values)
+    uniform = 2  # uniform whatever the operands (a broadcast, a reduction)
+
+
 @dataclass(frozen=True)
 class Prop:
     """A property: `kind` is "flag" (a `.name` modifier), an IntEnum class (a `.case` modifier),
@@ -51,13 +60,22 @@ class InstSpec:
     result: str = ""  # "" (none), "result" (one value), "results*" (list: if / for)
     regions: tuple[str, ...] = ()  # region names; their kind comes from the class
     exec: Exec = Exec.mixed
-    fmt: str | None = None  # None: hand-written text syntax (text/syntax.py)
+    fmt: str | None = None  # None: hand-written text syntax (`syntax` below)
     side_effects: bool = False
     reads: tuple[str, ...] = ()  # operand names read from memory
     writes: tuple[str, ...] = ()  # operand names written to memory
     builder_name: str = ""
     extra: dict = field(default_factory=dict)
     extension: bool = False  # a tinytc-py language extension (docs/extensions.md)
+    # the hand-written text syntax of a row without `fmt`: the parser's parse_<syntax> and the
+    # printer's print_<syntax> methods (text/parser.py, text/printer.py)
+    syntax: str = ""
+    # dynamic uniformity (analysis/uniformity.py): the results' uniformity, the operands the
+    # reference requires to be dynamically uniform (("*",): all of them) and whether the
+    # region parameters are varying (foreach's loop variables, ...)
+    uniformity: ResultUniformity = ResultUniformity.follows_operands
+    uniform_operands: tuple[str, ...] = ()
+    varying_params: bool = False
     # Derived once from the fields above, as every instruction created, parsed or printed reads
     # them: (name, "" / "?" / "*") of each operand, property name → default (in `props` order),
     # and the format's words as (kind, key) pairs (see format_steps).
@@ -70,6 +88,10 @@ class InstSpec:
         object.__setattr__(self, "operand_slots", slots)
         object.__setattr__(self, "prop_defaults", {p.name: p.default for p in self.props})
         object.__setattr__(self, "fmt_steps", format_steps(self.fmt or ""))
+        if (self.fmt is None) != bool(self.syntax):
+            raise ValueError(f"{self.mnemonic}: a row has either a format or a hand-written syntax")
+        if self.uniform_operands == ("*",):
+            object.__setattr__(self, "uniform_operands", tuple(key for key, _ in slots))
 
     @property
     def python_name(self) -> str:
@@ -228,6 +250,10 @@ class Inst:
     def region_param_types(self) -> list[list[Type]]:
         """Parameter types of each region (loop variables, loop-carried values, ...)."""
         return [[] for _ in self.regions]
+
+    def verify_subgroup_size(self, sgs: int) -> None:
+        """Checks the restrictions that need the subgroup size, once the function fixes it;
+        overridden by the instructions that have some."""
 
     def __repr__(self) -> str:
         return f"<inst {self.name} at {self.loc}>"

@@ -292,5 +292,9 @@ ROWS: list[Row] = [
     _compare("less_than", True),
     _compare("less_than_equal", True),
     (CastInst, InstSpec("cast", operands=("a",), result=R, fmt="$a : type"), {}),
-    (ConstantInst, InstSpec("constant", (Prop("value", "value", None),), result=R), {}),
+    (
+        ConstantInst,
+        InstSpec("constant", (Prop("value", "value", None),), result=R, syntax="constant"),
+        {},
+    ),
 ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..enums import CheckedFlag, Comp3, MemoryScope, MemorySemantics, Transpose
-from ..inst import Inst, InstSpec, Prop
+from ..inst import Inst, InstSpec, Prop, ResultUniformity
 from ..types import Type
 
 Row = tuple[type[Inst], InstSpec, dict[str, Any]]
@@ -21,6 +21,9 @@ TRANS_B = Prop("tB", Transpose, Transpose.n)
 CHECKED = Prop("checked", CheckedFlag, CheckedFlag.none)
 SCOPE = Prop("scope", MemoryScope, MemoryScope.work_group)
 SEMANTICS = Prop("semantics", MemorySemantics, MemorySemantics.relaxed)
+VARYING = ResultUniformity.varying  # a scan: one prefix per work-item
+UNIFORM = ResultUniformity.uniform  # a reduction: one value for all
+
 COMP3 = Prop("mode", Comp3, None)  # required: the grammar has no default component
 
 # type families an arithmetic instruction accepts (ArithInst.allowed)

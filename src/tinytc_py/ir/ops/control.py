@@ -53,6 +53,13 @@ class ForeachTileInst(LoopRangeMixin, Inst):
     __slots__ = ()
     region_kinds = (Exec.spmd,)
 
+    def verify_subgroup_size(self, sgs: int) -> None:
+        if self.props["tile_shape"][0] % sgs:
+            raise self.error(
+                Status.ir_tile_shape0_not_multiple_of_sgs,
+                f"first tile extent must be a multiple of the subgroup size {sgs}",
+            )
+
     def verify(self) -> None:
         types = self.check_ranges()
         tile = self.props["tile_shape"]
@@ -143,6 +150,8 @@ ROWS: list[Row] = [
             regions=("body",),
             exec=Exec.collective,
             side_effects=True,
+            syntax="foreach",
+            varying_params=True,
         ),
         {},
     ),
@@ -155,12 +164,19 @@ ROWS: list[Row] = [
             regions=("body",),
             exec=Exec.collective,
             side_effects=True,
+            syntax="foreach",
         ),
         {},
     ),
     (
         ParallelInst,
-        InstSpec("parallel", regions=("body",), exec=Exec.collective, side_effects=True),
+        InstSpec(
+            "parallel",
+            regions=("body",),
+            exec=Exec.collective,
+            side_effects=True,
+            syntax="parallel",
+        ),
         {},
     ),
     (
@@ -171,6 +187,7 @@ ROWS: list[Row] = [
             result="results*",
             regions=("body",),
             builder_name="for_",
+            syntax="for",
         ),
         {},
     ),
@@ -182,6 +199,7 @@ ROWS: list[Row] = [
             result="results*",
             regions=("then", "otherwise"),
             builder_name="if_",
+            syntax="if",
         ),
         {},
     ),

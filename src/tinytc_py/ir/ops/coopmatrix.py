@@ -11,7 +11,7 @@ from ..enums import (
     MatrixUse,
     ReduceMode,
 )
-from ..inst import Exec, Inst, InstSpec, Prop
+from ..inst import Exec, Inst, InstSpec, Prop, ResultUniformity
 from ..types import (
     CoopmatrixType,
     MemrefType,
@@ -191,6 +191,15 @@ class CoopInsertInst(Inst):
 class CoopMulAddInst(Inst):
     __slots__ = ()
 
+    def verify_subgroup_size(self, sgs: int) -> None:
+        for v in (self.operand("a"), self.operand("c")):
+            if v.type.rows % sgs:
+                raise self.error(
+                    Status.ir_unsupported_coopmatrix_shape,
+                    f"rows must be a multiple of the subgroup size {sgs}",
+                    v,
+                )
+
     @classmethod
     def infer_result_type(cls, operands: dict[str, Any]) -> Type | None:
         return operands["c"].type
@@ -274,6 +283,15 @@ class CoopReduceInst(Inst):
     __slots__ = ()
     is_family = True
 
+    def verify_subgroup_size(self, sgs: int) -> None:
+        a = self.operand("a")
+        if a.type.rows % sgs:
+            raise self.error(
+                Status.ir_unsupported_coopmatrix_shape,
+                f"rows must be a multiple of the subgroup size {sgs}",
+                a,
+            )
+
     def verify(self) -> None:
         a = self.operand("a")
         at = checks.coopmatrix(self, a)
@@ -343,6 +361,7 @@ def _coop_store(mnemonic: str, props: tuple[Prop, ...], update: bool) -> Row:
         side_effects=True,
         reads=("operand",) if update else (),
         writes=("operand",),
+        uniform_operands=("*",),  # the store's "All arguments must be dynamically uniform."
     )
     return (CoopStoreInst, spec, {})
 
@@ -363,6 +382,8 @@ ROWS: list[Row] = [
             result=R,
             regions=("body",),
             exec=Exec.spmd,
+            syntax="coop_apply",
+            varying_params=True,  # the (row, column, component) of each work-item
         ),
         {},
     ),
@@ -376,6 +397,7 @@ ROWS: list[Row] = [
             exec=Exec.spmd,
             fmt="$operand [ $pos0 , $pos1 ] : type",
             reads=("operand",),
+            uniform_operands=("*",),  # "All arguments must be dynamically uniform."
         ),
         {},
     ),
@@ -390,6 +412,7 @@ ROWS: list[Row] = [
             fmt="$operand [ $pos0 , $pos1 ] : type",
             side_effects=True,
             reads=("operand",),
+            uniform_operands=("*",),  # "identical [to the load] except for atomicity"
         ),
         {},
     ),
@@ -406,6 +429,7 @@ ROWS: list[Row] = [
             result=R,
             exec=Exec.spmd,
             fmt="$number : type",
+            uniform_operands=("number",),  # "The number must be dynamically uniform."
         ),
         {},
     ),
@@ -418,6 +442,7 @@ ROWS: list[Row] = [
             R,
             exec=Exec.spmd,
             fmt="$mat [ #index ] : type",
+            uniformity=ResultUniformity.varying,  # an entry of the work-item's own vector
         ),
         {},
     ),
@@ -453,6 +478,7 @@ ROWS: list[Row] = [
             exec=Exec.spmd,
             side_effects=True,
             fmt="#cache_level , $operand [ $pos0 , $pos1 ] , #rows , #cols",
+            uniform_operands=("*",),  # "All arguments must be dynamically uniform."
         ),
         {},
     ),

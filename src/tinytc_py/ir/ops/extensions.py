@@ -12,7 +12,7 @@ from typing import Any
 
 from ...errors import Status
 from .. import checks, printf_format
-from ..inst import Exec, Inst, InstSpec, Prop
+from ..inst import Exec, Inst, InstSpec, Prop, ResultUniformity
 from ..types import (
     CoopmatrixType,
     MemrefType,
@@ -23,6 +23,8 @@ from ..types import (
 from .arith import ArithInst, MathInst
 from .common import (
     FLOAT,
+    UNIFORM,
+    VARYING,
     R,
     Row,
     result_type,
@@ -196,7 +198,9 @@ class GlobalRefInst(Inst):
 # ---- the table rows ------------------------------------------------------------------------------
 
 
-def _shuffle(mnemonic: str, lane: str) -> Row:
+def _shuffle(mnemonic: str, lane: str, uniform_lane: bool) -> Row:
+    """A shuffle's result is varying; its mask or delta (not a free lane index) must be
+    uniform."""
     spec = InstSpec(
         mnemonic,
         operands=("a", lane),
@@ -204,13 +208,22 @@ def _shuffle(mnemonic: str, lane: str) -> Row:
         exec=Exec.spmd,
         fmt=f"$a , ${lane} : type",
         extension=True,
+        uniformity=ResultUniformity.varying,
+        uniform_operands=(lane,) if uniform_lane else (),
     )
     return (ShuffleInst, spec, {"lane": lane})
 
 
-def _work_group_op(mnemonic: str) -> Row:
+def _work_group_op(mnemonic: str, uniformity: ResultUniformity) -> Row:
+    """A scan (varying) or a reduction (uniform) over the work-group."""
     spec = InstSpec(
-        mnemonic, operands=("a",), result=R, exec=Exec.spmd, fmt="$a : type", extension=True
+        mnemonic,
+        operands=("a",),
+        result=R,
+        exec=Exec.spmd,
+        fmt="$a : type",
+        extension=True,
+        uniformity=uniformity,
     )
     return (WorkGroupOperationInst, spec, {"ordered": not mnemonic.endswith("_add")})
 
@@ -221,19 +234,19 @@ def _math(mnemonic: str) -> Row:
 
 
 ROWS: list[Row] = [
-    _shuffle("subgroup_shuffle", "lane"),
-    _shuffle("subgroup_shuffle_xor", "mask"),
-    _shuffle("subgroup_shuffle_up", "delta"),
-    _shuffle("subgroup_shuffle_down", "delta"),
-    _work_group_op("work_group_exclusive_scan_add"),
-    _work_group_op("work_group_exclusive_scan_max"),
-    _work_group_op("work_group_exclusive_scan_min"),
-    _work_group_op("work_group_inclusive_scan_add"),
-    _work_group_op("work_group_inclusive_scan_max"),
-    _work_group_op("work_group_inclusive_scan_min"),
-    _work_group_op("work_group_reduce_add"),
-    _work_group_op("work_group_reduce_max"),
-    _work_group_op("work_group_reduce_min"),
+    _shuffle("subgroup_shuffle", "lane", False),
+    _shuffle("subgroup_shuffle_xor", "mask", True),
+    _shuffle("subgroup_shuffle_up", "delta", True),
+    _shuffle("subgroup_shuffle_down", "delta", True),
+    _work_group_op("work_group_exclusive_scan_add", VARYING),
+    _work_group_op("work_group_exclusive_scan_max", VARYING),
+    _work_group_op("work_group_exclusive_scan_min", VARYING),
+    _work_group_op("work_group_inclusive_scan_add", VARYING),
+    _work_group_op("work_group_inclusive_scan_max", VARYING),
+    _work_group_op("work_group_inclusive_scan_min", VARYING),
+    _work_group_op("work_group_reduce_add", UNIFORM),
+    _work_group_op("work_group_reduce_max", UNIFORM),
+    _work_group_op("work_group_reduce_min", UNIFORM),
     (
         WorkGroupBroadcastInst,
         InstSpec(
@@ -243,6 +256,8 @@ ROWS: list[Row] = [
             exec=Exec.spmd,
             fmt="$a , $id : type",
             extension=True,
+            uniformity=ResultUniformity.uniform,
+            uniform_operands=("id",),
         ),
         {},
     ),
@@ -255,6 +270,7 @@ ROWS: list[Row] = [
             exec=Exec.spmd,
             side_effects=True,
             extension=True,
+            syntax="printf",
         ),
         {},
     ),

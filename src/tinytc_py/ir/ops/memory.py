@@ -8,7 +8,7 @@ from typing import Any
 
 from ...errors import CompilationError, Status
 from .. import checks
-from ..inst import Exec, Inst, InstSpec, Prop
+from ..inst import Exec, Inst, InstSpec, Prop, ResultUniformity
 from ..types import (
     DYNAMIC,
     BooleanType,
@@ -357,6 +357,7 @@ def _atomic_update(mnemonic: str) -> Row:
         side_effects=True,
         reads=("operand",),
         writes=("operand",),
+        uniformity=ResultUniformity.varying,  # each work-item gets a different old value
     )
     return (ElementStoreInst, spec, {})
 
@@ -393,6 +394,8 @@ ROWS: list[Row] = [
             fmt="$operand [ $index_list* ] : type",
             side_effects=True,
             reads=("operand",),
+            # each work-item's atomic access may observe a different concurrent write
+            uniformity=ResultUniformity.varying,
         ),
         {},
     ),
@@ -418,6 +421,7 @@ ROWS: list[Row] = [
             (Prop("expanded_mode", "int", 0), Prop("static_expand_shape", "ints", ())),
             ("operand", "expand_shape*"),
             R,
+            syntax="expand",
         ),
         {},
     ),
@@ -457,6 +461,7 @@ ROWS: list[Row] = [
             (Prop("static_offsets", "ints", ()), Prop("static_sizes", "ints", ())),
             ("operand", "offsets*", "sizes*"),
             R,
+            syntax="subview",
         ),
         {},
     ),

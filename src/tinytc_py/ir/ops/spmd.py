@@ -7,7 +7,7 @@ from typing import Any
 
 from ...errors import Status
 from .. import checks
-from ..inst import Exec, Inst, InstSpec, Prop
+from ..inst import Exec, Inst, InstSpec, Prop, ResultUniformity
 from ..types import (
     NumberType,
     ScalarKind,
@@ -15,6 +15,8 @@ from ..types import (
 )
 from .common import (
     COMP3,
+    UNIFORM,
+    VARYING,
     R,
     Row,
     result_type,
@@ -94,13 +96,28 @@ class SubgroupOperationInst(Inst):
 # ---- the table rows ------------------------------------------------------------------------------
 
 
-def _builtin(mnemonic: str, kind: ScalarKind, exec: Exec, has_mode: bool) -> Row:
-    spec = InstSpec(mnemonic, (COMP3,) if has_mode else (), result=R, exec=exec, fmt=": type")
+def _builtin(
+    mnemonic: str,
+    kind: ScalarKind,
+    exec: Exec,
+    has_mode: bool,
+    uniformity: ResultUniformity = ResultUniformity.follows_operands,
+) -> Row:
+    props = (COMP3,) if has_mode else ()
+    spec = InstSpec(mnemonic, props, result=R, exec=exec, fmt=": type", uniformity=uniformity)
     return (BuiltinInst, spec, {"result_kind": kind})
 
 
-def _subgroup_op(mnemonic: str) -> Row:
-    spec = InstSpec(mnemonic, operands=("a",), result=R, exec=Exec.spmd, fmt="$a : type")
+def _subgroup_op(mnemonic: str, uniformity: ResultUniformity) -> Row:
+    """A scan (varying: one prefix per work-item) or a reduction (uniform)."""
+    spec = InstSpec(
+        mnemonic,
+        operands=("a",),
+        result=R,
+        exec=Exec.spmd,
+        fmt="$a : type",
+        uniformity=uniformity,
+    )
     return (SubgroupOperationInst, spec, {"ordered": not mnemonic.endswith("_add")})
 
 
@@ -116,7 +133,7 @@ ROWS: list[Row] = [
     _builtin("subgroup_size", ScalarKind.i32, Exec.mixed, False),
     _builtin("subgroup_id", ScalarKind.i32, Exec.spmd, True),
     _builtin("subgroup_linear_id", ScalarKind.i32, Exec.spmd, False),
-    _builtin("subgroup_local_id", ScalarKind.i32, Exec.spmd, False),
+    _builtin("subgroup_local_id", ScalarKind.i32, Exec.spmd, False, ResultUniformity.varying),
     (
         SubgroupBroadcastInst,
         InstSpec(
@@ -125,16 +142,18 @@ ROWS: list[Row] = [
             result=R,
             exec=Exec.spmd,
             fmt="$a , $idx : type",
+            uniformity=ResultUniformity.uniform,
+            uniform_operands=("idx",),  # "The second operand must be dynamically uniform."
         ),
         {},
     ),
-    _subgroup_op("subgroup_exclusive_scan_add"),
-    _subgroup_op("subgroup_exclusive_scan_max"),
-    _subgroup_op("subgroup_exclusive_scan_min"),
-    _subgroup_op("subgroup_inclusive_scan_add"),
-    _subgroup_op("subgroup_inclusive_scan_max"),
-    _subgroup_op("subgroup_inclusive_scan_min"),
-    _subgroup_op("subgroup_reduce_add"),
-    _subgroup_op("subgroup_reduce_max"),
-    _subgroup_op("subgroup_reduce_min"),
+    _subgroup_op("subgroup_exclusive_scan_add", VARYING),
+    _subgroup_op("subgroup_exclusive_scan_max", VARYING),
+    _subgroup_op("subgroup_exclusive_scan_min", VARYING),
+    _subgroup_op("subgroup_inclusive_scan_add", VARYING),
+    _subgroup_op("subgroup_inclusive_scan_max", VARYING),
+    _subgroup_op("subgroup_inclusive_scan_min", VARYING),
+    _subgroup_op("subgroup_reduce_add", UNIFORM),
+    _subgroup_op("subgroup_reduce_max", UNIFORM),
+    _subgroup_op("subgroup_reduce_min", UNIFORM),
 ]
