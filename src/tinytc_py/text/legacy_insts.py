@@ -8,6 +8,7 @@ form of the same mnemonic; the current rules read it then.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable
 from typing import Any
 
@@ -258,7 +259,7 @@ def size(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | No
 
 def _rest_of_mode(p: LegacyParser, operand: Value, mode: int, offset: int | Value, loc) -> Any:
     """The size of a `offset:?` slice: mode size minus offset, static when both are."""
-    ty = operand.type
+    ty = typing.cast(MemrefType, operand.type)
     ext = ty.shape[mode]
     if ext != DYNAMIC and isinstance(offset, int):
         return ext - offset
@@ -395,7 +396,7 @@ def expand(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | 
 
 def _inferred_extent(p: LegacyParser, operand: Value, mode: int, entries: list, loc) -> int | Value:
     """The '?' entry of an expand shape: mode size over the product of the others."""
-    ext = operand.type.shape[mode]
+    ext = typing.cast(MemrefType, operand.type).shape[mode]
     known = 1
     for e in entries:
         if isinstance(e, int):

@@ -42,7 +42,7 @@ _NUMBER_FAMILY_STATUS = {
 }
 
 
-def _family(ty: Type) -> str:
+def _family(ty: BooleanType | NumberType) -> str:
     return "bool" if isinstance(ty, BooleanType) else ty.kind.family
 
 

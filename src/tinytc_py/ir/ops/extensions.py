@@ -121,7 +121,7 @@ class SelectInst(Inst):
         _same_result(self, a)
 
 
-def _bits(ty: Type) -> int:
+def _bits(ty: NumberType) -> int:
     return 8 * ty.size
 
 
