@@ -8,7 +8,8 @@ import inspect
 
 import pytest
 
-from tinytc_py.ir.inst import Inst, InstSpec, ResultUniformity
+from tinytc_py.ir.enums import ResultUniformity
+from tinytc_py.ir.inst import Inst, InstSpec
 from tinytc_py.ir.ops import FAMILIES, INSTRUCTIONS, _register
 from tinytc_py.ir.ops.arith import ArithBinaryInst, ConstantInst
 from tinytc_py.spirv.convert import Converter

@@ -51,7 +51,8 @@ after the function changes.
 from __future__ import annotations
 
 from ..errors import Status
-from ..ir.inst import Exec, Inst, ResultUniformity
+from ..ir.enums import ResultUniformity
+from ..ir.inst import Exec, Inst
 from ..ir.ops.control import ForInst, IfInst, YieldInst
 from ..ir.region import Func, Region
 from ..ir.types import CoopmatrixType

@@ -16,6 +16,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Status
+from .enums import ResultUniformity
 from .types import Type
 from .values import Use, Value
 
@@ -30,15 +31,6 @@ class Exec(IntEnum):
     mixed = 0
     collective = 1
     spmd = 2
-
-
-class ResultUniformity(IntEnum):
-    """Whether an instruction's results in an SPMD region hold one value for the whole subgroup
-    (analysis/uniformity.py)."""
-
-    follows_operands = 0  # varying iff an operand it depends on is varying
-    varying = 1  # varying whatever the operands (a scan's prefixes, an atomic's old values)
-    uniform = 2  # uniform whatever the operands (a broadcast, a reduction)
 
 
 @dataclass(frozen=True)
@@ -60,7 +52,7 @@ class InstSpec:
     result: str = ""  # "" (none), "result" (one value), "results*" (list: if / for)
     regions: tuple[str, ...] = ()  # region names; their kind comes from the class
     exec: Exec = Exec.mixed
-    fmt: str | None = None  # None: hand-written text syntax (`syntax` below)
+    fmt: str | None = None  # None: hand-written text syntax (text/parser.py, text/printer.py)
     side_effects: bool = False
     reads: tuple[str, ...] = ()  # operand names read from memory
     writes: tuple[str, ...] = ()  # operand names written to memory

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..enums import CheckedFlag, Comp3, MemoryScope, MemorySemantics, Transpose
-from ..inst import Inst, InstSpec, Prop, ResultUniformity
+from ..enums import CheckedFlag, Comp3, MemoryScope, MemorySemantics, ResultUniformity, Transpose
+from ..inst import Inst, InstSpec, Prop
 from ..types import Type
 
 Row = tuple[type[Inst], InstSpec, dict[str, Any]]

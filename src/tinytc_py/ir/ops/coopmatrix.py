@@ -10,8 +10,9 @@ from .. import checks
 from ..enums import (
     MatrixUse,
     ReduceMode,
+    ResultUniformity,
 )
-from ..inst import Exec, Inst, InstSpec, Prop, ResultUniformity
+from ..inst import Exec, Inst, InstSpec, Prop
 from ..types import (
     CoopmatrixType,
     MemrefType,

@@ -12,7 +12,8 @@ from typing import Any
 
 from ...errors import Status
 from .. import checks, printf_format
-from ..inst import Exec, Inst, InstSpec, Prop, ResultUniformity
+from ..enums import ResultUniformity
+from ..inst import Exec, Inst, InstSpec, Prop
 from ..types import (
     CoopmatrixType,
     MemrefType,

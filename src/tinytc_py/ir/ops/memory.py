@@ -8,7 +8,8 @@ from typing import Any
 
 from ...errors import CompilationError, Status
 from .. import checks
-from ..inst import Exec, Inst, InstSpec, Prop, ResultUniformity
+from ..enums import ResultUniformity
+from ..inst import Exec, Inst, InstSpec, Prop
 from ..types import (
     DYNAMIC,
     BooleanType,

@@ -7,7 +7,8 @@ from typing import Any
 
 from ...errors import Status
 from .. import checks
-from ..inst import Exec, Inst, InstSpec, Prop, ResultUniformity
+from ..enums import ResultUniformity
+from ..inst import Exec, Inst, InstSpec, Prop
 from ..types import (
     NumberType,
     ScalarKind,
