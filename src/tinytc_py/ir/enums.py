@@ -91,7 +91,7 @@ OPT_FLAG_DEFAULTS: dict[OptFlag, bool] = {
 
 class ResultUniformity(IntEnum):
     """Not a C API enum: whether an instruction's results in an SPMD region hold one value for the whole subgroup
-    (analysis/uniformity.py)."""
+    (ir/uniformity.py)."""
 
     follows_operands = 0  # varying iff an operand it depends on is varying
     varying = 1  # varying whatever the operands (a scan's prefixes, an atomic's old values)

@@ -62,7 +62,7 @@ class InstSpec:
     # the hand-written text syntax of a row without `fmt`: the parser's parse_<syntax> and the
     # printer's print_<syntax> methods (text/parser.py, text/printer.py)
     syntax: str = ""
-    # dynamic uniformity (analysis/uniformity.py): the results' uniformity, the operands the
+    # dynamic uniformity (ir/uniformity.py): the results' uniformity, the operands the
     # reference requires to be dynamically uniform (("*",): all of them) and whether the
     # region parameters are varying (foreach's loop variables, ...)
     uniformity: ResultUniformity = ResultUniformity.follows_operands

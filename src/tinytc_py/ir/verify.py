@@ -5,17 +5,17 @@ checks what depends on the surroundings: where an instruction may appear (collec
 yields at the end of regions, function and parameter attributes, values used where they are
 visible (definition before use), the restrictions that need the subgroup size (each
 instruction's `verify_subgroup_size`), and (once a function is complete) the
-dynamically-uniform restrictions (analysis/uniformity.py).
+dynamically-uniform restrictions (uniformity.py).
 """
 
 from __future__ import annotations
 
-from ..analysis.uniformity import check_dynamically_uniform
 from ..errors import CompilationError, Status
 from .attrs import ArrayAttr, DictionaryAttr, IntegerAttr
 from .inst import Exec, Inst
 from .region import Func, Prog, Region
 from .types import GroupType, MemrefType, element_type
+from .uniformity import check_dynamically_uniform
 from .values import Value
 
 _REGION_NAMES = {Exec.collective: "collective", Exec.spmd: "SPMD"}

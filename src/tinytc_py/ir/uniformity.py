@@ -6,10 +6,11 @@ we call an argument dynamically uniform if all work-items in a subgroup have the
 `check_dynamically_uniform(func)` raises a located error for the first operand that breaks one
 of the spec's uniformity restrictions (see `must_be_uniform`).
 
-The per-instruction facts are the instruction spec's (ir/inst.py): `uniformity` (results
-varying / uniform whatever the operands, or following them), `uniform_operands` (the operands
-the reference requires to be uniform) and `varying_params` (varying region parameters); the
-rules below say which rows set them.
+It lives in ir/ because the verifier runs it: a program that breaks a uniformity restriction is
+not a valid program. The per-instruction facts are the instruction spec's (ir/inst.py):
+`uniformity` (results varying / uniform whatever the operands, or following them),
+`uniform_operands` (the operands the reference requires to be uniform) and `varying_params`
+(varying region parameters); the rules below say which rows set them.
 
 Rules (a value not listed as varying is uniform):
 
@@ -51,12 +52,12 @@ after the function changes.
 from __future__ import annotations
 
 from ..errors import Status
-from ..ir.enums import ResultUniformity
-from ..ir.inst import Exec, Inst
-from ..ir.ops.control import ForInst, IfInst, YieldInst
-from ..ir.region import Func, Region
-from ..ir.types import CoopmatrixType
-from ..ir.values import Use, Value
+from .enums import ResultUniformity
+from .inst import Exec, Inst
+from .ops.control import ForInst, IfInst, YieldInst
+from .region import Func, Region
+from .types import CoopmatrixType
+from .values import Use, Value
 
 _ROLES = {
     "operand": "memref",
