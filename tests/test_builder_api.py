@@ -15,7 +15,7 @@ import tinytc_py
 from tinytc_py import DYNAMIC, CompilationError, Status
 from tinytc_py.ir.builder import IRBuilder
 from tinytc_py.ir.context import CompilerContext
-from tinytc_py.ir.instructions import INSTRUCTIONS
+from tinytc_py.ir.ops import INSTRUCTIONS
 from tinytc_py.passes.pass_builder import PassBuilder
 from tinytc_py.text.printer import print_prog
 

@@ -72,7 +72,7 @@ def test_sphinx_builds_without_warnings(tmp_path: Path):
     size = builder.split('id="tinytc_py.ir.builder.IRBuilder.size"', 1)[1].split("</dt>", 1)[0]
     assert "operand" in size and "mode" in size and "args" not in size
     from tinytc_py.ir.builder import IRBuilder
-    from tinytc_py.ir.instructions import INSTRUCTIONS
+    from tinytc_py.ir.ops import INSTRUCTIONS
 
     documented = set(re.findall(r'id="tinytc_py\.ir\.builder\.IRBuilder\.(\w+)"', builder))
     methods = {n for n in dir(IRBuilder) if not n.startswith("_")} - {"attr", "insert"}

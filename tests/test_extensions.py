@@ -15,7 +15,7 @@ from tinytc_py.errors import CompilationError, Location, Position, Status
 from tinytc_py.ir.builder import IRBuilder
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.enums import OptFlag
-from tinytc_py.ir.instructions import INSTRUCTIONS
+from tinytc_py.ir.ops import INSTRUCTIONS
 from tinytc_py.ir.printf_format import FormatError, check, conversions, decode
 from tinytc_py.text.parser import parse
 from tinytc_py.text.printer import print_prog

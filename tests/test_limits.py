@@ -12,8 +12,8 @@ from tinytc_py.compiler import compile_to_spirv
 from tinytc_py.errors import CompilationError, Position, Status
 from tinytc_py.ir.builder import IRBuilder
 from tinytc_py.ir.context import CompilerContext
-from tinytc_py.ir.instructions import INSTRUCTIONS
 from tinytc_py.ir.nesting import MAX_NESTING
+from tinytc_py.ir.ops import INSTRUCTIONS
 from tinytc_py.passes.registry import run_function_pass
 from tinytc_py.text.parser import parse
 from tinytc_py.text.printer import print_prog

@@ -1,4 +1,4 @@
-"""The uniformity analysis (analysis/uniformity.py): which values are varying within a subgroup,
+"""The uniformity analysis (ir/uniformity.py): which values are varying within a subgroup,
 and the "dynamically uniform" restrictions it enforces, through the parser, the builder and the
 check-ir pass alike."""
 
@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from tinytc_py.analysis.uniformity import Uniformity, must_be_uniform
 from tinytc_py.errors import CompilationError, Status
 from tinytc_py.ir.builder import IRBuilder
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.region import Func
+from tinytc_py.ir.uniformity import Uniformity, must_be_uniform
 from tinytc_py.ir.values import Value
 from tinytc_py.passes.registry import get_pass
 from tinytc_py.text.parser import parse

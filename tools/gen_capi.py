@@ -2,7 +2,7 @@
 """Generate the tinytc C API headers and the cffi declarations from one API description.
 
 Inputs: capi/api/*.toml (enums, handles, structs, macros, headers, libraries and every function
-that is not derived) and the IR's instruction table (src/tinytc_py/ir/instructions.py), from which
+that is not derived) and the IR's instruction table (src/tinytc_py/ir/ops/), from which
 the `tinytc_<mnemonic>_inst_create` functions are derived: parameters are the instruction's
 properties, then its operands, then its result types, between `tinytc_inst_t *instr` and
 `const tinytc_location_t *loc` (upstream's rule). Enum `*_to_string` functions and the
@@ -280,7 +280,7 @@ def instruction_functions(cfg: dict) -> list[Function]:
     """One `tinytc_<mnemonic>_inst_create` per row of INSTRUCTIONS (upstream's rule)."""
     if str(ROOT / "src") not in sys.path:
         sys.path.insert(0, str(ROOT / "src"))
-    from tinytc_py.ir.instructions import INSTRUCTIONS
+    from tinytc_py.ir.ops import INSTRUCTIONS
 
     funcs = []
     for mnemonic, cls in INSTRUCTIONS.items():

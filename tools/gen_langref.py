@@ -2,7 +2,7 @@
 """Generate the instruction reference and the builder's instruction methods from the
 instruction table, so that neither can drift from what the compiler accepts.
 
-Inputs: the instruction table as the compiler sees it (`tinytc_py.ir.instructions.INSTRUCTIONS`:
+Inputs: the instruction table as the compiler sees it (`tinytc_py.ir.ops.INSTRUCTIONS`:
 mnemonic -> class with an `InstSpec` row: properties, operands, result, regions, where it may
 appear, memory effects, text format, extension flag) and the hand-written prose of
 docs/reference/instructions.toml (per group of instructions: an overview, operand and result
@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from tinytc_py.ir.inst import Exec, Inst, InstSpec, Prop  # noqa: E402
-from tinytc_py.ir.instructions import INSTRUCTIONS  # noqa: E402
+from tinytc_py.ir.ops import INSTRUCTIONS  # noqa: E402
 from tinytc_py.text.syntax import modifier_table  # noqa: E402
 
 PROSE = ROOT / "docs" / "reference" / "instructions.toml"

@@ -1162,54 +1162,6 @@ module tinytc
             type(c_ptr), value :: C
             type(tinytc_location_t), intent(in), optional :: loc
         end function tinytc_hadamard_inst_create
-        !> Creates a alloca instruction (collective); the caller owns it.
-        integer(c_int) function tinytc_alloca_inst_create(instr, result, loc) bind(c, &
-            name="tinytc_alloca_inst_create")
-            import
-            type(c_ptr), intent(inout) :: instr
-            type(c_ptr), value :: result
-            type(tinytc_location_t), intent(in), optional :: loc
-        end function tinytc_alloca_inst_create
-        !> Creates a foreach instruction (collective); the caller owns it.
-        integer(c_int) function tinytc_foreach_inst_create(instr, from_size, from, to_size, to, &
-            loc) bind(c, name="tinytc_foreach_inst_create")
-            import
-            type(c_ptr), intent(inout) :: instr
-            integer(c_size_t), value :: from_size
-            type(c_ptr), dimension(*), intent(in) :: from
-            integer(c_size_t), value :: to_size
-            type(c_ptr), dimension(*), intent(in) :: to
-            type(tinytc_location_t), intent(in), optional :: loc
-        end function tinytc_foreach_inst_create
-        !> Creates a foreach_tile instruction (collective); the caller owns it.
-        integer(c_int) function tinytc_foreach_tile_inst_create(instr, tile_shape_size, &
-            tile_shape, from_size, from, to_size, to, loc) bind(c, &
-            name="tinytc_foreach_tile_inst_create")
-            import
-            type(c_ptr), intent(inout) :: instr
-            integer(c_size_t), value :: tile_shape_size
-            integer(c_int64_t), dimension(*), intent(in) :: tile_shape
-            integer(c_size_t), value :: from_size
-            type(c_ptr), dimension(*), intent(in) :: from
-            integer(c_size_t), value :: to_size
-            type(c_ptr), dimension(*), intent(in) :: to
-            type(tinytc_location_t), intent(in), optional :: loc
-        end function tinytc_foreach_tile_inst_create
-        !> Creates a parallel instruction (collective); the caller owns it.
-        integer(c_int) function tinytc_parallel_inst_create(instr, loc) bind(c, &
-            name="tinytc_parallel_inst_create")
-            import
-            type(c_ptr), intent(inout) :: instr
-            type(tinytc_location_t), intent(in), optional :: loc
-        end function tinytc_parallel_inst_create
-        !> Creates a lifetime_stop instruction (collective); the caller owns it.
-        integer(c_int) function tinytc_lifetime_stop_inst_create(instr, object, loc) bind(c, &
-            name="tinytc_lifetime_stop_inst_create")
-            import
-            type(c_ptr), intent(inout) :: instr
-            type(c_ptr), value :: object
-            type(tinytc_location_t), intent(in), optional :: loc
-        end function tinytc_lifetime_stop_inst_create
         !> Creates a add instruction (mixed); the caller owns it.
         integer(c_int) function tinytc_add_inst_create(instr, a, b, result, loc) bind(c, &
             name="tinytc_add_inst_create")
@@ -1552,6 +1504,31 @@ module tinytc
             type(c_ptr), value :: result
             type(tinytc_location_t), intent(in), optional :: loc
         end function tinytc_less_than_equal_inst_create
+        !> Creates a cast instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_cast_inst_create(instr, a, result, loc) bind(c, &
+            name="tinytc_cast_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: a
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_cast_inst_create
+        !> Creates a alloca instruction (collective); the caller owns it.
+        integer(c_int) function tinytc_alloca_inst_create(instr, result, loc) bind(c, &
+            name="tinytc_alloca_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_alloca_inst_create
+        !> Creates a lifetime_stop instruction (collective); the caller owns it.
+        integer(c_int) function tinytc_lifetime_stop_inst_create(instr, object, loc) bind(c, &
+            name="tinytc_lifetime_stop_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: object
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_lifetime_stop_inst_create
         !> Creates a associated instruction (mixed); the caller owns it.
         integer(c_int) function tinytc_associated_inst_create(instr, operand, result, loc) bind(c, &
             name="tinytc_associated_inst_create")
@@ -1634,6 +1611,147 @@ module tinytc
             type(c_ptr), value :: result
             type(tinytc_location_t), intent(in), optional :: loc
         end function tinytc_atomic_min_inst_create
+        !> Creates a expand instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_expand_inst_create(instr, expanded_mode, &
+            static_expand_shape_size, static_expand_shape, operand, expand_shape_size, &
+            expand_shape, result, loc) bind(c, name="tinytc_expand_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            integer(c_int64_t), value :: expanded_mode
+            integer(c_size_t), value :: static_expand_shape_size
+            integer(c_int64_t), dimension(*), intent(in) :: static_expand_shape
+            type(c_ptr), value :: operand
+            integer(c_size_t), value :: expand_shape_size
+            type(c_ptr), dimension(*), intent(in) :: expand_shape
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_expand_inst_create
+        !> Creates a fuse instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_fuse_inst_create(instr, from, to, operand, result, &
+            loc) bind(c, name="tinytc_fuse_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            integer(c_int64_t), value :: from
+            integer(c_int64_t), value :: to
+            type(c_ptr), value :: operand
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_fuse_inst_create
+        !> Creates a load instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_load_inst_create(instr, operand, index_list_size, &
+            index_list, result, loc) bind(c, name="tinytc_load_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: operand
+            integer(c_size_t), value :: index_list_size
+            type(c_ptr), dimension(*), intent(in) :: index_list
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_load_inst_create
+        !> Creates a size instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_size_inst_create(instr, mode, operand, result, loc) bind(c, &
+            name="tinytc_size_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            integer(c_int64_t), value :: mode
+            type(c_ptr), value :: operand
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_size_inst_create
+        !> Creates a subview instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_subview_inst_create(instr, static_offsets_size, &
+            static_offsets, static_sizes_size, static_sizes, operand, offsets_size, offsets, &
+            sizes_size, sizes, result, loc) bind(c, name="tinytc_subview_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            integer(c_size_t), value :: static_offsets_size
+            integer(c_int64_t), dimension(*), intent(in) :: static_offsets
+            integer(c_size_t), value :: static_sizes_size
+            integer(c_int64_t), dimension(*), intent(in) :: static_sizes
+            type(c_ptr), value :: operand
+            integer(c_size_t), value :: offsets_size
+            type(c_ptr), dimension(*), intent(in) :: offsets
+            integer(c_size_t), value :: sizes_size
+            type(c_ptr), dimension(*), intent(in) :: sizes
+            type(c_ptr), value :: result
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_subview_inst_create
+        !> Creates a store instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_store_inst_create(instr, val, operand, index_list_size, &
+            index_list, loc) bind(c, name="tinytc_store_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: val
+            type(c_ptr), value :: operand
+            integer(c_size_t), value :: index_list_size
+            type(c_ptr), dimension(*), intent(in) :: index_list
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_store_inst_create
+        !> Creates a foreach instruction (collective); the caller owns it.
+        integer(c_int) function tinytc_foreach_inst_create(instr, from_size, from, to_size, to, &
+            loc) bind(c, name="tinytc_foreach_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            integer(c_size_t), value :: from_size
+            type(c_ptr), dimension(*), intent(in) :: from
+            integer(c_size_t), value :: to_size
+            type(c_ptr), dimension(*), intent(in) :: to
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_foreach_inst_create
+        !> Creates a foreach_tile instruction (collective); the caller owns it.
+        integer(c_int) function tinytc_foreach_tile_inst_create(instr, tile_shape_size, &
+            tile_shape, from_size, from, to_size, to, loc) bind(c, &
+            name="tinytc_foreach_tile_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            integer(c_size_t), value :: tile_shape_size
+            integer(c_int64_t), dimension(*), intent(in) :: tile_shape
+            integer(c_size_t), value :: from_size
+            type(c_ptr), dimension(*), intent(in) :: from
+            integer(c_size_t), value :: to_size
+            type(c_ptr), dimension(*), intent(in) :: to
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_foreach_tile_inst_create
+        !> Creates a parallel instruction (collective); the caller owns it.
+        integer(c_int) function tinytc_parallel_inst_create(instr, loc) bind(c, &
+            name="tinytc_parallel_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_parallel_inst_create
+        !> Creates a for instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_for_inst_create(instr, from, to, step, iter_init_size, &
+            iter_init, results_size, results, loc) bind(c, name="tinytc_for_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: from
+            type(c_ptr), value :: to
+            type(c_ptr), value :: step
+            integer(c_size_t), value :: iter_init_size
+            type(c_ptr), dimension(*), intent(in) :: iter_init
+            integer(c_size_t), value :: results_size
+            type(c_ptr), dimension(*), intent(in) :: results
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_for_inst_create
+        !> Creates a if instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_if_inst_create(instr, condition, results_size, results, &
+            loc) bind(c, name="tinytc_if_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            type(c_ptr), value :: condition
+            integer(c_size_t), value :: results_size
+            type(c_ptr), dimension(*), intent(in) :: results
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_if_inst_create
+        !> Creates a yield instruction (mixed); the caller owns it.
+        integer(c_int) function tinytc_yield_inst_create(instr, yielded_vals_size, yielded_vals, &
+            loc) bind(c, name="tinytc_yield_inst_create")
+            import
+            type(c_ptr), intent(inout) :: instr
+            integer(c_size_t), value :: yielded_vals_size
+            type(c_ptr), dimension(*), intent(in) :: yielded_vals
+            type(tinytc_location_t), intent(in), optional :: loc
+        end function tinytc_yield_inst_create
         !> Creates a barrier instruction (mixed); the caller owns it.
         integer(c_int) function tinytc_barrier_inst_create(instr, fence_flags, loc) bind(c, &
             name="tinytc_barrier_inst_create")
@@ -1702,124 +1820,6 @@ module tinytc
             type(c_ptr), value :: result
             type(tinytc_location_t), intent(in), optional :: loc
         end function tinytc_subgroup_local_id_inst_create
-        !> Creates a cast instruction (mixed); the caller owns it.
-        integer(c_int) function tinytc_cast_inst_create(instr, a, result, loc) bind(c, &
-            name="tinytc_cast_inst_create")
-            import
-            type(c_ptr), intent(inout) :: instr
-            type(c_ptr), value :: a
-            type(c_ptr), value :: result
-            type(tinytc_location_t), intent(in), optional :: loc
-        end function tinytc_cast_inst_create
-        !> Creates a expand instruction (mixed); the caller owns it.
-        integer(c_int) function tinytc_expand_inst_create(instr, expanded_mode, &
-            static_expand_shape_size, static_expand_shape, operand, expand_shape_size, &
-            expand_shape, result, loc) bind(c, name="tinytc_expand_inst_create")
-            import
-            type(c_ptr), intent(inout) :: instr
-            integer(c_int64_t), value :: expanded_mode
-            integer(c_size_t), value :: static_expand_shape_size
-            integer(c_int64_t), dimension(*), intent(in) :: static_expand_shape
-            type(c_ptr), value :: operand
-            integer(c_size_t), value :: expand_shape_size
-            type(c_ptr), dimension(*), intent(in) :: expand_shape
-            type(c_ptr), value :: result
-            type(tinytc_location_t), intent(in), optional :: loc
-        end function tinytc_expand_inst_create
-        !> Creates a fuse instruction (mixed); the caller owns it.
-        integer(c_int) function tinytc_fuse_inst_create(instr, from, to, operand, result, &
-            loc) bind(c, name="tinytc_fuse_inst_create")
-            import
-            type(c_ptr), intent(inout) :: instr
-            integer(c_int64_t), value :: from
-            integer(c_int64_t), value :: to
-            type(c_ptr), value :: operand
-            type(c_ptr), value :: result
-            type(tinytc_location_t), intent(in), optional :: loc
-        end function tinytc_fuse_inst_create
-        !> Creates a for instruction (mixed); the caller owns it.
-        integer(c_int) function tinytc_for_inst_create(instr, from, to, step, iter_init_size, &
-            iter_init, results_size, results, loc) bind(c, name="tinytc_for_inst_create")
-            import
-            type(c_ptr), intent(inout) :: instr
-            type(c_ptr), value :: from
-            type(c_ptr), value :: to
-            type(c_ptr), value :: step
-            integer(c_size_t), value :: iter_init_size
-            type(c_ptr), dimension(*), intent(in) :: iter_init
-            integer(c_size_t), value :: results_size
-            type(c_ptr), dimension(*), intent(in) :: results
-            type(tinytc_location_t), intent(in), optional :: loc
-        end function tinytc_for_inst_create
-        !> Creates a if instruction (mixed); the caller owns it.
-        integer(c_int) function tinytc_if_inst_create(instr, condition, results_size, results, &
-            loc) bind(c, name="tinytc_if_inst_create")
-            import
-            type(c_ptr), intent(inout) :: instr
-            type(c_ptr), value :: condition
-            integer(c_size_t), value :: results_size
-            type(c_ptr), dimension(*), intent(in) :: results
-            type(tinytc_location_t), intent(in), optional :: loc
-        end function tinytc_if_inst_create
-        !> Creates a load instruction (mixed); the caller owns it.
-        integer(c_int) function tinytc_load_inst_create(instr, operand, index_list_size, &
-            index_list, result, loc) bind(c, name="tinytc_load_inst_create")
-            import
-            type(c_ptr), intent(inout) :: instr
-            type(c_ptr), value :: operand
-            integer(c_size_t), value :: index_list_size
-            type(c_ptr), dimension(*), intent(in) :: index_list
-            type(c_ptr), value :: result
-            type(tinytc_location_t), intent(in), optional :: loc
-        end function tinytc_load_inst_create
-        !> Creates a size instruction (mixed); the caller owns it.
-        integer(c_int) function tinytc_size_inst_create(instr, mode, operand, result, loc) bind(c, &
-            name="tinytc_size_inst_create")
-            import
-            type(c_ptr), intent(inout) :: instr
-            integer(c_int64_t), value :: mode
-            type(c_ptr), value :: operand
-            type(c_ptr), value :: result
-            type(tinytc_location_t), intent(in), optional :: loc
-        end function tinytc_size_inst_create
-        !> Creates a subview instruction (mixed); the caller owns it.
-        integer(c_int) function tinytc_subview_inst_create(instr, static_offsets_size, &
-            static_offsets, static_sizes_size, static_sizes, operand, offsets_size, offsets, &
-            sizes_size, sizes, result, loc) bind(c, name="tinytc_subview_inst_create")
-            import
-            type(c_ptr), intent(inout) :: instr
-            integer(c_size_t), value :: static_offsets_size
-            integer(c_int64_t), dimension(*), intent(in) :: static_offsets
-            integer(c_size_t), value :: static_sizes_size
-            integer(c_int64_t), dimension(*), intent(in) :: static_sizes
-            type(c_ptr), value :: operand
-            integer(c_size_t), value :: offsets_size
-            type(c_ptr), dimension(*), intent(in) :: offsets
-            integer(c_size_t), value :: sizes_size
-            type(c_ptr), dimension(*), intent(in) :: sizes
-            type(c_ptr), value :: result
-            type(tinytc_location_t), intent(in), optional :: loc
-        end function tinytc_subview_inst_create
-        !> Creates a store instruction (mixed); the caller owns it.
-        integer(c_int) function tinytc_store_inst_create(instr, val, operand, index_list_size, &
-            index_list, loc) bind(c, name="tinytc_store_inst_create")
-            import
-            type(c_ptr), intent(inout) :: instr
-            type(c_ptr), value :: val
-            type(c_ptr), value :: operand
-            integer(c_size_t), value :: index_list_size
-            type(c_ptr), dimension(*), intent(in) :: index_list
-            type(tinytc_location_t), intent(in), optional :: loc
-        end function tinytc_store_inst_create
-        !> Creates a yield instruction (mixed); the caller owns it.
-        integer(c_int) function tinytc_yield_inst_create(instr, yielded_vals_size, yielded_vals, &
-            loc) bind(c, name="tinytc_yield_inst_create")
-            import
-            type(c_ptr), intent(inout) :: instr
-            integer(c_size_t), value :: yielded_vals_size
-            type(c_ptr), dimension(*), intent(in) :: yielded_vals
-            type(tinytc_location_t), intent(in), optional :: loc
-        end function tinytc_yield_inst_create
         !> Creates a subgroup_broadcast instruction (spmd); the caller owns it.
         integer(c_int) function tinytc_subgroup_broadcast_inst_create(instr, a, idx, result, &
             loc) bind(c, name="tinytc_subgroup_broadcast_inst_create")

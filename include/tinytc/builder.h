@@ -299,43 +299,6 @@ TINYTC_EXPORT tinytc_status_t tinytc_hadamard_inst_create(
     tinytc_value_t C,
     const tinytc_location_t *loc);
 
-/** @brief Creates a alloca instruction (collective); the caller owns it. */
-TINYTC_EXPORT tinytc_status_t tinytc_alloca_inst_create(
-    tinytc_inst_t *instr,
-    tinytc_type_t result,
-    const tinytc_location_t *loc);
-
-/** @brief Creates a foreach instruction (collective); the caller owns it. */
-TINYTC_EXPORT tinytc_status_t tinytc_foreach_inst_create(
-    tinytc_inst_t *instr,
-    size_t from_size,
-    const tinytc_value_t *from,
-    size_t to_size,
-    const tinytc_value_t *to,
-    const tinytc_location_t *loc);
-
-/** @brief Creates a foreach_tile instruction (collective); the caller owns it. */
-TINYTC_EXPORT tinytc_status_t tinytc_foreach_tile_inst_create(
-    tinytc_inst_t *instr,
-    size_t tile_shape_size,
-    const int64_t *tile_shape,
-    size_t from_size,
-    const tinytc_value_t *from,
-    size_t to_size,
-    const tinytc_value_t *to,
-    const tinytc_location_t *loc);
-
-/** @brief Creates a parallel instruction (collective); the caller owns it. */
-TINYTC_EXPORT tinytc_status_t tinytc_parallel_inst_create(
-    tinytc_inst_t *instr,
-    const tinytc_location_t *loc);
-
-/** @brief Creates a lifetime_stop instruction (collective); the caller owns it. */
-TINYTC_EXPORT tinytc_status_t tinytc_lifetime_stop_inst_create(
-    tinytc_inst_t *instr,
-    tinytc_value_t object,
-    const tinytc_location_t *loc);
-
 /** @brief Creates a add instruction (mixed); the caller owns it. */
 TINYTC_EXPORT tinytc_status_t tinytc_add_inst_create(
     tinytc_inst_t *instr,
@@ -606,6 +569,25 @@ TINYTC_EXPORT tinytc_status_t tinytc_less_than_equal_inst_create(
     tinytc_type_t result,
     const tinytc_location_t *loc);
 
+/** @brief Creates a cast instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_cast_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t a,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a alloca instruction (collective); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_alloca_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a lifetime_stop instruction (collective); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_lifetime_stop_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t object,
+    const tinytc_location_t *loc);
+
 /** @brief Creates a associated instruction (mixed); the caller owns it. */
 TINYTC_EXPORT tinytc_status_t tinytc_associated_inst_create(
     tinytc_inst_t *instr,
@@ -671,6 +653,120 @@ TINYTC_EXPORT tinytc_status_t tinytc_atomic_min_inst_create(
     tinytc_type_t result,
     const tinytc_location_t *loc);
 
+/** @brief Creates a expand instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_expand_inst_create(
+    tinytc_inst_t *instr,
+    int64_t expanded_mode,
+    size_t static_expand_shape_size,
+    const int64_t *static_expand_shape,
+    tinytc_value_t operand,
+    size_t expand_shape_size,
+    const tinytc_value_t *expand_shape,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a fuse instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_fuse_inst_create(
+    tinytc_inst_t *instr,
+    int64_t from,
+    int64_t to,
+    tinytc_value_t operand,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a load instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_load_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t operand,
+    size_t index_list_size,
+    const tinytc_value_t *index_list,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a size instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_size_inst_create(
+    tinytc_inst_t *instr,
+    int64_t mode,
+    tinytc_value_t operand,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a subview instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_subview_inst_create(
+    tinytc_inst_t *instr,
+    size_t static_offsets_size,
+    const int64_t *static_offsets,
+    size_t static_sizes_size,
+    const int64_t *static_sizes,
+    tinytc_value_t operand,
+    size_t offsets_size,
+    const tinytc_value_t *offsets,
+    size_t sizes_size,
+    const tinytc_value_t *sizes,
+    tinytc_type_t result,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a store instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_store_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t val,
+    tinytc_value_t operand,
+    size_t index_list_size,
+    const tinytc_value_t *index_list,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a foreach instruction (collective); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_foreach_inst_create(
+    tinytc_inst_t *instr,
+    size_t from_size,
+    const tinytc_value_t *from,
+    size_t to_size,
+    const tinytc_value_t *to,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a foreach_tile instruction (collective); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_foreach_tile_inst_create(
+    tinytc_inst_t *instr,
+    size_t tile_shape_size,
+    const int64_t *tile_shape,
+    size_t from_size,
+    const tinytc_value_t *from,
+    size_t to_size,
+    const tinytc_value_t *to,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a parallel instruction (collective); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_parallel_inst_create(
+    tinytc_inst_t *instr,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a for instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_for_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t from,
+    tinytc_value_t to,
+    tinytc_value_t step,
+    size_t iter_init_size,
+    const tinytc_value_t *iter_init,
+    size_t results_size,
+    const tinytc_type_t *results,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a if instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_if_inst_create(
+    tinytc_inst_t *instr,
+    tinytc_value_t condition,
+    size_t results_size,
+    const tinytc_type_t *results,
+    const tinytc_location_t *loc);
+
+/** @brief Creates a yield instruction (mixed); the caller owns it. */
+TINYTC_EXPORT tinytc_status_t tinytc_yield_inst_create(
+    tinytc_inst_t *instr,
+    size_t yielded_vals_size,
+    const tinytc_value_t *yielded_vals,
+    const tinytc_location_t *loc);
+
 /** @brief Creates a barrier instruction (mixed); the caller owns it. */
 TINYTC_EXPORT tinytc_status_t tinytc_barrier_inst_create(
     tinytc_inst_t *instr,
@@ -721,102 +817,6 @@ TINYTC_EXPORT tinytc_status_t tinytc_subgroup_linear_id_inst_create(
 TINYTC_EXPORT tinytc_status_t tinytc_subgroup_local_id_inst_create(
     tinytc_inst_t *instr,
     tinytc_type_t result,
-    const tinytc_location_t *loc);
-
-/** @brief Creates a cast instruction (mixed); the caller owns it. */
-TINYTC_EXPORT tinytc_status_t tinytc_cast_inst_create(
-    tinytc_inst_t *instr,
-    tinytc_value_t a,
-    tinytc_type_t result,
-    const tinytc_location_t *loc);
-
-/** @brief Creates a expand instruction (mixed); the caller owns it. */
-TINYTC_EXPORT tinytc_status_t tinytc_expand_inst_create(
-    tinytc_inst_t *instr,
-    int64_t expanded_mode,
-    size_t static_expand_shape_size,
-    const int64_t *static_expand_shape,
-    tinytc_value_t operand,
-    size_t expand_shape_size,
-    const tinytc_value_t *expand_shape,
-    tinytc_type_t result,
-    const tinytc_location_t *loc);
-
-/** @brief Creates a fuse instruction (mixed); the caller owns it. */
-TINYTC_EXPORT tinytc_status_t tinytc_fuse_inst_create(
-    tinytc_inst_t *instr,
-    int64_t from,
-    int64_t to,
-    tinytc_value_t operand,
-    tinytc_type_t result,
-    const tinytc_location_t *loc);
-
-/** @brief Creates a for instruction (mixed); the caller owns it. */
-TINYTC_EXPORT tinytc_status_t tinytc_for_inst_create(
-    tinytc_inst_t *instr,
-    tinytc_value_t from,
-    tinytc_value_t to,
-    tinytc_value_t step,
-    size_t iter_init_size,
-    const tinytc_value_t *iter_init,
-    size_t results_size,
-    const tinytc_type_t *results,
-    const tinytc_location_t *loc);
-
-/** @brief Creates a if instruction (mixed); the caller owns it. */
-TINYTC_EXPORT tinytc_status_t tinytc_if_inst_create(
-    tinytc_inst_t *instr,
-    tinytc_value_t condition,
-    size_t results_size,
-    const tinytc_type_t *results,
-    const tinytc_location_t *loc);
-
-/** @brief Creates a load instruction (mixed); the caller owns it. */
-TINYTC_EXPORT tinytc_status_t tinytc_load_inst_create(
-    tinytc_inst_t *instr,
-    tinytc_value_t operand,
-    size_t index_list_size,
-    const tinytc_value_t *index_list,
-    tinytc_type_t result,
-    const tinytc_location_t *loc);
-
-/** @brief Creates a size instruction (mixed); the caller owns it. */
-TINYTC_EXPORT tinytc_status_t tinytc_size_inst_create(
-    tinytc_inst_t *instr,
-    int64_t mode,
-    tinytc_value_t operand,
-    tinytc_type_t result,
-    const tinytc_location_t *loc);
-
-/** @brief Creates a subview instruction (mixed); the caller owns it. */
-TINYTC_EXPORT tinytc_status_t tinytc_subview_inst_create(
-    tinytc_inst_t *instr,
-    size_t static_offsets_size,
-    const int64_t *static_offsets,
-    size_t static_sizes_size,
-    const int64_t *static_sizes,
-    tinytc_value_t operand,
-    size_t offsets_size,
-    const tinytc_value_t *offsets,
-    size_t sizes_size,
-    const tinytc_value_t *sizes,
-    tinytc_type_t result,
-    const tinytc_location_t *loc);
-
-/** @brief Creates a store instruction (mixed); the caller owns it. */
-TINYTC_EXPORT tinytc_status_t tinytc_store_inst_create(
-    tinytc_inst_t *instr,
-    tinytc_value_t val,
-    tinytc_value_t operand,
-    size_t index_list_size,
-    const tinytc_value_t *index_list,
-    const tinytc_location_t *loc);
-
-/** @brief Creates a yield instruction (mixed); the caller owns it. */
-TINYTC_EXPORT tinytc_status_t tinytc_yield_inst_create(
-    tinytc_inst_t *instr,
-    size_t yielded_vals_size,
-    const tinytc_value_t *yielded_vals,
     const tinytc_location_t *loc);
 
 /** @brief Creates a subgroup_broadcast instruction (spmd); the caller owns it. */

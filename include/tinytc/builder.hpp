@@ -524,81 +524,6 @@ template <> struct creator<hadamard_inst> {
     }
 };
 
-//! Creates a alloca instruction (collective); the caller owns it.
-template <> struct creator<alloca_inst> {
-    //! Number of values the instruction defines
-    constexpr static std::int32_t max_returned_values = 1;
-    inline auto operator()(
-        tinytc_type_t result,
-        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
-        tinytc_inst_t instr;
-        CHECK_STATUS_LOC(tinytc_alloca_inst_create(&instr, result, &loc), loc);
-        return unique_handle{instr};
-    }
-};
-
-//! Creates a foreach instruction (collective); the caller owns it.
-template <> struct creator<foreach_inst> {
-    //! Number of values the instruction defines
-    constexpr static std::int32_t max_returned_values = 0;
-    inline auto operator()(
-        array_view<tinytc_value_t> from,
-        array_view<tinytc_value_t> to,
-        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
-        tinytc_inst_t instr;
-        CHECK_STATUS_LOC(tinytc_foreach_inst_create(
-            &instr,
-            from.size(), from.data(),
-            to.size(), to.data(),
-            &loc), loc);
-        return unique_handle{instr};
-    }
-};
-
-//! Creates a foreach_tile instruction (collective); the caller owns it.
-template <> struct creator<foreach_tile_inst> {
-    //! Number of values the instruction defines
-    constexpr static std::int32_t max_returned_values = 0;
-    inline auto operator()(
-        array_view<std::int64_t> tile_shape,
-        array_view<tinytc_value_t> from,
-        array_view<tinytc_value_t> to,
-        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
-        tinytc_inst_t instr;
-        CHECK_STATUS_LOC(tinytc_foreach_tile_inst_create(
-            &instr,
-            tile_shape.size(), tile_shape.data(),
-            from.size(), from.data(),
-            to.size(), to.data(),
-            &loc), loc);
-        return unique_handle{instr};
-    }
-};
-
-//! Creates a parallel instruction (collective); the caller owns it.
-template <> struct creator<parallel_inst> {
-    //! Number of values the instruction defines
-    constexpr static std::int32_t max_returned_values = 0;
-    inline auto operator()(location const &loc = {}) -> unique_handle<tinytc_inst_t> {
-        tinytc_inst_t instr;
-        CHECK_STATUS_LOC(tinytc_parallel_inst_create(&instr, &loc), loc);
-        return unique_handle{instr};
-    }
-};
-
-//! Creates a lifetime_stop instruction (collective); the caller owns it.
-template <> struct creator<lifetime_stop_inst> {
-    //! Number of values the instruction defines
-    constexpr static std::int32_t max_returned_values = 0;
-    inline auto operator()(
-        tinytc_value_t object,
-        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
-        tinytc_inst_t instr;
-        CHECK_STATUS_LOC(tinytc_lifetime_stop_inst_create(&instr, object, &loc), loc);
-        return unique_handle{instr};
-    }
-};
-
 //! Creates a add instruction (mixed); the caller owns it.
 template <> struct creator<add_inst> {
     //! Number of values the instruction defines
@@ -1121,6 +1046,46 @@ template <> struct creator<less_than_equal_inst> {
     }
 };
 
+//! Creates a cast instruction (mixed); the caller owns it.
+template <> struct creator<cast_inst> {
+    //! Number of values the instruction defines
+    constexpr static std::int32_t max_returned_values = 1;
+    inline auto operator()(
+        tinytc_value_t a,
+        tinytc_type_t result,
+        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
+        tinytc_inst_t instr;
+        CHECK_STATUS_LOC(tinytc_cast_inst_create(&instr, a, result, &loc), loc);
+        return unique_handle{instr};
+    }
+};
+
+//! Creates a alloca instruction (collective); the caller owns it.
+template <> struct creator<alloca_inst> {
+    //! Number of values the instruction defines
+    constexpr static std::int32_t max_returned_values = 1;
+    inline auto operator()(
+        tinytc_type_t result,
+        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
+        tinytc_inst_t instr;
+        CHECK_STATUS_LOC(tinytc_alloca_inst_create(&instr, result, &loc), loc);
+        return unique_handle{instr};
+    }
+};
+
+//! Creates a lifetime_stop instruction (collective); the caller owns it.
+template <> struct creator<lifetime_stop_inst> {
+    //! Number of values the instruction defines
+    constexpr static std::int32_t max_returned_values = 0;
+    inline auto operator()(
+        tinytc_value_t object,
+        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
+        tinytc_inst_t instr;
+        CHECK_STATUS_LOC(tinytc_lifetime_stop_inst_create(&instr, object, &loc), loc);
+        return unique_handle{instr};
+    }
+};
+
 //! Creates a associated instruction (mixed); the caller owns it.
 template <> struct creator<associated_inst> {
     //! Number of values the instruction defines
@@ -1261,6 +1226,234 @@ template <> struct creator<atomic_min_inst> {
     }
 };
 
+//! Creates a expand instruction (mixed); the caller owns it.
+template <> struct creator<expand_inst> {
+    //! Number of values the instruction defines
+    constexpr static std::int32_t max_returned_values = 1;
+    inline auto operator()(
+        std::int64_t expanded_mode,
+        array_view<std::int64_t> static_expand_shape,
+        tinytc_value_t operand,
+        array_view<tinytc_value_t> expand_shape,
+        tinytc_type_t result,
+        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
+        tinytc_inst_t instr;
+        CHECK_STATUS_LOC(tinytc_expand_inst_create(
+            &instr,
+            expanded_mode,
+            static_expand_shape.size(), static_expand_shape.data(),
+            operand,
+            expand_shape.size(), expand_shape.data(),
+            result,
+            &loc), loc);
+        return unique_handle{instr};
+    }
+};
+
+//! Creates a fuse instruction (mixed); the caller owns it.
+template <> struct creator<fuse_inst> {
+    //! Number of values the instruction defines
+    constexpr static std::int32_t max_returned_values = 1;
+    inline auto operator()(
+        std::int64_t from,
+        std::int64_t to,
+        tinytc_value_t operand,
+        tinytc_type_t result,
+        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
+        tinytc_inst_t instr;
+        CHECK_STATUS_LOC(tinytc_fuse_inst_create(&instr, from, to, operand, result, &loc), loc);
+        return unique_handle{instr};
+    }
+};
+
+//! Creates a load instruction (mixed); the caller owns it.
+template <> struct creator<load_inst> {
+    //! Number of values the instruction defines
+    constexpr static std::int32_t max_returned_values = 1;
+    inline auto operator()(
+        tinytc_value_t operand,
+        array_view<tinytc_value_t> index_list,
+        tinytc_type_t result,
+        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
+        tinytc_inst_t instr;
+        CHECK_STATUS_LOC(tinytc_load_inst_create(
+            &instr,
+            operand,
+            index_list.size(), index_list.data(),
+            result,
+            &loc), loc);
+        return unique_handle{instr};
+    }
+};
+
+//! Creates a size instruction (mixed); the caller owns it.
+template <> struct creator<size_inst> {
+    //! Number of values the instruction defines
+    constexpr static std::int32_t max_returned_values = 1;
+    inline auto operator()(
+        std::int64_t mode,
+        tinytc_value_t operand,
+        tinytc_type_t result,
+        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
+        tinytc_inst_t instr;
+        CHECK_STATUS_LOC(tinytc_size_inst_create(&instr, mode, operand, result, &loc), loc);
+        return unique_handle{instr};
+    }
+};
+
+//! Creates a subview instruction (mixed); the caller owns it.
+template <> struct creator<subview_inst> {
+    //! Number of values the instruction defines
+    constexpr static std::int32_t max_returned_values = 1;
+    inline auto operator()(
+        array_view<std::int64_t> static_offsets,
+        array_view<std::int64_t> static_sizes,
+        tinytc_value_t operand,
+        array_view<tinytc_value_t> offsets,
+        array_view<tinytc_value_t> sizes,
+        tinytc_type_t result,
+        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
+        tinytc_inst_t instr;
+        CHECK_STATUS_LOC(tinytc_subview_inst_create(
+            &instr,
+            static_offsets.size(), static_offsets.data(),
+            static_sizes.size(), static_sizes.data(),
+            operand,
+            offsets.size(), offsets.data(),
+            sizes.size(), sizes.data(),
+            result,
+            &loc), loc);
+        return unique_handle{instr};
+    }
+};
+
+//! Creates a store instruction (mixed); the caller owns it.
+template <> struct creator<store_inst> {
+    //! Number of values the instruction defines
+    constexpr static std::int32_t max_returned_values = 0;
+    inline auto operator()(
+        tinytc_value_t val,
+        tinytc_value_t operand,
+        array_view<tinytc_value_t> index_list,
+        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
+        tinytc_inst_t instr;
+        CHECK_STATUS_LOC(tinytc_store_inst_create(
+            &instr,
+            val,
+            operand,
+            index_list.size(), index_list.data(),
+            &loc), loc);
+        return unique_handle{instr};
+    }
+};
+
+//! Creates a foreach instruction (collective); the caller owns it.
+template <> struct creator<foreach_inst> {
+    //! Number of values the instruction defines
+    constexpr static std::int32_t max_returned_values = 0;
+    inline auto operator()(
+        array_view<tinytc_value_t> from,
+        array_view<tinytc_value_t> to,
+        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
+        tinytc_inst_t instr;
+        CHECK_STATUS_LOC(tinytc_foreach_inst_create(
+            &instr,
+            from.size(), from.data(),
+            to.size(), to.data(),
+            &loc), loc);
+        return unique_handle{instr};
+    }
+};
+
+//! Creates a foreach_tile instruction (collective); the caller owns it.
+template <> struct creator<foreach_tile_inst> {
+    //! Number of values the instruction defines
+    constexpr static std::int32_t max_returned_values = 0;
+    inline auto operator()(
+        array_view<std::int64_t> tile_shape,
+        array_view<tinytc_value_t> from,
+        array_view<tinytc_value_t> to,
+        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
+        tinytc_inst_t instr;
+        CHECK_STATUS_LOC(tinytc_foreach_tile_inst_create(
+            &instr,
+            tile_shape.size(), tile_shape.data(),
+            from.size(), from.data(),
+            to.size(), to.data(),
+            &loc), loc);
+        return unique_handle{instr};
+    }
+};
+
+//! Creates a parallel instruction (collective); the caller owns it.
+template <> struct creator<parallel_inst> {
+    //! Number of values the instruction defines
+    constexpr static std::int32_t max_returned_values = 0;
+    inline auto operator()(location const &loc = {}) -> unique_handle<tinytc_inst_t> {
+        tinytc_inst_t instr;
+        CHECK_STATUS_LOC(tinytc_parallel_inst_create(&instr, &loc), loc);
+        return unique_handle{instr};
+    }
+};
+
+//! Creates a for instruction (mixed); the caller owns it.
+template <> struct creator<for_inst> {
+    //! Number of values the instruction defines
+    constexpr static std::int32_t max_returned_values = std::numeric_limits<std::int32_t>::max();
+    inline auto operator()(
+        tinytc_value_t from,
+        tinytc_value_t to,
+        tinytc_value_t step,
+        array_view<tinytc_value_t> iter_init,
+        array_view<tinytc_type_t> results,
+        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
+        tinytc_inst_t instr;
+        CHECK_STATUS_LOC(tinytc_for_inst_create(
+            &instr,
+            from,
+            to,
+            step,
+            iter_init.size(), iter_init.data(),
+            results.size(), results.data(),
+            &loc), loc);
+        return unique_handle{instr};
+    }
+};
+
+//! Creates a if instruction (mixed); the caller owns it.
+template <> struct creator<if_inst> {
+    //! Number of values the instruction defines
+    constexpr static std::int32_t max_returned_values = std::numeric_limits<std::int32_t>::max();
+    inline auto operator()(
+        tinytc_value_t condition,
+        array_view<tinytc_type_t> results,
+        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
+        tinytc_inst_t instr;
+        CHECK_STATUS_LOC(tinytc_if_inst_create(
+            &instr,
+            condition,
+            results.size(), results.data(),
+            &loc), loc);
+        return unique_handle{instr};
+    }
+};
+
+//! Creates a yield instruction (mixed); the caller owns it.
+template <> struct creator<yield_inst> {
+    //! Number of values the instruction defines
+    constexpr static std::int32_t max_returned_values = 0;
+    inline auto operator()(
+        array_view<tinytc_value_t> yielded_vals,
+        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
+        tinytc_inst_t instr;
+        CHECK_STATUS_LOC(tinytc_yield_inst_create(
+            &instr,
+            yielded_vals.size(), yielded_vals.data(),
+            &loc), loc);
+        return unique_handle{instr};
+    }
+};
+
 //! Creates a barrier instruction (mixed); the caller owns it.
 template <> struct creator<barrier_inst> {
     //! Number of values the instruction defines
@@ -1381,199 +1574,6 @@ template <> struct creator<subgroup_local_id_inst> {
         location const &loc = {}) -> unique_handle<tinytc_inst_t> {
         tinytc_inst_t instr;
         CHECK_STATUS_LOC(tinytc_subgroup_local_id_inst_create(&instr, result, &loc), loc);
-        return unique_handle{instr};
-    }
-};
-
-//! Creates a cast instruction (mixed); the caller owns it.
-template <> struct creator<cast_inst> {
-    //! Number of values the instruction defines
-    constexpr static std::int32_t max_returned_values = 1;
-    inline auto operator()(
-        tinytc_value_t a,
-        tinytc_type_t result,
-        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
-        tinytc_inst_t instr;
-        CHECK_STATUS_LOC(tinytc_cast_inst_create(&instr, a, result, &loc), loc);
-        return unique_handle{instr};
-    }
-};
-
-//! Creates a expand instruction (mixed); the caller owns it.
-template <> struct creator<expand_inst> {
-    //! Number of values the instruction defines
-    constexpr static std::int32_t max_returned_values = 1;
-    inline auto operator()(
-        std::int64_t expanded_mode,
-        array_view<std::int64_t> static_expand_shape,
-        tinytc_value_t operand,
-        array_view<tinytc_value_t> expand_shape,
-        tinytc_type_t result,
-        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
-        tinytc_inst_t instr;
-        CHECK_STATUS_LOC(tinytc_expand_inst_create(
-            &instr,
-            expanded_mode,
-            static_expand_shape.size(), static_expand_shape.data(),
-            operand,
-            expand_shape.size(), expand_shape.data(),
-            result,
-            &loc), loc);
-        return unique_handle{instr};
-    }
-};
-
-//! Creates a fuse instruction (mixed); the caller owns it.
-template <> struct creator<fuse_inst> {
-    //! Number of values the instruction defines
-    constexpr static std::int32_t max_returned_values = 1;
-    inline auto operator()(
-        std::int64_t from,
-        std::int64_t to,
-        tinytc_value_t operand,
-        tinytc_type_t result,
-        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
-        tinytc_inst_t instr;
-        CHECK_STATUS_LOC(tinytc_fuse_inst_create(&instr, from, to, operand, result, &loc), loc);
-        return unique_handle{instr};
-    }
-};
-
-//! Creates a for instruction (mixed); the caller owns it.
-template <> struct creator<for_inst> {
-    //! Number of values the instruction defines
-    constexpr static std::int32_t max_returned_values = std::numeric_limits<std::int32_t>::max();
-    inline auto operator()(
-        tinytc_value_t from,
-        tinytc_value_t to,
-        tinytc_value_t step,
-        array_view<tinytc_value_t> iter_init,
-        array_view<tinytc_type_t> results,
-        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
-        tinytc_inst_t instr;
-        CHECK_STATUS_LOC(tinytc_for_inst_create(
-            &instr,
-            from,
-            to,
-            step,
-            iter_init.size(), iter_init.data(),
-            results.size(), results.data(),
-            &loc), loc);
-        return unique_handle{instr};
-    }
-};
-
-//! Creates a if instruction (mixed); the caller owns it.
-template <> struct creator<if_inst> {
-    //! Number of values the instruction defines
-    constexpr static std::int32_t max_returned_values = std::numeric_limits<std::int32_t>::max();
-    inline auto operator()(
-        tinytc_value_t condition,
-        array_view<tinytc_type_t> results,
-        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
-        tinytc_inst_t instr;
-        CHECK_STATUS_LOC(tinytc_if_inst_create(
-            &instr,
-            condition,
-            results.size(), results.data(),
-            &loc), loc);
-        return unique_handle{instr};
-    }
-};
-
-//! Creates a load instruction (mixed); the caller owns it.
-template <> struct creator<load_inst> {
-    //! Number of values the instruction defines
-    constexpr static std::int32_t max_returned_values = 1;
-    inline auto operator()(
-        tinytc_value_t operand,
-        array_view<tinytc_value_t> index_list,
-        tinytc_type_t result,
-        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
-        tinytc_inst_t instr;
-        CHECK_STATUS_LOC(tinytc_load_inst_create(
-            &instr,
-            operand,
-            index_list.size(), index_list.data(),
-            result,
-            &loc), loc);
-        return unique_handle{instr};
-    }
-};
-
-//! Creates a size instruction (mixed); the caller owns it.
-template <> struct creator<size_inst> {
-    //! Number of values the instruction defines
-    constexpr static std::int32_t max_returned_values = 1;
-    inline auto operator()(
-        std::int64_t mode,
-        tinytc_value_t operand,
-        tinytc_type_t result,
-        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
-        tinytc_inst_t instr;
-        CHECK_STATUS_LOC(tinytc_size_inst_create(&instr, mode, operand, result, &loc), loc);
-        return unique_handle{instr};
-    }
-};
-
-//! Creates a subview instruction (mixed); the caller owns it.
-template <> struct creator<subview_inst> {
-    //! Number of values the instruction defines
-    constexpr static std::int32_t max_returned_values = 1;
-    inline auto operator()(
-        array_view<std::int64_t> static_offsets,
-        array_view<std::int64_t> static_sizes,
-        tinytc_value_t operand,
-        array_view<tinytc_value_t> offsets,
-        array_view<tinytc_value_t> sizes,
-        tinytc_type_t result,
-        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
-        tinytc_inst_t instr;
-        CHECK_STATUS_LOC(tinytc_subview_inst_create(
-            &instr,
-            static_offsets.size(), static_offsets.data(),
-            static_sizes.size(), static_sizes.data(),
-            operand,
-            offsets.size(), offsets.data(),
-            sizes.size(), sizes.data(),
-            result,
-            &loc), loc);
-        return unique_handle{instr};
-    }
-};
-
-//! Creates a store instruction (mixed); the caller owns it.
-template <> struct creator<store_inst> {
-    //! Number of values the instruction defines
-    constexpr static std::int32_t max_returned_values = 0;
-    inline auto operator()(
-        tinytc_value_t val,
-        tinytc_value_t operand,
-        array_view<tinytc_value_t> index_list,
-        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
-        tinytc_inst_t instr;
-        CHECK_STATUS_LOC(tinytc_store_inst_create(
-            &instr,
-            val,
-            operand,
-            index_list.size(), index_list.data(),
-            &loc), loc);
-        return unique_handle{instr};
-    }
-};
-
-//! Creates a yield instruction (mixed); the caller owns it.
-template <> struct creator<yield_inst> {
-    //! Number of values the instruction defines
-    constexpr static std::int32_t max_returned_values = 0;
-    inline auto operator()(
-        array_view<tinytc_value_t> yielded_vals,
-        location const &loc = {}) -> unique_handle<tinytc_inst_t> {
-        tinytc_inst_t instr;
-        CHECK_STATUS_LOC(tinytc_yield_inst_create(
-            &instr,
-            yielded_vals.size(), yielded_vals.data(),
-            &loc), loc);
         return unique_handle{instr};
     }
 };

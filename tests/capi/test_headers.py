@@ -10,7 +10,7 @@ import pytest
 
 from tinytc_py.errors import Status, status_description
 from tinytc_py.ir import enums as ir_enums
-from tinytc_py.ir.instructions import INSTRUCTIONS
+from tinytc_py.ir.ops import INSTRUCTIONS
 from tinytc_py.target import core_info
 
 from .conftest import INCLUDE, ROOT, load_tool

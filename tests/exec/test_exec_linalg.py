@@ -162,11 +162,9 @@ def program_or_error(text: str):
         return err
 
 
-def get(text: str, gemm: bool = False):
+def get(text: str):
     p = program_or_error(text)
     if isinstance(p, CompilationError):
-        if gemm and p.status == Status.not_implemented:
-            pytest.skip(f"cooperative-matrix SPIR-V conversion not implemented yet: {p}")
         raise p
     return p
 
@@ -820,7 +818,7 @@ def _gemm_case(rng, ta, tb, tc, t1, t2, m, n, k):
     ("ta", "tb", "tc", "t1", "t2"), [(*ty, *t) for ty, ts in GEMM_DYNAMIC.items() for t in ts]
 )
 def test_gemm(ta, tb, tc, t1, t2):
-    p = get(GEMM[f"{ta}_{tb}_{tc}"], gemm=True)
+    p = get(GEMM[f"{ta}_{tb}_{tc}"])
     rng = np.random.default_rng(RNG_SEED)
     alpha, beta = alpha_of(promote(ta, tb)), beta_of(tc)
     name = f"gemm_{t1}{t2}_{ta}_{tb}_{tc}"
@@ -840,7 +838,7 @@ def test_gemm(ta, tb, tc, t1, t2):
 
 @pytest.mark.parametrize(("m", "n", "k"), GEMM_STATIC)
 def test_gemm_static(m, n, k):
-    p = get(GEMM[f"static_{m}x{n}x{k}"], gemm=True)
+    p = get(GEMM[f"static_{m}x{n}x{k}"])
     rng = np.random.default_rng(RNG_SEED)
     for t1, t2 in TRANSPOSES:
         A, B, ab, mag = _gemm_case(rng, "f32", "f32", "f32", t1, t2, m, n, k)
@@ -857,7 +855,7 @@ def test_gemm_atomic(ta, tb, tc, t1, t2, beta):
     """GROUPS work-groups each add alpha*op1(A)op2(B) into the same C (beta 1: atomic add;
     beta 0: atomic store, C full of NaN beforehand)."""
     s = f"{ta}_{tb}_{tc}"
-    p = get(GEMM[f"atomic_{s}"], gemm=True)
+    p = get(GEMM[f"atomic_{s}"])
     rng = np.random.default_rng(RNG_SEED)
     alpha = alpha_of(promote(ta, tb))
     name = f"gemm_atomic{beta}_{t1}{t2}_{s}"
@@ -875,7 +873,7 @@ def test_gemm_atomic(ta, tb, tc, t1, t2, beta):
 
 
 def test_gemm_batched():
-    p = get(GEMM["batched"], gemm=True)
+    p = get(GEMM["batched"])
     rng = np.random.default_rng(RNG_SEED)
     m, n, k, batch = 23, 18, 11, 5
     A, a = rand(rng, "f32", (m, k, batch))

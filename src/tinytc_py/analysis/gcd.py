@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeGuard, TypeVar
 
 from ..ir.attrs import ArrayAttr, DictionaryAttr, IntegerAttr
 from ..ir.inst import Inst
@@ -59,7 +59,7 @@ def memref_gcd(v: Value, default_alignment: int = 128) -> MemrefGcd:
     return _Query(default_alignment).memref(v)
 
 
-def _is_int(ty) -> bool:
+def _is_int(ty: object) -> TypeGuard[NumberType]:
     return isinstance(ty, NumberType) and ty.is_integer
 
 

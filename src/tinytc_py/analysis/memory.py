@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..ir.enums import AddressSpace
 from ..ir.inst import Inst
 from ..ir.region import Func
 from ..ir.types import GroupType, MemrefType
@@ -35,10 +34,6 @@ def memory_accesses(inst: Inst) -> Iterator[tuple[Value, bool]]:
         for v in inst.operand_list(key):
             if isinstance(v.type, MemrefType):
                 yield v, True
-
-
-def address_space(value: Value) -> AddressSpace:
-    return value.type.addrspace
 
 
 def view_source(value: Value) -> Value | None:

@@ -8,6 +8,8 @@ what the SPIR-V conversion reads. These helpers are the only code that knows whe
 
 from __future__ import annotations
 
+from typing import cast
+
 from ..ir.attrs import IntegerAttr
 from ..ir.inst import Inst
 from ..ir.types import MemrefType
@@ -29,7 +31,7 @@ def set_stack_ptr(alloca: Inst, offset: int) -> None:
 
 
 def alloca_size(alloca: Inst) -> int:
-    return alloca.result.type.size_in_bytes()
+    return cast(MemrefType, alloca.result.type).size_in_bytes()
 
 
 def alloca_alignment(alloca: Inst) -> int:
@@ -37,7 +39,7 @@ def alloca_alignment(alloca: Inst) -> int:
     attr = alloca.attrs.get("alignment") if alloca.attrs is not None else None
     if isinstance(attr, IntegerAttr):
         return attr.value
-    return alloca.result.type.element.size
+    return cast(MemrefType, alloca.result.type).element.size
 
 
 def stack_range(inst: Inst) -> tuple[int, int] | None:

@@ -2,7 +2,7 @@
 functions and programs.
 
 The `tinytc_<mnemonic>_inst_create` functions are made from the IR's instruction table
-(ir/instructions.py) with the same rule tools/gen_capi.py uses for their C declarations:
+(ir/ops/) with the same rule tools/gen_capi.py uses for their C declarations:
 properties, then operands, then result types, between the out-pointer and the location. An
 instruction verifies itself when it is constructed, so an invalid combination returns its
 `ir_*` status and no instruction is made. Placement (collective / SPMD) and yields are checked
@@ -25,7 +25,7 @@ from ..ir.attrs import Attr, DictionaryAttr, StringAttr
 from ..ir.context import CompilerContext
 from ..ir.enums import AddressSpace, MatrixUse
 from ..ir.inst import Inst
-from ..ir.instructions import INSTRUCTIONS
+from ..ir.ops import INSTRUCTIONS
 from ..ir.region import Func, Prog, Region
 from ..ir.types import (
     BooleanType,

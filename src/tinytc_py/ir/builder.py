@@ -33,8 +33,8 @@ from .enums import OptFlag
 from .extensions import check_extension, disabled_error
 from .global_data import GlobalData, add_global, make_global
 from .inst import Inst
-from .instructions import INSTRUCTIONS
 from .nesting import MAX_NESTING, nesting_error, region_depth
+from .ops import INSTRUCTIONS
 from .region import Func, Prog, Region
 from .types import DYNAMIC, MemrefType, NumberType, Type, element_type
 from .values import Value

@@ -210,45 +210,6 @@ class InstructionMethods:
             attrs,
         )
 
-    def alloca(
-        self,
-        ty: Type | None = None,
-        *,
-        name: str | None = None,
-        loc: Location | None = None,
-        attrs: DictionaryAttr | dict | None = None,
-    ) -> Value:
-        """Allocates a memref in local memory, shared by the work-items of the work-group.
-        (:ref:`reference <inst-alloca>`)"""
-        return self._build(
-            "alloca",
-            {},
-            {},
-            ty,
-            name,
-            loc,
-            attrs,
-        )
-
-    def lifetime_stop(
-        self,
-        object: Value,
-        *,
-        loc: Location | None = None,
-        attrs: DictionaryAttr | dict | None = None,
-    ) -> Inst:
-        """Ends the lifetime of an ``alloca``'s memory before the end of its region.
-        (:ref:`reference <inst-lifetime_stop>`)"""
-        return self._build(
-            "lifetime_stop",
-            {"object": object},
-            {},
-            None,
-            None,
-            loc,
-            attrs,
-        )
-
     def add(
         self,
         a: Value,
@@ -998,6 +959,66 @@ class InstructionMethods:
             attrs,
         )
 
+    def cast(
+        self,
+        a: Value,
+        ty: Type | None = None,
+        *,
+        name: str | None = None,
+        loc: Location | None = None,
+        attrs: DictionaryAttr | dict | None = None,
+    ) -> Value:
+        """Converts a number, or every entry of a coopmatrix, to another number type; integers
+        to complex numbers get a zero imaginary part. (:ref:`reference <inst-cast>`)"""
+        return self._build(
+            "cast",
+            {"a": a},
+            {},
+            ty,
+            name,
+            loc,
+            attrs,
+        )
+
+    def alloca(
+        self,
+        ty: Type | None = None,
+        *,
+        name: str | None = None,
+        loc: Location | None = None,
+        attrs: DictionaryAttr | dict | None = None,
+    ) -> Value:
+        """Allocates a memref in local memory, shared by the work-items of the work-group.
+        (:ref:`reference <inst-alloca>`)"""
+        return self._build(
+            "alloca",
+            {},
+            {},
+            ty,
+            name,
+            loc,
+            attrs,
+        )
+
+    def lifetime_stop(
+        self,
+        object: Value,
+        *,
+        loc: Location | None = None,
+        attrs: DictionaryAttr | dict | None = None,
+    ) -> Inst:
+        """Ends the lifetime of an ``alloca``'s memory before the end of its region.
+        (:ref:`reference <inst-lifetime_stop>`)"""
+        return self._build(
+            "lifetime_stop",
+            {"object": object},
+            {},
+            None,
+            None,
+            loc,
+            attrs,
+        )
+
     def associated(
         self,
         operand: Value,
@@ -1135,6 +1156,94 @@ class InstructionMethods:
             {"scope": scope, "semantics": semantics},
             ty,
             name,
+            loc,
+            attrs,
+        )
+
+    def fuse(
+        self,
+        operand: Value,
+        from_: int = 0,
+        to: int = 0,
+        ty: Type | None = None,
+        *,
+        name: str | None = None,
+        loc: Location | None = None,
+        attrs: DictionaryAttr | dict | None = None,
+    ) -> Value:
+        """A view that joins the adjacent modes ``from`` to ``to`` of a memref into one mode.
+        (:ref:`reference <inst-fuse>`)"""
+        return self._build(
+            "fuse",
+            {"operand": operand},
+            {"from": from_, "to": to},
+            ty,
+            name,
+            loc,
+            attrs,
+        )
+
+    def load(
+        self,
+        operand: Value,
+        index_list: Sequence[Value] = (),
+        ty: Type | None = None,
+        *,
+        name: str | None = None,
+        loc: Location | None = None,
+        attrs: DictionaryAttr | dict | None = None,
+    ) -> Value:
+        """Reads one entry of a memref, or one memref of a group. (:ref:`reference
+        <inst-load>`)"""
+        return self._build(
+            "load",
+            {"operand": operand, "index_list": index_list},
+            {},
+            ty,
+            name,
+            loc,
+            attrs,
+        )
+
+    def size(
+        self,
+        operand: Value,
+        mode: int = 0,
+        ty: Type | None = None,
+        *,
+        name: str | None = None,
+        loc: Location | None = None,
+        attrs: DictionaryAttr | dict | None = None,
+    ) -> Value:
+        """The size of one mode of a memref, or the number of memrefs in a group (mode 0).
+        (:ref:`reference <inst-size>`)"""
+        return self._build(
+            "size",
+            {"operand": operand},
+            {"mode": mode},
+            ty,
+            name,
+            loc,
+            attrs,
+        )
+
+    def store(
+        self,
+        val: Value,
+        operand: Value,
+        index_list: Sequence[Value] = (),
+        *,
+        loc: Location | None = None,
+        attrs: DictionaryAttr | dict | None = None,
+    ) -> Inst:
+        """Writes a value into one entry of a memref. In collective code every work-item writes
+        the same value; usually it belongs in SPMD code. (:ref:`reference <inst-store>`)"""
+        return self._build(
+            "store",
+            {"val": val, "operand": operand, "index_list": index_list},
+            {},
+            None,
+            None,
             loc,
             attrs,
         )
@@ -1299,115 +1408,6 @@ class InstructionMethods:
             {},
             ty,
             name,
-            loc,
-            attrs,
-        )
-
-    def cast(
-        self,
-        a: Value,
-        ty: Type | None = None,
-        *,
-        name: str | None = None,
-        loc: Location | None = None,
-        attrs: DictionaryAttr | dict | None = None,
-    ) -> Value:
-        """Converts a number, or every entry of a coopmatrix, to another number type; integers
-        to complex numbers get a zero imaginary part. (:ref:`reference <inst-cast>`)"""
-        return self._build(
-            "cast",
-            {"a": a},
-            {},
-            ty,
-            name,
-            loc,
-            attrs,
-        )
-
-    def fuse(
-        self,
-        operand: Value,
-        from_: int = 0,
-        to: int = 0,
-        ty: Type | None = None,
-        *,
-        name: str | None = None,
-        loc: Location | None = None,
-        attrs: DictionaryAttr | dict | None = None,
-    ) -> Value:
-        """A view that joins the adjacent modes ``from`` to ``to`` of a memref into one mode.
-        (:ref:`reference <inst-fuse>`)"""
-        return self._build(
-            "fuse",
-            {"operand": operand},
-            {"from": from_, "to": to},
-            ty,
-            name,
-            loc,
-            attrs,
-        )
-
-    def load(
-        self,
-        operand: Value,
-        index_list: Sequence[Value] = (),
-        ty: Type | None = None,
-        *,
-        name: str | None = None,
-        loc: Location | None = None,
-        attrs: DictionaryAttr | dict | None = None,
-    ) -> Value:
-        """Reads one entry of a memref, or one memref of a group. (:ref:`reference
-        <inst-load>`)"""
-        return self._build(
-            "load",
-            {"operand": operand, "index_list": index_list},
-            {},
-            ty,
-            name,
-            loc,
-            attrs,
-        )
-
-    def size(
-        self,
-        operand: Value,
-        mode: int = 0,
-        ty: Type | None = None,
-        *,
-        name: str | None = None,
-        loc: Location | None = None,
-        attrs: DictionaryAttr | dict | None = None,
-    ) -> Value:
-        """The size of one mode of a memref, or the number of memrefs in a group (mode 0).
-        (:ref:`reference <inst-size>`)"""
-        return self._build(
-            "size",
-            {"operand": operand},
-            {"mode": mode},
-            ty,
-            name,
-            loc,
-            attrs,
-        )
-
-    def store(
-        self,
-        val: Value,
-        operand: Value,
-        index_list: Sequence[Value] = (),
-        *,
-        loc: Location | None = None,
-        attrs: DictionaryAttr | dict | None = None,
-    ) -> Inst:
-        """Writes a value into one entry of a memref. In collective code every work-item writes
-        the same value; usually it belongs in SPMD code. (:ref:`reference <inst-store>`)"""
-        return self._build(
-            "store",
-            {"val": val, "operand": operand, "index_list": index_list},
-            {},
-            None,
-            None,
             loc,
             attrs,
         )

@@ -87,3 +87,12 @@ OPT_FLAG_DEFAULTS: dict[OptFlag, bool] = {
     OptFlag.extensions: True,
     OptFlag.bounds_checks: False,
 }
+
+
+class ResultUniformity(IntEnum):
+    """Not a C API enum: whether an instruction's results in an SPMD region hold one value for the whole subgroup
+    (ir/uniformity.py)."""
+
+    follows_operands = 0  # varying iff an operand it depends on is varying
+    varying = 1  # varying whatever the operands (a scan's prefixes, an atomic's old values)
+    uniform = 2  # uniform whatever the operands (a broadcast, a reduction)

@@ -5,8 +5,8 @@ An `InstSpec` row says, once per instruction: its mnemonic, its properties (modi
 parameters, in C API order), its operands (single, optional `?` or variadic `*`, in C API order),
 whether it returns one value or a list, its regions, where it may appear (collective / spmd /
 mixed), its memory effects, its text format, and whether it is a language extension (rejected
-when the compiler context's `extensions` flag is off). The classes in instructions.py supply the
-verification that the language reference's "Restrictions" demand.
+when the compiler context's `extensions` flag is off). The classes in ops/ supply the verification
+that the language reference's "Restrictions" demand.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Status
+from .enums import ResultUniformity
 from .types import Type
 from .values import Use, Value
 
@@ -51,13 +52,22 @@ class InstSpec:
     result: str = ""  # "" (none), "result" (one value), "results*" (list: if / for)
     regions: tuple[str, ...] = ()  # region names; their kind comes from the class
     exec: Exec = Exec.mixed
-    fmt: str | None = None  # None: hand-written text syntax (see text/custom.py)
+    fmt: str | None = None  # None: hand-written text syntax (text/parser.py, text/printer.py)
     side_effects: bool = False
     reads: tuple[str, ...] = ()  # operand names read from memory
     writes: tuple[str, ...] = ()  # operand names written to memory
     builder_name: str = ""
     extra: dict = field(default_factory=dict)
     extension: bool = False  # a tinytc-py language extension (docs/extensions.md)
+    # the hand-written text syntax of a row without `fmt`: the parser's parse_<syntax> and the
+    # printer's print_<syntax> methods (text/parser.py, text/printer.py)
+    syntax: str = ""
+    # dynamic uniformity (ir/uniformity.py): the results' uniformity, the operands the
+    # reference requires to be dynamically uniform (("*",): all of them) and whether the
+    # region parameters are varying (foreach's loop variables, ...)
+    uniformity: ResultUniformity = ResultUniformity.follows_operands
+    uniform_operands: tuple[str, ...] = ()
+    varying_params: bool = False
     # Derived once from the fields above, as every instruction created, parsed or printed reads
     # them: (name, "" / "?" / "*") of each operand, property name → default (in `props` order),
     # and the format's words as (kind, key) pairs (see format_steps).
@@ -70,6 +80,10 @@ class InstSpec:
         object.__setattr__(self, "operand_slots", slots)
         object.__setattr__(self, "prop_defaults", {p.name: p.default for p in self.props})
         object.__setattr__(self, "fmt_steps", format_steps(self.fmt or ""))
+        if (self.fmt is None) != bool(self.syntax):
+            raise ValueError(f"{self.mnemonic}: a row has either a format or a hand-written syntax")
+        if self.uniform_operands == ("*",):
+            object.__setattr__(self, "uniform_operands", tuple(key for key, _ in slots))
 
     @property
     def python_name(self) -> str:
@@ -96,7 +110,7 @@ def format_steps(fmt: str) -> tuple[tuple[str, str], ...]:
 class Inst:
     """An instruction: operands (with use lists), results, regions, properties and attributes.
 
-    Subclasses are created from `InstSpec` rows (see instructions.py); verification lives in the
+    Each instruction's class is its table row's (see ops/__init__.py); verification lives in the
     family base classes' `verify` and runs in `__init__`, so no invalid instruction exists.
     """
 
@@ -106,6 +120,8 @@ class Inst:
     name: ClassVar[str]  # the spec's mnemonic, set on each leaf class (read very often)
     region_kinds: ClassVar[tuple[Exec, ...]] = ()
     variadic: ClassVar[frozenset[str]] = frozenset()
+    # True on a family class (declared in its own body): each of its table rows gets a subclass
+    is_family: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -226,6 +242,10 @@ class Inst:
     def region_param_types(self) -> list[list[Type]]:
         """Parameter types of each region (loop variables, loop-carried values, ...)."""
         return [[] for _ in self.regions]
+
+    def verify_subgroup_size(self, sgs: int) -> None:
+        """Checks the restrictions that need the subgroup size, once the function fixes it;
+        overridden by the instructions that have some."""
 
     def __repr__(self) -> str:
         return f"<inst {self.name} at {self.loc}>"

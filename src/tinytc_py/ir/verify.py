@@ -1,20 +1,21 @@
 """Structural verification shared by the parser, the builder and the check-ir pass.
 
-Instruction-local restrictions run when an instruction is created (instructions.py). This module
+Instruction-local restrictions run when an instruction is created (ir/ops/). This module
 checks what depends on the surroundings: where an instruction may appear (collective / SPMD),
 yields at the end of regions, function and parameter attributes, values used where they are
-visible (definition before use), the subgroup-size dependent restrictions, and (once a function
-is complete) the dynamically-uniform restrictions (analysis/uniformity.py).
+visible (definition before use), the restrictions that need the subgroup size (each
+instruction's `verify_subgroup_size`), and (once a function is complete) the
+dynamically-uniform restrictions (uniformity.py).
 """
 
 from __future__ import annotations
 
-from ..analysis.uniformity import check_dynamically_uniform
 from ..errors import CompilationError, Status
 from .attrs import ArrayAttr, DictionaryAttr, IntegerAttr
 from .inst import Exec, Inst
 from .region import Func, Prog, Region
 from .types import GroupType, MemrefType, element_type
+from .uniformity import check_dynamically_uniform
 from .values import Value
 
 _REGION_NAMES = {Exec.collective: "collective", Exec.spmd: "SPMD"}
@@ -84,32 +85,6 @@ def check_region_end(region: Region) -> None:
     if len(vals) != len(expected) or any(v.type is not t for v, t in zip(vals, expected)):
         want = ", ".join(str(t) for t in expected)
         raise last.error(Status.ir_yield_mismatch, f"yield must return ({want})", *vals)
-
-
-def check_subgroup_dependent(inst: Inst, sgs: int) -> None:
-    """Restrictions that need the subgroup size (known once the function fixes it)."""
-    if inst.name == "foreach_tile":
-        if inst.props["tile_shape"][0] % sgs:
-            raise inst.error(
-                Status.ir_tile_shape0_not_multiple_of_sgs,
-                f"first tile extent must be a multiple of the subgroup size {sgs}",
-            )
-    elif inst.name == "cooperative_matrix_mul_add":
-        for v in (inst.operand("a"), inst.operand("c")):
-            if v.type.rows % sgs:
-                raise inst.error(
-                    Status.ir_unsupported_coopmatrix_shape,
-                    f"rows must be a multiple of the subgroup size {sgs}",
-                    v,
-                )
-    elif inst.name.startswith("cooperative_matrix_reduce_"):
-        a = inst.operand("a")
-        if a.type.rows % sgs:
-            raise inst.error(
-                Status.ir_unsupported_coopmatrix_shape,
-                f"rows must be a multiple of the subgroup size {sgs}",
-                a,
-            )
 
 
 def _int_attr(func: Func, attr, what: str) -> int:
@@ -219,7 +194,7 @@ def _verify_region(region: Region, visible: set[Value], sgs: int | None) -> None
         check_exec(inst, kind)
         _check_uses(inst, visible)
         if sgs is not None:
-            check_subgroup_dependent(inst, sgs)
+            inst.verify_subgroup_size(sgs)
         for child in inst.regions:
             _verify_region(child, visible, sgs)
         visible.update(inst.results)
@@ -251,5 +226,5 @@ def finish_func(func: Func) -> None:
     sgs = function_subgroup_size(func)
     if sgs is not None:
         for inst in func.body.walk():
-            check_subgroup_dependent(inst, sgs)
+            inst.verify_subgroup_size(sgs)
     check_dynamically_uniform(func)

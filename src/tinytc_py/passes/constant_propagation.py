@@ -22,16 +22,10 @@ from __future__ import annotations
 from ..errors import CompilationError, Status
 from ..ir.enums import OptFlag
 from ..ir.inst import Inst
-from ..ir.instructions import (
-    INSTRUCTIONS,
-    ArithBinaryInst,
-    ArithUnaryInst,
-    CastInst,
-    CompareInst,
-    MathInst,
-    SizeInst,
-    SubgroupBroadcastInst,
-)
+from ..ir.ops import INSTRUCTIONS
+from ..ir.ops.arith import ArithBinaryInst, ArithUnaryInst, CastInst, CompareInst, MathInst
+from ..ir.ops.memory import SizeInst
+from ..ir.ops.spmd import SubgroupBroadcastInst
 from ..ir.region import Region
 from ..ir.types import element_type
 from ..ir.values import Value

@@ -22,7 +22,7 @@ side effect is erased right after them.
 from __future__ import annotations
 
 from ..ir.inst import Inst
-from ..ir.instructions import ForInst, IfInst, YieldInst
+from ..ir.ops.control import ForInst, IfInst, YieldInst
 from ..ir.region import Region
 from . import fold
 from .base import FunctionPass

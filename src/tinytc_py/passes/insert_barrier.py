@@ -21,7 +21,7 @@ from __future__ import annotations
 from ..analysis.memory import AliasInfo, memory_accesses
 from ..ir.enums import AddressSpace
 from ..ir.inst import Exec, Inst
-from ..ir.instructions import INSTRUCTIONS
+from ..ir.ops import INSTRUCTIONS
 from ..ir.region import Region
 from ..ir.values import Value
 from .base import FunctionPass

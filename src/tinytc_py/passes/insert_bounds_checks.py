@@ -90,7 +90,7 @@ def _op_mode(t: Transpose, mode: int, order: int) -> int:
 
 def shape_relations(inst: Inst) -> list[tuple[str, int, str, int]]:
     """(X, i, Y, j): size of mode i of operand X must equal size of mode j of operand Y, as the
-    verifier demands of a linear-algebra instruction (ir/instructions.py)."""
+    verifier demands of a linear-algebra instruction (ir/ops/)."""
     p, order = inst.props, lambda key: inst.operand(key).type.order
     if inst.name in ("axpby", "cumsum", "hadamard") or (inst.name == "sum" and order("B") == 1):
         other = "C" if inst.name == "hadamard" else "B"

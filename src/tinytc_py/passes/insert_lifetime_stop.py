@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..analysis.memory import AliasInfo
 from ..ir.inst import Inst
-from ..ir.instructions import INSTRUCTIONS
+from ..ir.ops import INSTRUCTIONS
 from ..ir.region import Region
 from ..ir.types import MemrefType
 from ..ir.values import Value

@@ -28,7 +28,7 @@ from ..errors import Status
 from ..ir.builder import IRBuilder
 from ..ir.enums import Comp3
 from ..ir.inst import Inst
-from ..ir.instructions import INSTRUCTIONS
+from ..ir.ops import INSTRUCTIONS
 from ..ir.types import NumberType
 from ..ir.values import Value
 from . import fold

@@ -8,13 +8,15 @@ form of the same mnemonic; the current rules read it then.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable
 from typing import Any
 
 from ..errors import CompilationError, Location, Status
 from ..ir.enums import AddressSpace, Comp3, Transpose
 from ..ir.inst import Inst
-from ..ir.instructions import INSTRUCTIONS, expand_layout, fuse_layout, subview_layout
+from ..ir.ops import INSTRUCTIONS
+from ..ir.ops.memory import expand_layout, fuse_layout, subview_layout
 from ..ir.types import DYNAMIC, MemrefType, NumberType, Type
 from ..ir.values import Value
 from .legacy_parser import Immediate, LegacyParser, Operand
@@ -257,7 +259,7 @@ def size(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | No
 
 def _rest_of_mode(p: LegacyParser, operand: Value, mode: int, offset: int | Value, loc) -> Any:
     """The size of a `offset:?` slice: mode size minus offset, static when both are."""
-    ty = operand.type
+    ty = typing.cast(MemrefType, operand.type)
     ext = ty.shape[mode]
     if ext != DYNAMIC and isinstance(offset, int):
         return ext - offset
@@ -394,7 +396,7 @@ def expand(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | 
 
 def _inferred_extent(p: LegacyParser, operand: Value, mode: int, entries: list, loc) -> int | Value:
     """The '?' entry of an expand shape: mode size over the product of the others."""
-    ext = operand.type.shape[mode]
+    ext = typing.cast(MemrefType, operand.type).shape[mode]
     known = 1
     for e in entries:
         if isinstance(e, int):

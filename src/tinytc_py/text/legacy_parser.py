@@ -20,7 +20,7 @@ from ..ir.attrs import Attr, DictionaryAttr
 from ..ir.context import CompilerContext
 from ..ir.enums import AddressSpace
 from ..ir.inst import Inst
-from ..ir.instructions import INSTRUCTIONS
+from ..ir.ops import INSTRUCTIONS
 from ..ir.types import DYNAMIC, BooleanType, GroupType, MemrefType, NumberType, Type
 from ..ir.values import Value
 from .parser import Parser

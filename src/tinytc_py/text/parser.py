@@ -18,14 +18,15 @@ from ..ir.attrs import Attr, DictionaryAttr
 from ..ir.context import CompilerContext
 from ..ir.enums import AddressSpace, MatrixUse
 from ..ir.inst import Inst
-from ..ir.instructions import INSTRUCTIONS
 from ..ir.nesting import MAX_NESTING, nesting_error
+from ..ir.ops import INSTRUCTIONS
 from ..ir.region import Func, Prog, Region
 from ..ir.types import DYNAMIC, NumberType, ScalarKind, Type
 from ..ir.values import Value
 from ..ir.verify import check_exec, check_region_end, finish_func
+from . import extension_syntax
 from . import lexer as lx
-from .extension_syntax import check_parsed_extension, parse_global, parse_global_name, parse_printf
+from .extension_syntax import check_parsed_extension, parse_global, parse_global_name
 from .preprocessor import Definitions, evaluate_rpn
 from .syntax import modifier_props
 
@@ -622,8 +623,10 @@ class Parser:
                 f"Unknown token ('{base}' is not an instruction)",
             )
         props = self.parse_modifiers(cls, mods, mbegin)
-        rule = _CUSTOM.get(base)
-        return rule(self, cls, props, begin) if rule else self.parse_formatted(cls, props, begin)
+        syntax = cls.spec.syntax  # hand-written syntax: the parse_<syntax> method
+        if syntax:
+            return getattr(self, "parse_" + syntax)(cls, props, begin)
+        return self.parse_formatted(cls, props, begin)
 
     def parse_modifiers(self, cls: type[Inst], mods: list[str], begin: int) -> dict[str, Any]:
         props: dict[str, Any] = {}
@@ -843,6 +846,9 @@ class Parser:
         self.parse_region(inst.regions[0])
         return inst
 
+    def parse_printf(self, cls: type[Inst], props: dict[str, Any], begin: int) -> Inst:
+        return extension_syntax.parse_printf(self, cls, props, begin)
+
     def parse_coop_apply(self, cls: type[Inst], props: dict[str, Any], begin: int) -> Inst:
         c = self.c
         names = self.parse_name_list()
@@ -860,20 +866,6 @@ class Parser:
         inst = cls({"a": a}, props, ty, c.loc(begin))
         self.parse_region(inst.regions[0], names)
         return inst
-
-
-_CUSTOM = {
-    "constant": Parser.parse_constant,
-    "subview": Parser.parse_subview,
-    "expand": Parser.parse_expand,
-    "for": Parser.parse_for,
-    "if": Parser.parse_if,
-    "foreach": Parser.parse_foreach,
-    "foreach_tile": Parser.parse_foreach,
-    "parallel": Parser.parse_parallel,
-    "cooperative_matrix_apply": Parser.parse_coop_apply,
-    "printf": parse_printf,
-}
 
 
 def parse(

@@ -13,7 +13,8 @@ from ..ir.nesting import check_nesting
 from ..ir.region import Func, Prog, Region
 from ..ir.types import DYNAMIC, dyn_str
 from ..ir.values import Value
-from .extension_syntax import print_globals, print_printf
+from . import extension_syntax
+from .extension_syntax import print_globals
 from .lexer import hex_float_text
 from .syntax import modifiers_text
 
@@ -101,12 +102,12 @@ class Printer:
         self.out.append(INDENT * depth + "}")
 
     def print_inst(self, inst: Inst, depth: int) -> None:
-        rule = _CUSTOM.get(inst.name)
+        syntax = inst.spec.syntax  # hand-written syntax: the print_<syntax> method
         head = inst.name + modifiers_text(inst.spec.props, inst.props)
         start = len(self.out)
         self.reserve_numbers(inst)
-        if rule is not None:
-            rule(self, inst, head, depth)
+        if syntax:
+            getattr(self, "print_" + syntax)(inst, head, depth)
         else:
             body = self.format_operands(inst)
             self.out.append(head + (" " + body if body else ""))
@@ -237,6 +238,9 @@ class Printer:
         self.region(inst.regions[0], depth)
         self.close_scope()
 
+    def print_printf(self, inst: Inst, head: str, depth: int) -> None:
+        extension_syntax.print_printf(self, inst, head, depth)
+
     def print_coop_apply(self, inst: Inst, head: str, depth: int) -> None:
         body = inst.regions[0]
         self.visible.append(set())
@@ -257,20 +261,6 @@ def _join(text: str, piece: str, in_brackets: bool = False) -> str:
     if piece == "[" or text.endswith(("[", "(")) or (in_brackets and text.endswith(",")):
         return text + piece
     return text + " " + piece
-
-
-_CUSTOM = {
-    "constant": Printer.print_constant,
-    "subview": Printer.print_subview,
-    "expand": Printer.print_expand,
-    "for": Printer.print_for,
-    "if": Printer.print_if,
-    "foreach": Printer.print_foreach,
-    "foreach_tile": Printer.print_foreach,
-    "parallel": Printer.print_parallel,
-    "cooperative_matrix_apply": Printer.print_coop_apply,
-    "printf": print_printf,
-}
 
 
 def print_prog(prog: Prog) -> str:

@@ -23,14 +23,13 @@ The conversion is split into mixins by subject: scalar, memory (incl. local memo
 control, spmd (builtins, barrier, subgroup operations), extensions (the language extensions of
 docs/extensions.md) and coopmatrix (+ coopmatrix_memory, and
 coopmatrix_dpas for PVC/BMG, which falls back to the other two; the layout arithmetic is
-analysis/coopmatrix_layout.py); `Converter` combines them and maps each instruction class to its handler.
+analysis/coopmatrix_layout.py); `Converter` combines them. Each handler is marked with the
+instruction class it converts (`@converts`, base.py) and found along the instruction's MRO.
 """
 
 from __future__ import annotations
 
 from ...errors import UNKNOWN_LOCATION, CompilationError, Status, TinytcError
-from ...ir import extensions as X
-from ...ir import instructions as I
 from ...ir.region import Prog
 from ...target.core_info import CoreInfo
 from ..module import Module
@@ -54,61 +53,8 @@ class Converter(
     SpmdConversion,
     ExtensionConversion,
 ):
-    """Converts the functions of one program into one module."""
-
-    def __init__(self, core_info: CoreInfo) -> None:
-        super().__init__(core_info)
-        self._handlers = [
-            (I.ConstantInst, self.constant),
-            (I.ArithBinaryInst, self.arith_binary),
-            (I.ArithUnaryInst, self.arith_unary),
-            (I.MathInst, self.math),
-            (I.CompareInst, self.compare),
-            (I.CastInst, self.cast),
-            (I.BuiltinInst, self.builtin),
-            (I.BarrierInst, self.barrier),
-            (I.SubgroupBroadcastInst, self.subgroup_broadcast),
-            (X.WorkGroupOperationInst, self.work_group_operation),
-            (I.SubgroupOperationInst, self.subgroup_operation),
-            (I.AtomicLoadInst, self.atomic_load),
-            (I.AllocaInst, self.alloca),
-            (I.LifetimeStopInst, self.lifetime_stop),
-            (I.LoadInst, self.load),
-            (I.StoreInst, self.store),
-            (I.SizeInst, self.size),
-            (I.SubviewInst, self.subview),
-            (I.ExpandInst, self.expand),
-            (I.FuseInst, self.fuse),
-            (I.AssociatedInst, self.associated),
-            (I.ForInst, self.for_),
-            (I.IfInst, self.if_),
-            (I.ParallelInst, self.parallel),
-            (I.CoopLoadInst, self.coop_load),
-            (I.CoopStoreInst, self.coop_store),
-            (I.CoopPrefetchInst, self.coop_prefetch),
-            (I.CoopConstructInst, self.coop_construct),
-            (I.CoopExtractInst, self.coop_extract),
-            (I.CoopInsertInst, self.coop_insert),
-            (I.CoopMulAddInst, self.coop_mul_add),
-            (I.CoopReduceInst, self.coop_reduce),
-            (I.CoopScaleInst, self.coop_scale),
-            (X.SubgroupShuffleInst, self.subgroup_shuffle),
-            (X.WorkGroupBroadcastInst, self.work_group_broadcast),
-            (X.PrintfInst, self.printf),
-            (X.SelectInst, self.select),
-            (X.BitcastInst, self.bitcast),
-            (X.MathNaryInst, self.math_nary),
-            (X.GlobalRefInst, self.global_ref),
-        ]
-        # tried first for instructions with a coopmatrix result (component-wise versions)
-        self._coop_handlers = [
-            (I.ConstantInst, self.coop_constant),
-            (I.ArithBinaryInst, self.coop_arith_binary),
-            (I.ArithUnaryInst, self.coop_arith_unary),
-            (I.CastInst, self.coop_cast),
-            (X.SelectInst, self.select),
-            (X.BitcastInst, self.bitcast),
-        ]
+    """Converts the functions of one program into one module (each mixin marks its handlers
+    with `@converts`; see ConverterBase)."""
 
 
 def convert_prog(prog: Prog, core_info: CoreInfo) -> tuple[Module, list[KernelInfo]]:

@@ -13,10 +13,11 @@ from __future__ import annotations
 from ...errors import Status
 from ...ir.enums import AddressSpace
 from ...ir.inst import Inst
+from ...ir.ops.memory import AtomicLoadInst
 from ...ir.types import NumberType, ScalarKind
 from ...target.core_info import SpirvFeature
 from ..tables import Capability, LoopControl, Op, StorageClass
-from .base import ConverterBase, MemrefDV
+from .base import ConverterBase, MemrefDV, converts
 
 _INT_UPDATE = {
     "atomic_add": Op.AtomicIAdd,
@@ -124,6 +125,7 @@ class AtomicConversion(ConverterBase):
         if elem.is_float and elem.size == 8 or elem.kind is ScalarKind.c64:
             self.require(inst, SpirvFeature.int64_atomics, Capability.Int64Atomics)
 
+    @converts(AtomicLoadInst)
     def atomic_load(self, inst: Inst) -> None:
         d, elem, ptr, scope, sem = self.atomic_target(inst)
         self.require_moves(inst, elem)

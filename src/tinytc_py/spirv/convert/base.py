@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
 
 from ...analysis.coopmatrix_layout import CoopLayout, coop_layout
 from ...errors import UNKNOWN_LOCATION, CompilationError, Status
-from ...ir import instructions as I
 from ...ir.enums import AddressSpace
 from ...ir.inst import Inst
+from ...ir.ops.control import YieldInst
 from ...ir.region import Func, Prog, Region
 from ...ir.types import (
     DYNAMIC,
@@ -66,6 +67,21 @@ class CoopVector:
     comps: list[int] | None = None
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def converts(*classes: type[Inst], coop: bool = False) -> Callable[[_F], _F]:
+    """Marks a conversion method as the handler of instructions of `classes` (and their
+    subclasses, unless a subclass has a handler of its own); `coop=True`: only for instructions
+    with a coopmatrix result, tried before the other handlers (component-wise versions)."""
+
+    def mark(method: _F) -> _F:
+        method._converts = getattr(method, "_converts", ()) + tuple((c, coop) for c in classes)  # type: ignore[attr-defined]
+        return method
+
+    return mark
+
+
 def not_implemented(inst: Inst, what: str = "") -> CompilationError:
     detail = what or f"SPIR-V conversion of '{inst.name}' is not implemented yet"
     return inst.error(Status.not_implemented, detail)
@@ -73,10 +89,27 @@ def not_implemented(inst: Inst, what: str = "") -> CompilationError:
 
 class ConverterBase:
     """State shared by the conversion mixins: the module, the current function and block, and
-    the map from IR values to SPIR-V ids or dope vectors. Subclasses fill `_handlers`."""
+    the map from IR values to SPIR-V ids or dope vectors.
 
-    _handlers: list[tuple[type, Callable[[Inst], None]]]
-    _coop_handlers: list[tuple[type, Callable[[Inst], None]]] = []
+    Each mixin marks its conversion methods with `@converts(InstClass)`; an instruction goes to
+    the handler of the first class along its class's MRO that has one (so `AtomicLoadInst`
+    finds its own handler before `LoadInst`'s, whatever the order of the definitions), and the
+    choice is remembered per class."""
+
+    # (instruction class, coopmatrix-result-only) -> name of the handling method, collected from
+    # the `@converts` marks of the class and its bases (a subclass may override the method)
+    _handler_names: ClassVar[dict[tuple[type, bool], str]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        names: dict[tuple[type, bool], str] = {}
+        for klass in reversed(cls.__mro__):
+            for attr, method in vars(klass).items():
+                for key in getattr(method, "_converts", ()):
+                    if names.get(key, attr) != attr:
+                        raise TypeError(f"{key[0].__name__}: two handlers, {names[key]} and {attr}")
+                    names[key] = attr
+        cls._handler_names = names
 
     def __init__(self, core_info: CoreInfo) -> None:
         self.core_info = core_info
@@ -284,7 +317,7 @@ class ConverterBase:
         """Convert the instructions of `region`; return the ids its yield passes on (as
         any_val gives them)."""
         for inst in region.insts:
-            if isinstance(inst, I.YieldInst):
+            if isinstance(inst, YieldInst):
                 return [self.any_val(v, inst) for v in inst.operand_list("yielded_vals")]
             self.inst(inst)
         return []
@@ -294,14 +327,19 @@ class ConverterBase:
         key = (type(inst), coop)
         handler = self._dispatch.get(key)
         if handler is None:
-            handlers = self._handlers
-            if coop:
-                handlers = self._coop_handlers + handlers  # component-wise arith/cast/constant
-            handler = next((h for cls, h in handlers if isinstance(inst, cls)), None)
-            if handler is None:
-                raise not_implemented(inst)
-            self._dispatch[key] = handler
+            handler = self._dispatch[key] = self._find_handler(inst, coop)
         handler(inst)
+
+    def _find_handler(self, inst: Inst, coop: bool) -> Callable[[Inst], None]:
+        names = self._handler_names
+        mro = type(inst).__mro__
+        # a coopmatrix result: the component-wise handlers first (arith, cast, constant)
+        for want_coop in (True, False) if coop else (False,):
+            for klass in mro:
+                name = names.get((klass, want_coop))
+                if name is not None:
+                    return getattr(self, name)
+        raise not_implemented(inst)
 
     def val(self, v: Value, inst: Inst) -> int:
         r = self.values.get(v)

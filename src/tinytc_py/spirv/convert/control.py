@@ -7,20 +7,23 @@ from __future__ import annotations
 from ...errors import CompilationError, Status
 from ...ir.attrs import BooleanAttr, IntegerAttr
 from ...ir.inst import Inst
+from ...ir.ops.control import ForInst, IfInst, ParallelInst
 from ..tables import (
     LoopControl,
     Op,
     SelectionControl,
 )
-from .base import ConverterBase
+from .base import ConverterBase, converts
 
 
 class ControlFlowConversion(ConverterBase):
     # ---- control flow -------------------------------------------------------------------------
 
+    @converts(ParallelInst)
     def parallel(self, inst: Inst) -> None:
         self.region(inst.regions[0])
 
+    @converts(IfInst)
     def if_(self, inst: Inst) -> None:
         m = self.mod
         cond = self.val(inst.operand("condition"), inst)
@@ -46,6 +49,7 @@ class ControlFlowConversion(ConverterBase):
             pairs = [(vals[k], lbl) for vals, lbl in incoming]
             self.values[r] = self.phi(self.block, r.type, inst, pairs)
 
+    @converts(ForInst)
     def for_(self, inst: Inst) -> None:
         m = self.mod
         frm = self.val(inst.operand("from"), inst)

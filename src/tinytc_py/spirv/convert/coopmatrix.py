@@ -39,9 +39,18 @@ from functools import partial
 from ...errors import Status
 from ...ir.enums import ReduceMode
 from ...ir.inst import Inst
+from ...ir.ops.arith import ArithBinaryInst, ArithUnaryInst, CastInst, ConstantInst
+from ...ir.ops.coopmatrix import (
+    CoopConstructInst,
+    CoopExtractInst,
+    CoopInsertInst,
+    CoopMulAddInst,
+    CoopReduceInst,
+    CoopScaleInst,
+)
 from ...ir.types import CoopmatrixType, NumberType, ScalarKind
 from ..tables import Op, OpenCLStd, Scope
-from .base import CoopVector
+from .base import CoopVector, converts
 from .coopmatrix_memory import CoopmatrixMemoryConversion
 from .scalar import _INT_BINARY, _INT_EXT
 
@@ -103,6 +112,7 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
 
     # ---- component-wise instructions ------------------------------------------------------------
 
+    @converts(ConstantInst, coop=True)
     def coop_constant(self, inst: Inst) -> None:
         ct = inst.results[0].type
         value = inst.props["value"]
@@ -118,27 +128,32 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
             vec = self.mod.constant_composite(vty, comps)
         self.set(inst, CoopVector(vec, comps))
 
+    @converts(CoopConstructInst)
     def coop_construct(self, inst: Inst) -> None:
         ct = inst.results[0].type
         x = self.val(inst.operand("number"), inst)
         self.set(inst, [x] * self.layout_of(ct, inst).V)
 
+    @converts(ArithBinaryInst, coop=True)
     def coop_arith_binary(self, inst: Inst) -> None:
         a, b = self.cm(inst.operand("a"), inst), self.cm(inst.operand("b"), inst)
         binary = self.cm_binary(inst.name, inst.results[0].type.component)
         self.set(inst, [binary(x, y) for x, y in zip(a, b, strict=True)])
 
+    @converts(ArithUnaryInst, coop=True)
     def coop_arith_unary(self, inst: Inst) -> None:
         a = self.cm(inst.operand("a"), inst)
         comp = inst.operand("a").type.component
         self.set(inst, [self.cm_unary(inst.name, comp, x) for x in a])
 
+    @converts(CoopScaleInst)
     def coop_scale(self, inst: Inst) -> None:
         s = self.val(inst.operand("a"), inst)
         m = self.cm(inst.operand("b"), inst)
         mul = self.cm_binary("mul", inst.results[0].type.component)
         self.set(inst, [mul(s, x) for x in m])
 
+    @converts(CastInst, coop=True)
     def coop_cast(self, inst: Inst) -> None:
         st, dt = inst.operand("a").type, inst.results[0].type
         a = self.cm(inst.operand("a"), inst)
@@ -148,6 +163,7 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
             vals = [vals[ls.component(*ld.block_col(v))] for v in range(ld.V)]
         self.set(inst, vals)
 
+    @converts(CoopExtractInst)
     def coop_extract(self, inst: Inst) -> None:
         v = inst.operand("mat")
         r = self.values.get(v)
@@ -161,6 +177,7 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         m = self.cm(v, inst)
         self.set(inst, m[self.cm_index(inst, len(m))])
 
+    @converts(CoopInsertInst)
     def coop_insert(self, inst: Inst) -> None:
         v = inst.operand("mat")
         x = self.val(inst.operand("val"), inst)
@@ -229,6 +246,7 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
             return x, None
         return self.parts(x, self.ty(ty.component_type))
 
+    @converts(CoopMulAddInst)
     def coop_mul_add(self, inst: Inst) -> None:
         """D = A*B + C with one broadcast per element of B and one fma per element of B and
         row block. This emits most of a GEMM's instructions, so the loop works on tables made
@@ -313,6 +331,7 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
 
     # ---- reduce ---------------------------------------------------------------------------------
 
+    @converts(CoopReduceInst)
     def coop_reduce(self, inst: Inst) -> None:
         at, rt = inst.operand("a").type, inst.results[0].type
         self.cm_check_rows(inst, at)

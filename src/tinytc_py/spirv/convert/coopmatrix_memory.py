@@ -41,12 +41,13 @@ from ...analysis.coopmatrix_layout import CoopLayout
 from ...analysis.gcd import memref_gcd, value_gcd
 from ...ir.enums import AddressSpace, CheckedFlag, Transpose
 from ...ir.inst import Inst
+from ...ir.ops.coopmatrix import CoopLoadInst, CoopPrefetchInst, CoopStoreInst
 from ...ir.types import DYNAMIC, CoopmatrixType, NumberType, ScalarKind
 from ...ir.values import Value
 from ...target.core_info import SpirvFeature
 from ..tables import BuiltIn, Capability, Op, SelectionControl, StorageClass
 from .atomics import AtomicConversion, float_update_requirement
-from .base import MemrefDV
+from .base import MemrefDV, converts
 from .scalar import ScalarConversion
 from .spmd import SpmdConversion
 
@@ -199,6 +200,7 @@ class CoopmatrixMemoryConversion(ScalarConversion, AtomicConversion, SpmdConvers
 
     # ---- instructions ---------------------------------------------------------------------------
 
+    @converts(CoopLoadInst)
     def coop_load(self, inst: Inst) -> None:
         ct = inst.results[0].type
         d = self.dv(inst.operand("operand"), inst)
@@ -216,6 +218,7 @@ class CoopmatrixMemoryConversion(ScalarConversion, AtomicConversion, SpmdConvers
             return
         self.set(inst, self.cm_walk(w, lambda p, v: self.block.op(Op.Load, elem_ty, p), elem_ty))
 
+    @converts(CoopStoreInst)
     def coop_store(self, inst: Inst) -> None:
         ct = inst.operand("val").type
         d = self.dv(inst.operand("operand"), inst)
@@ -277,6 +280,7 @@ class CoopmatrixMemoryConversion(ScalarConversion, AtomicConversion, SpmdConvers
 
         return element
 
+    @converts(CoopPrefetchInst)
     def coop_prefetch(self, inst: Inst) -> None:
         """A hint; the generic and block paths ignore it (docs/design.md §B3.3)."""
 

@@ -21,10 +21,20 @@ from __future__ import annotations
 
 from ...ir.global_data import lookup
 from ...ir.inst import Inst
+from ...ir.ops.extensions import (
+    BitcastInst,
+    GlobalRefInst,
+    MathNaryInst,
+    PrintfInst,
+    SelectInst,
+    ShuffleInst,
+    WorkGroupBroadcastInst,
+    WorkGroupOperationInst,
+)
 from ...ir.printf_format import decode
 from ...ir.types import CoopmatrixType, MemrefType, NumberType, ScalarKind
 from ..tables import BuiltIn, Decoration, GroupOperation, Op, OpenCLStd, Scope, StorageClass
-from .base import ConverterBase, MemrefDV
+from .base import ConverterBase, MemrefDV, converts
 
 _SHUFFLE = {
     "subgroup_shuffle": Op.GroupNonUniformShuffle,
@@ -38,6 +48,7 @@ _NARY_MATH = {"pow": OpenCLStd.pow, "fma": OpenCLStd.fma}
 class ExtensionConversion(ConverterBase):
     # ---- shuffles and work-group collectives --------------------------------------------------
 
+    @converts(ShuffleInst)
     def subgroup_shuffle(self, inst: Inst) -> None:
         ty: NumberType = inst.results[0].type
         a = self.val(inst.operand("a"), inst)
@@ -57,9 +68,11 @@ class ExtensionConversion(ConverterBase):
     def workgroup_scope(self) -> int:
         return self.mod.constant(self.i32(), Scope.Workgroup)
 
+    @converts(WorkGroupOperationInst)
     def work_group_operation(self, inst: Inst) -> None:
         self.group_operation(inst, "work_group_", self.workgroup_scope())
 
+    @converts(WorkGroupBroadcastInst)
     def work_group_broadcast(self, inst: Inst) -> None:
         """A work-group reduce_add of the value's bits, masked to zero on every work-item but
         the chosen one: exact for every type (signed zeros and NaN payloads included), and it
@@ -96,6 +109,7 @@ class ExtensionConversion(ConverterBase):
 
     # ---- printf -------------------------------------------------------------------------------
 
+    @converts(PrintfInst)
     def printf(self, inst: Inst) -> None:
         m = self.mod
         i8 = m.type_int(8)
@@ -125,6 +139,7 @@ class ExtensionConversion(ConverterBase):
 
     # ---- select, bitcast, math ----------------------------------------------------------------
 
+    @converts(SelectInst)
     def select(self, inst: Inst) -> None:
         cond = self.val(inst.operand("cond"), inst)
         ty = inst.results[0].type
@@ -136,6 +151,7 @@ class ExtensionConversion(ConverterBase):
         a, b = self.val(inst.operand("a"), inst), self.val(inst.operand("b"), inst)
         self.set(inst, self.block.op(Op.Select, self.ty(ty), cond, a, b))
 
+    @converts(BitcastInst)
     def bitcast(self, inst: Inst) -> None:
         src, dst = inst.operand("a").type, inst.results[0].type
         if isinstance(dst, CoopmatrixType):
@@ -147,6 +163,7 @@ class ExtensionConversion(ConverterBase):
         s, d = self.ty(src), self.ty(dst)
         self.set(inst, x if s == d else self.block.op(Op.Bitcast, d, x))
 
+    @converts(MathNaryInst)
     def math_nary(self, inst: Inst) -> None:
         ty: NumberType = inst.results[0].type
         args = [self.val(v, inst) for v in inst.operands]
@@ -155,6 +172,7 @@ class ExtensionConversion(ConverterBase):
 
     # ---- program-level constant data ----------------------------------------------------------
 
+    @converts(GlobalRefInst)
     def global_ref(self, inst: Inst) -> None:
         mt: MemrefType = inst.results[0].type
         data = lookup(self.prog, inst.props["symbol"], mt, inst.loc)

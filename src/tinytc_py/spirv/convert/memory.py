@@ -12,9 +12,20 @@ from __future__ import annotations
 from ...analysis.stack import alloca_alignment, alloca_size, stack_ptr
 from ...errors import Status
 from ...ir.inst import Inst
+from ...ir.ops.memory import (
+    AllocaInst,
+    AssociatedInst,
+    ElementStoreInst,
+    ExpandInst,
+    FuseInst,
+    LifetimeStopInst,
+    LoadInst,
+    SizeInst,
+    SubviewInst,
+)
 from ...ir.types import DYNAMIC
 from ..tables import Decoration, MemoryAccess, Op, StorageClass
-from .base import ConverterBase, GroupDV, MemrefDV
+from .base import ConverterBase, GroupDV, MemrefDV, converts
 
 
 class MemoryConversion(ConverterBase):
@@ -30,6 +41,7 @@ class MemoryConversion(ConverterBase):
             off = term if off is None else blk.op(Op.IAdd, self.i64(), off, term)
         return blk.op(Op.InBoundsPtrAccessChain, self.memref_ptr_ty(d.ty), d.ptr, off)
 
+    @converts(LoadInst)
     def load(self, inst: Inst) -> None:
         d = self.dv(inst.operand("operand"), inst)
         indices = [self.val(v, inst) for v in inst.operand_list("index_list")]
@@ -59,6 +71,7 @@ class MemoryConversion(ConverterBase):
         stride = [entry(a, s) for a, s in zip(g.stride, mt.stride, strict=False)]
         return MemrefDV(mt, base, shape, stride)
 
+    @converts(ElementStoreInst)
     def store(self, inst: Inst) -> None:
         """store, and the atomic stores and updates that share its instruction class."""
         if inst.name == "atomic_store":
@@ -72,6 +85,7 @@ class MemoryConversion(ConverterBase):
         indices = [self.val(v, inst) for v in inst.operand_list("index_list")]
         self.block.emit(Op.Store, self.address(d, indices), val)
 
+    @converts(SizeInst)
     def size(self, inst: Inst) -> None:
         d = self.dv(inst.operand("operand"), inst)
         if isinstance(d, GroupDV):
@@ -88,6 +102,7 @@ class MemoryConversion(ConverterBase):
         ]
         return MemrefDV(rt, ptr, shape, stride)
 
+    @converts(SubviewInst)
     def subview(self, inst: Inst) -> None:
         """The offset is the sum of offset_k * stride_k over all modes, starting from 0, in the
         instructions upstream emits (its lit test spv/subview checks them); the device JIT folds
@@ -110,6 +125,7 @@ class MemoryConversion(ConverterBase):
         ptr = blk.op(Op.InBoundsPtrAccessChain, self.memref_ptr_ty(d.ty), d.ptr, off)
         self.set(inst, self.result_dv(inst, ptr, shape, stride))
 
+    @converts(ExpandInst)
     def expand(self, inst: Inst) -> None:
         d = self.dv(inst.operand("operand"), inst)
         mode = inst.props["expanded_mode"]
@@ -124,6 +140,7 @@ class MemoryConversion(ConverterBase):
         stride = d.stride[:mode] + sub_stride + d.stride[mode + 1 :]
         self.set(inst, MemrefDV(inst.results[0].type, d.ptr, shape, stride))
 
+    @converts(FuseInst)
     def fuse(self, inst: Inst) -> None:
         d = self.dv(inst.operand("operand"), inst)
         frm, to = inst.props["from"], inst.props["to"]
@@ -134,6 +151,7 @@ class MemoryConversion(ConverterBase):
         stride = d.stride[: frm + 1] + d.stride[to + 1 :]
         self.set(inst, self.result_dv(inst, d.ptr, shape, stride))
 
+    @converts(AssociatedInst)
     def associated(self, inst: Inst) -> None:
         d = self.dv(inst.operand("operand"), inst)
         pty = self.memref_ptr_ty(d.ty) if isinstance(d, MemrefDV) else self.group_ptr_ty(d.ty)
@@ -142,6 +160,7 @@ class MemoryConversion(ConverterBase):
 
     # ---- local memory -------------------------------------------------------------------------
 
+    @converts(AllocaInst)
     def alloca(self, inst: Inst) -> None:
         mt = inst.result.type
         offset = stack_ptr(inst)
@@ -194,5 +213,6 @@ class MemoryConversion(ConverterBase):
         self.interface[var] = None
         self.stack = var
 
+    @converts(LifetimeStopInst)
     def lifetime_stop(self, inst: Inst) -> None:
         """Only set-stack-ptr needs it."""

@@ -10,6 +10,14 @@ import struct
 from collections.abc import Callable
 
 from ...ir.inst import Inst
+from ...ir.ops.arith import (
+    ArithBinaryInst,
+    ArithUnaryInst,
+    CastInst,
+    CompareInst,
+    ConstantInst,
+    MathInst,
+)
 from ...ir.types import (
     BooleanType,
     NumberType,
@@ -21,7 +29,7 @@ from ..tables import (
     Op,
     OpenCLStd,
 )
-from .base import ConverterBase
+from .base import ConverterBase, converts
 
 _INT_BINARY = {
     "add": Op.IAdd,
@@ -118,6 +126,7 @@ class ScalarConversion(ConverterBase):
 
     # ---- constants ----------------------------------------------------------------------------
 
+    @converts(ConstantInst)
     def constant(self, inst: Inst) -> None:
         ty = inst.results[0].type
         value = inst.props["value"]
@@ -138,6 +147,7 @@ class ScalarConversion(ConverterBase):
 
     # ---- arithmetic ---------------------------------------------------------------------------
 
+    @converts(ArithBinaryInst)
     def arith_binary(self, inst: Inst) -> None:
         a, b = self.val(inst.operand("a"), inst), self.val(inst.operand("b"), inst)
         ty = inst.results[0].type
@@ -208,6 +218,7 @@ class ScalarConversion(ConverterBase):
         im = blk.op(Op.FDiv, comp, sub(mul(ai, br), mul(ar, bi)), den)
         return self.make_complex(vty, re, im)
 
+    @converts(ArithUnaryInst)
     def arith_unary(self, inst: Inst) -> None:
         a = self.val(inst.operand("a"), inst)
         src = inst.operand("a").type
@@ -251,6 +262,7 @@ class ScalarConversion(ConverterBase):
         # abs: hypot does not overflow for magnitudes near the type's range, unlike sqrt(re²+im²)
         return self.ext(comp, OpenCLStd.hypot, re, im)
 
+    @converts(MathInst)
     def math(self, inst: Inst) -> None:
         a = self.val(inst.operand("a"), inst)
         ty = inst.results[0].type
@@ -289,6 +301,7 @@ class ScalarConversion(ConverterBase):
         blk = self.block
         return self.make_complex(vty, blk.op(Op.FMul, comp, mag, c), blk.op(Op.FMul, comp, mag, s))
 
+    @converts(CompareInst)
     def compare(self, inst: Inst) -> None:
         ty = inst.operand("a").type
         a, b = self.val(inst.operand("a"), inst), self.val(inst.operand("b"), inst)
@@ -308,6 +321,7 @@ class ScalarConversion(ConverterBase):
 
     # ---- casts --------------------------------------------------------------------------------
 
+    @converts(CastInst)
     def cast(self, inst: Inst) -> None:
         src = inst.operand("a").type
         dst = inst.results[0].type

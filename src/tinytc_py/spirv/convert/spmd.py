@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ...ir.enums import AddressSpace
 from ...ir.inst import Inst
+from ...ir.ops.spmd import BarrierInst, BuiltinInst, SubgroupBroadcastInst, SubgroupOperationInst
 from ...ir.types import NumberType, ScalarKind
 from ..tables import (
     BuiltIn,
@@ -22,7 +23,7 @@ from ..tables import (
     Scope,
     StorageClass,
 )
-from .base import ConverterBase, not_implemented
+from .base import ConverterBase, converts, not_implemented
 
 _BUILTIN_VEC = {"group_id": BuiltIn.WorkgroupId, "num_groups": BuiltIn.NumWorkgroups}
 _BUILTIN_I32 = {
@@ -49,6 +50,7 @@ class SpmdConversion(ConverterBase):
         self.interface[var] = None
         return self.block.op(Op.Load, ty, var, MemoryAccess.Aligned, alignment)
 
+    @converts(BuiltinInst)
     def builtin(self, inst: Inst) -> None:
         """The i32 builtins are signed values of the tensor language, so subgroup_id.x/.y use
         signed remainder/division (SubgroupId is never negative, either would do)."""
@@ -78,6 +80,7 @@ class SpmdConversion(ConverterBase):
 
     # ---- barrier ------------------------------------------------------------------------------
 
+    @converts(BarrierInst)
     def barrier(self, inst: Inst) -> None:
         """OpControlBarrier Workgroup Workgroup with a sequentially consistent fence of the
         memory the fence flags name (docs/design.md §B6.7: 0, 528, 272 or 784)."""
@@ -98,12 +101,14 @@ class SpmdConversion(ConverterBase):
     def subgroup_scope(self) -> int:
         return self.mod.constant(self.i32(), Scope.Subgroup)
 
+    @converts(SubgroupBroadcastInst)
     def subgroup_broadcast(self, inst: Inst) -> None:
         a = self.val(inst.operand("a"), inst)
         idx = self.val(inst.operand("idx"), inst)
         ty = self.ty(inst.results[0].type, inst)
         self.set(inst, self.block.op(Op.GroupBroadcast, ty, self.subgroup_scope(), a, idx))
 
+    @converts(SubgroupOperationInst)
     def subgroup_operation(self, inst: Inst) -> None:
         """subgroup_{reduce,inclusive_scan,exclusive_scan}_{add,max,min}."""
         self.group_operation(inst, "subgroup_", self.subgroup_scope())

@@ -4,7 +4,13 @@ The language reference requires some operands to be *dynamically uniform* ("in a
 we call an argument dynamically uniform if all work-items in a subgroup have the same value").
 `Uniformity(func)` decides this conservatively for every value of a function, and
 `check_dynamically_uniform(func)` raises a located error for the first operand that breaks one
-of the spec's uniformity restrictions (see `REQUIRED_UNIFORM` and `must_be_uniform`).
+of the spec's uniformity restrictions (see `must_be_uniform`).
+
+It lives in ir/ because the verifier runs it: a program that breaks a uniformity restriction is
+not a valid program. The per-instruction facts are the instruction spec's (ir/inst.py):
+`uniformity` (results varying / uniform whatever the operands, or following them),
+`uniform_operands` (the operands the reference requires to be uniform) and `varying_params`
+(varying region parameters); the rules below say which rows set them.
 
 Rules (a value not listed as varying is uniform):
 
@@ -46,75 +52,12 @@ after the function changes.
 from __future__ import annotations
 
 from ..errors import Status
-from ..ir.inst import Exec, Inst
-from ..ir.region import Func, Region
-from ..ir.types import CoopmatrixType
-from ..ir.values import Use, Value
-
-_SCANS = frozenset(
-    f"subgroup_{kind}_{op}"
-    for kind in ("exclusive_scan", "inclusive_scan")
-    for op in ("add", "max", "min")
-)
-_WORK_GROUP_SCANS = frozenset(
-    f"work_group_{kind}_{op}"
-    for kind in ("exclusive_scan", "inclusive_scan")
-    for op in ("add", "max", "min")
-)
-_SHUFFLES = frozenset("subgroup_shuffle" + suffix for suffix in ("", "_xor", "_up", "_down"))
-VARYING_RESULTS = (
-    _SCANS
-    | _WORK_GROUP_SCANS
-    | _SHUFFLES
-    | {
-        "subgroup_local_id",
-        "cooperative_matrix_extract",
-        "atomic_load",
-        "atomic_add",
-        "atomic_max",
-        "atomic_min",
-    }
-)
-"""Instructions whose results are varying in an SPMD region, whatever their operands."""
-
-UNIFORM_RESULTS = frozenset(
-    {"subgroup_broadcast", "work_group_broadcast"}
-    | {
-        f"{scope}_reduce_{op}"
-        for scope in ("subgroup", "work_group")
-        for op in ("add", "max", "min")
-    }
-)
-"""Instructions whose results are uniform, whatever their operands."""
-
-VARYING_PARAMS = frozenset({"foreach", "cooperative_matrix_apply"})
-"""Instructions whose region parameters are varying."""
-
-_ALL = None
-REQUIRED_UNIFORM: dict[str, frozenset[str] | None] = {
-    # "All arguments must be dynamically uniform." (load / store / prefetch; the atomic
-    # variants are "identical except for atomicity" / described by the store.)
-    "cooperative_matrix_load": _ALL,
-    "cooperative_matrix_atomic_load": _ALL,
-    "cooperative_matrix_prefetch": _ALL,
-    "cooperative_matrix_store": _ALL,
-    "cooperative_matrix_atomic_store": _ALL,
-    "cooperative_matrix_atomic_add": _ALL,
-    "cooperative_matrix_atomic_max": _ALL,
-    "cooperative_matrix_atomic_min": _ALL,
-    # "The number must be dynamically uniform."
-    "cooperative_matrix_construct": frozenset({"number"}),
-    # "The second operand must be dynamically uniform."
-    "subgroup_broadcast": frozenset({"idx"}),
-    # Extensions (docs/extensions.md): the shuffle mask and delta, the broadcast work-item id.
-    "subgroup_shuffle_xor": frozenset({"mask"}),
-    "subgroup_shuffle_up": frozenset({"delta"}),
-    "subgroup_shuffle_down": frozenset({"delta"}),
-    "work_group_broadcast": frozenset({"id"}),
-}
-"""Operand names (None: all operands) the reference requires to be dynamically uniform. Besides
-these, every operand of coopmatrix type must be uniform ("An argument to any instruction that
-has coopmatrix type must be dynamically uniform")."""
+from .enums import ResultUniformity
+from .inst import Exec, Inst
+from .ops.control import ForInst, IfInst, YieldInst
+from .region import Func, Region
+from .types import CoopmatrixType
+from .values import Use, Value
 
 _ROLES = {
     "operand": "memref",
@@ -136,14 +79,16 @@ def operand_keys(inst: Inst) -> list[str]:
 
 
 def must_be_uniform(inst: Inst) -> list[tuple[int, str]]:
-    """(operand index, role) of each operand of `inst` that must be dynamically uniform."""
-    required = REQUIRED_UNIFORM.get(inst.name, frozenset())
+    """(operand index, role) of each operand of `inst` that must be dynamically uniform: those
+    its spec names (`uniform_operands`), and every operand of coopmatrix type ("An argument to
+    any instruction that has coopmatrix type must be dynamically uniform")."""
+    required = inst.spec.uniform_operands
     coop = [isinstance(u.value.type, CoopmatrixType) for u in inst.uses]
-    if not required and required is not _ALL and not any(coop):
+    if not required and not any(coop):
         return []
     out = []
     for index, key in enumerate(operand_keys(inst)):
-        if required is _ALL or key in required:
+        if key in required:
             out.append((index, _ROLES.get(key, key)))
         elif coop[index]:
             out.append((index, "coopmatrix argument"))
@@ -183,11 +128,11 @@ class Uniformity:
             kind = region.kind
         spmd = kind is Exec.spmd
         owner = region.owner
-        if spmd and isinstance(owner, Inst) and owner.name in VARYING_PARAMS:
+        if spmd and isinstance(owner, Inst) and owner.spec.varying_params:
             for p in region.params:
                 self._mark([p], p)
         for inst in region.insts:
-            if spmd and inst.name in VARYING_RESULTS:
+            if spmd and inst.spec.uniformity is ResultUniformity.varying:
                 for r in inst.results:
                     self._mark([r], r)
             for child in inst.regions:
@@ -196,14 +141,17 @@ class Uniformity:
     def _propagate(self, use: Use, origin: Value) -> None:
         """The operand `use` just became varying: mark what depends on it."""
         inst = use.owner
-        name = inst.name
-        if name == "yield":
+        if isinstance(inst, YieldInst):
             self._from_yield(inst, use.index, origin)
-        elif name == "for":
+        elif isinstance(inst, ForInst):
             self._from_for_operand(inst, use.index, origin)
-        elif name in UNIFORM_RESULTS:
+        elif inst.spec.uniformity is ResultUniformity.uniform:
             return
-        elif name == "if" or not _coop_result(inst) or _affects_coop_result(inst, use.index):
+        elif (
+            isinstance(inst, IfInst)
+            or not _coop_result(inst)
+            or _affects_coop_result(inst, use.index)
+        ):
             self._mark(inst.results, origin)
 
     def _from_yield(self, inst: Inst, index: int, origin: Value) -> None:
@@ -212,10 +160,10 @@ class Uniformity:
         if not isinstance(owner, Inst) or index >= len(owner.results):
             return
         # cooperative_matrix_apply yields components: its coopmatrix result stays one matrix.
-        if owner.name == "for":
+        if isinstance(owner, ForInst):
             params = owner.regions[0].params
             self._mark(params[index + 1 : index + 2] + [owner.results[index]], origin)
-        elif owner.name == "if":
+        elif isinstance(owner, IfInst):
             self._mark([owner.results[index]], origin)
 
     def _from_for_operand(self, inst: Inst, index: int, origin: Value) -> None:

@@ -1,0 +1,101 @@
+"""The instruction table of ir/ops/: each row is written out in its family module (the
+mnemonic a literal there), no instruction class shares the name of the family it derives
+from, and the facts a row carries for the analyses name what the row has."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from tinytc_py.ir.enums import ResultUniformity
+from tinytc_py.ir.inst import Inst, InstSpec
+from tinytc_py.ir.ops import FAMILIES, INSTRUCTIONS, _register
+from tinytc_py.ir.ops.arith import ArithBinaryInst, ConstantInst
+from tinytc_py.spirv.convert import Converter
+from tinytc_py.spirv.convert.base import ConverterBase
+
+ROW_MODULE = {spec.mnemonic: f for f in FAMILIES for _, spec, _ in f.ROWS}
+
+
+@pytest.mark.parametrize("mnemonic", sorted(INSTRUCTIONS))
+def test_mnemonic_is_a_literal_of_its_family_module(mnemonic):
+    assert f'"{mnemonic}"' in inspect.getsource(ROW_MODULE[mnemonic])
+
+
+def test_families_are_imported_in_table_order():
+    names = [f.__name__.rsplit(".", 1)[1] for f in FAMILIES]
+    assert names == ["blas", "arith", "memory", "control", "spmd", "coopmatrix", "extensions"]
+    assert list(INSTRUCTIONS) == [spec.mnemonic for f in FAMILIES for _, spec, _ in f.ROWS]
+
+
+def test_no_instruction_class_shares_its_family_name():
+    for cls in INSTRUCTIONS.values():
+        assert cls.__name__ not in {base.__name__ for base in cls.__mro__[1:]}, cls
+
+
+def test_a_family_leaf_named_like_its_family_is_refused():
+    class FancyInst(Inst):
+        __slots__ = ()
+        is_family = True
+
+    with pytest.raises(TypeError, match="needs a name of its own"):
+        _register(FancyInst, InstSpec("fancy", fmt=""), {})
+    assert "fancy" not in INSTRUCTIONS
+
+
+def test_a_second_row_for_an_instruction_class_is_refused():
+    with pytest.raises(TypeError, match="one row per instruction class"):
+        _register(ConstantInst, InstSpec("constant2", syntax="constant"), {})
+    assert "constant2" not in INSTRUCTIONS
+
+
+def test_row_facts_name_what_the_row_has():
+    for mnemonic, cls in INSTRUCTIONS.items():
+        spec = cls.spec
+        operands = {key for key, _ in spec.operand_slots}
+        assert set(spec.uniform_operands) <= operands, mnemonic
+        if spec.uniformity is not ResultUniformity.follows_operands:
+            assert spec.result, mnemonic
+        if spec.varying_params:
+            assert spec.regions, mnemonic
+        assert (spec.fmt is None) == bool(spec.syntax), mnemonic
+
+
+def test_a_row_with_both_a_format_and_a_syntax_is_refused():
+    with pytest.raises(ValueError, match="either a format or a hand-written syntax"):
+        InstSpec("x", fmt="$a", syntax="x")
+
+
+def test_converter_dispatch_follows_the_mro():
+    # AtomicLoadInst derives from LoadInst and has its own handler; a family leaf (add) finds
+    # its family's handler; a coopmatrix result tries the component-wise handler first
+    conv = Converter.__new__(Converter)
+    atomic_load = INSTRUCTIONS["atomic_load"]
+
+    class Derived(atomic_load):  # type: ignore[misc,valid-type]
+        __slots__ = ()
+
+    def handler(cls: type, coop: bool = False) -> str:
+        return conv._find_handler(cls.__new__(cls), coop).__name__
+
+    assert handler(INSTRUCTIONS["load"]) == "load"
+    assert handler(atomic_load) == "atomic_load"
+    assert handler(Derived) == "atomic_load"
+    assert handler(INSTRUCTIONS["add"]) == "arith_binary"
+    assert handler(INSTRUCTIONS["add"], coop=True) == "coop_arith_binary"
+    assert handler(INSTRUCTIONS["select"], coop=True) == "select"
+    assert ArithBinaryInst in INSTRUCTIONS["add"].__mro__
+
+
+def test_two_handlers_for_one_class_are_refused():
+    from tinytc_py.spirv.convert.base import converts
+
+    with pytest.raises(TypeError, match="two handlers"):
+
+        class Twice(ConverterBase):
+            @converts(ConstantInst)
+            def one(self, inst: Inst) -> None: ...
+
+            @converts(ConstantInst)
+            def two(self, inst: Inst) -> None: ...
