@@ -12,24 +12,16 @@ verification that the language reference's "Restrictions" demand.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Status
+from .enums import Exec
 from .types import Type
 from .values import Use, Value
 
 if TYPE_CHECKING:
     from .attrs import DictionaryAttr
     from .region import Region
-
-
-class Exec(IntEnum):
-    """Where an instruction may appear (the language's collective / SPMD / mixed classes)."""
-
-    mixed = 0
-    collective = 1
-    spmd = 2
 
 
 @dataclass(frozen=True)
@@ -51,7 +43,7 @@ class InstSpec:
     result: str = ""  # "" (none), "result" (one value), "results*" (list: if / for)
     regions: tuple[str, ...] = ()  # region names; their kind comes from the class
     exec: Exec = Exec.mixed
-    fmt: str | None = None  # None: hand-written text syntax (see text/custom.py)
+    fmt: str | None = None  # None: hand-written text syntax (text/parser.py, text/printer.py)
     side_effects: bool = False
     reads: tuple[str, ...] = ()  # operand names read from memory
     writes: tuple[str, ...] = ()  # operand names written to memory
