@@ -12,6 +12,7 @@ not counted, since what they import is their own edge. Modules loaded by name at
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +20,8 @@ PKG = "tinytc_py"
 SRC = Path(__file__).resolve().parents[1] / "src" / PKG
 
 # Lowest first. A module may import its own layer and the layers below it, never one above.
-# A module belongs to the layer of the longest prefix that names it ("" is the package itself).
+# A module belongs to the layer whose prefix names it or a package above it ("" is the
+# package's own __init__ only); the prefixes do not overlap.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("errors", "gc_pause", "cache_dir", "native_libs", "numpy_types", "bounds_record")),
     ("target", ("target",)),
@@ -115,15 +117,19 @@ def import_graph(root: Path = SRC) -> dict[str, list[tuple[str, int]]]:
     return graph
 
 
+@functools.cache
+def package_graph() -> dict[str, list[tuple[str, int]]]:
+    """The graph of src/tinytc_py, read once per test session."""
+    return import_graph()
+
+
 def layer_of(name: str) -> int:
-    best, best_len = -1, -1
+    """The index in LAYERS of the module's layer, -1 when no prefix names it."""
     for i, (_, prefixes) in enumerate(LAYERS):
         for prefix in prefixes:
-            if (name == prefix or name.startswith(prefix + ".") or prefix == "") and len(
-                prefix
-            ) > best_len:
-                best, best_len = i, len(prefix)
-    return best
+            if name == prefix or (prefix and name.startswith(prefix + ".")):
+                return i
+    return -1
 
 
 def _where(name: str, line: int, root: Path = SRC) -> str:
@@ -200,7 +206,7 @@ def test_every_module_has_a_layer():
 
 
 def test_no_import_goes_up_a_layer():
-    graph = import_graph()
+    graph = package_graph()
     violations = [
         f"{_where(name, line)}: {name or PKG} ({LAYERS[layer_of(name)][0]}) imports "
         f"{target} ({LAYERS[layer_of(target)][0]})"
@@ -212,7 +218,7 @@ def test_no_import_goes_up_a_layer():
 
 
 def test_no_import_cycles():
-    graph = import_graph()
+    graph = package_graph()
     cycles = [comp for comp in _cycles(graph) if set(comp) not in KNOWN_CYCLES]
     report = [
         "cycle " + ", ".join(comp) + ":\n  " + "\n  ".join(_cycle_path(graph, comp))
@@ -223,7 +229,7 @@ def test_no_import_cycles():
 
 def test_known_exceptions_are_still_needed():
     """An exception that no longer occurs is removed from the lists above."""
-    graph = import_graph()
+    graph = package_graph()
     cycles = [set(comp) for comp in _cycles(graph)]
     assert all(known in cycles for known in KNOWN_CYCLES)
     assert all(target in {t for t, _ in graph[name]} for name, target in KNOWN_UPWARD)
