@@ -1,9 +1,9 @@
 """What the compiler hands to the runtimes and the kernel cache: a SPIR-V (or native) binary
 with the launch metadata of each kernel (docs/design.md §B1, §B2.2).
 
-It sits below the compiler (the compiler produces it; spirv/convert/metadata.py fills in the
-metadata) and below the kernel cache (which stores it), so that neither has to import the
-other's layer; it depends on nothing but the error types and the core feature flags.
+It sits below the compiler (which produces it; spirv/convert/metadata.py fills in the metadata)
+and below the kernel cache (which stores it), so that the cache need not import the compiler it
+serves; it depends on nothing but the error types and the core feature flags.
 """
 
 from __future__ import annotations
