@@ -27,7 +27,7 @@ from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.enums import OptFlag
 from tinytc_py.runtime import device as cl_device
 from tinytc_py.runtime.opencl import program
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 
 GEMM = """
 func @gemm(%A: memref<f32x{n}x{n}x?>, %B: memref<f32x{n}x{n}x?>, %C: memref<f32x{n}x{n}x?>) {{

@@ -23,7 +23,7 @@ from collections import defaultdict
 
 from compile_time import compile_steps
 from programs import PROGRAMS
-from tinytc_py.cli.options import DEVICES, core_info_for_device
+from tinytc_py.options import DEVICES, core_info_for_device
 
 
 def part(filename: str) -> str:

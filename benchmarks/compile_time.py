@@ -46,13 +46,13 @@ from programs import PROGRAMS
 from timing import cpu_description
 from tinytc_py import kernel_cache
 from tinytc_py.analysis.coopmatrix_layout import coop_layout_memo
-from tinytc_py.cli.options import DEVICES, core_info_for_device
 from tinytc_py.compiler import binary_of
 from tinytc_py.errors import TinytcError
 from tinytc_py.gc_pause import paused_gc
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.region import Prog, Region
 from tinytc_py.kernel_cache import keys
+from tinytc_py.options import DEVICES, core_info_for_device
 from tinytc_py.passes.pipeline import run_default_pipeline
 from tinytc_py.spirv.assembler import assemble
 from tinytc_py.spirv.capex import capex, check_features
@@ -60,7 +60,7 @@ from tinytc_py.spirv.convert import convert_prog
 from tinytc_py.spirv.convert.coopmatrix_dpas import plan_messages
 from tinytc_py.spirv.validate import validate
 from tinytc_py.target.core_info import CoreInfo
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "ir"
 

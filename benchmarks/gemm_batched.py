@@ -126,16 +126,16 @@ def block_names(m: int, n: int, k: int, ty: str, dev: object) -> str:
     """model/tuned register blocks of the case (the tuned one from the tuning cache)."""
     from tinytc_py.analysis.gemm_model import GemmProblem, cpu_blocking
     from tinytc_py.runtime.autotune import autotune
-    from tinytc_py.runtime.opencl import core_info_for
+    from tinytc_py.runtime.opencl import core_info_for, program
     from tinytc_py.target.gemm_blocking import GemmKey
-    from tinytc_py.text.parser import parse
+    from tinytc_py.text.dialect import parse
 
     info = core_info_for(dev)
     if info.cpu is None:
         return "-"
     size = np.dtype(TYPES[ty]).itemsize
     model = cpu_blocking(GemmProblem(m, n, k, size, size, info.cpu.lanes(size)), info.cpu)
-    tuned = autotune(parse(kernel_text(m, n, k, ty)), dev, info).gemm_blockings
+    tuned = autotune(parse(kernel_text(m, n, k, ty)), dev, info, program).gemm_blockings
     key = GemmKey(m, n, k, (ty, ty, ty), (False, False))
     return f"{model.text()}/{tuned[key].text() if key in tuned else '-'}"
 

@@ -20,7 +20,7 @@ import time
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.region import Prog, Region
 from tinytc_py.passes.registry import run_function_pass
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 from tinytc_py.text.printer import print_prog
 
 BLOCKS_PER_FUNC = 10

@@ -5,12 +5,13 @@ the pass."""
 from __future__ import annotations
 
 from tinytc_py.bounds_record import RECORD_LENGTH, report_message
-from tinytc_py.compiler import compile_to_spirv, default_core_info
+from tinytc_py.compiler import compile_to_spirv
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.enums import OptFlag
 from tinytc_py.kernel_cache.codec import decode, encode
 from tinytc_py.passes.pipeline import default_pipeline
-from tinytc_py.text.parser import parse
+from tinytc_py.target.core_info import CoreInfo
+from tinytc_py.text.dialect import parse
 
 SOURCE = """\
 func @copy(%A: memref<f32x?>, %B: memref<f32x8>) {
@@ -25,7 +26,7 @@ def checked_binary():
     ctx = CompilerContext()
     ctx.set_optimization_flag(OptFlag.bounds_checks, 1)
     ctx.set_optimization_flag(OptFlag.kernel_cache, 0)
-    return compile_to_spirv(parse(SOURCE, ctx, "copy.ir"), default_core_info())
+    return compile_to_spirv(parse(SOURCE, ctx, "copy.ir"), CoreInfo.default())
 
 
 def test_metadata_names_each_check_and_survives_the_cache_codec():
@@ -40,7 +41,7 @@ def test_metadata_names_each_check_and_survives_the_cache_codec():
         "in work-group {group}",
     ]
     assert decode(encode(binary)).kernel("copy").bounds_checks == info.bounds_checks
-    unchecked = compile_to_spirv(parse(SOURCE), default_core_info())
+    unchecked = compile_to_spirv(parse(SOURCE), CoreInfo.default())
     assert unchecked.kernel("copy").bounds_checks is None
     assert len(unchecked.kernel("copy").params) == 2
 
@@ -58,8 +59,8 @@ def test_report_message():
 
 
 def test_pipeline_checks_after_insert_barrier_and_before_the_lowerings():
-    names = [p.name for p in default_pipeline(default_core_info(), 2, bounds_checks=True)]
+    names = [p.name for p in default_pipeline(CoreInfo.default(), 2, bounds_checks=True)]
     at = names.index("insert-bounds-checks")
     assert names[at - 1] == "insert-barrier"
     assert at < names.index("lower-linalg") and at < names.index("lower-foreach")
-    assert "insert-bounds-checks" not in [p.name for p in default_pipeline(default_core_info())]
+    assert "insert-bounds-checks" not in [p.name for p in default_pipeline(CoreInfo.default())]

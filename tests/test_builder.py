@@ -23,7 +23,7 @@ from tinytc_py.ir.enums import (
     Transpose,
 )
 from tinytc_py.ir.types import DYNAMIC
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 from tinytc_py.text.printer import print_prog
 
 # ---- helpers -------------------------------------------------------------------------------------

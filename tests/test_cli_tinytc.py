@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from tinytc_py import options as lib_options
 from tinytc_py.analysis.tiling import suggest_subgroup_size
 from tinytc_py.cli import opt as opt_cli
-from tinytc_py.cli import options as cli_options
 from tinytc_py.cli import tinytc as tinytc_cli
 from tinytc_py.spirv import dump, validate
 from tinytc_py.target.core_info import CoreFeature
@@ -167,10 +167,10 @@ def test_options_accepted(capsysbinary, source, options):
 
 
 def test_large_register_file_sets_core_feature():
-    info = cli_options.core_info_for_device("pvc", ["large-register-file"])
+    info = lib_options.core_info_for_device("pvc", ["large-register-file"])
     assert info.core_features & CoreFeature.large_register_file
     assert info.register_space == 16384
-    assert cli_options.core_info_for_device("pvc").register_space == 8192
+    assert lib_options.core_info_for_device("pvc").register_space == 8192
 
 
 @pytest.mark.parametrize(
@@ -178,7 +178,7 @@ def test_large_register_file_sets_core_feature():
 )
 def test_pinned_cpu(device, space, width, sgs):
     """-d cpu-avx512 / cpu-avx2 pin the ISA's register file whatever the host."""
-    info = cli_options.core_info_for_device(device)
+    info = lib_options.core_info_for_device(device)
     assert info.subgroup_sizes == (4, 8, 16, 32, 64)
     assert info.register_space == space
     assert info.max_work_group_size(64) >= 64
@@ -189,8 +189,8 @@ def test_pinned_cpu(device, space, width, sgs):
 
 def test_cpu_without_device_is_the_host(monkeypatch):
     """-d cpu without an OpenCL CPU device: the same register file, from the host's ISA."""
-    monkeypatch.setattr(cli_options, "_opencl_cpu_core_info", lambda: None)
-    info = cli_options.core_info_for_device("cpu")
+    monkeypatch.setattr(lib_options, "_opencl_cpu_core_info", lambda: None)
+    info = lib_options.core_info_for_device("cpu")
     assert info.cpu == host_cpu_core()
     assert info.register_space == info.cpu.vector_bytes * info.cpu.registers
     assert info.vector_register_size // 4 == cpu_subgroup_size()
@@ -211,14 +211,14 @@ def test_cpu_is_the_same_with_or_without_device(monkeypatch, capsysbinary, sourc
     """-d cpu is deterministic: the OpenCL CPU device's core info and the one made without a
     device agree (register file, subgroup sizes, SPIR-V features: no half atomic add, which the
     CPU runtime cannot link), so both give the same binary, or the same error."""
-    with_device = cli_options._opencl_cpu_core_info()
+    with_device = lib_options._opencl_cpu_core_info()
     if with_device is None:
         pytest.skip("no OpenCL CPU device")
     gemm = source(GEMM_F16_ATOMIC.replace("f16", "f32"), "gemm.ir")
     f16 = source(GEMM_F16_ATOMIC, "f16.ir")
     results = [run_binary(capsysbinary, ["-d", "cpu", p]) for p in (gemm, f16)]
-    monkeypatch.setattr(cli_options, "_opencl_cpu_core_info", lambda: None)
-    without = cli_options.core_info_for_device("cpu")
+    monkeypatch.setattr(lib_options, "_opencl_cpu_core_info", lambda: None)
+    without = lib_options.core_info_for_device("cpu")
     assert without.name != with_device.name
     without.name = with_device.name
     assert without == with_device

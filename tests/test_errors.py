@@ -22,7 +22,7 @@ from tinytc_py.errors import (
 )
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.passes.registry import get_pass
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 
 MISMATCH = "func @k(%a: f32, %b: i32) {\n    %c = add %a, %b : f32\n}\n"
 

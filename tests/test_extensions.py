@@ -17,7 +17,7 @@ from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.enums import OptFlag
 from tinytc_py.ir.ops import INSTRUCTIONS
 from tinytc_py.ir.printf_format import FormatError, check, conversions, decode
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 from tinytc_py.text.printer import print_prog
 
 ROOT = Path(__file__).resolve().parents[1]

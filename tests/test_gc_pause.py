@@ -11,9 +11,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tinytc_py.compiler import binary_of, default_core_info
+from tinytc_py.compiler import binary_of
 from tinytc_py.errors import CompilationError
 from tinytc_py.gc_pause import paused_gc
+from tinytc_py.target.core_info import CoreInfo
 
 GEMM = """\
 func @gemm16(%A: memref<f32x16x16x?>, %B: memref<f32x16x16x?>, %C: memref<f32x16x16x?>) {
@@ -40,7 +41,7 @@ def cold(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def compile_gemm() -> bytes:
-    return binary_of(GEMM, default_core_info()).data
+    return binary_of(GEMM, CoreInfo.default()).data
 
 
 @pytest.mark.parametrize("enabled", [True, False])
@@ -76,7 +77,7 @@ def test_collector_off_while_passes_and_validator_run(monkeypatch: pytest.Monkey
 def test_failed_compile_keeps_host_setting(enabled: bool) -> None:
     gc.enable() if enabled else gc.disable()
     with pytest.raises(CompilationError, match="nope") as info:
-        binary_of(BROKEN, default_core_info())
+        binary_of(BROKEN, CoreInfo.default())
     assert info.value.loc.begin.line == 2
     assert gc.isenabled() is enabled
 

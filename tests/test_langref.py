@@ -19,7 +19,7 @@ from tinytc_py.compiler import assemble_module, compile_to_module
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.ops import INSTRUCTIONS
 from tinytc_py.ir.types import _PROMOTABLE
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 from tinytc_py.text.printer import print_prog
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,8 +17,7 @@ from tinytc_py.cli import upgrade as upgrade_cli
 from tinytc_py.errors import CompilationError, Status
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.enums import OptFlag
-from tinytc_py.text.dialect import LEGACY_HINT, looks_legacy
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import LEGACY_HINT, looks_legacy, parse
 from tinytc_py.text.printer import print_prog
 from tinytc_py.text.upgrade import upgrade
 

@@ -15,7 +15,7 @@ from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.nesting import MAX_NESTING
 from tinytc_py.ir.ops import INSTRUCTIONS
 from tinytc_py.passes.registry import run_function_pass
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 from tinytc_py.text.printer import print_prog
 
 I64_MAX = 2**63 - 1

@@ -15,7 +15,7 @@ import pytest
 
 from tinytc_py.errors import CompilationError, Status
 from tinytc_py.text import lexer
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 from tinytc_py.text.printer import format_float, print_prog
 
 I64_MAX = 2**63 - 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tinytc_py.errors import CompilationError, Status
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 from tinytc_py.text.preprocessor import evaluate_rpn
 from tinytc_py.text.printer import print_prog
 

@@ -17,7 +17,7 @@ import pytest
 from tinytc_py.errors import CompilationError, Status
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.types import ScalarKind, promote
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 
 ORDER = ["i8", "i16", "i32", "i64", "index", "bf16", "f16", "f32", "f64", "c32", "c64"]
 

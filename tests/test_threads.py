@@ -6,7 +6,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from tinytc_py.compiler import compile_to_spirv
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 
 
 def source(k: int) -> str:

@@ -13,7 +13,7 @@ from tinytc_py.ir.region import Func
 from tinytc_py.ir.uniformity import Uniformity, must_be_uniform
 from tinytc_py.ir.values import Value
 from tinytc_py.passes.registry import get_pass
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 
 SOURCES = """
 func @k(%A: memref<f32x64x64>, %p: memref<i32x16>, %G: group<memref<f32x64x64>x?>, %x: f32) {

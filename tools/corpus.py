@@ -10,10 +10,46 @@ proof that a refactoring of the compiler changed no output.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import os
+import pickle
 import sys
+from pathlib import Path
+from typing import Any
 
-from tinytc_py.corpus import replay
+from tinytc_py.compiler import compile_to_spirv
+from tinytc_py.corpus import ENV
+from tinytc_py.errors import TinytcError
+from tinytc_py.ir.context import CompilerContext
+from tinytc_py.ir.enums import OptFlag
+from tinytc_py.text.dialect import parse
+
+
+def _outcome(text: str, core_info: Any, opt_level: int, flags: dict[str, bool]) -> str:
+    ctx = CompilerContext()
+    ctx.opt_level = opt_level
+    for name, on in flags.items():
+        ctx.set_optimization_flag(OptFlag[name], on)
+    try:
+        binary = compile_to_spirv(parse(text, ctx), core_info)
+    except TinytcError as e:
+        return "error: " + str(e)
+    h = hashlib.sha256(binary.data)
+    h.update(repr(sorted(binary.kernels.items())).encode())
+    h.update(repr(binary.core_features).encode())
+    return h.hexdigest()
+
+
+def replay(folder: str | Path) -> dict[str, str]:
+    """Record file name -> digest of the compiled output (or the error) under this compiler,
+    with the kernel cache off."""
+    os.environ["TINYTC_CACHE"] = "0"
+    os.environ.pop(ENV, None)
+    out = {}
+    for path in sorted(Path(folder).glob("*.pkl")):
+        out[path.name] = _outcome(*pickle.loads(path.read_bytes()))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import Status, TinytcError
 
 if TYPE_CHECKING:
-    from .compiler import Binary
+    from .binary import Binary
     from .ir.builder import IRBuilder
     from .ir.context import CompilerContext
     from .ir.enums import OptFlag
@@ -187,8 +187,8 @@ def parse(
     tinytc_py.errors.CompilationError: 2.21-23: unknown type ...f33...
     """
     from .ir.context import CompilerContext
+    from .text.dialect import parse as parse_text
     from .text.dialect import resolve
-    from .text.parser import parse as parse_text
 
     ctx = context or CompilerContext()
     resolve(dialect, ctx)  # raises ValueError for an unknown dialect before reading a file
@@ -204,8 +204,8 @@ def parse(
 
 
 def _apply_options(ctx: CompilerContext, opt_level: int, flags: Iterable[str | OptFlag]) -> None:
-    from .cli.options import set_flags
     from .ir.enums import OptFlag
+    from .options import set_flags
 
     if opt_level not in (0, 1, 2):
         raise ValueError(f"opt_level must be 0, 1 or 2, got {opt_level}")
@@ -220,7 +220,7 @@ def _apply_options(ctx: CompilerContext, opt_level: int, flags: Iterable[str | O
 
 
 def _target_core_info(target: str | CoreInfo) -> CoreInfo:
-    from .cli.options import core_info_for_device
+    from .options import core_info_for_device
 
     return target if not isinstance(target, str) else core_info_for_device(target)
 
@@ -284,8 +284,9 @@ def _autotuned(prog: Prog, dev: Device, info: CoreInfo) -> CoreInfo:
     if dev.runtime != "opencl":
         return info
     from .runtime.autotune import autotune
+    from .runtime.opencl import program
 
-    return autotune(prog, dev.handle, info)
+    return autotune(prog, dev.handle, info, program)
 
 
 def build_for(binary: Binary, device: Device) -> Any:

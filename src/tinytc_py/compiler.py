@@ -1,19 +1,21 @@
 """Compiler driver: IR program -> validated SPIR-V binary plus kernel metadata.
 
 `compile_to_spirv(prog, core_info)` runs the default pass pipeline (passes/pipeline.py; it
-changes `prog` in place), converts every function (spirv/convert.py), declares the
+changes `prog` in place), converts every function (spirv/convert/), declares the
 capabilities and extensions the module uses (spirv/capex.py), checks them against the core
 info's SPIR-V features, assembles the module and always runs spirv-val on the result: a
 malformed binary can hang the Intel OpenCL runtime forever, so nothing unvalidated leaves here.
+The result is a `Binary` (binary.py); the kernel cache below answers repeated compilations.
 Every step runs with the cyclic garbage collector paused (gc_pause.py says why).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from . import corpus
+from . import corpus, kernel_cache
+from .binary import Binary, KernelInfo
 from .errors import CompilationError, Status, TinytcError
 from .gc_pause import paused_gc
 from .ir.extensions import check_globals_enabled
@@ -21,33 +23,10 @@ from .ir.region import Prog
 from .passes.pipeline import run_default_pipeline
 from .spirv.assembler import assemble
 from .spirv.capex import capex, check_features
-from .spirv.convert import ArgInfo, KernelInfo, ParamInfo, convert_prog
+from .spirv.convert import convert_prog
 from .spirv.module import Module
 from .spirv.validate import SpirvValidationError, validate
-from .target.core_info import CoreFeature, CoreInfo, IntelGpuArchitecture
-
-
-@dataclass
-class Binary:
-    """A compiled program: SPIR-V bytes, per-kernel metadata and the core feature flags
-    (large register file) the runtime must pass to the device compiler."""
-
-    data: bytes
-    kernels: dict[str, KernelInfo] = field(default_factory=dict)
-    core_features: CoreFeature = CoreFeature(0)
-    format: str = "spirv"
-    cache: bool = True  # False: compiled with the kernel cache off, so keep its build out too
-
-    def kernel(self, name: str) -> KernelInfo:
-        try:
-            return self.kernels[name]
-        except KeyError as e:
-            raise TinytcError(Status.invalid_arguments, f"no kernel named {name!r}") from e
-
-
-def default_core_info() -> CoreInfo:
-    """PVC, the upstream command-line compiler's default target."""
-    return CoreInfo.intel_from_arch(IntelGpuArchitecture.pvc)
+from .target.core_info import CoreFeature, CoreInfo
 
 
 @dataclass
@@ -63,7 +42,7 @@ class CompiledModule:
 def compile_to_module(prog: Prog, core_info: CoreInfo | None = None) -> CompiledModule:
     """Run the pipeline on `prog` (in place), convert it and declare capabilities; errors are
     reported through the program's context and raised."""
-    info = core_info if core_info is not None else default_core_info()
+    info = core_info if core_info is not None else CoreInfo.default()
     corpus.record(lambda: _printed(prog), info, prog.ctx)
     with paused_gc():
         try:
@@ -106,9 +85,7 @@ def compile_to_spirv(prog: Prog, core_info: CoreInfo | None = None) -> Binary:
     """Compile `prog` for `core_info` (default: PVC); raises CompilationError (rendered with
     the program's sources) or TinytcError. The kernel cache (keyed by the printed program)
     answers when it is on; then `prog` stays as it is instead of going through the passes."""
-    from . import kernel_cache  # it stores Binary objects, so it imports this module
-
-    info = core_info if core_info is not None else default_core_info()
+    info = core_info if core_info is not None else CoreInfo.default()
     corpus.record(lambda: _printed(prog), info, prog.ctx)
     return kernel_cache.spirv_binary(
         lambda: _printed(prog),
@@ -126,9 +103,8 @@ def binary_of(source: str | Prog | Binary, core_info: CoreInfo) -> Binary:
         return source
     if isinstance(source, Prog):
         return compile_to_spirv(source, core_info)
-    from . import kernel_cache
     from .ir.context import CompilerContext
-    from .text.parser import parse
+    from .text.dialect import parse
 
     ctx = CompilerContext()
     corpus.record(lambda: source, core_info, ctx)
@@ -148,14 +124,9 @@ def _compile(make_prog: Callable[[], Prog], info: CoreInfo) -> Binary:
 
 
 __all__ = [
-    "ArgInfo",
-    "Binary",
     "CompiledModule",
-    "KernelInfo",
-    "ParamInfo",
     "assemble_module",
     "binary_of",
     "compile_to_module",
     "compile_to_spirv",
-    "default_core_info",
 ]

@@ -5,8 +5,9 @@ With ``TINYTC_RECORD_CORPUS=DIR`` in the environment (inherited by the processes
 C hosts of libtinytc included), each program handed to the compiler is written to DIR before
 it is compiled: its text (the source, or the printed program when it was built), the core
 info, the optimization level and the compiler-context flags. Identical records share one file.
-`replay` compiles every record again and returns, per record, a digest of the SPIR-V and the
-kernel metadata, or the error message; `tools/corpus.py` compares two replays.
+`tools/corpus.py` compiles every record again (a digest of the SPIR-V and the kernel metadata,
+or the error message, per record) and compares two replays; the replay lives there because it
+drives the compiler, which imports this module to record.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import os
 import pickle
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .ir.context import CompilerContext
@@ -41,35 +42,3 @@ def record(program_text: Callable[[], str], core_info: CoreInfo, ctx: CompilerCo
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_bytes(data)
     os.replace(tmp, path)
-
-
-def _outcome(text: str, core_info: Any, opt_level: int, flags: dict[str, bool]) -> str:
-    from .compiler import compile_to_spirv
-    from .errors import TinytcError
-    from .ir.context import CompilerContext
-    from .ir.enums import OptFlag
-    from .text.parser import parse
-
-    ctx = CompilerContext()
-    ctx.opt_level = opt_level
-    for name, on in flags.items():
-        ctx.set_optimization_flag(OptFlag[name], on)
-    try:
-        binary = compile_to_spirv(parse(text, ctx), core_info)
-    except TinytcError as e:
-        return "error: " + str(e)
-    h = hashlib.sha256(binary.data)
-    h.update(repr(sorted(binary.kernels.items())).encode())
-    h.update(repr(binary.core_features).encode())
-    return h.hexdigest()
-
-
-def replay(folder: str | Path) -> dict[str, str]:
-    """Record file name -> digest of the compiled output (or the error) under this compiler,
-    with the kernel cache off."""
-    os.environ["TINYTC_CACHE"] = "0"
-    os.environ.pop(ENV, None)
-    out = {}
-    for path in sorted(Path(folder).glob("*.pkl")):
-        out[path.name] = _outcome(*pickle.loads(path.read_bytes()))
-    return out

@@ -33,8 +33,9 @@ from typing import Protocol, TypeVar
 import numpy as np
 
 from .analysis.gemm_model import GemmProblem, cpu_blocking, cpu_candidates, gemm_key
+from .binary import Binary
 from .cache_dir import atomic_write, cache_subdir
-from .compiler import Binary, compile_to_spirv
+from .compiler import compile_to_spirv
 from .ir.region import Prog
 from .kernel_cache import stats
 from .numpy_types import DTYPES
@@ -164,7 +165,7 @@ def tuning_kernel(key: GemmKey) -> str:
 
 def tuned_blocking(key: GemmKey, info: CoreInfo, timer: KernelTimer) -> GemmBlocking:
     """Times the cost model's choice and its next best candidates for `key`; see `choose`."""
-    from .text.parser import parse
+    from .text.dialect import parse
 
     assert info.cpu is not None
     dtypes = tuple(np.dtype(DTYPES[t]) for t in key.types)

@@ -13,7 +13,7 @@ from tinytc_py.errors import CompilationError, Status
 from tinytc_py.ir.types import DYNAMIC
 from tinytc_py.spirv import dump
 from tinytc_py.target.core_info import CoreInfo, SpirvFeature
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 
 pytestmark = pytest.mark.timeout(120, method="thread")
 

@@ -12,7 +12,7 @@ import pytest
 
 from tinytc_py.passes.registry import run_function_pass
 from tinytc_py.spirv import dump
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 from tinytc_py.text.printer import print_prog
 
 from .support import (

@@ -11,7 +11,7 @@ from tinytc_py.errors import CompilationError, Status
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.runtime.opencl import DTYPES
 from tinytc_py.target.core_info import CoreInfo, IntelGpuArchitecture
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 
 from .support import build
 

@@ -347,7 +347,7 @@ def test_extract_insert_layout(ty, M, N, S, use):
 def test_extract_index_out_of_bounds():
     from tinytc_py.compiler import compile_to_spirv
     from tinytc_py.errors import CompilationError, Status
-    from tinytc_py.text.parser import parse
+    from tinytc_py.text.dialect import parse
 
     body = """        %z = constant 0.0 : f32
         %m = cooperative_matrix_construct %z : coopmatrix<f32x16x4,matrix_acc>
@@ -407,7 +407,7 @@ def test_mul_add(ta, tb, tc, td, M, K, N, S):
 def test_mul_add_rows_not_multiple_of_subgroup_size():
     from tinytc_py.compiler import compile_to_spirv
     from tinytc_py.errors import CompilationError, Status
-    from tinytc_py.text.parser import parse
+    from tinytc_py.text.dialect import parse
 
     body = f"""        %z = constant 0.0 : f32
         %a = cooperative_matrix_construct %z : {cm("f32", 8, 8, "a")}

@@ -38,7 +38,7 @@ import pytest
 
 from tinytc_py.errors import CompilationError, Status
 from tinytc_py.passes.registry import run_function_pass
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 
 from .support import NP_DTYPE, bf16_bits, bf16_value, build
 

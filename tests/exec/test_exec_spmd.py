@@ -10,7 +10,7 @@ from tinytc_py.compiler import compile_to_spirv
 from tinytc_py.errors import CompilationError, Status
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.runtime.opencl import DTYPES
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 
 from .support import build
 from .test_exec_memory_types import special_values

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tinytc_py import gemm_tuning
+from tinytc_py import options as lib_options
 from tinytc_py.analysis.gemm_model import (
     GemmProblem,
     cpu_blocking,
@@ -18,11 +19,11 @@ from tinytc_py.analysis.gemm_model import (
     stalls_unrolled,
     streams,
 )
-from tinytc_py.cli import options as cli_options
 from tinytc_py.compiler import compile_to_spirv
 from tinytc_py.target.cpu_core import cpu_core
 from tinytc_py.target.gemm_blocking import GemmBlocking, GemmKey
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
+from tinytc_py.text.printer import print_prog
 
 pytestmark = pytest.mark.timeout(300, method="thread")
 
@@ -157,7 +158,7 @@ def test_pinned_isa_gemm_runs(isa, mnk, t, trans_b):
     cl_device()
     from tinytc_py.runtime.opencl import program
 
-    info = cli_options.core_info_for_device(f"cpu-{isa}")
+    info = lib_options.core_info_for_device(f"cpu-{isa}")
     run_and_check(program(kernel(*mnk, t, trans_b), core_info=info), *mnk, t, trans_b)
 
 
@@ -167,13 +168,13 @@ def test_tuned_blocking_overrides_the_model(blocking):
     accumulators are row_blocks x cols coopmatrix mul_adds per K step."""
     from tinytc_py.passes.pipeline import run_default_pipeline
 
-    info = cli_options.core_info_for_device("cpu-avx512")
+    info = lib_options.core_info_for_device("cpu-avx512")
     key = GemmKey(64, 64, 64, ("f32",) * 3, (False, False))
     b = GemmBlocking.from_text(blocking)
     tuned = dataclasses.replace(info, gemm_blockings={key: b})
     prog = parse(kernel(64, 64, 64, "f32", False))
     run_default_pipeline(prog, tuned)
-    text = str(prog)
+    text = print_prog(prog)
     assert f"coopmatrix<f32x16x{b.cols},matrix_acc>" in text
     compile_to_spirv(parse(kernel(64, 64, 64, "f32", False)), tuned)  # spirv-val
 
@@ -228,7 +229,7 @@ def test_tuner_keeps_the_fastest_candidate(tuning_dir, isa):
     """The compiler side needs no device: it compiles one tuning kernel per candidate (A, B, C
     of the gemm's stored shapes per batch entry), keeps the fastest and stores it under the
     timer's device name and the ISA."""
-    info = cli_options.core_info_for_device(f"cpu-{isa}")
+    info = lib_options.core_info_for_device(f"cpu-{isa}")
     timer = FakeTimer()
     prog = parse(kernel(23, 37, 19, "f64", True))
     tuned = gemm_tuning.tune(prog, info, timer)
@@ -253,7 +254,7 @@ def test_tuner_keeps_the_fastest_candidate(tuning_dir, isa):
 def test_tuner_times_the_model_choice_in_interleaved_rounds(tuning_dir, isa):
     """The cost model's blocking is always a candidate (the first compiled); in every round
     each candidate is launched twice in a row (untimed, then timed), all candidates once."""
-    info = cli_options.core_info_for_device(f"cpu-{isa}")
+    info = lib_options.core_info_for_device(f"cpu-{isa}")
     timer = FakeTimer()
     timed = {}
     real = gemm_tuning.time_candidates
@@ -330,7 +331,7 @@ def test_autotune_times_once_then_hits_the_cache(tuning_dir, timed):
     timed.clear()
     run_and_check(program(kernel(m, n, k, "f32", False), autotune=True), m, n, k, "f32", False)
     assert timed == []
-    tuned = autotune.autotune(parse(kernel(m, n, k, "f32", False)), dev, info)
+    tuned = autotune.autotune(parse(kernel(m, n, k, "f32", False)), dev, info, program)
     assert tuned.gemm_blockings[key] == chosen
     assert info.gemm_blockings == {}  # the device's core info itself is not changed
 
@@ -342,14 +343,16 @@ def test_autotune_uses_a_stored_choice(tuning_dir, timed):
     from tinytc_py.runtime.opencl import core_info_for, program
 
     info = core_info_for(dev)
-    path = gemm_tuning.tuning_file(autotune.ClKernelTimer(dev), info)
+    path = gemm_tuning.tuning_file(autotune.ClKernelTimer(dev, program), info)
     assert dev.driver_version.strip().replace(" ", "_") in path.name
     assert path.name.endswith(f"-{info.cpu.isa}-tuner2.json")
     key = GemmKey(16, 16, 16, ("f64",) * 3, (False, True))
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({key.text(): "1x3k2"}))
     prog = parse(kernel(16, 16, 16, "f64", True))
-    assert autotune.autotune(prog, dev, info).gemm_blockings == {key: GemmBlocking(1, 3, 2)}
+    assert autotune.autotune(prog, dev, info, program).gemm_blockings == {
+        key: GemmBlocking(1, 3, 2)
+    }
     run_and_check(program(kernel(16, 16, 16, "f64", True), autotune=True), 16, 16, 16, "f64", True)
     assert timed == []
 

@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 
 from tinytc_py.errors import CompilationError, TinytcError
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 from tinytc_py.text.printer import print_prog
 
 LIT = Path(__file__).resolve().parents[1] / "lit"

@@ -23,7 +23,7 @@ from tests.fuzz.frontend import check, corpus, mutate  # noqa: E402
 
 from tinytc_py.compiler import compile_to_spirv  # noqa: E402
 from tinytc_py.errors import TinytcError  # noqa: E402
-from tinytc_py.text.parser import parse  # noqa: E402
+from tinytc_py.text.dialect import parse  # noqa: E402
 
 HANG_SECONDS = 20
 CHUNK = 2000

@@ -14,7 +14,7 @@ from tinytc_py.errors import CompilationError, Status
 from tinytc_py.ir.builder import IRBuilder
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.types import ScalarKind
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 from tinytc_py.text.printer import print_prog
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from tinytc_py.compiler import binary_of, default_core_info
+from tinytc_py.compiler import binary_of
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.kernel_cache import locks, stats, store
 from tinytc_py.kernel_cache.keys import spirv_key
+from tinytc_py.target.core_info import CoreInfo
 
 from .test_spirv_cache import assert_same, fresh_compile, gemm
 
@@ -34,7 +35,7 @@ with locks.build_once(sys.argv[1]) as (payload, waited):
 
 
 def key() -> str:
-    return spirv_key(gemm(16), default_core_info(), CompilerContext())
+    return spirv_key(gemm(16), CoreInfo.default(), CompilerContext())
 
 
 def lock_file() -> Path:
@@ -60,7 +61,7 @@ def kill(proc: subprocess.Popen) -> None:
 
 def build_and_check() -> dict[str, int]:
     """The counters of a build of gemm(16) through the cache, after checking its result."""
-    binary = binary_of(gemm(16), default_core_info())
+    binary = binary_of(gemm(16), CoreInfo.default())
     counts = stats.process()
     assert_same(binary, fresh_compile(gemm(16)))
     assert store.get(key()) is not None

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tinytc_py import kernel_cache
-from tinytc_py.compiler import binary_of, compile_to_spirv, default_core_info
+from tinytc_py.compiler import binary_of, compile_to_spirv
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.enums import OptFlag
 from tinytc_py.kernel_cache import stats, store
@@ -21,7 +21,7 @@ from tinytc_py.kernel_cache.codec import decode, encode
 from tinytc_py.kernel_cache.keys import spirv_key
 from tinytc_py.spirv.validate import validate
 from tinytc_py.target.core_info import CoreInfo, IntelGpuArchitecture
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 
 
 def gemm(m: int, n: int = 8, k: int = 4) -> str:
@@ -37,7 +37,7 @@ def fresh_compile(text: str):
     """The binary of `text` compiled with the cache off (what every hit must equal)."""
     ctx = CompilerContext()
     ctx.set_optimization_flag(OptFlag.kernel_cache, 0)
-    return compile_to_spirv(parse(text, ctx), default_core_info())
+    return compile_to_spirv(parse(text, ctx), CoreInfo.default())
 
 
 def assert_same(a, b) -> None:
@@ -50,15 +50,15 @@ def entry_files(folder: Path) -> list[Path]:
 
 def test_second_lookup_hits_disk_then_memo(cache: Path) -> None:
     text = gemm(16)
-    first = binary_of(text, default_core_info())
+    first = binary_of(text, CoreInfo.default())
     assert stats.process() == {
         "spirv_misses": 1,
         "compiles": 1,
         "bytes_written": entry_files(cache)[0].stat().st_size,
     }
     kernel_cache.clear_memo()
-    from_disk = binary_of(text, default_core_info())
-    from_memo = binary_of(text, default_core_info())
+    from_disk = binary_of(text, CoreInfo.default())
+    from_memo = binary_of(text, CoreInfo.default())
     counts = stats.process()
     assert (counts["spirv_hits"], counts["memo_hits"], counts["compiles"]) == (1, 1, 1)
     assert_same(from_disk, first)
@@ -70,10 +70,10 @@ def test_second_lookup_hits_disk_then_memo(cache: Path) -> None:
 def test_program_objects_are_keyed_by_their_printed_text(cache: Path) -> None:
     """A program built in memory (here: parsed, then passed as a program) hits the entry of a
     second, equal program; a different program misses."""
-    compile_to_spirv(parse(gemm(16)), default_core_info())
+    compile_to_spirv(parse(gemm(16)), CoreInfo.default())
     kernel_cache.clear_memo()
-    hit = compile_to_spirv(parse(gemm(16)), default_core_info())
-    compile_to_spirv(parse(gemm(24)), default_core_info())
+    hit = compile_to_spirv(parse(gemm(16)), CoreInfo.default())
+    compile_to_spirv(parse(gemm(24)), CoreInfo.default())
     counts = stats.process()
     assert (counts["spirv_hits"], counts["spirv_misses"], counts["compiles"]) == (1, 2, 2)
     assert_same(hit, fresh_compile(gemm(16)))
@@ -85,7 +85,7 @@ def test_codec_round_trip() -> None:
 
 
 def test_key_covers_every_flag_level_core_info_and_program() -> None:
-    info = default_core_info()
+    info = CoreInfo.default()
     base = spirv_key(gemm(16), info, CompilerContext())
     keys = {base, spirv_key(gemm(24), info, CompilerContext())}
     for flag in OptFlag:
@@ -98,11 +98,11 @@ def test_key_covers_every_flag_level_core_info_and_program() -> None:
     keys.add(
         spirv_key(gemm(16), CoreInfo.intel_from_arch(IntelGpuArchitecture.tgl), CompilerContext())
     )
-    changed = default_core_info()
+    changed = CoreInfo.default()
     changed.default_alignment *= 2
     keys.add(spirv_key(gemm(16), changed, CompilerContext()))
     assert len(keys) == 2 + len(OptFlag) + 3
-    assert spirv_key(gemm(16), default_core_info(), CompilerContext()) == base
+    assert spirv_key(gemm(16), CoreInfo.default(), CompilerContext()) == base
 
 
 @pytest.mark.parametrize("switch", ["environment", "context flag"])
@@ -115,7 +115,7 @@ def test_switched_off_compiles_and_stores_nothing(
     else:
         ctx.set_optimization_flag(OptFlag.kernel_cache, 0)
     for _ in range(2):
-        binary = compile_to_spirv(parse(gemm(16), ctx), default_core_info())
+        binary = compile_to_spirv(parse(gemm(16), ctx), CoreInfo.default())
     assert not cache.exists()
     assert stats.process() == {"compiles": 2}
     assert binary.cache is False
@@ -124,7 +124,7 @@ def test_switched_off_compiles_and_stores_nothing(
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "empty", "header only"])
 def test_damaged_entry_is_removed_and_rebuilt(cache: Path, damage: str) -> None:
-    binary_of(gemm(16), default_core_info())
+    binary_of(gemm(16), CoreInfo.default())
     (path,) = entry_files(cache)
     raw = path.read_bytes()
     damaged = {
@@ -135,7 +135,7 @@ def test_damaged_entry_is_removed_and_rebuilt(cache: Path, damage: str) -> None:
     }[damage]
     path.write_bytes(damaged)
     kernel_cache.clear_memo()
-    rebuilt = binary_of(gemm(16), default_core_info())
+    rebuilt = binary_of(gemm(16), CoreInfo.default())
     counts = stats.process()
     assert (counts["corrupt"], counts["compiles"], counts["spirv_misses"]) == (1, 2, 2)
     assert_same(rebuilt, fresh_compile(gemm(16)))
@@ -173,7 +173,7 @@ def test_unwritable_folder_works_and_warns_once(
     _unwritable(how, cache, monkeypatch)
     why = "is not a folder; caching is off" if how == "folder is a file" else "cannot write"
     with pytest.warns(RuntimeWarning, match=why) as record:
-        binaries = [binary_of(gemm(m), default_core_info()) for m in (16, 24, 32)]
+        binaries = [binary_of(gemm(m), CoreInfo.default()) for m in (16, 24, 32)]
     assert len(record) == 1
     assert stats.process()["compiles"] == 3
     assert not entry_files(cache)
@@ -190,11 +190,11 @@ def test_eviction_keeps_the_folder_under_the_bound(
     monkeypatch.setenv("TINYTC_CACHE_MAX_MB", str(bound_mb))
     sizes = (16, 24, 32, 40, 48, 56, 64)
     for m in sizes:
-        binary_of(gemm(m), default_core_info())
+        binary_of(gemm(m), CoreInfo.default())
         kernel_cache.clear_memo()
-        binary_of(gemm(16), default_core_info())
+        binary_of(gemm(16), CoreInfo.default())
         assert sum(f.stat().st_size for f in entry_files(cache)) <= bound_mb * 1024 * 1024
-    keys = {spirv_key(gemm(m), default_core_info(), CompilerContext()): m for m in sizes}
+    keys = {spirv_key(gemm(m), CoreInfo.default(), CompilerContext()): m for m in sizes}
     kept = {keys[f.name.removesuffix(store.SUFFIX)] for f in entry_files(cache)}
     assert {16, 64} <= kept and 24 not in kept
     assert stats.process()["evicted"] == len(sizes) - len(kept)

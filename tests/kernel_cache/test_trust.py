@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from tinytc_py import kernel_cache
-from tinytc_py.compiler import binary_of, default_core_info
+from tinytc_py.compiler import binary_of
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.kernel_cache import stats, store, trust
 from tinytc_py.kernel_cache.keys import spirv_key
+from tinytc_py.target.core_info import CoreInfo
 
 from .test_spirv_cache import assert_same, fresh_compile, gemm
 
@@ -33,10 +34,10 @@ def filled(root: Path) -> Path:
     """`root` holding the SPIR-V entry of gemm(16), written by a trusted cache; returns the
     entry's path."""
     os.environ["TINYTC_CACHE_DIR"] = str(root)
-    binary_of(gemm(16), default_core_info())
+    binary_of(gemm(16), CoreInfo.default())
     kernel_cache.clear_memo()
     stats.reset_process()
-    key = spirv_key(gemm(16), default_core_info(), CompilerContext())
+    key = spirv_key(gemm(16), CoreInfo.default(), CompilerContext())
     return root / "kernels" / (key + store.SUFFIX)
 
 
@@ -52,7 +53,7 @@ def assert_refused(root: Path, why: str) -> None:
     matching `why`; nothing in the folder is read or changed."""
     before = snapshot(root)
     with pytest.warns(RuntimeWarning, match=why) as caught:
-        binaries = [binary_of(gemm(m), default_core_info()) for m in (16, 24, 16)]
+        binaries = [binary_of(gemm(m), CoreInfo.default()) for m in (16, 24, 16)]
     assert len(caught) == 1, [str(w.message) for w in caught]
     assert stats.process() == {"compiles": 3}
     assert_same(binaries[0], fresh_compile(gemm(16)))
@@ -97,7 +98,7 @@ def test_users_private_group_may_write(cache: Path) -> None:
     cache.chmod(0o770)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        binary_of(gemm(16), default_core_info())
+        binary_of(gemm(16), CoreInfo.default())
     assert stats.process() == {"spirv_hits": 1}
 
 
@@ -105,7 +106,7 @@ def test_users_private_group_may_write(cache: Path) -> None:
 def test_entry_of_another_owner_is_not_read(cache: Path) -> None:
     entry = filled(cache.parent)
     os.chown(entry, OTHER, -1)
-    binary = binary_of(gemm(16), default_core_info())
+    binary = binary_of(gemm(16), CoreInfo.default())
     counts = stats.process()  # untrusted: refused reads (the miss, the check under the lock)
     assert counts["untrusted"] >= 1
     assert (counts["compiles"], counts.get("spirv_hits", 0)) == (1, 0)
@@ -128,9 +129,9 @@ def test_group_mode_accepts_a_folder_of_the_users_group(
     shared(root, monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        first = binary_of(gemm(16), default_core_info())
+        first = binary_of(gemm(16), CoreInfo.default())
         kernel_cache.clear_memo()
-        second = binary_of(gemm(16), default_core_info())
+        second = binary_of(gemm(16), CoreInfo.default())
     assert stats.process()["spirv_hits"] == 1
     assert_same(second, first)
     kernels = root / "kernels"
@@ -154,7 +155,7 @@ def test_group_mode_refuses_a_missing_folder(cache: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("TINYTC_CACHE_DIR", str(root))
     monkeypatch.setenv(trust.ENV_SHARED, "group")
     with pytest.warns(RuntimeWarning, match=f"shared folder {root} does not exist.*chmod 2770"):
-        binary_of(gemm(16), default_core_info())
+        binary_of(gemm(16), CoreInfo.default())
     assert not root.exists()
 
 
@@ -176,7 +177,7 @@ def test_group_mode_reads_only_entries_of_the_group(
     shared(root, monkeypatch)
     entry = filled(root)
     os.chown(entry, -1, OTHER)
-    binary = binary_of(gemm(16), default_core_info())
+    binary = binary_of(gemm(16), CoreInfo.default())
     assert stats.process()["untrusted"] >= 1
     assert (stats.process()["compiles"], stats.process().get("spirv_hits", 0)) == (1, 0)
     assert_same(binary, fresh_compile(gemm(16)))
@@ -188,7 +189,7 @@ def test_unknown_shared_mode_turns_caching_off(
 ) -> None:
     monkeypatch.setenv(trust.ENV_SHARED, "world")
     with pytest.warns(RuntimeWarning, match="TINYTC_CACHE_SHARED='world' is not one of"):
-        binary_of(gemm(16), default_core_info())
+        binary_of(gemm(16), CoreInfo.default())
     assert stats.process() == {"compiles": 1}
     assert not cache.exists()
 
@@ -197,5 +198,5 @@ def test_new_folders_are_private(cache: Path) -> None:
     root = cache.parent / "new"
     shutil.rmtree(root, ignore_errors=True)
     os.environ["TINYTC_CACHE_DIR"] = str(root)
-    binary_of(gemm(16), default_core_info())
+    binary_of(gemm(16), CoreInfo.default())
     assert stat.S_IMODE((root / "kernels").stat().st_mode) == 0o700

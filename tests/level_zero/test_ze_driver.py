@@ -67,7 +67,7 @@ VALIDATION = [pytest.param(False, id="plain"), pytest.param(True, id="validation
 @pytest.fixture(scope="session")
 def axpy_spv(tmp_path_factory) -> Path:
     from tinytc_py.compiler import compile_to_spirv
-    from tinytc_py.text.parser import parse
+    from tinytc_py.text.dialect import parse
 
     path = tmp_path_factory.mktemp("spv") / "axpy_group.spv"
     path.write_bytes(compile_to_spirv(parse(AXPY_GROUP)).data)

@@ -14,11 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tinytc_py.compiler import Binary, compile_to_spirv
+from tinytc_py.binary import Binary
+from tinytc_py.compiler import compile_to_spirv
 from tinytc_py.errors import Status, TinytcError
 from tinytc_py.recipes import small_gemm_batched, tall_and_skinny
 from tinytc_py.target.core_info import CoreInfo, SpirvFeature
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 
 pytestmark = pytest.mark.timeout(300, method="thread")
 

@@ -23,7 +23,7 @@ from tinytc_py.spirv.convert.coopmatrix_dpas import (
 )
 from tinytc_py.spirv.validate import SpirvValidationError, validate
 from tinytc_py.target.core_info import CoreInfo
-from tinytc_py.text.parser import parse
+from tinytc_py.text.dialect import parse
 
 MUL_ADD = """
 func @k(%A: memref<{ta}x64x64{attr}>, %B: memref<{ta}x64x64>, %C: memref<{tc}x64x64>)

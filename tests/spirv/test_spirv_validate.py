@@ -192,7 +192,7 @@ def dpas_gemm_words() -> array:
     from tinytc_py.compiler import compile_to_spirv
     from tinytc_py.ir.context import CompilerContext
     from tinytc_py.target.core_info import CoreInfo
-    from tinytc_py.text.parser import parse
+    from tinytc_py.text.dialect import parse
 
     src = """func @k(%A: memref<f32x16x16>, %B: memref<f32x16x16>, %C: memref<f32x16x16>) {
     %one = constant 1.0 : f32

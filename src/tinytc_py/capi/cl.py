@@ -16,13 +16,15 @@ import functools
 from typing import Any
 
 from .. import kernel_cache
-from ..compiler import Binary, compile_to_spirv
+from ..binary import Binary
+from ..compiler import compile_to_spirv
 from ..errors import UNKNOWN_LOCATION, Status, TinytcError
 from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
 from ..runtime.autotune import autotune
 from ..runtime.cl_core_info import core_info_from_cl_device
 from ..runtime.device import device_identity
+from ..runtime.opencl import program as build_on_device
 from ..target.core_info import CoreFeature, CoreInfo, IntelGpuArchitecture, _is_arch
 from .core import BinaryObj
 from .errors import invalid
@@ -232,7 +234,7 @@ def tinytc_cl_kernel_bundle_create_with_program(
     info = core_info_of(device)
     info.core_features = CoreFeature(core_features)
     if prog.ctx.optimization_flag(OptFlag.autotune):
-        info = autotune(prog, _device(device), info)
+        info = autotune(prog, _device(device), info, build_on_device)
     binary = compile_to_spirv(prog, info)
     out(bundle, build_program(addr(context), addr(device), binary, prog.ctx))
 

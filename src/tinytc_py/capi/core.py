@@ -15,8 +15,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..binary import Binary
 from ..bounds_record import RECORD_LENGTH, report_message
-from ..compiler import Binary, CompiledModule, assemble_module, compile_to_module, compile_to_spirv
+from ..compiler import CompiledModule, assemble_module, compile_to_module, compile_to_spirv
 from ..errors import CompilationError, Location, Status, TinytcError, format_located
 from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
@@ -24,7 +25,7 @@ from ..ir.region import Prog
 from ..passes.registry import PASSES
 from ..spirv.dump import dump
 from ..target.core_info import CoreFeature, CoreInfo, SpirvFeature
-from ..text.parser import parse
+from ..text.dialect import parse
 from ..text.printer import print_prog
 from .errors import CApiError, invalid
 from .handles import (

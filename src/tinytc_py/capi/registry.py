@@ -1,20 +1,15 @@
-"""Which Python function implements which exported C function, and how they are attached to a
-cffi embedding module.
+"""Which Python function implements which exported C function.
 
 Implementations are plain functions named like the C function they implement, registered with
 `@export`; they take the C arguments as cffi passes them and return nothing (success) or raise.
-`attach` wraps each in `errors.guard` and hands it to `ffi.def_extern`. Functions that the
-library declares but nothing implements yet report tinytc_status_not_implemented.
+The implementing modules import this one; loader.py imports them and attaches what they
+registered, so nothing here imports an implementing module.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-
-from ..errors import Status
-from .errors import guard, guard_void
-from .handles import state
 
 IMPLS: dict[str, Callable[..., Any]] = {}
 
@@ -28,57 +23,3 @@ def export(fn: Callable[..., Any]) -> Callable[..., Any]:
 def register(name: str, fn: Callable[..., Any]) -> None:
     """Registers an implementation under an explicit name (for generated functions)."""
     IMPLS[name] = fn
-
-
-def _ignore(exc_type: Any, exc_value: Any, tb: Any) -> None:
-    """cffi's onerror hook: the guards catch everything, so this only silences cffi."""
-
-
-def attach(ffi: Any, lib: Any, functions: dict[str, str]) -> list[str]:
-    """Attaches an implementation to every Python-implemented function of a library.
-
-    `functions` maps each C name to "status" or "void" (its return kind). Returns the names
-    that got the not-implemented stub.
-    """
-    # The handle helpers use libtinytc's ffi: the structs and callbacks the core API hands out
-    # (locations, the error reporter) are its types. A process whose first call goes to
-    # libtinytc_cl runs on that library's ffi until libtinytc itself starts.
-    if state.ffi is None or "tinytc_compiler_context_create" in functions:
-        state.ffi, state.lib = ffi, lib
-    from . import builder, core, global_data, recipe  # noqa: F401 - importing registers the implementations
-
-    if any(name.startswith("tinytc_cl_") for name in functions):
-        from . import cl  # noqa: F401 - only the OpenCL library needs OpenCL
-    if any(name.startswith("tinytc_ze_") for name in functions):
-        from . import ze  # noqa: F401 - only the Level Zero library needs Level Zero
-    if any(name.startswith("_tinytc_sycl_") for name in functions):
-        from . import sycl  # noqa: F401 - libtinytc_sycl's private recipe-handler functions
-
-    missing = []
-    for name, kind in functions.items():
-        impl = IMPLS.get(name)
-        if impl is None:
-            missing.append(name)
-            if kind == "status":
-                ffi.def_extern(name=name, error=int(Status.not_implemented))(
-                    _status_stub(int(Status.not_implemented))
-                )
-            else:
-                ffi.def_extern(name=name, onerror=_ignore)(_void_stub)
-            continue
-        if kind == "status":
-            ffi.def_extern(name=name, error=int(Status.unknown), onerror=_ignore)(guard(impl))
-        else:
-            ffi.def_extern(name=name, onerror=_ignore)(guard_void(impl))
-    return missing
-
-
-def _status_stub(status: int) -> Callable[..., int]:
-    def stub(*args: Any) -> int:
-        return status
-
-    return stub
-
-
-def _void_stub(*args: Any) -> None:
-    return None

@@ -20,19 +20,14 @@ from ..errors import CompilationError, TinytcError
 from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
 from ..ir.region import Prog
+from ..options import core_info_for_device, set_flags
 from ..passes.base import FunctionPass
 from ..passes.insert_bounds_checks import PRECEDING, InsertBoundsChecks
 from ..passes.registry import PASSES, get_pass
 from ..target.core_info import CoreInfo
-from ..text.parser import parse
+from ..text.dialect import parse
 from ..text.printer import print_prog
-from .options import (
-    add_common_options,
-    add_legacy_option,
-    core_info_for_device,
-    dialect_of,
-    set_flags,
-)
+from .options import add_common_options, add_legacy_option, dialect_of
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -25,18 +25,11 @@ from ..errors import CompilationError, Status, TinytcError
 from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
 from ..ir.region import Prog
+from ..options import CORE_FEATURES, core_info_for_device, opencl_cpu_device, set_flags
 from ..spirv import dump
 from ..target.core_info import CoreInfo
-from ..text.parser import parse
-from .options import (
-    CORE_FEATURES,
-    add_common_options,
-    add_legacy_option,
-    core_info_for_device,
-    dialect_of,
-    opencl_cpu_device,
-    set_flags,
-)
+from ..text.dialect import parse
+from .options import add_common_options, add_legacy_option, dialect_of
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -91,8 +84,9 @@ def autotuned(prog: Prog, info: CoreInfo, device: str) -> CoreInfo:
             f"(got -d {device})",
         )
     from ..runtime.autotune import autotune
+    from ..runtime.opencl import program
 
-    return autotune(prog, dev, info)
+    return autotune(prog, dev, info, program)
 
 
 def main(argv: list[str] | None = None) -> int:

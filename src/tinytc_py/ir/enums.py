@@ -5,6 +5,15 @@ from __future__ import annotations
 from enum import IntEnum, IntFlag
 
 
+class Exec(IntEnum):
+    """Where an instruction may appear (the language's collective / SPMD / mixed classes); not
+    a C API enum. Here rather than in inst.py so that regions need not import instructions."""
+
+    mixed = 0
+    collective = 1
+    spmd = 2
+
+
 class Comp3(IntEnum):
     x = 0
     y = 1

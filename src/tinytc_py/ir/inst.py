@@ -12,25 +12,16 @@ that the language reference's "Restrictions" demand.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Status
-from .enums import ResultUniformity
+from .enums import Exec, ResultUniformity
 from .types import Type
 from .values import Use, Value
 
 if TYPE_CHECKING:
     from .attrs import DictionaryAttr
     from .region import Region
-
-
-class Exec(IntEnum):
-    """Where an instruction may appear (the language's collective / SPMD / mixed classes)."""
-
-    mixed = 0
-    collective = 1
-    spmd = 2
 
 
 @dataclass(frozen=True)

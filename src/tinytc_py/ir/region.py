@@ -6,7 +6,7 @@ from itertools import chain
 from typing import TYPE_CHECKING
 
 from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Status
-from .inst import Exec
+from .enums import Exec
 from .types import CoopmatrixType, Type
 from .values import Value
 
@@ -149,8 +149,3 @@ class Prog:
 
     def has_function(self, name: str) -> bool:
         return any(f.name == name for f in self.funcs)
-
-    def __str__(self) -> str:
-        from ..text.printer import print_prog
-
-        return print_prog(self)

@@ -20,30 +20,25 @@ line: `tinytc-cache` (cli/cache.py).
 
 from __future__ import annotations
 
-import os
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TypeVar
 
-from ..compiler import Binary
+from ..binary import Binary
 from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
 from ..target.core_info import CoreInfo
 from . import locks, stats, store, trust
 from .codec import decode, encode
 from .keys import native_key, spirv_key
+from .switch import ENV_SWITCH, switched_on
+from .warm import warm
 
-ENV_SWITCH = "TINYTC_CACHE"
 MEMO_ENTRIES = 256
 
 _memo: OrderedDict[str, Binary] = OrderedDict()
 
 T = TypeVar("T")
-
-
-def switched_on() -> bool:
-    """Whether TINYTC_CACHE leaves caching on for the process."""
-    return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "off", "false", "no")
 
 
 def enabled(ctx: CompilerContext | None = None) -> bool:
@@ -174,8 +169,6 @@ def clear_memo() -> None:
     """Forget the in-process results (the disk entries stay)."""
     _memo.clear()
 
-
-from .warm import warm  # noqa: E402 - it calls spirv_binary and native_build through the runtimes
 
 __all__ = [
     "ENV_SWITCH",

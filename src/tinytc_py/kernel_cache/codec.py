@@ -7,8 +7,7 @@ import dataclasses
 import json
 import struct
 
-from ..compiler import Binary
-from ..spirv.convert import ArgInfo, KernelInfo, ParamInfo
+from ..binary import ArgInfo, Binary, KernelInfo, ParamInfo
 from ..target.core_info import CoreFeature
 
 _LENGTH = struct.Struct("<I")

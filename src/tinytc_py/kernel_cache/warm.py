@@ -16,7 +16,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import Status, TinytcError
-from . import stats, switched_on, trust
+from . import stats, trust
+from .switch import switched_on
 
 RUNTIMES = ("opencl", "level_zero")
 

@@ -23,7 +23,6 @@ from ..target.core_info import CoreInfo
 from ..text.printer import SummaryPrinter
 from .base import FunctionPass
 from .dump_values import dump_values
-from .work_group_size import default_core_info
 
 
 def _ints(values: tuple[int, ...]) -> str:
@@ -35,7 +34,7 @@ class DumpGcd(FunctionPass):
     dumps = True
 
     def __init__(self, core_info: CoreInfo | None = None) -> None:
-        self.alignment = (core_info or default_core_info()).default_alignment
+        self.alignment = (core_info or CoreInfo.default()).default_alignment
 
     def _gcds(self, printer: SummaryPrinter, value: Value) -> Iterator[str]:
         name = printer.ref(value)

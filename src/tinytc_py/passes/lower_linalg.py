@@ -27,7 +27,7 @@ from .base import FunctionPass
 from .lower_linalg_common import LinalgGen
 from .lower_linalg_gemm import gemm
 from .pass_builder import PassBuilder
-from .work_group_size import default_core_info, ensure_sizes
+from .work_group_size import ensure_sizes
 
 
 def _axpby(g: LinalgGen) -> None:
@@ -68,7 +68,7 @@ class LowerLinalg(FunctionPass):
     name = "lower-linalg"
 
     def __init__(self, core_info: CoreInfo | None = None) -> None:
-        self.info = core_info or default_core_info()
+        self.info = core_info or CoreInfo.default()
 
     def run(self, func, ctx, out) -> None:
         sgs, wgs = ensure_sizes(func, ctx, out, self.info)

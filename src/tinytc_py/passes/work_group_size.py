@@ -7,7 +7,7 @@ info: the subgroup size must be supported (unsupported_subgroup_size), and W0 % 
 W0*W1 <= the maximum work-group size (unsupported_work_group_size).
 
 The core info is a constructor argument; without one the pass uses the PVC core
-(`CoreInfo.intel_from_name("pvc")`, small register file), which is what the lit tests assume.
+(`CoreInfo.default()`, small register file), which is what the lit tests assume.
 """
 
 from __future__ import annotations
@@ -18,10 +18,6 @@ from ..ir.attrs import ArrayAttr, IntegerAttr
 from ..ir.region import Func
 from ..target.core_info import CoreInfo
 from .base import FunctionPass
-
-
-def default_core_info() -> CoreInfo:
-    return CoreInfo.intel_from_name("pvc")
 
 
 def function_sizes(func: Func) -> tuple[int | None, list[int] | None]:
@@ -48,7 +44,7 @@ class WorkGroupSize(FunctionPass):
     name = "work-group-size"
 
     def __init__(self, core_info: CoreInfo | None = None) -> None:
-        self.info = core_info or default_core_info()
+        self.info = core_info or CoreInfo.default()
 
     def run(self, func, ctx, out) -> None:
         sgs, wgs = function_sizes(func)

@@ -17,13 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler import Binary, compile_to_spirv
+from ..binary import Binary
+from ..compiler import compile_to_spirv
 from ..errors import Status, TinytcError
 from ..ir.context import CompilerContext
 from ..ir.types import DYNAMIC
 from ..numpy_types import DTYPES
 from ..target.core_info import CoreInfo
-from ..text.parser import parse
+from ..text.dialect import parse
 
 
 def _dim(v: int) -> str:

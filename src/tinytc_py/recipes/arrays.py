@@ -74,8 +74,8 @@ def _check_operands(A: Any, B: Any, C: Any, order: int) -> str:
 
 def _context(flags: tuple[str, ...]) -> Any:
     """A compiler context with the compiler-context flags `flags` (as compile's `flags`)."""
-    from ..cli.options import set_flags
     from ..ir.context import CompilerContext
+    from ..options import set_flags
 
     ctx = CompilerContext()
     set_flags(ctx, list(flags))

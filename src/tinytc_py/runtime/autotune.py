@@ -2,7 +2,9 @@
 
 What to try, what to keep and where to store it is the compiler side's business
 (gemm_tuning.py); this module only builds a kernel on the device and measures it. `autotune`
-is the runtimes' entry point: the compiler-side tuner with this device's timer.
+is the runtimes' entry point: the compiler-side tuner with this device's timer. The runtime's
+program builder (runtime/opencl.py's `program`) comes in as a callable, so that this module,
+which the OpenCL runtime calls, does not import it back.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..binary import Binary
 from ..gemm_tuning import BatchedKernel, tune
 from ..ir.region import Prog
 from ..target.core_info import CoreInfo
@@ -20,11 +23,15 @@ from .device import cl
 
 WORKING_SET = 256 << 20  # bytes of A, B and C per timed launch: beyond the last-level cache
 
+# Builds a binary on an OpenCL device in a context: (binary, device, context) -> a built
+# program whose `.kernel(name)` launches (runtime/opencl.py's `program`).
+ProgramBuilder = Callable[[Binary, Any, Any], Any]
 
-def autotune(prog: Prog, dev: Any, info: CoreInfo) -> CoreInfo:
+
+def autotune(prog: Prog, dev: Any, info: CoreInfo, build: ProgramBuilder) -> CoreInfo:
     """`info` with tuned blockings for the gemms of `prog`, timed on the OpenCL device `dev`
-    (or taken from its tuning cache)."""
-    return tune(prog, info, ClKernelTimer(dev))
+    with programs that `build` makes (or taken from its tuning cache)."""
+    return tune(prog, info, ClKernelTimer(dev, build))
 
 
 class ClKernelTimer:
@@ -36,8 +43,9 @@ class ClKernelTimer:
     for); timed on 64 entries, the choices ran at down to 0.6x the cost model's in the GEMM
     benchmark. The buffers are made once per parameter list and shared by the candidates."""
 
-    def __init__(self, dev: Any) -> None:
+    def __init__(self, dev: Any, build: ProgramBuilder) -> None:
         self.dev = dev
+        self.build = build
         self._context: Any = None
         self._queue: Any = None
         self._buffers: dict[tuple, tuple[int, list[Any]]] = {}
@@ -46,13 +54,11 @@ class ClKernelTimer:
         return f"{self.dev.name.strip()}-{self.dev.driver_version.strip()}"
 
     def launcher(self, kernel: BatchedKernel) -> Callable[[], float]:
-        from .opencl import program
-
         if self._queue is None:
             self._context = cl.Context([self.dev])
             self._queue = cl.CommandQueue(self._context)
         queue = self._queue
-        built = program(kernel.binary, self.dev, self._context).kernel(kernel.name)
+        built = self.build(kernel.binary, self.dev, self._context).kernel(kernel.name)
         batch, bufs = self._data(kernel.params)
 
         def run() -> float:

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from ..binary import KernelInfo
 from ..bounds_record import RECORD_LENGTH, report_message
 from ..errors import OutOfBoundsError
-from ..spirv.convert import KernelInfo
 
 
 def without_record(info: KernelInfo) -> KernelInfo:

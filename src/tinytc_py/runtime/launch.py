@@ -36,11 +36,11 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler import Binary
+from ..binary import Binary, KernelInfo, ParamInfo
 from ..errors import Status, TinytcError
 from ..ir.types import DYNAMIC
 from ..numpy_types import DTYPES
-from ..spirv.convert import KernelInfo, ParamInfo, float_to_bf16_bits
+from ..spirv.convert import float_to_bf16_bits
 from .bounds_report import raise_if_violated, with_report, without_record
 from .host_arrays import require_host_array, require_writable
 

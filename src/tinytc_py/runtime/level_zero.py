@@ -36,10 +36,10 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from .. import kernel_cache
-from ..compiler import Binary, binary_of
+from ..binary import Binary, KernelInfo, ParamInfo
+from ..compiler import binary_of
 from ..errors import Status, TinytcError
 from ..native_libs import built_library
-from ..spirv.convert import KernelInfo, ParamInfo
 from ..target.core_info import CoreFeature, CoreInfo
 from . import ze_api
 from .host_arrays import require_host_array, require_writable

@@ -31,11 +31,11 @@ from . import device as _device  # sets OCL_ICD_VENDORS before pyopencl lists pl
 cl = _device.cl
 
 from .. import kernel_cache  # noqa: E402
-from ..compiler import Binary, binary_of  # noqa: E402
+from ..binary import Binary, KernelInfo, ParamInfo  # noqa: E402
+from ..compiler import binary_of  # noqa: E402
 from ..errors import Status, TinytcError  # noqa: E402
 from ..ir.enums import OptFlag  # noqa: E402
 from ..ir.types import DYNAMIC  # noqa: E402
-from ..spirv.convert import KernelInfo, ParamInfo  # noqa: E402
 from ..target.core_info import CoreFeature, CoreInfo  # noqa: E402
 from .autotune import autotune as tune  # noqa: E402
 from .cl_core_info import core_info_from_cl_device  # noqa: E402
@@ -140,11 +140,11 @@ def program(
     info = core_info or core_info_for(dev)
     if not isinstance(source, Binary):
         if isinstance(source, str):
-            from ..text.parser import parse
+            from ..text.dialect import parse
 
             source = parse(source)
         if source.ctx.optimization_flag(OptFlag.autotune) if autotune is None else autotune:
-            info = tune(source, dev, info)
+            info = tune(source, dev, info, program)
     return Program(binary_of(source, info), context, dev)
 
 

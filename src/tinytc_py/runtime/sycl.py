@@ -42,10 +42,9 @@ import dpctl.memory
 import dpctl.program
 import numpy as np
 
-from ..compiler import Binary
+from ..binary import Binary, KernelInfo, ParamInfo
 from ..errors import Status, TinytcError
 from ..ir.types import DYNAMIC
-from ..spirv.convert import KernelInfo, ParamInfo
 from ..target.core_info import CoreFeature, CoreInfo
 
 # Sets OCL_ICD_VENDORS at import; importing dpctl lists no platform yet, so the SYCL runtime's

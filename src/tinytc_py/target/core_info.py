@@ -280,6 +280,12 @@ class CoreInfo:
         return info
 
     @classmethod
+    def default(cls) -> CoreInfo:
+        """PVC, the upstream command-line compiler's default target: what the compiler, the
+        passes and the tools assume when no core info is given."""
+        return cls.intel_from_arch(IntelGpuArchitecture.pvc)
+
+    @classmethod
     def intel_from_name(cls, name: str) -> CoreInfo:
         try:
             return cls.intel_from_arch(IntelGpuArchitecture[name])

@@ -4,6 +4,9 @@ v0.3, with the transitional forms code generators such as yateto emit).
 Auto-detection never changes the meaning of a current-language program: the current parser
 reads every source first, and only a source it rejects is read as legacy text. When both fail,
 the current language's error is reported, with a hint when the source looks legacy.
+
+`parse` and `parse_file`, the front end's entry points, are here: this module sits on top of
+both parsers (parser.py, legacy_parser.py), so neither imports it.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import re
 
 from ..errors import CompilationError
+from ..gc_pause import paused_gc
 from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
 from ..ir.region import Prog
@@ -66,3 +70,26 @@ def parse_dialect(text: str, ctx: CompilerContext, name: str, dialect: str) -> P
             if looks_legacy(text):
                 err.hint = LEGACY_HINT
             raise err from None
+
+
+def parse(
+    text: str, ctx: CompilerContext | None = None, name: str = "", dialect: str = "auto"
+) -> Prog:
+    """Parses a program; errors are reported through the context and raised.
+
+    `dialect` is "current", "legacy" (the v0.3 language) or "auto": the
+    current language, and the legacy one for a source that is not current-language text (the
+    compiler-context flag `legacy_language` makes "auto" mean "legacy").
+
+    The cyclic garbage collector is paused meanwhile (gc_pause.py says why)."""
+    ctx = ctx or CompilerContext()
+    with paused_gc():
+        try:
+            return parse_dialect(text, ctx, name, dialect)
+        except CompilationError as err:
+            raise ctx.report(err) from None
+
+
+def parse_file(path: str, ctx: CompilerContext | None = None, dialect: str = "auto") -> Prog:
+    with open(path, encoding="utf-8") as f:
+        return parse(f.read(), ctx, path, dialect)

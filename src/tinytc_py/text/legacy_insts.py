@@ -3,14 +3,17 @@ the current language's equivalent (`arith.add` is `add`, `group_size` is `num_gr
 `hadamard_product` is `hadamard`, a `cmp.lt` returns `bool`).
 
 A rule returns None, before consuming anything, when what follows is the current language's
-form of the same mnemonic; the current rules read it then.
+form of the same mnemonic; the current rules read it then. The legacy parser (legacy_parser.py)
+looks the rules up here; the operands they take (a value or an immediate) are defined here too,
+so that this module needs the parser only for its annotations.
 """
 
 from __future__ import annotations
 
 import typing
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CompilationError, Location, Status
 from ..ir.enums import AddressSpace, Comp3, Transpose
@@ -19,9 +22,23 @@ from ..ir.ops import INSTRUCTIONS
 from ..ir.ops.memory import expand_layout, fuse_layout, subview_layout
 from ..ir.types import DYNAMIC, MemrefType, NumberType, Type
 from ..ir.values import Value
-from .legacy_parser import Immediate, LegacyParser, Operand
 
-Rule = Callable[[LegacyParser, list[str], int, int], Inst | None]
+if TYPE_CHECKING:
+    from .legacy_parser import LegacyParser
+
+
+@dataclass
+class Immediate:
+    """A constant written in place of an operand; its type comes from the instruction."""
+
+    value: int | float | bool
+    loc: Location
+
+
+Operand = Value | Immediate
+
+
+Rule = Callable[["LegacyParser", list[str], int, int], Inst | None]
 
 # `arith.<op>` of the legacy grammar: the current mnemonics have the same names.
 ARITH_BINARY = ("add", "sub", "mul", "div", "rem", "shl", "shr", "and", "or", "xor")

@@ -13,8 +13,6 @@ current rules, which makes mixed transitional programs readable.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..errors import CompilationError, Location, Status
 from ..ir.attrs import Attr, DictionaryAttr
 from ..ir.context import CompilerContext
@@ -23,23 +21,13 @@ from ..ir.inst import Inst
 from ..ir.ops import INSTRUCTIONS
 from ..ir.types import DYNAMIC, BooleanType, GroupType, MemrefType, NumberType, Type
 from ..ir.values import Value
+from .legacy_insts import LEGACY_RULES, Immediate, Operand
 from .parser import Parser
 
 SIZELESS_GROUP_NOTE = (
     "a legacy group without size is read as a group of dynamic size ('x?'): as a kernel "
     "parameter it takes one more argument, the group size as an i64, in front of a dynamic offset"
 )
-
-
-@dataclass
-class Immediate:
-    """A constant written in place of an operand; its type comes from the instruction."""
-
-    value: int | float | bool
-    loc: Location
-
-
-Operand = Value | Immediate
 
 
 def same_legacy_type(annotated: Type, actual: Type) -> bool:
@@ -178,8 +166,6 @@ class LegacyParser(Parser):
     # ---- instructions -------------------------------------------------------------------------
 
     def parse_inst_body(self, mnemonic: str, mbegin: int, begin: int) -> Inst:
-        from .legacy_insts import LEGACY_RULES
-
         base, *mods = mnemonic.split(".")
         rule = LEGACY_RULES.get(base)
         inst = rule(self, mods, mbegin, begin) if rule else None

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import CompilationError, Location, Status
-from ..gc_pause import paused_gc
 from ..ir.attrs import Attr, DictionaryAttr
 from ..ir.context import CompilerContext
 from ..ir.enums import AddressSpace, MatrixUse
@@ -866,28 +865,3 @@ class Parser:
         inst = cls({"a": a}, props, ty, c.loc(begin))
         self.parse_region(inst.regions[0], names)
         return inst
-
-
-def parse(
-    text: str, ctx: CompilerContext | None = None, name: str = "", dialect: str = "auto"
-) -> Prog:
-    """Parses a program; errors are reported through the context and raised.
-
-    `dialect` is "current", "legacy" (the v0.3 language, see text/dialect.py) or "auto": the
-    current language, and the legacy one for a source that is not current-language text (the
-    compiler-context flag `legacy_language` makes "auto" mean "legacy").
-
-    The cyclic garbage collector is paused meanwhile (gc_pause.py says why)."""
-    from .dialect import parse_dialect  # the legacy front end builds on this module
-
-    ctx = ctx or CompilerContext()
-    with paused_gc():
-        try:
-            return parse_dialect(text, ctx, name, dialect)
-        except CompilationError as err:
-            raise ctx.report(err) from None
-
-
-def parse_file(path: str, ctx: CompilerContext | None = None, dialect: str = "auto") -> Prog:
-    with open(path, encoding="utf-8") as f:
-        return parse(f.read(), ctx, path, dialect)

@@ -29,6 +29,7 @@ instruction class it converts (`@converts`, base.py) and found along the instruc
 
 from __future__ import annotations
 
+from ...binary import KernelInfo
 from ...errors import UNKNOWN_LOCATION, CompilationError, Status, TinytcError
 from ...ir.region import Prog
 from ...target.core_info import CoreInfo
@@ -39,7 +40,7 @@ from .control import ControlFlowConversion
 from .coopmatrix_dpas import CoopmatrixDpasConversion
 from .extensions import ExtensionConversion
 from .memory import MemoryConversion
-from .metadata import ArgInfo, KernelInfo, ParamInfo, kernel_sizes
+from .metadata import kernel_sizes
 from .scalar import ScalarConversion, float_to_bf16_bits
 from .spmd import SpmdConversion
 
@@ -72,13 +73,10 @@ def convert_prog(prog: Prog, core_info: CoreInfo) -> tuple[Module, list[KernelIn
 
 
 __all__ = [
-    "ArgInfo",
     "Converter",
     "ConverterBase",
     "GroupDV",
-    "KernelInfo",
     "MemrefDV",
-    "ParamInfo",
     "convert_prog",
     "float_to_bf16_bits",
     "kernel_sizes",

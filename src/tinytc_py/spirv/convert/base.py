@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from ...analysis.coopmatrix_layout import CoopLayout, coop_layout
+from ...binary import ArgInfo, KernelInfo, ParamInfo
 from ...errors import UNKNOWN_LOCATION, CompilationError, Status
 from ...ir.enums import AddressSpace
 from ...ir.inst import Inst
@@ -34,7 +35,7 @@ from ..tables import (
     Op,
     StorageClass,
 )
-from .metadata import ArgInfo, KernelInfo, ParamInfo, annotate, kernel_sizes
+from .metadata import annotate, kernel_sizes
 
 # ---- dope vectors ------------------------------------------------------------------------------
 

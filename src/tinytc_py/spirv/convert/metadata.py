@@ -1,70 +1,18 @@
-"""Kernel metadata the host needs to launch a converted function (docs/design.md §B1, §B2.2)."""
+"""Fills in the kernel metadata (binary.py) the host needs to launch a converted function
+(docs/design.md §B1, §B2.2)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from ...analysis.kernel_interface import grid_axes, grid_bounds, written_params
+from ...binary import KernelInfo
 from ...errors import CompilationError, Status
 from ...ir.attrs import ArrayAttr, IntegerAttr
 from ...ir.region import Func
 from ...target.core_info import CoreInfo
 
 DEFAULT_SUBGROUP_SIZE = 16
-
-
-@dataclass(frozen=True)
-class ArgInfo:
-    """One kernel argument. `kind`: scalar, memref, shape, stride, group, group_shape,
-    group_stride, group_size or group_offset; `param` is the IR parameter it belongs to and
-    `mode` the shape/stride mode (-1 otherwise)."""
-
-    kind: str
-    param: int
-    mode: int = -1
-
-
-@dataclass(frozen=True)
-class ParamInfo:
-    """An IR parameter as the host sees it: `kind` scalar/memref/group, `dtype` the (element)
-    type's text, static `shape`/`stride` (DYNAMIC for '?'), group `size`/`offset`, and the range
-    [first_arg, first_arg + num_args) of its kernel arguments. For launch checks and messages:
-    the parameter's `name` (without '%'), its IR `type` text, whether the kernel may write it
-    (`written`, analysis/kernel_interface.py) and the base `alignment` in bytes the compiler
-    assumed for it (docs/design.md §B1.4; 0: none)."""
-
-    kind: str
-    dtype: str
-    first_arg: int
-    num_args: int
-    shape: tuple[int, ...] = ()
-    stride: tuple[int, ...] = ()
-    size: int = 0
-    offset: int = 0
-    local: bool = False
-    name: str = ""
-    type: str = ""
-    written: bool = True
-    alignment: int = 0
-
-
-@dataclass
-class KernelInfo:
-    """A kernel's launch metadata. `grid_axes`: whether the kernel reads group_id/num_groups of
-    x, y, z; `grid_bounds`: (axis, parameter, mode) triples, num_groups[axis] <= the extent of
-    that mode of that argument (mode -1: a group's member count); see
-    analysis/kernel_interface.py. `bounds_checks`: None in default mode; in bounds-checked mode
-    the message template of each check id, and the last parameter is the report record
-    (bounds_record.py)."""
-
-    name: str
-    work_group_size: tuple[int, int]
-    subgroup_size: int
-    params: list[ParamInfo] = field(default_factory=list)
-    args: list[ArgInfo] = field(default_factory=list)
-    grid_axes: tuple[bool, bool, bool] = (True, True, True)
-    grid_bounds: tuple[tuple[int, int, int], ...] = ()
-    bounds_checks: list[str] | None = None
 
 
 def _int_attr(attr, default: int | None = None) -> int | None:

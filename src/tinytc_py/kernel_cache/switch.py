@@ -1,0 +1,13 @@
+"""`TINYTC_CACHE`: whether the kernel cache is on for the process. Its own module so that
+warm.py, which the package re-exports, reads it without importing the package back."""
+
+from __future__ import annotations
+
+import os
+
+ENV_SWITCH = "TINYTC_CACHE"
+
+
+def switched_on() -> bool:
+    """Whether TINYTC_CACHE leaves caching on for the process."""
+    return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "off", "false", "no")
