@@ -106,7 +106,7 @@ static int compiler_context(tinytc_compiler_context_t ctx) {
     OK(tinytc_compiler_context_set_optimization_level(ctx, 1));
     OK(tinytc_compiler_context_set_optimization_flag(ctx, tinytc_optflag_unsafe_fp_math, 1));
     OK(tinytc_compiler_context_set_optimization_flag(ctx, tinytc_optflag_unsafe_fp_math, -1));
-    EXPECT_STATUS(tinytc_compiler_context_set_optimization_flag(ctx, (tinytc_optflag_t)5, 1),
+    EXPECT_STATUS(tinytc_compiler_context_set_optimization_flag(ctx, (tinytc_optflag_t)6, 1),
                   tinytc_status_invalid_arguments);
     EXPECT_STATUS(tinytc_compiler_context_set_optimization_flag(NULL, tinytc_optflag_unsafe_fp_math,
                                                                 1),
