@@ -96,6 +96,19 @@ def test_cxx_sycl_api(sycl_libs, cl_env, tmp_path):
     assert prog.run(env=cl_env).stdout == "ok\n"
 
 
+def test_recipe_bounds_report(sycl_libs, cl_env, tmp_path):
+    """A bounds-checked recipe's handler made by tinytc::create_recipe_handler passes its report
+    records, and tinytc_recipe_handler_get_bounds_report reads them (c/sycl_recipe_bounds.cpp)."""
+    prog = build_cxx([C_DIR / "sycl_recipe_bounds.cpp"], tmp_path / "bounds", sycl_libs)
+    assert prog.run(env=cl_env).stdout.splitlines() == [
+        "kernel gemm_beta0: <recipe tall_and_skinny>:23.10-63: subview: index 95 in mode 0 of %A "
+        "is out of bounds [0, 64) in work-group (2, 0, 0)",
+        "    %a = subview %A[%m:32,0:3] : memref<f32x32x3,strided<1,64>>",
+        "         ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~",
+        "ok",
+    ]
+
+
 def _check_example_output(out: str) -> None:
     assert out.startswith("device: ")
     assert "custom kernel: 0 of 1850 entries wrong" in out
