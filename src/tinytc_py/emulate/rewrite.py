@@ -1,0 +1,148 @@
+"""Rewrite a SPIR-V module compiled for an Intel GPU into one the CPU OpenCL runtime runs.
+
+Every OpAsmINTEL (SPV_INTEL_inline_assembly) becomes a function in portable SPIR-V that does
+what its vISA text says (codegen.py), and each OpAsmCallINTEL a call of it; the asm
+declarations, their decorations and names, the AsmINTEL capability and the extension go. The
+kernels' arguments, execution modes (subgroup size, work-group size) and everything else stay
+as they are, so a host launches the result exactly like the original. The other GPU
+extensions the project's GPU code uses (SPV_INTEL_subgroups block reads and writes, the Groups
+capability) are ones the CPU runtime implements and are kept; anything the emulator cannot
+translate is an `UnsupportedConstruct` naming it, never a silently different kernel.
+"""
+
+from __future__ import annotations
+
+from array import array
+
+from ..spirv.assembler import assemble
+from ..spirv.module import Module, iter_instructions
+from ..spirv.tables import BuiltIn, Capability, Decoration, ExecutionMode, Op, StorageClass
+from .codegen import Signature, emulation_function
+from .reader import literal_string, read_module
+from .visa import UnsupportedConstruct, parse
+
+ASM_EXTENSION = "SPV_INTEL_inline_assembly"
+#: Extensions whose instructions the CPU OpenCL runtime executes itself.
+KEPT_EXTENSIONS = frozenset({"SPV_INTEL_subgroups", "SPV_KHR_no_integer_wrap_decoration"})
+DEVICES = ("pvc", "bmg")
+
+
+def emulate_spirv(binary: bytes) -> bytes:
+    """The emulated module of `binary` (a SPIR-V module for PVC or BMG)."""
+    mod = read_module(binary)
+    unknown = [e for e in mod.extensions if e != ASM_EXTENSION and e not in KEPT_EXTENSIONS]
+    if unknown:
+        raise UnsupportedConstruct(f"SPIR-V extension {unknown[0]}")
+    asms, targets = _asm_declarations(mod)
+    if not asms:
+        return binary
+    sgs = _subgroup_sizes(mod)
+    lane = _lane_variable(mod)
+    made: dict[tuple[int, int], int] = {}
+    for function in mod.functions:
+        code = function.code
+        size = sgs.get(function.id) or _only(sgs)
+        for op, off, _ in list(iter_instructions(code)):
+            if op != Op.AsmCallINTEL:
+                continue
+            asm = code[off + 3]
+            key = (asm, size)
+            if key not in made:
+                ret, fty, text, constraints = asms[asm]
+                params = tuple(_function_params(mod, fty))
+                sig = Signature(ret, params, tuple(c.strip() for c in constraints.split(",")))
+                made[key] = emulation_function(mod, parse(text), sig, size, lane)
+            code[off] = (code[off] & 0xFFFF0000) | Op.FunctionCall
+            code[off + 3] = made[key]
+    _drop(mod, set(asms) | targets)
+    return assemble(mod)
+
+
+def _asm_declarations(mod: Module) -> tuple[dict[int, tuple[int, int, str, str]], set[int]]:
+    g = mod.globals
+    asms, targets = {}, set()
+    for op, off, _ in iter_instructions(g):
+        if op == Op.AsmTargetINTEL:
+            targets.add(g[off + 1])
+        elif op == Op.AsmINTEL:
+            text = literal_string(g, off + 5)
+            after = off + 5 + len(text.encode()) // 4 + 1
+            asms[g[off + 2]] = (g[off + 1], g[off + 3], text, literal_string(g, after))
+    return asms, targets
+
+
+def _function_params(mod: Module, fty: int) -> list[int]:
+    g = mod.globals
+    for op, off, n in iter_instructions(g):
+        if op == Op.TypeFunction and g[off + 1] == fty:
+            return list(g[off + 3 : off + n])
+    raise UnsupportedConstruct(f"inline assembly of unknown function type %{fty}")
+
+
+def _subgroup_sizes(mod: Module) -> dict[int, int]:
+    em = mod.execution_modes
+    return {
+        em[off + 1]: em[off + 3]
+        for op, off, _ in iter_instructions(em)
+        if op == Op.ExecutionMode and em[off + 2] == ExecutionMode.SubgroupSize
+    }
+
+
+def _only(sgs: dict[int, int]) -> int:
+    sizes = set(sgs.values())
+    if len(sizes) != 1:
+        raise UnsupportedConstruct("inline assembly in a function without one subgroup size")
+    return sizes.pop()
+
+
+def _lane_variable(mod: Module) -> int:
+    """The SubgroupLocalInvocationId input, declared if needed and listed by every entry
+    point (an interface may name more variables than the entry point uses)."""
+    an = mod.annotations
+    var = next(
+        (
+            an[off + 1]
+            for op, off, n in iter_instructions(an)
+            if op == Op.Decorate
+            and n == 4
+            and an[off + 2] == Decoration.BuiltIn
+            and an[off + 3] == BuiltIn.SubgroupLocalInvocationId
+        ),
+        0,
+    )
+    if not var:
+        ptr = mod.type_pointer(StorageClass.Input, mod.type_int(32))
+        var = mod.builtin(BuiltIn.SubgroupLocalInvocationId, ptr)
+    ep = mod.entry_points
+    out = array("I")
+    for _, off, n in iter_instructions(ep):
+        inst = list(ep[off : off + n])
+        name_words = len(literal_string(ep, off + 3).encode()) // 4 + 1
+        if var not in inst[3 + name_words :]:
+            inst.append(var)
+        inst[0] = (len(inst) << 16) | Op.EntryPoint
+        out.extend(inst)
+    mod.entry_points = out
+    return var
+
+
+def _drop(mod: Module, ids: set[int]) -> None:
+    """Remove the asm declarations and whatever names or decorates them."""
+
+    def keep(section: array, test) -> array:
+        out = array("I")
+        for op, off, n in iter_instructions(section):
+            if test(op, section[off : off + n]):
+                out.extend(section[off : off + n])
+        return out
+
+    mod.globals = keep(mod.globals, lambda op, inst: op not in (Op.AsmINTEL, Op.AsmTargetINTEL))
+    mod.annotations = keep(mod.annotations, lambda op, inst: inst[1] not in ids)
+    mod.debug = keep(mod.debug, lambda op, inst: op != Op.Name or inst[1] not in ids)
+    mod.capabilities.pop(Capability.AsmINTEL, None)
+    mod.extensions.pop(ASM_EXTENSION, None)
+    for cap in (Capability.Int8, Capability.Int16, Capability.Int64, Capability.Float16):
+        mod.add_capability(cap)
+
+
+__all__ = ["DEVICES", "emulate_spirv"]
