@@ -33,7 +33,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..spirv.module import Block, Function, Module
-from ..spirv.tables import Decoration, MemoryAccess, Op, Scope, StorageClass
+from ..spirv.tables import (
+    Capability,
+    Decoration,
+    FunctionControl,
+    MemoryAccess,
+    Op,
+    Scope,
+    StorageClass,
+)
 from .visa import TYPES, Instruction, Operand, Program, UnsupportedConstruct
 
 GRF = 64
@@ -41,6 +49,7 @@ ALU = {"mov", "add", "mul", "shl", "shr", "asr", "and", "or", "xor"}
 LSC_SFID = 15
 LSC_LOAD_BLOCK2D, LSC_STORE_BLOCK2D = 3, 7
 DATA_SIZES = {0: 1, 1: 2, 2: 4, 3: 8}
+UNSIGNED = {1: "ub", 2: "uw", 4: "ud", 8: "uq"}
 PRECISIONS = {"hf": ("hf", 2), "bf": ("bf", 2), "s8": ("b", 1), "u8": ("ub", 1)}
 
 
@@ -81,7 +90,7 @@ class Emitter:
         self.vtypes: dict[str, str] = {}  # variable -> vISA type
         self.consts: dict[tuple[str, int], tuple[int, int]] = {}  # (root, byte) -> (size, value)
         fty = m.type_function(sig.ret, list(sig.params))
-        self.fn: Function = m.add_function(sig.ret, fty)
+        self.fn: Function = m.add_function(sig.ret, fty, control=FunctionControl.Inline)
         self.params = [self.fn.add_parameter(t) for t in sig.params]
         self.entry = self.fn.add_block()
         self.blk: Block = self.fn.add_block()
@@ -318,15 +327,25 @@ class Emitter:
             if uniform:
                 self.store(name, v * size, vt, comp)
                 continue
+            # broadcast 32- or 64-bit integers only: the CPU runtime has no 8- or 16-bit or
+            # half subgroup broadcasts
+            ut = UNSIGNED[size]
+            bits = comp if TYPES[vt][1] in "su" else self.op(Op.Bitcast, self.ty(ut), comp)
+            wide_t = self.i64 if size == 8 else self.i32
+            if size < 4:
+                bits = self.op(Op.UConvert, wide_t, bits)
+            self.m.add_capability(Capability.Groups)
             for lane in range(self.sgs):
                 b = self.op(
                     Op.GroupBroadcast,
-                    self.ty(vt),
+                    wide_t,
                     self.m.constant(self.i32, Scope.Subgroup),
-                    comp,
+                    bits,
                     self.m.constant(self.i32, lane),
                 )
-                self.store(name, (v * self.sgs + lane) * size, vt, b)
+                if size < 4:
+                    b = self.op(Op.UConvert, self.ty(ut), b)
+                self.store(name, (v * self.sgs + lane) * size, ut, b)
 
     def _scatter(self, name: str, ty: int, shape: tuple[str, int, int], uniform: bool) -> int:
         vt, n, _ = shape
@@ -503,7 +522,7 @@ class Emitter:
         cond = inside[0]
         for more in inside[1:]:
             cond = op(Op.LogicalAnd, self.bool, cond, more)
-        vt = {1: "ub", 2: "uw", 4: "ud", 8: "uq"}[lay.size]
+        vt = UNSIGNED[lay.size]
         ety = self.ty(vt)
         gptr = self.m.type_pointer(StorageClass.CrossWorkgroup, ety)
         addr = op(Op.IAdd, i64, s["addr"], op(Op.IAdd, i64, op(Op.IMul, i64, y, s["pitch"]), xb))

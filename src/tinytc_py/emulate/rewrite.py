@@ -14,9 +14,20 @@ from __future__ import annotations
 
 from array import array
 
+from ..errors import Status, TinytcError
 from ..spirv.assembler import assemble
 from ..spirv.module import Module, iter_instructions
-from ..spirv.tables import BuiltIn, Capability, Decoration, ExecutionMode, Op, StorageClass
+from ..spirv.tables import (
+    HAS_RESULT_TYPE,
+    BuiltIn,
+    Capability,
+    Decoration,
+    ExecutionMode,
+    Op,
+    StorageClass,
+)
+from ..spirv.validate import SpirvValidationError, validate
+from .blockio import block_io_function
 from .codegen import Signature, emulation_function
 from .reader import literal_string, read_module
 from .visa import UnsupportedConstruct, parse
@@ -34,28 +45,93 @@ def emulate_spirv(binary: bytes) -> bytes:
     if unknown:
         raise UnsupportedConstruct(f"SPIR-V extension {unknown[0]}")
     asms, targets = _asm_declarations(mod)
-    if not asms:
+    ops = {op for f in mod.functions for op, _, _ in iter_instructions(f.code)}
+    if not asms and not ops & {Op.SubgroupBlockReadINTEL, Op.SubgroupBlockWriteINTEL}:
         return binary
     sgs = _subgroup_sizes(mod)
     lane = _lane_variable(mod)
-    made: dict[tuple[int, int], int] = {}
+    types = _type_table(mod)
+    made: dict[tuple, int] = {}
     for function in mod.functions:
-        code = function.code
         size = sgs.get(function.id) or _only(sgs)
-        for op, off, _ in list(iter_instructions(code)):
-            if op != Op.AsmCallINTEL:
-                continue
-            asm = code[off + 3]
-            key = (asm, size)
+        function.code = _rewrite_function(mod, function.code, asms, types, made, size, lane)
+    _drop(mod, set(asms) | targets)
+    data = assemble(mod)
+    try:
+        validate(data)
+    except SpirvValidationError as e:
+        raise TinytcError(
+            Status.internal_compiler_error, f"tinytc-emulate produced invalid SPIR-V (bug):\n{e}"
+        ) from e
+    return data
+
+
+def _rewrite_function(mod, code: array, asms, types, made, sgs: int, lane: int) -> array:
+    """`code` with asm calls and non-32-bit block IO turned into calls of emulation functions."""
+    value_types = {
+        code[off + 2]: code[off + 1]
+        for op, off, _ in iter_instructions(code)
+        if op in HAS_RESULT_TYPE
+    }
+    value_types.update(types["values"])
+    out = array("I")
+    for op, off, n in iter_instructions(code):
+        inst = code[off : off + n]
+        if op == Op.AsmCallINTEL:
+            asm = inst[3]
+            key = ("asm", asm, sgs)
             if key not in made:
                 ret, fty, text, constraints = asms[asm]
                 params = tuple(_function_params(mod, fty))
                 sig = Signature(ret, params, tuple(c.strip() for c in constraints.split(",")))
-                made[key] = emulation_function(mod, parse(text), sig, size, lane)
-            code[off] = (code[off] & 0xFFFF0000) | Op.FunctionCall
-            code[off + 3] = made[key]
-    _drop(mod, set(asms) | targets)
-    return assemble(mod)
+                made[key] = emulation_function(mod, parse(text), sig, sgs, lane)
+            inst[0] = (n << 16) | Op.FunctionCall
+            inst[3] = made[key]
+        elif op in (Op.SubgroupBlockReadINTEL, Op.SubgroupBlockWriteINTEL):
+            write = op == Op.SubgroupBlockWriteINTEL
+            ptr = inst[1] if write else inst[3]
+            data_ty = value_types[inst[2]] if write else inst[1]
+            ptr_ty = value_types[ptr]
+            comp_ty, count = types["vectors"].get(data_ty, (data_ty, 1))
+            width = types["ints"].get(comp_ty)
+            if width is None:
+                raise UnsupportedConstruct(f"subgroup block IO of type %{data_ty}")
+            if width != 32:
+                key = ("block", write, ptr_ty, data_ty, sgs)
+                if key not in made:
+                    made[key] = block_io_function(
+                        mod, write, ptr_ty, data_ty, comp_ty, count, width // 8, sgs, lane
+                    )
+                if write:
+                    inst = array(
+                        "I",
+                        [
+                            6 << 16 | Op.FunctionCall,
+                            mod.type_void(),
+                            mod.new_id(),
+                            made[key],
+                            ptr,
+                            inst[2],
+                        ],
+                    )
+                else:
+                    inst = array("I", [5 << 16 | Op.FunctionCall, inst[1], inst[2], made[key], ptr])
+        out.extend(inst)
+    return out
+
+
+def _type_table(mod: Module) -> dict[str, dict]:
+    """Integer widths, vector shapes and the types of global values, by id."""
+    g = mod.globals
+    ints, vectors, values = {}, {}, {}
+    for op, off, _ in iter_instructions(g):
+        if op == Op.TypeInt:
+            ints[g[off + 1]] = g[off + 2]
+        elif op == Op.TypeVector:
+            vectors[g[off + 1]] = (g[off + 2], g[off + 3])
+        elif op in HAS_RESULT_TYPE:
+            values[g[off + 2]] = g[off + 1]
+    return {"ints": ints, "vectors": vectors, "values": values}
 
 
 def _asm_declarations(mod: Module) -> tuple[dict[int, tuple[int, int, str, str]], set[int]]:

@@ -27,8 +27,9 @@ TYPES: dict[str, tuple[int, str]] = {
 class UnsupportedConstruct(TinytcError):
     """The input uses something the emulator does not implement (named in the message)."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(Status.not_implemented, f"tinytc-emulate: unsupported {message}")
+    def __init__(self, what: str) -> None:
+        super().__init__(Status.not_implemented, f"tinytc-emulate: unsupported {what}")
+        self.what = what
 
 
 @dataclass(frozen=True)
@@ -91,9 +92,7 @@ def parse(text: str) -> Program:
             else:
                 prog.code.append(_parse_instruction(line))
         except UnsupportedConstruct as e:
-            raise UnsupportedConstruct(
-                f"{e.message.split('unsupported ', 1)[1]} (vISA line {number}: {line!r})"
-            ) from None
+            raise UnsupportedConstruct(f"{e.what} (vISA line {number}: {line!r})") from None
     return prog
 
 
@@ -142,7 +141,7 @@ def _parse_operand(tok: str) -> Operand:
     m = _REGION.match(tok)
     if m is not None:
         region = tuple(int(x) for x in re.split("[;,]", m.group("reg"))) if m.group("reg") else ()
-        if len(region) not in (1, 3):
+        if region and len(region) not in (1, 3):
             raise UnsupportedConstruct(f"region <{m.group('reg')}>")
         return Operand(m.group("var"), row=int(m.group("r")), col=int(m.group("c")), region=region)
     raise UnsupportedConstruct(f"operand {tok!r}")
