@@ -51,7 +51,7 @@ def emulate_spirv(binary: bytes) -> bytes:
     sgs = _subgroup_sizes(mod)
     lane = _lane_variable(mod)
     types = _type_table(mod)
-    made: dict[tuple, int] = {}
+    made: dict[tuple[object, ...], int] = {}
     for function in mod.functions:
         size = sgs.get(function.id) or _only(sgs)
         function.code = _rewrite_function(mod, function.code, asms, types, made, size, lane)
@@ -79,7 +79,7 @@ def _rewrite_function(mod, code: array, asms, types, made, sgs: int, lane: int) 
         inst = code[off : off + n]
         if op == Op.AsmCallINTEL:
             asm = inst[3]
-            key = ("asm", asm, sgs)
+            key: tuple[object, ...] = ("asm", asm, sgs)
             if key not in made:
                 ret, fty, text, constraints = asms[asm]
                 params = tuple(_function_params(mod, fty))
