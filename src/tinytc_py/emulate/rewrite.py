@@ -47,7 +47,7 @@ def emulate_spirv(binary: bytes) -> bytes:
     asms, targets = _asm_declarations(mod)
     ops = {op for f in mod.functions for op, _, _ in iter_instructions(f.code)}
     if not asms and not ops & {Op.SubgroupBlockReadINTEL, Op.SubgroupBlockWriteINTEL}:
-        return binary
+        return binary  # nothing GPU-only (multi-index extracts come with asm results only)
     sgs = _subgroup_sizes(mod)
     lane = _lane_variable(mod)
     types = _type_table(mod)
@@ -87,6 +87,8 @@ def _rewrite_function(mod, code: array, asms, types, made, sgs: int, lane: int) 
                 made[key] = emulation_function(mod, parse(text), sig, sgs, lane)
             inst[0] = (n << 16) | Op.FunctionCall
             inst[3] = made[key]
+        elif op == Op.CompositeExtract and n > 5:
+            inst = _split_extract(mod, inst, value_types[inst[3]], types)
         elif op in (Op.SubgroupBlockReadINTEL, Op.SubgroupBlockWriteINTEL):
             write = op == Op.SubgroupBlockWriteINTEL
             ptr = inst[1] if write else inst[3]
@@ -120,18 +122,44 @@ def _rewrite_function(mod, code: array, asms, types, made, sgs: int, lane: int) 
     return out
 
 
+def _split_extract(mod: Module, inst: array, ty: int, types: dict[str, dict]) -> array:
+    """An OpCompositeExtract with several indices as a chain of one-index extracts: the CPU
+    runtime's SPIR-V reader crashes on `OpCompositeExtract %f %s 0 1` into a struct of vectors
+    (the DPAS path returns such structs from its asm)."""
+    out = array("I")
+    value = inst[3]
+    indices = list(inst[4:])
+    for k, index in enumerate(indices):
+        if k == len(indices) - 1:
+            ty, result = inst[1], inst[2]
+        else:
+            members = types["composites"].get(ty)
+            if members is None:
+                raise UnsupportedConstruct(f"composite extract from type %{ty}")
+            ty, result = members(index), mod.new_id()
+        out.extend([5 << 16 | Op.CompositeExtract, ty, result, value, index])
+        value = result
+    return out
+
+
 def _type_table(mod: Module) -> dict[str, dict]:
-    """Integer widths, vector shapes and the types of global values, by id."""
+    """Integer widths, vector shapes, composite member types and the types of global values,
+    by id."""
     g = mod.globals
-    ints, vectors, values = {}, {}, {}
-    for op, off, _ in iter_instructions(g):
+    ints, vectors, values, composites = {}, {}, {}, {}
+    for op, off, n in iter_instructions(g):
         if op == Op.TypeInt:
             ints[g[off + 1]] = g[off + 2]
         elif op == Op.TypeVector:
             vectors[g[off + 1]] = (g[off + 2], g[off + 3])
+            composites[g[off + 1]] = lambda i, c=g[off + 2]: c
+        elif op == Op.TypeArray:
+            composites[g[off + 1]] = lambda i, c=g[off + 2]: c
+        elif op == Op.TypeStruct:
+            composites[g[off + 1]] = lambda i, ms=tuple(g[off + 2 : off + n]): ms[i]
         elif op in HAS_RESULT_TYPE:
             values[g[off + 2]] = g[off + 1]
-    return {"ints": ints, "vectors": vectors, "values": values}
+    return {"ints": ints, "vectors": vectors, "values": values, "composites": composites}
 
 
 def _asm_declarations(mod: Module) -> tuple[dict[int, tuple[int, int, str, str]], set[int]]:
