@@ -11,6 +11,7 @@ expression), `assert_ulp` compares floating results in units in the last place o
 from __future__ import annotations
 
 import functools
+import os
 import warnings
 from collections.abc import Sequence
 
@@ -33,12 +34,30 @@ def _device_or_none():
 
 @functools.cache
 def build(text: str) -> Program:
-    """The program of `text`, compiled (and spirv-val validated) and built once."""
+    """The program of `text`, compiled (and spirv-val validated) and built once. With
+    TINYTC_EMULATE=pvc (or bmg) it is compiled for that GPU and run through tinytc-emulate
+    (docs/emulate.rst); kernels whose subgroup size the GPU lacks are skipped then."""
     if _device_or_none() is None:
         pytest.skip("no SPIR-V capable OpenCL device")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return program(text)
+        gpu = os.environ.get("TINYTC_EMULATE")
+        return _emulated(text, gpu) if gpu else program(text)
+
+
+def _emulated(text: str, gpu: str) -> Program:
+    from tinytc_py.compiler import binary_of
+    from tinytc_py.emulate import emulate
+    from tinytc_py.errors import CompilationError
+    from tinytc_py.target.core_info import CoreInfo, IntelGpuArchitecture
+
+    try:
+        binary = binary_of(text, CoreInfo.intel_from_arch(IntelGpuArchitecture[gpu]))
+    except CompilationError as e:
+        if "subgroup size" in str(e):
+            pytest.skip(f"{gpu}: {str(e).splitlines()[0]}")
+        raise
+    return program(emulate(binary))
 
 
 def bf16_bits(x) -> np.ndarray:

@@ -37,6 +37,7 @@ from ..spirv.tables import (
     Capability,
     Decoration,
     FunctionControl,
+    LoopControl,
     MemoryAccess,
     Op,
     Scope,
@@ -174,7 +175,7 @@ class Emitter:
         pre.emit(Op.Branch, header.label)
         i = header.op(Op.Phi, self.i64, self.c64(0), pre.label, nxt, cont_label)
         cond = header.op(Op.SLessThan, self.bool, i, self.c64(count))
-        header.emit(Op.LoopMerge, merge_label, cont_label, 0)
+        header.emit(Op.LoopMerge, merge_label, cont_label, LoopControl.DontUnroll)
         first = self.fn.add_block()
         header.emit(Op.BranchConditional, cond, first.label, merge_label)
         self.blk = first
@@ -474,7 +475,8 @@ class Emitter:
                 raise UnsupportedConstruct(f"2D block store without data in {inst.text!r}")
             return  # prefetch: a cache hint
         grfs = n_dst if opcode == LSC_LOAD_BLOCK2D else n_src1
-        if layout.bytes > grfs * GRF:
+        # register counts are 5-bit fields: 31 stands for a 32-register (2 KiB) block too
+        if layout.bytes > (32 if grfs == 31 else grfs) * GRF:
             raise UnsupportedConstruct(
                 f"2D block message of {layout.bytes} bytes with {grfs} registers in {inst.text!r}"
             )

@@ -60,6 +60,12 @@ def emulate_spirv(binary: bytes) -> bytes:
     try:
         validate(data)
     except SpirvValidationError as e:
+        try:
+            validate(binary)
+        except SpirvValidationError as bad:
+            raise TinytcError(
+                Status.invalid_arguments, f"tinytc-emulate: the input is invalid SPIR-V:\n{bad}"
+            ) from bad
         raise TinytcError(
             Status.internal_compiler_error, f"tinytc-emulate produced invalid SPIR-V (bug):\n{e}"
         ) from e
