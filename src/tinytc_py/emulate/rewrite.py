@@ -33,8 +33,17 @@ from .reader import literal_string, read_module
 from .visa import UnsupportedConstruct, parse
 
 ASM_EXTENSION = "SPV_INTEL_inline_assembly"
-#: Extensions whose instructions the CPU OpenCL runtime executes itself.
-KEPT_EXTENSIONS = frozenset({"SPV_INTEL_subgroups", "SPV_KHR_no_integer_wrap_decoration"})
+#: Extensions whose instructions the CPU OpenCL runtime executes itself (cl_intel_subgroups,
+#: cl_intel_bfloat16_conversions, cl_ext_float_atomics).
+KEPT_EXTENSIONS = frozenset(
+    {
+        "SPV_INTEL_subgroups",
+        "SPV_INTEL_bfloat16_conversion",
+        "SPV_EXT_shader_atomic_float_add",
+        "SPV_EXT_shader_atomic_float_min_max",
+        "SPV_EXT_shader_atomic_float16_add",
+    }
+)
 DEVICES = ("pvc", "bmg")
 
 
@@ -46,7 +55,9 @@ def emulate_spirv(binary: bytes) -> bytes:
         raise UnsupportedConstruct(f"SPIR-V extension {unknown[0]}")
     asms, targets = _asm_declarations(mod)
     ops = {op for f in mod.functions for op, _, _ in iter_instructions(f.code)}
-    if not asms and not ops & {Op.SubgroupBlockReadINTEL, Op.SubgroupBlockWriteINTEL}:
+    if not asms and not ops & (
+        {Op.SubgroupBlockReadINTEL, Op.SubgroupBlockWriteINTEL} | _ATOMIC_MOVES
+    ):
         return binary  # nothing GPU-only (multi-index extracts come with asm results only)
     sgs = _subgroup_sizes(mod)
     lane = _lane_variable(mod)
@@ -93,6 +104,8 @@ def _rewrite_function(mod, code: array, asms, types, made, sgs: int, lane: int) 
                 made[key] = emulation_function(mod, parse(text), sig, sgs, lane)
             inst[0] = (n << 16) | Op.FunctionCall
             inst[3] = made[key]
+        elif op in _ATOMIC_MOVES:
+            inst = _atomic_bits(mod, op, inst, value_types, types)
         elif op == Op.CompositeExtract and n > 5:
             inst = _split_extract(mod, inst, value_types[inst[3]], types)
         elif op in (Op.SubgroupBlockReadINTEL, Op.SubgroupBlockWriteINTEL):
@@ -128,6 +141,43 @@ def _rewrite_function(mod, code: array, asms, types, made, sgs: int, lane: int) 
     return out
 
 
+_ATOMIC_MOVES = frozenset({Op.AtomicLoad, Op.AtomicStore, Op.AtomicExchange})
+
+
+def _atomic_bits(mod: Module, op: int, inst: array, value_types, types) -> array:
+    """An atomic load, store or exchange of a float as one of its bits: the CPU runtime has no
+    64-bit float atomic exchange (`atomic_xchg(double)` is missing at link time), which the
+    GPU code uses where the CPU code moves bits."""
+    ty = value_types[inst[4]] if op == Op.AtomicStore else inst[1]
+    width = types["floats"].get(ty)
+    if width is None:
+        return inst
+    ptr = inst[1] if op == Op.AtomicStore else inst[3]
+    storage = types["pointers"][value_types[ptr]]
+    ity = mod.type_int(width)
+    out = array("I")
+
+    def add(opcode: int, *words: int) -> None:
+        out.extend([(len(words) + 1) << 16 | opcode, *words])
+
+    iptr = mod.new_id()
+    add(Op.Bitcast, mod.type_pointer(storage, ity), iptr, ptr)
+    if op == Op.AtomicStore:
+        ival = mod.new_id()
+        add(Op.Bitcast, ity, ival, inst[4])
+        add(Op.AtomicStore, iptr, inst[2], inst[3], ival)
+        return out
+    bits = mod.new_id()
+    if op == Op.AtomicLoad:
+        add(Op.AtomicLoad, ity, bits, iptr, inst[4], inst[5])
+    else:
+        ival = mod.new_id()
+        add(Op.Bitcast, ity, ival, inst[6])
+        add(Op.AtomicExchange, ity, bits, iptr, inst[4], inst[5], ival)
+    add(Op.Bitcast, inst[1], inst[2], bits)
+    return out
+
+
 def _split_extract(mod: Module, inst: array, ty: int, types: dict[str, dict]) -> array:
     """An OpCompositeExtract with several indices as a chain of one-index extracts: the CPU
     runtime's SPIR-V reader crashes on `OpCompositeExtract %f %s 0 1` into a struct of vectors
@@ -152,10 +202,14 @@ def _type_table(mod: Module) -> dict[str, dict]:
     """Integer widths, vector shapes, composite member types and the types of global values,
     by id."""
     g = mod.globals
-    ints, vectors, values, composites = {}, {}, {}, {}
+    ints, floats, pointers, vectors, values, composites = {}, {}, {}, {}, {}, {}
     for op, off, n in iter_instructions(g):
         if op == Op.TypeInt:
             ints[g[off + 1]] = g[off + 2]
+        elif op == Op.TypeFloat:
+            floats[g[off + 1]] = g[off + 2]
+        elif op == Op.TypePointer:
+            pointers[g[off + 1]] = g[off + 2]
         elif op == Op.TypeVector:
             vectors[g[off + 1]] = (g[off + 2], g[off + 3])
             composites[g[off + 1]] = lambda i, c=g[off + 2]: c
@@ -165,7 +219,14 @@ def _type_table(mod: Module) -> dict[str, dict]:
             composites[g[off + 1]] = lambda i, ms=tuple(g[off + 2 : off + n]): ms[i]
         elif op in HAS_RESULT_TYPE:
             values[g[off + 2]] = g[off + 1]
-    return {"ints": ints, "vectors": vectors, "values": values, "composites": composites}
+    return {
+        "ints": ints,
+        "floats": floats,
+        "pointers": pointers,
+        "vectors": vectors,
+        "values": values,
+        "composites": composites,
+    }
 
 
 def _asm_declarations(mod: Module) -> tuple[dict[int, tuple[int, int, str, str]], set[int]]:
