@@ -3,8 +3,9 @@
 Representative shapes only (the CPU JIT of an emulated DPAS kernel takes tens of seconds on
 this machine): the batched f32 GEMM example (2D block loads/stores), 16-bit and 8-bit
 cooperative-matrix loads/stores (subgroup block IO), a 2D block load partly outside its
-surface (zero fill, dropped writes) and one f16 DPAS product. A template with its pitch off
-by one element makes the results wrong, unsupported constructs are errors naming them.
+surface (zero fill, dropped writes) and f16, bf16 and i8 DPAS products (f32, i32 and f16
+accumulators). A template with its pitch off by one element makes the results wrong,
+unsupported constructs are errors naming them.
 """
 
 from __future__ import annotations
@@ -121,29 +122,57 @@ def test_2d_block_load_outside_surface_reads_zero(device):
     np.testing.assert_array_equal(A, expect_a)
 
 
-MMA = """
-func @mma(%A: memref<f16x16x16>, %B: memref<f16x16x16>, %C: memref<f32x16x16>)
-        attributes {subgroup_size=16, work_group_size=[16,1]} {
-    parallel {
+def _mma(ta: str, tc: str, M: int, K: int, N: int) -> str:
+    return f"""
+func @mma(%A: memref<{ta}x{M}x{K}>, %B: memref<{ta}x{K}x{N}>, %C: memref<{tc}x{M}x{N}>)
+        attributes {{subgroup_size=16, work_group_size=[16,1]}} {{
+    parallel {{
         %c0 = constant 0 : index
-        %a = cooperative_matrix_load %A[%c0,%c0] : coopmatrix<f16x16x16,matrix_a>
-        %b = cooperative_matrix_load %B[%c0,%c0] : coopmatrix<f16x16x16,matrix_b>
-        %c = cooperative_matrix_load %C[%c0,%c0] : coopmatrix<f32x16x16,matrix_acc>
-        %d = cooperative_matrix_mul_add %a, %b, %c : coopmatrix<f32x16x16,matrix_acc>
+        %a = cooperative_matrix_load %A[%c0,%c0] : coopmatrix<{ta}x{M}x{K},matrix_a>
+        %b = cooperative_matrix_load %B[%c0,%c0] : coopmatrix<{ta}x{K}x{N},matrix_b>
+        %c = cooperative_matrix_load %C[%c0,%c0] : coopmatrix<{tc}x{M}x{N},matrix_acc>
+        %d = cooperative_matrix_mul_add %a, %b, %c : coopmatrix<{tc}x{M}x{N},matrix_acc>
         cooperative_matrix_store %d, %C[%c0,%c0]
-    }
-}
+    }}
+}}
 """
 
 
-def test_dpas_f16_f32():
-    assert b"dpas.hf.hf" in _gpu_spirv(MMA, "pvc")
+def _typed(x: np.ndarray, ty: str) -> np.ndarray:
+    """Small integers or quarters as an array of type ty (bf16 as its bits; exact)."""
+    if ty == "bf16":
+        return np.asfortranarray((x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16))
+    dtype = {"f16": np.float16, "f32": np.float32, "i8": np.int8, "i32": np.int32}[ty]
+    return np.asfortranarray(x.astype(dtype))
+
+
+def _value(x: np.ndarray) -> np.ndarray:
+    if x.dtype == np.uint16:
+        return (x.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return x.astype(np.float64)
+
+
+# (A/B type, C type, M, K, N): the DPAS precisions hf, bf, s8 with f32/i32 and f16 accumulators
+DPAS = [
+    ("f16", "f32", 16, 16, 16),
+    ("bf16", "f32", 16, 16, 16),
+    ("i8", "i32", 16, 32, 16),
+    ("f16", "f16", 16, 16, 16),
+]
+
+
+@pytest.mark.parametrize("ta,tc,M,K,N", DPAS)
+def test_dpas(ta, tc, M, K, N):
+    src = _mma(ta, tc, M, K, N)
+    gpu = _gpu_spirv(src, "pvc")
+    assert b"dpas." in gpu
     rng = np.random.default_rng(1)
-    A, B = (np.asfortranarray(rng.integers(-4, 4, (16, 16)) / 4, np.float16) for _ in range(2))
-    C = np.asfortranarray(rng.integers(-8, 8, (16, 16)), np.float32)
-    want = A.astype(np.float64) @ B.astype(np.float64) + C
-    _compile(MMA, "pvc").kernel("mma")(A, B, C)
-    np.testing.assert_allclose(C, want, rtol=1e-6)
+    scale = 1 if ta == "i8" else 4
+    A, B = (_typed(rng.integers(-4, 4, s) / scale, ta) for s in ((M, K), (K, N)))
+    C = _typed(rng.integers(-8, 8, (M, N)), tc)
+    want = _value(A) @ _value(B) + _value(C)
+    _compile(src, "pvc").kernel("mma")(A, B, C)
+    np.testing.assert_array_equal(_value(C), want)
 
 
 def test_pitch_off_by_one_element_is_caught(monkeypatch):

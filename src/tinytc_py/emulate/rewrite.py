@@ -155,6 +155,8 @@ def _atomic_bits(mod: Module, op: int, inst: array, value_types, types) -> array
     ptr = inst[1] if op == Op.AtomicStore else inst[3]
     storage = types["pointers"][value_types[ptr]]
     ity = mod.type_int(width)
+    if width == 64:
+        mod.add_capability(Capability.Int64Atomics)
     out = array("I")
 
     def add(opcode: int, *words: int) -> None:
