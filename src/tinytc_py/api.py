@@ -271,6 +271,8 @@ def compile(  # noqa: A001 - the name users expect, as re.compile
     else:
         prog = parse(source, dialect=dialect)
     _apply_options(prog.ctx, opt_level, flags)
+    if emulate not in (None, "pvc", "bmg"):
+        raise ValueError(f"emulate={emulate!r}: expected 'pvc' or 'bmg'")
     target = emulate or target
     dev = None if target is not None and device is None and not emulate else _as_device(device)
     info = _target_core_info(target) if target is not None else dev.core_info  # type: ignore[union-attr]

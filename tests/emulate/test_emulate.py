@@ -221,3 +221,10 @@ def test_cli(tmp_path):
     assert b"raw_sends" not in out.read_bytes()
     src.write_bytes(src.read_bytes().replace(b"raw_sends", b"raw_sendx"))
     assert main([str(src), "-o", str(out)]) == 1
+
+
+def test_compile_emulate_names_a_gpu():
+    import tinytc_py
+
+    with pytest.raises(ValueError, match="emulate='cpu': expected 'pvc' or 'bmg'"):
+        tinytc_py.compile("func @k() {}", emulate="cpu")
