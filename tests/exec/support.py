@@ -48,8 +48,9 @@ def build(text: str) -> Program:
 
 def _emulated(text: str, gpu: str) -> Program:
     """`text` for the GPU `gpu`, emulated. A subgroup size the GPU lacks (4, 8) becomes 16 and
-    work-group widths are rounded up to a multiple of it, so the GPU code paths still run;
-    kernels that still do not compile for the GPU are skipped."""
+    work-group widths are rounded up to a multiple of it, so the GPU code paths still run,
+    unless the kernel uses lane ids (its data may be sized by them); kernels that still do
+    not compile for the GPU are skipped."""
     from tinytc_py.compiler import binary_of
     from tinytc_py.emulate import emulate
     from tinytc_py.errors import CompilationError
@@ -61,6 +62,8 @@ def _emulated(text: str, gpu: str) -> Program:
     except CompilationError as e:
         if "subgroup size" not in str(e):
             raise
+        if "subgroup_local_id" in text:  # data sized by lanes: a wider subgroup overruns it
+            pytest.skip(f"{gpu}: {str(e).splitlines()[0]}")
         wider = re.sub(r"subgroup_size=(4|8)\b", "subgroup_size=16", text)
         wider = re.sub(
             r"work_group_size=\[(\d+),",
