@@ -282,7 +282,7 @@ def compile(  # noqa: A001 - the name users expect, as re.compile
     if emulate:
         from .emulate import emulate as emulated
 
-        binary = emulated(binary)
+        binary = emulated(binary, emulate)
     return Program(binary, dev)
 
 

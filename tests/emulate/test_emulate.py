@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from tinytc_py.emulate import UnsupportedConstruct, emulate_spirv
+from tinytc_py.errors import TinytcError
 
 pytest.importorskip("pyopencl")
 pytestmark = pytest.mark.timeout(600, method="thread")
@@ -221,6 +222,16 @@ def test_cli(tmp_path):
     assert b"raw_sends" not in out.read_bytes()
     src.write_bytes(src.read_bytes().replace(b"raw_sends", b"raw_sendx"))
     assert main([str(src), "-o", str(out)]) == 1
+
+
+def test_subgroup_size_of_another_device_is_an_error():
+    import tinytc_py
+
+    cpu = tinytc_py.compile(
+        "func @k() attributes {subgroup_size=8} {}", target="cpu", flags=["no-kernel-cache"]
+    ).spirv
+    with pytest.raises(TinytcError, match="subgroup size 8, which bmg does not have"):
+        emulate_spirv(cpu, "bmg")
 
 
 def test_compile_emulate_names_a_gpu():

@@ -74,7 +74,7 @@ def _emulated(text: str, gpu: str) -> Program:
             binary = binary_of(wider, info)
         except CompilationError as e2:
             pytest.skip(f"{gpu}: {str(e2).splitlines()[0]}")
-    return program(emulate(binary))
+    return program(emulate(binary, gpu))
 
 
 def bf16_bits(x) -> np.ndarray:

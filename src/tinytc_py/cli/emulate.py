@@ -24,13 +24,13 @@ def main(argv: list[str] | None = None) -> int:
         "--device",
         choices=DEVICES,
         default="pvc",
-        help="the GPU the input was compiled for (both use the same instructions here)",
+        help="the GPU the input was compiled for (default pvc); its subgroup sizes are checked",
     )
     args = parser.parse_args(argv)
     try:
         with open(args.input, "rb") as f:
             data = f.read()
-        out = emulate_spirv(data)
+        out = emulate_spirv(data, args.device)
     except (OSError, ValueError, TinytcError) as e:
         print(f"tinytc-emulate: {args.input}: {e}", file=sys.stderr)
         return 1

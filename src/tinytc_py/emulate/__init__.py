@@ -17,7 +17,7 @@ from .visa import UnsupportedConstruct
 __all__ = ["DEVICES", "UnsupportedConstruct", "emulate", "emulate_spirv"]
 
 
-def emulate(binary: Binary) -> Binary:
-    """`binary` (compiled for PVC or BMG) with its GPU-only instructions emulated; same
-    kernels and metadata."""
-    return dataclasses.replace(binary, data=emulate_spirv(binary.data))
+def emulate(binary: Binary, device: str = "pvc") -> Binary:
+    """`binary` (compiled for `device`, PVC or BMG) with its GPU-only instructions emulated;
+    same kernels and metadata."""
+    return dataclasses.replace(binary, data=emulate_spirv(binary.data, device))

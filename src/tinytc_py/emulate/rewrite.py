@@ -47,9 +47,13 @@ KEPT_EXTENSIONS = frozenset(
 DEVICES = ("pvc", "bmg")
 
 
-def emulate_spirv(binary: bytes) -> bytes:
-    """The emulated module of `binary` (a SPIR-V module for PVC or BMG)."""
+def emulate_spirv(binary: bytes, device: str = "pvc") -> bytes:
+    """The emulated module of `binary`, a SPIR-V module compiled for `device` ("pvc" or
+    "bmg"; the instructions are the same, the kernels' subgroup sizes must be the device's)."""
+    if device not in DEVICES:
+        raise TinytcError(Status.invalid_arguments, f"tinytc-emulate: unknown device {device!r}")
     mod = read_module(binary)
+    _check_subgroup_sizes(mod, device)
     unknown = [e for e in mod.extensions if e != ASM_EXTENSION and e not in KEPT_EXTENSIONS]
     if unknown:
         raise UnsupportedConstruct(f"SPIR-V extension {unknown[0]}")
@@ -259,6 +263,19 @@ def _subgroup_sizes(mod: Module) -> dict[int, int]:
         for op, off, _ in iter_instructions(em)
         if op == Op.ExecutionMode and em[off + 2] == ExecutionMode.SubgroupSize
     }
+
+
+def _check_subgroup_sizes(mod: Module, device: str) -> None:
+    from ..target.core_info import CoreInfo, IntelGpuArchitecture
+
+    allowed = CoreInfo.intel_from_arch(IntelGpuArchitecture[device]).subgroup_sizes
+    for size in _subgroup_sizes(mod).values():
+        if size not in allowed:
+            raise TinytcError(
+                Status.invalid_arguments,
+                f"tinytc-emulate: a kernel has subgroup size {size}, which {device} does not"
+                f" have ({', '.join(map(str, allowed))}): not a {device} binary",
+            )
 
 
 def _only(sgs: dict[int, int]) -> int:
