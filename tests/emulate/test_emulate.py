@@ -239,3 +239,17 @@ def test_compile_emulate_names_a_gpu():
 
     with pytest.raises(ValueError, match="emulate='cpu': expected 'pvc' or 'bmg'"):
         tinytc_py.compile("func @k() {}", emulate="cpu")
+
+
+def test_kernels_with_different_subgroup_sizes():
+    """Each asm call is emulated for its kernel's subgroup size (16 and 32 here)."""
+    src = GEMM + GEMM.replace("@gemm", "@gemm32").replace("subgroup_size=16", "subgroup_size=32")
+    prog = _compile(src, "pvc")
+    for name in ("gemm", "gemm32"):
+        rng = np.random.default_rng(0)
+        A, B, C = (
+            np.asfortranarray(rng.standard_normal((32, 32, 2)), np.float32) for _ in range(3)
+        )
+        want = np.stack([1.5 * A[:, :, i] @ B[:, :, i] + 0.5 * C[:, :, i] for i in range(2)], 2)
+        prog.kernel(name)(np.float32(1.5), A, B, np.float32(0.5), C, num_groups=2)
+        np.testing.assert_allclose(C, want, rtol=1e-5, atol=1e-4, err_msg=name)

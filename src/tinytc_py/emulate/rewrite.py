@@ -67,7 +67,7 @@ def emulate_spirv(binary: bytes, device: str = "pvc") -> bytes:
     lane = _lane_variable(mod)
     types = _type_table(mod)
     made: dict[tuple[object, ...], int] = {}
-    for function in mod.functions:
+    for function in list(mod.functions):  # not the emulation functions added on the way
         size = sgs.get(function.id) or _only(sgs)
         function.code = _rewrite_function(mod, function.code, asms, types, made, size, lane)
     _drop(mod, set(asms) | targets)
