@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..spirv.module import Block, Function, Module
+from ..spirv.module import Block, Function, Module, iter_instructions
 from ..spirv.tables import (
     Capability,
     Decoration,
@@ -281,27 +281,23 @@ class Emitter:
         return self.fn.id
 
     def _members(self, ty: int) -> list[int]:
-        inst = self._type_inst(ty)
-        return list(inst[2:]) if inst[0] == Op.TypeStruct else [ty]
+        key = self._type_key(ty)
+        return list(key[1:]) if key[0] == Op.TypeStruct else [ty]
 
-    def _type_inst(self, ty: int) -> list[int]:
+    def _type_key(self, ty: int) -> tuple[int, ...]:
+        """(opcode, operands...) of the type instruction defining `ty`."""
         for key, value in self.m._unique.items():
             if value == ty and isinstance(key[0], int):
-                return list(key) if key[0] != Op.TypeStruct else [Op.TypeStruct, ty, *key[1:]]
-        return self._struct_inst(ty)
-
-    def _struct_inst(self, ty: int) -> list[int]:
-        from ..spirv.module import iter_instructions
-
+                return key  # type: ignore[return-value]
         g = self.m.globals
         for op, off, n in iter_instructions(g):
             if op == Op.TypeStruct and g[off + 1] == ty:
-                return [Op.TypeStruct, ty, *g[off + 2 : off + n]]
+                return (Op.TypeStruct, *g[off + 2 : off + n])
         raise UnsupportedConstruct(f"inline assembly operand type %{ty}")
 
     def _shape(self, ty: int) -> tuple[str, int, int]:
         """(vISA type, components, component type id) of an operand type."""
-        key = self._type_inst(ty)
+        key = self._type_key(ty)
         if key[0] == Op.TypeVector:
             vt = self._shape(key[1])[0]
             return vt, key[2], key[1]
