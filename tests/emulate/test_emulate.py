@@ -1,6 +1,6 @@
 """tinytc-emulate: GPU (pvc, bmg) binaries executed on the CPU OpenCL runtime against NumPy.
 
-Representative shapes only (the CPU JIT of an emulated DPAS kernel takes tens of seconds on
+Representative shapes only (the CPU JIT of an emulated DPAS kernel takes 5-20 seconds on
 this machine): the batched f32 GEMM example (2D block loads/stores), 16-bit and 8-bit
 cooperative-matrix loads/stores (subgroup block IO), a 2D block load partly outside its
 surface (zero fill, dropped writes) and f16, bf16 and i8 DPAS products (f32, i32 and f16
