@@ -398,7 +398,9 @@ def build_sycl(
     gen, api, out_dir: Path, cc: str = "gcc", flags: tuple[str, ...] = ()
 ) -> Path | None:
     """out_dir/libtinytc_sycl.so (next to libtinytc_cl and libtinytc_ze, which it links), or
-    None when this environment has no SYCL runtime."""
+    None when this environment has no SYCL runtime. Linking libtinytc_cl also gives a SYCL host
+    its constructor (capi/native_cl.c), which registers the CPU OpenCL runtime before main, so
+    before the host's first sycl::queue (docs/sycl.rst)."""
     prefix = sycl_runtime()
     if prefix is None:
         return None

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tinytc_py
+from available_devices import devices
 from tinytc_py import CompilationError, Status, TinytcError
 
 AXPY = """\
@@ -28,14 +29,6 @@ func @axpy(%alpha: f32, %x: memref<f32x?>, %y: memref<f32x?>) {
     }
 }
 """
-
-
-def _devices() -> list:
-    pytest.importorskip("pyopencl")
-    found = tinytc_py.devices()
-    if not found:
-        pytest.skip("no device")
-    return found
 
 
 def test_import_loads_neither_compiler_nor_runtime():
@@ -62,7 +55,7 @@ def test_every_public_name_resolves():
 
 def test_compile_and_run_on_every_device():
     x = np.arange(1000, dtype=np.float32)
-    for device in _devices():
+    for device in devices():
         prog = tinytc_py.compile(AXPY, device=device)
         assert prog.device == device and prog.kernels == ("axpy",)
         y = np.linspace(-1, 1, 1000, dtype=np.float32)
@@ -72,14 +65,14 @@ def test_compile_and_run_on_every_device():
 
 
 def test_default_device_is_first_and_used_by_default():
-    devices = _devices()
-    assert devices[0].runtime == "opencl"
-    assert tinytc_py.compile("func @k() {}").device == devices[0]
-    assert all(d.runtime in tinytc_py.api.RUNTIMES for d in devices)
+    found = devices()
+    assert found[0].runtime == "opencl"
+    assert tinytc_py.compile("func @k() {}").device == found[0]
+    assert all(d.runtime in tinytc_py.api.RUNTIMES for d in found)
 
 
 def test_without_pyopencl_level_zero_devices_remain():
-    if not any(d.runtime == "level_zero" for d in _devices()):
+    if not any(d.runtime == "level_zero" for d in devices()):
         pytest.skip("no Level Zero device")
     code = (
         "import sys; sys.modules['pyopencl'] = None  # as if the 'opencl' extra were missing\n"
@@ -97,7 +90,7 @@ def test_without_pyopencl_level_zero_devices_remain():
 
 
 def test_compile_a_file_with_options(tmp_path: Path):
-    _devices()
+    devices()
     path = tmp_path / "axpy.ir"
     path.write_text(AXPY)
     prog = tinytc_py.compile(path, opt_level=0, flags=["unsafe-fp-math", "no-kernel-cache"])
@@ -107,7 +100,7 @@ def test_compile_a_file_with_options(tmp_path: Path):
 
 
 def test_compile_a_built_program():
-    devices = _devices()
+    found = devices()
     b = tinytc_py.Builder()
     ctx = b.ctx
     vec = ctx.memref(ctx.i32, [8])
@@ -116,7 +109,7 @@ def test_compile_a_built_program():
         with b.foreach([b.constant(0, ctx.index)], [b.constant(8, ctx.index)]) as i:
             b.store(value, out, [i])
     out = np.zeros(8, np.int32)
-    tinytc_py.compile(b, device=devices[-1]).kernel("fill")(-7, out)
+    tinytc_py.compile(b, device=found[-1]).kernel("fill")(-7, out)
     assert out.tolist() == [-7] * 8
 
 
@@ -186,7 +179,7 @@ def _complex_if(dtype, rng, shape):
     ],
 )
 def test_small_gemm_batched_on_arrays(dtype, transA, transB):
-    _devices()
+    devices()
     rng = np.random.default_rng(5)
     M, N, K, n = 5, 3, 7, 9
     A = _complex_if(dtype, rng, (K, M, n) if transA == "t" else (M, K, n))
@@ -202,7 +195,7 @@ def test_small_gemm_batched_on_arrays(dtype, transA, transB):
 
 
 def test_small_gemm_batched_beta_zero_ignores_c_and_takes_c_order_arrays():
-    _devices()
+    devices()
     rng = np.random.default_rng(6)
     A = rng.standard_normal((4, 6, 3)).astype(np.float32)  # C order: staged column-major
     B = rng.standard_normal((6, 2, 3)).astype(np.float32)
@@ -217,14 +210,14 @@ def test_small_gemm_batched_with_device_arrays():
 
     from tinytc_py.runtime import device as cl_device
 
-    devices = _devices()
+    found = devices()
     queue = cl_device.default_queue()
     rng = np.random.default_rng(8)
     A = np.asfortranarray(rng.standard_normal((3, 2, 4)))
     B = np.asfortranarray(rng.standard_normal((2, 5, 4)))
     dA, dB = cla.to_device(queue, A), cla.to_device(queue, B)
     dC = cla.zeros(queue, (3, 5, 4), np.float64, order="F")
-    tinytc_py.small_gemm_batched(2.0, dA, dB, 0.0, dC, device=devices[0])
+    tinytc_py.small_gemm_batched(2.0, dA, dB, 0.0, dC, device=found[0])
     np.testing.assert_allclose(dC.get(), 2 * np.einsum("ikb,kjb->ijb", A, B), rtol=1e-12)
 
 
@@ -243,7 +236,7 @@ def test_recipes_reject_mismatched_arrays():
 
 @pytest.mark.parametrize("M", [1, 129, 1000])
 def test_tall_and_skinny_on_arrays(M):
-    _devices()
+    devices()
     rng = np.random.default_rng(M)
     A = np.asfortranarray(rng.standard_normal((M, 6)).astype(np.float32))
     B = np.asfortranarray(rng.standard_normal((6, 3)).astype(np.float32))

@@ -20,10 +20,8 @@ Outputs (committed; the first line of each says it is generated):
                             interfaces of every function, enum constants, bind(c) structs
                             (compiled together with the user's program; see examples/fortran)
 
-Usage: gen_capi.py [--check] [--compare-spec CAPI_MD]
+Usage: gen_capi.py [--check]
   --check           exit 1 when a committed output differs from what the inputs give
-  --compare-spec    compare every function (name, return type, parameter types and names)
-                    with the tables of a capi.md and exit 1 on a difference
 """
 
 from __future__ import annotations
@@ -129,7 +127,6 @@ class Function:
     group: str
     doc: str
     native: bool = False
-    extension: bool = False  # a language extension, beyond upstream's API (docs/extensions.md)
 
     def prototype(self, prefix: str = "", width: int = 100) -> str:
         ret = normalize_type(self.returns)
@@ -258,7 +255,6 @@ def load_api(api_dir: Path = API_DIR, instructions: bool = True) -> Api:
                     f["group"],
                     f["doc"],
                     native=f["name"] in api.native,
-                    extension=f.get("extension", False),
                 )
             )
         if name == "builder" and instructions:
@@ -312,7 +308,6 @@ def instruction_functions(cfg: dict) -> list[Function]:
                 "tinytc",
                 cfg["group"],
                 doc,
-                extension=spec.extension,
             )
         )
     return funcs
@@ -773,60 +768,11 @@ def render_fortran(api: Api) -> str:
     return "".join(out)
 
 
-# ---- comparison with capi.md --------------------------------------------------------------------
-
-
-def spec_functions(capi_md: Path) -> dict[str, tuple[str, list[Param]]]:
-    """Function rows of capi.md section 3: name -> (return type, parameters)."""
-    found = {}
-    in_functions = False
-    for line in capi_md.read_text().splitlines():
-        if line.startswith("## "):
-            in_functions = line.startswith("## 3.")
-        if not in_functions or not line.startswith("| `"):
-            continue
-        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
-        ret, name, params = (c.strip("`") for c in cells[:3])
-        found[name] = (normalize_type(ret), parse_params(params))
-    return found
-
-
-def compare_spec(api: Api, capi_md: Path) -> list[str]:
-    spec = spec_functions(capi_md)
-    ours = {f.name: f for f in api.functions}
-    problems = [f"missing: {n}" for n in sorted(set(spec) - set(ours))]
-    extensions = {n for n, f in ours.items() if f.extension}
-    problems += [f"not in the spec: {n}" for n in sorted(set(ours) - set(spec) - extensions)]
-    for name in sorted(set(spec) & set(ours)):
-        ret, params = spec[name]
-        f = ours[name]
-        if normalize_type(f.returns) != ret:
-            problems.append(f"{name}: returns {f.returns}, spec {ret}")
-        if [p.ctype for p in f.params] != [p.ctype for p in params]:
-            problems.append(
-                f"{name}: parameter types ({', '.join(p.decl() for p in f.params)}) "
-                f"!= spec ({', '.join(p.decl() for p in params)})"
-            )
-        elif [p.name for p in f.params] != [p.name for p in params]:
-            problems.append(
-                f"{name}: parameter names {[p.name for p in f.params]} "
-                f"!= spec {[p.name for p in params]}"
-            )
-    return problems
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true", help="exit 1 if a committed file is stale")
-    ap.add_argument("--compare-spec", type=Path, metavar="CAPI_MD")
     args = ap.parse_args(argv)
     api = load_api()
-    if args.compare_spec:
-        problems = compare_spec(api, args.compare_spec)
-        for p in problems:
-            print(p)
-        print(f"{len(api.functions)} functions; {len(problems)} differences from the spec")
-        return 1 if problems else 0
     stale = []
     for path, text in outputs(api).items():
         old = path.read_text() if path.exists() else None

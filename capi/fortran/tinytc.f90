@@ -2566,6 +2566,19 @@ module tinytc
             type(c_ptr), value :: handler
             type(c_ptr), intent(inout) :: recipe
         end function tinytc_recipe_handler_get_recipe
+        !> Bounds-checked mode (tinytc_optflag_bounds_checks on the recipe's compiler context): the
+        !  handler owns one report record per recipe kernel (shared USM) and set_args passes it as
+        !  the kernel's last argument. After the launches have finished, returns the located
+        !  messages of the kernels that accessed out of bounds (one line each, since the handler was
+        !  created or last asked) as a new heap string (free with tinytc_string_destroy), or NULL if
+        !  none did, and clears the records; tinytc_status_invalid_arguments if the recipe was not
+        !  compiled in bounds-checked mode.
+        integer(c_int) function tinytc_recipe_handler_get_bounds_report(handler, message) bind(c, &
+            name="tinytc_recipe_handler_get_bounds_report")
+            import
+            type(c_ptr), value :: handler
+            type(c_ptr), intent(inout) :: message
+        end function tinytc_recipe_handler_get_bounds_report
         !> Builds and compiles a program with kernels "gemm" and "gemm_beta0" computing C_i =
         !  alpha*op(A_i)*op(B_i) + beta*C_i for a batch; all sizes/strides static (TINYTC_DYNAMIC ->
         !  invalid_arguments).

@@ -124,30 +124,29 @@ extern "C" void destroy_recipe_state(void *state) { delete static_cast<recipe_st
 
 /* ---- Device info ---- */
 
-auto get_support_level(sycl::device const &dev) -> support_level {
+namespace {
+//! f(native device) on the device's backend: a cl_device_id (released after the call) or a
+//! ze_device_handle_t
+template <typename F> auto on_native_device(sycl::device const &dev, F f) {
     switch (dev.get_backend()) {
     case opencl: {
         auto const d = cl_native_device{sycl::get_native<opencl>(dev)};
-        return get_support_level(d.get());
+        return f(d.get());
     }
     case level_zero:
-        return get_support_level(sycl::get_native<level_zero>(dev));
+        return f(sycl::get_native<level_zero>(dev));
     default:
         unsupported_backend();
     }
 }
+} // namespace
+
+auto get_support_level(sycl::device const &dev) -> support_level {
+    return on_native_device(dev, [](auto d) { return get_support_level(d); });
+}
 
 auto create_core_info(sycl::device const &dev) -> shared_handle<tinytc_core_info_t> {
-    switch (dev.get_backend()) {
-    case opencl: {
-        auto const d = cl_native_device{sycl::get_native<opencl>(dev)};
-        return create_core_info(d.get());
-    }
-    case level_zero:
-        return create_core_info(sycl::get_native<level_zero>(dev));
-    default:
-        unsupported_backend();
-    }
+    return on_native_device(dev, [](auto d) { return create_core_info(d); });
 }
 
 /* ---- Kernels ---- */

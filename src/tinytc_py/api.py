@@ -233,6 +233,7 @@ def compile(  # noqa: A001 - the name users expect, as re.compile
     opt_level: int = 2,
     flags: Iterable[str | OptFlag] = (),
     dialect: str = "auto",
+    emulate: str | None = None,
 ) -> Program:
     """Compile a program to SPIR-V for a device; its kernels are then a call away.
 
@@ -248,7 +249,8 @@ def compile(  # noqa: A001 - the name users expect, as re.compile
     "autotune" times GEMM register blockings on the (OpenCL CPU) device first and caches the
     choice per device (gemm_tuning.py); "bounds-checks" checks every memory access, and a
     launch then raises `OutOfBoundsError` for the first one out of bounds (docs:
-    bounds-checked mode).
+    bounds-checked mode). `emulate` ("pvc", "bmg") compiles for that GPU and runs the result on
+    `device` through tinytc-emulate (docs/emulate.rst).
 
     >>> import tinytc_py
     >>> prog = tinytc_py.compile("func @k() {}", target="pvc")
@@ -271,11 +273,19 @@ def compile(  # noqa: A001 - the name users expect, as re.compile
     else:
         prog = parse(source, dialect=dialect)
     _apply_options(prog.ctx, opt_level, flags)
-    dev = None if target is not None and device is None else _as_device(device)
+    if emulate not in (None, "pvc", "bmg"):
+        raise ValueError(f"emulate={emulate!r}: expected 'pvc' or 'bmg'")
+    target = emulate or target
+    dev = None if target is not None and device is None and not emulate else _as_device(device)
     info = _target_core_info(target) if target is not None else dev.core_info  # type: ignore[union-attr]
-    if prog.ctx.optimization_flag(OptFlag.autotune) and dev is not None:
+    if prog.ctx.optimization_flag(OptFlag.autotune) and dev is not None and not emulate:
         info = _autotuned(prog, dev, info)
-    return Program(compile_to_spirv(prog, info), dev)
+    binary = compile_to_spirv(prog, info)
+    if emulate:
+        from .emulate import emulate as emulated
+
+        binary = emulated(binary, emulate)
+    return Program(binary, dev)
 
 
 def _autotuned(prog: Prog, dev: Device, info: CoreInfo) -> CoreInfo:

@@ -5,7 +5,8 @@ runtime's OpenCL backend.
 * the library exports exactly upstream's 14 functions; the header compiles on its own;
 * a C++ program (tests/capi/c/cxx_sycl.cpp) checks every function's results;
 * examples/sycl builds with the documented pkg-config line and with CMake's
-  find_package(tinytc_sycl), and computes the right numbers;
+  find_package(tinytc_sycl), and computes the right numbers; docs/sycl.rst's commands, run
+  verbatim in a plain shell with no OCL_ICD_VENDORS, build it and run it on the CPU device;
 * upstream's own test/sycl linalg suite passes against our headers and libraries
   (TINYTC_UPSTREAM_SRC, as test_cxx.py does for test/cl and test/ze);
 * yateto's host code for its tinytc backend compiles and runs (tests/capi/test_yateto.py).
@@ -19,6 +20,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
+from test_docs import sh_blocks  # tests/ is on sys.path (pytest's rootdir-based imports)
 
 from .conftest import INCLUDE, ROOT, CProgram, clean_env
 from .test_cxx import upstream_checkout
@@ -93,6 +96,19 @@ def test_cxx_sycl_api(sycl_libs, cl_env, tmp_path):
     assert prog.run(env=cl_env).stdout == "ok\n"
 
 
+def test_recipe_bounds_report(sycl_libs, cl_env, tmp_path):
+    """A bounds-checked recipe's handler made by tinytc::create_recipe_handler passes its report
+    records, and tinytc_recipe_handler_get_bounds_report reads them (c/sycl_recipe_bounds.cpp)."""
+    prog = build_cxx([C_DIR / "sycl_recipe_bounds.cpp"], tmp_path / "bounds", sycl_libs)
+    assert prog.run(env=cl_env).stdout.splitlines() == [
+        "kernel gemm_beta0: <recipe tall_and_skinny>:23.10-63: subview: index 95 in mode 0 of %A "
+        "is out of bounds [0, 64) in work-group (2, 0, 0)",
+        "    %a = subview %A[%m:32,0:3] : memref<f32x32x3,strided<1,64>>",
+        "         ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~",
+        "ok",
+    ]
+
+
 def _check_example_output(out: str) -> None:
     assert out.startswith("device: ")
     assert "custom kernel: 0 of 1850 entries wrong" in out
@@ -102,6 +118,29 @@ def _check_example_output(out: str) -> None:
 def test_example_with_pkg_config(sycl_libs, cl_env, tmp_path):
     prog = build_cxx([EXAMPLES / "simple_sycl.cpp"], tmp_path / "simple_sycl", sycl_libs)
     _check_example_output(prog.run(env=cl_env).stdout)
+
+
+def test_documented_commands_need_no_icd_setting(sycl_libs, tmp_path):
+    """docs/sycl.rst's build and run blocks, verbatim, in a shell with what a user's has (no
+    Python variable, no OCL_ICD_VENDORS): the program finds the CPU device because the library
+    constructor of libtinytc_cl (loaded with libtinytc_sycl) registers it before main."""
+    if shutil.which("pkg-config") is None:
+        pytest.skip("pkg-config is needed")
+    blocks = sh_blocks(ROOT / "docs" / "sycl.rst")
+    (build,) = [b for b in blocks if "g++ -std=c++17 examples/sycl/simple_sycl.cpp" in b]
+    (run,) = [b for b in blocks if b.strip() == "./simple_sycl"]
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "lib").symlink_to(sycl_libs)
+    env = clean_env()
+    assert not any(k.startswith("OCL_") or k == "OPENCL_VENDOR_PATH" for k in env)
+    script = "set -euo pipefail\n" + build + run
+    result = subprocess.run(
+        ["bash", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, script + "\n" + result.stdout + result.stderr
+    _check_example_output(result.stdout)
+    assert "(OpenCL)" in result.stdout.splitlines()[0]
 
 
 def test_example_with_cmake(sycl_libs, cl_env, tmp_path):

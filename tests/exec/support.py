@@ -11,6 +11,8 @@ expression), `assert_ulp` compares floating results in units in the last place o
 from __future__ import annotations
 
 import functools
+import os
+import re
 import warnings
 from collections.abc import Sequence
 
@@ -33,12 +35,46 @@ def _device_or_none():
 
 @functools.cache
 def build(text: str) -> Program:
-    """The program of `text`, compiled (and spirv-val validated) and built once."""
+    """The program of `text`, compiled (and spirv-val validated) and built once. With
+    TINYTC_EMULATE=pvc (or bmg) it is compiled for that GPU and run through tinytc-emulate
+    (docs/emulate.rst); kernels whose subgroup size the GPU lacks are skipped then."""
     if _device_or_none() is None:
         pytest.skip("no SPIR-V capable OpenCL device")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return program(text)
+        gpu = os.environ.get("TINYTC_EMULATE")
+        return _emulated(text, gpu) if gpu else program(text)
+
+
+def _emulated(text: str, gpu: str) -> Program:
+    """`text` for the GPU `gpu`, emulated. A subgroup size the GPU lacks (4, 8) becomes 16 and
+    work-group widths are rounded up to a multiple of it, so the GPU code paths still run,
+    unless the kernel uses lane ids (its data may be sized by them); kernels that still do
+    not compile for the GPU are skipped."""
+    from tinytc_py.compiler import binary_of
+    from tinytc_py.emulate import emulate
+    from tinytc_py.errors import CompilationError
+    from tinytc_py.target.core_info import CoreInfo, IntelGpuArchitecture
+
+    info = CoreInfo.intel_from_arch(IntelGpuArchitecture[gpu])
+    try:
+        binary = binary_of(text, info)
+    except CompilationError as e:
+        if "subgroup size" not in str(e):
+            raise
+        if "subgroup_local_id" in text:  # data sized by lanes: a wider subgroup overruns it
+            pytest.skip(f"{gpu}: {str(e).splitlines()[0]}")
+        wider = re.sub(r"subgroup_size=(4|8)\b", "subgroup_size=16", text)
+        wider = re.sub(
+            r"work_group_size=\[(\d+),",
+            lambda m: f"work_group_size=[{-(-int(m.group(1)) // 16) * 16},",
+            wider,
+        )
+        try:
+            binary = binary_of(wider, info)
+        except CompilationError as e2:
+            pytest.skip(f"{gpu}: {str(e2).splitlines()[0]}")
+    return program(emulate(binary, gpu))
 
 
 def bf16_bits(x) -> np.ndarray:

@@ -114,19 +114,25 @@ def test_entry_of_another_owner_is_not_read(cache: Path) -> None:
     assert entry.stat().st_uid == os.geteuid()  # replaced by the user's own
 
 
-def shared(root: Path, monkeypatch: pytest.MonkeyPatch, mode: int = 0o2770) -> None:
+@pytest.fixture
+def project(cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The cache folder, shared in group mode; not created (`shared` creates it)."""
+    root = cache.parent / "project"
+    monkeypatch.setenv("TINYTC_CACHE_DIR", str(root))
+    monkeypatch.setenv(trust.ENV_SHARED, "group")
+    return root
+
+
+def shared(root: Path, mode: int = 0o2770) -> Path:
+    """`root` created as a folder of the user's group with `mode`."""
     root.mkdir()
     os.chown(root, -1, os.getegid())
     root.chmod(mode)
-    monkeypatch.setenv("TINYTC_CACHE_DIR", str(root))
-    monkeypatch.setenv(trust.ENV_SHARED, "group")
+    return root
 
 
-def test_group_mode_accepts_a_folder_of_the_users_group(
-    cache: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    root = cache.parent / "project"
-    shared(root, monkeypatch)
+def test_group_mode_accepts_a_folder_of_the_users_group(project: Path) -> None:
+    root = shared(project)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         first = binary_of(gemm(16), CoreInfo.default())
@@ -141,40 +147,28 @@ def test_group_mode_accepts_a_folder_of_the_users_group(
         assert f.stat().st_mode & stat.S_IRGRP and not f.stat().st_mode & stat.S_IWOTH, f
 
 
-def test_group_mode_refuses_a_world_writable_folder(
-    cache: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    root = cache.parent / "project"
-    shared(root, monkeypatch, 0o2777)
+def test_group_mode_refuses_a_world_writable_folder(project: Path) -> None:
+    root = shared(project, 0o2777)
     assert_refused(root, f"{root} is writable by everyone .*chmod o-w {root}")
     assert not (root / "kernels").exists()
 
 
-def test_group_mode_refuses_a_missing_folder(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = cache.parent / "project"
-    monkeypatch.setenv("TINYTC_CACHE_DIR", str(root))
-    monkeypatch.setenv(trust.ENV_SHARED, "group")
-    with pytest.warns(RuntimeWarning, match=f"shared folder {root} does not exist.*chmod 2770"):
+def test_group_mode_refuses_a_missing_folder(project: Path) -> None:
+    with pytest.warns(RuntimeWarning, match=f"shared folder {project} does not exist.*chmod 2770"):
         binary_of(gemm(16), CoreInfo.default())
-    assert not root.exists()
+    assert not project.exists()
 
 
 @needs_root
-def test_group_mode_refuses_a_group_the_user_is_not_in(
-    cache: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    root = cache.parent / "project"
-    shared(root, monkeypatch)
+def test_group_mode_refuses_a_group_the_user_is_not_in(project: Path) -> None:
+    root = shared(project)
     os.chown(root, -1, OTHER)
     assert_refused(root, f"belongs to group {OTHER}, which you are not in")
 
 
 @needs_root
-def test_group_mode_reads_only_entries_of_the_group(
-    cache: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    root = cache.parent / "project"
-    shared(root, monkeypatch)
+def test_group_mode_reads_only_entries_of_the_group(project: Path) -> None:
+    root = shared(project)
     entry = filled(root)
     os.chown(entry, -1, OTHER)
     binary = binary_of(gemm(16), CoreInfo.default())

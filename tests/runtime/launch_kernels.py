@@ -8,6 +8,7 @@ import functools
 import pytest
 
 import tinytc_py
+from available_devices import devices
 
 ATTRS = "attributes {subgroup_size=8, work_group_size=[8,1]}"
 
@@ -69,14 +70,6 @@ func @group_add(%G: group<memref<f32x4>x?>, %a: memref<f32x?>) {ATTRS} {{
     }}
 }}
 """
-
-
-def devices() -> list:
-    pytest.importorskip("pyopencl")
-    found = tinytc_py.devices()
-    if not found:
-        pytest.skip("no device")
-    return found
 
 
 def opencl_device():

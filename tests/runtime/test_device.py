@@ -7,8 +7,10 @@ SPIR-V JIT is slow (up to about a second even for tiny programs), hence the gene
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pyopencl as cl  # importing is fine; tinytc_py.runtime.device must precede get_platforms()
@@ -109,3 +111,29 @@ def test_spirv_kernel_runs(add_one_spirv: bytes) -> None:
     cl.enqueue_copy(queue, out, buf)
     queue.finish()
     np.testing.assert_array_equal(out, a + np.float32(1.0))
+
+
+@pytest.mark.timeout(60, method="thread")
+def test_icd_folder_is_private_despite_umask(tmp_path: Path) -> None:
+    """The folders device.py creates (cache root included, which the kernel cache refuses when
+    group-writable) get mode 0o700 under a permissive umask; an existing folder keeps its mode."""
+    xdg, existing = tmp_path / "xdg", tmp_path / "existing"
+    existing.mkdir(mode=0o755)
+    existing.chmod(0o755)
+    code = (
+        "import os, sys; os.umask(0o002); from tinytc_py.runtime import device as rt; "
+        "print(rt.ICD_VENDORS)"
+    )
+    for cache, created in ((xdg, xdg), (existing, existing / "tinytc-py")):
+        env = {k: v for k, v in os.environ.items() if k != "OCL_ICD_VENDORS"}
+        env["XDG_CACHE_HOME"] = str(cache)
+        proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        vendors = Path(proc.stdout.strip())
+        assert vendors.parent == cache / "tinytc-py"
+        assert (vendors / rt.OUR_ICD_NAME).is_file()
+        folder = vendors
+        while folder != created.parent:
+            assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+            folder = folder.parent
+    assert stat.S_IMODE(existing.stat().st_mode) == 0o755

@@ -375,3 +375,29 @@ def test_bounds_checked_kernel_on_a_queue(queue):
     assert first.startswith("kernel axpy: axpy.ir:6.15-31: load: index ")
     assert "of %x is out of bounds [0, 4) in work-group (0, 0, 0)" in first
     np.testing.assert_array_equal(dpnp.asnumpy(y), [1, 3, 5, 7, 1, 1])  # y + 2x, x read as 0
+
+
+def test_usm_array_to_an_opencl_kernel_says_to_compile_for_its_queue(queue):
+    """A kernel compiled for OpenCL (the default device) refuses a dpnp array, as a memref and
+    as a group member, naming the kernel and parameter and the way out; nothing is launched."""
+    device = next(d for d in tinytc_py.devices() if d.runtime == "opencl")
+    kernel = tinytc_py.compile(AXPY, device=device).kernel("axpy")
+    x = dpnp.ones(4, dtype=np.float32, sycl_queue=queue)
+    y = np.zeros(4, dtype=np.float32)
+    with pytest.raises(TypeError) as err:
+        kernel(2.0, x, y)
+    message = str(err.value)
+    assert message.startswith(
+        "kernel @axpy, parameter %x: expected memref<f32x?>, got a dpnp_array"
+    )
+    assert "SYCL USM memory" in message
+    assert "compile the kernel for the array's SYCL queue" in message
+    assert "device=array.sycl_queue" in message
+    np.testing.assert_array_equal(y, 0.0)
+
+    group = tinytc_py.compile(GROUP_KERNEL, device=device).kernel("scale")
+    members = [np.ones((2, 3)), dpnp.ones((2, 3), sycl_queue=queue)]
+    with pytest.raises(
+        TypeError, match=r"parameter %G.*\(member 1\), got a dpnp_array in SYCL USM"
+    ):
+        group(members, 1.0, np.zeros((2, 2), order="F"), num_groups=2)

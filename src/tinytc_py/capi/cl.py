@@ -29,7 +29,7 @@ from ..target.core_info import CoreFeature, CoreInfo, IntelGpuArchitecture, _is_
 from .core import BinaryObj
 from .errors import invalid
 from .handles import addr, addresses, need, out, table
-from .recipe import CRecipe
+from .recipe import CRecipe, ReportRecords, bounds_checked
 from .registry import export
 
 CL_SUCCESS = 0
@@ -64,6 +64,8 @@ _SIGNATURES = {
     "clEnqueueNDRangeKernel": (_int, [_vp, _vp, _uint, _vp, _vp, _vp, _uint, _vp, _vp]),
 }
 _SET_ARG_USM = ctypes.CFUNCTYPE(_int, _vp, _uint, _vp)
+_SHARED_MEM_ALLOC = ctypes.CFUNCTYPE(_vp, _vp, _vp, _vp, _size, _uint, ctypes.POINTER(_int))
+_MEM_BLOCKING_FREE = ctypes.CFUNCTYPE(_int, _vp, _vp)
 
 
 class _OpenCL:
@@ -283,7 +285,8 @@ def tinytc_cl_get_group_size(kernel: Any, local_size: Any) -> None:
 
 class ClRecipeHandler:
     """The OpenCL side of a recipe: program, kernels with their work-group sizes, the active
-    kernel and its launch size. Releases its OpenCL objects when the handle goes away."""
+    kernel and its launch size, and in bounds-checked mode the report records (in shared USM,
+    cl_intel_unified_shared_memory). Releases its OpenCL objects when the handle goes away."""
 
     def __init__(self, crecipe: CRecipe, context: int, device: int) -> None:
         self.recipe = crecipe.recipe
@@ -295,6 +298,7 @@ class ClRecipeHandler:
         )
         self.platform = platform.value
         self._set_usm: Any = None
+        self.records: ReportRecords | None = None
         self.active = ""
         self.groups = 0
         for name in self.recipe.kernels:
@@ -303,8 +307,33 @@ class ClRecipeHandler:
             check(err.value, f"clCreateKernel({name})")
             self.kernels[name] = (kernel, (1, 1, 1))
             self.kernels[name] = (kernel, group_size(kernel))
+        if bounds_checked(self.recipe):
+            self.records = self._usm_records(context, device)
+
+    def _extension(self, name: str, prototype: Any) -> Any:
+        fn = ocl().clGetExtensionFunctionAddressForPlatform(self.platform, name.encode())
+        if not fn:
+            raise TinytcError(Status.unavailable_extension, name)
+        return prototype(fn)
+
+    def _usm_records(self, context: int, device: int) -> ReportRecords:
+        alloc = self._extension("clSharedMemAllocINTEL", _SHARED_MEM_ALLOC)
+        free = self._extension("clMemBlockingFreeINTEL", _MEM_BLOCKING_FREE)
+
+        def allocate(nbytes: int) -> int:
+            err = _int(0)
+            ptr = alloc(context, device, None, nbytes, 8, ctypes.byref(err))
+            check(err.value, "clSharedMemAllocINTEL (the bounds report records)")
+            return int(ptr)
+
+        return ReportRecords(self.recipe, allocate, lambda ptr: free(context, ptr))
 
     def __del__(self) -> None:
+        try:
+            if self.records is not None:
+                self.records.close()
+        except Exception:  # noqa: BLE001 - never raise from a finaliser
+            pass
         try:
             cl = ocl()
             for kernel, _ in self.kernels.values():
@@ -316,12 +345,7 @@ class ClRecipeHandler:
 
     def _usm_setter(self) -> Any:
         if self._set_usm is None:
-            fn = ocl().clGetExtensionFunctionAddressForPlatform(
-                self.platform, b"clSetKernelArgMemPointerINTEL"
-            )
-            if not fn:
-                raise TinytcError(Status.unavailable_extension, "clSetKernelArgMemPointerINTEL")
-            self._set_usm = _SET_ARG_USM(fn)
+            self._set_usm = self._extension("clSetKernelArgMemPointerINTEL", _SET_ARG_USM)
         return self._set_usm
 
     def set(self, kernel_name: str, args: list, groups: int) -> None:

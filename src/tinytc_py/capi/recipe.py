@@ -2,24 +2,31 @@
 
 A tinytc_recipe_t holds a `CRecipe`: the Python recipe plus the handles of its prog and binary
 (which the recipe retains, docs/design.md §C1.5). A tinytc_recipe_handler_t is made by a runtime module
-(capi/cl.py) and holds an object with `set(kernel, args, groups)`; `set_args` below computes the
-kernel arguments from the recipe and hands them to it.
+(capi/cl.py, capi/ze.py, capi/sycl.py) and holds an object with `set(kernel, args, groups)`
+and `records`; `set_args` below computes the kernel arguments from the recipe and hands them to
+it. In bounds-checked mode (docs/bounds-checks.rst) `records` are the handler's report records
+(`ReportRecords`, in USM the handler allocates) and `set_args` appends the kernel's record as
+its last argument; tinytc_recipe_handler_get_bounds_report reads them after the launches.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..bounds_record import RECORD_LENGTH, report_message
 from ..errors import Status, TinytcError
 from ..ir.types import NumberType
-from ..recipes import Recipe, small_gemm_batched, suggest_block_size, tall_and_skinny
+from ..recipes import Arg, Recipe, small_gemm_batched, suggest_block_size, tall_and_skinny
 from .core import BinaryObj
 from .errors import invalid
-from .handles import need, out, state, table
+from .handles import c_string, need, out, state, table
 from .registry import export
 
 TRANSPOSE = {0: "n", 1: "t"}
+MEM_USM_POINTER = 1  # tinytc_mem_type_t
+RECORD_BYTES = 8 * RECORD_LENGTH
 
 
 @dataclass
@@ -36,13 +43,56 @@ def _number_type(p: Any) -> NumberType:
     return ty
 
 
+def bounds_checked(recipe: Recipe) -> bool:
+    return any(k.bounds_checks is not None for k in recipe.binary.kernels.values())
+
+
+class ReportRecords:
+    """The report records of a bounds-checked recipe's handler: one per recipe kernel (check
+    ids belong to a kernel), side by side in one allocation of host-readable memory (shared
+    USM) that the handler makes with `alloc(nbytes) -> address` and frees with `free(address)`
+    when it goes away. Zero at the start; a record collects the violations of every launch of
+    its kernel until `report` reads and clears it."""
+
+    def __init__(self, recipe: Recipe, alloc: Callable[[int], int], free: Callable[[int], None]):
+        self.recipe = recipe
+        self.names = list(recipe.kernels)
+        self.address = alloc(RECORD_BYTES * len(self.names))
+        self._free: Callable[[int], None] | None = free
+        self._values = state.ffi.cast("int64_t *", self.address)
+        self.clear()
+
+    def clear(self) -> None:
+        for i in range(RECORD_LENGTH * len(self.names)):
+            self._values[i] = 0
+
+    def arg(self, kernel: str) -> Arg:
+        """The kernel's record as its last argument (a USM pointer)."""
+        index = self.recipe.binary.kernel(kernel).params[-1].first_arg
+        offset = RECORD_BYTES * self.names.index(kernel)
+        return Arg(index, mem=(MEM_USM_POINTER, self.address + offset))
+
+    def report(self) -> str | None:
+        """The located messages of the kernels whose record counted a violation (one line
+        each), or None; clears the records."""
+        found = []
+        for k, name in enumerate(self.names):
+            record = [int(self._values[k * RECORD_LENGTH + i]) for i in range(RECORD_LENGTH)]
+            checks = self.recipe.binary.kernel(name).bounds_checks or []
+            message = report_message(checks, record)
+            if message is not None:
+                found.append(f"kernel {name}: {message}")
+        self.clear()
+        return "\n".join(found) if found else None
+
+    def close(self) -> None:
+        if self._free is not None:
+            free, self._free = self._free, None
+            free(self.address)
+
+
 def _new_recipe(p: Any, make: Any) -> None:
     recipe: Recipe = make()
-    if any(k.bounds_checks is not None for k in recipe.binary.kernels.values()):
-        invalid(
-            "recipes from C do not take bounds-checked mode (their handlers pass no report "
-            "record): create them with a compiler context without tinytc_optflag_bounds_checks"
-        )
     ctx_addr = table.shared_handle("compiler_context", recipe.prog.ctx)
     if ctx_addr is None:
         invalid("the type's compiler context has been released")
@@ -159,6 +209,25 @@ def _check_recipe(handler: Any, name: str) -> Recipe:
     return recipe
 
 
+def _set(h: Any, kernel: str, args: list[Arg], groups: int) -> None:
+    """Hands the arguments to the handler, with the kernel's report record last in
+    bounds-checked mode."""
+    records: ReportRecords | None = h.records
+    h.set(kernel, args if records is None else [*args, records.arg(kernel)], groups)
+
+
+@export
+def tinytc_recipe_handler_get_bounds_report(handler: Any, message: Any) -> None:
+    need(message)
+    records: ReportRecords | None = _handler(handler).records
+    if records is None:
+        raise TinytcError(
+            Status.invalid_arguments, "the handler's recipe was not compiled with bounds checks"
+        )
+    found = records.report()
+    message[0] = state.ffi.NULL if found is None else c_string(found)
+
+
 @export
 def tinytc_recipe_small_gemm_batched_set_args(
     handler: Any, howmany: int, alpha_size: int, alpha_value: Any, A_type: int, A_value: Any,
@@ -174,7 +243,7 @@ def tinytc_recipe_small_gemm_batched_set_args(
         _bytes(beta_size, beta_value),
         _mem(C_type, C_value),
     )
-    h.set(kernel, args, groups)
+    _set(h, kernel, args, groups)
 
 
 @export
@@ -196,7 +265,7 @@ def tinytc_recipe_tall_and_skinny_set_args(
         _mem(C_type, C_value),
         ldC,
     )
-    h.set(kernel, args, groups)
+    _set(h, kernel, args, groups)
 
 
 @export

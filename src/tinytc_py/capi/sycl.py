@@ -43,6 +43,11 @@ class SyclRecipeHandler:
     def recipe(self) -> Any:
         return self.native.recipe
 
+    @property
+    def records(self) -> Any:
+        """The native handler's bounds report records (None unless bounds-checked)."""
+        return self.native.records
+
     def set(self, kernel_name: str, args: list, groups: int) -> None:
         self.native.set(kernel_name, args, groups)
 

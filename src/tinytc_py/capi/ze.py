@@ -20,7 +20,7 @@ from ..target.core_info import CoreFeature
 from .core import BinaryObj
 from .errors import invalid
 from .handles import addr, addresses, need, out, table
-from .recipe import CRecipe
+from .recipe import CRecipe, ReportRecords, bounds_checked
 from .registry import export
 
 
@@ -90,12 +90,27 @@ def tinytc_ze_kernel_bundle_create_with_program(
 
 class ZeCRecipeHandler:
     """The C API's view of a Level Zero recipe handler: memory arguments arrive as cffi
-    pointers and become addresses for the runtime's handler."""
+    pointers and become addresses for the runtime's handler. In bounds-checked mode it owns
+    the report records, in shared USM of the context."""
 
     def __init__(self, crecipe: CRecipe, context: int, device: int) -> None:
         self.recipe = crecipe.recipe
         report = _reporter(self.recipe.prog.ctx)
         self.handler = ze.RecipeHandler(self.recipe, context, device, report)
+        self.records: ReportRecords | None = None
+        if bounds_checked(self.recipe):
+            ctx = ze.Context.borrow(context)
+            dev = ze.Device(device)
+            self.records = ReportRecords(
+                self.recipe, lambda nbytes: ctx.alloc_shared(nbytes, dev), ctx.free
+            )
+
+    def __del__(self) -> None:
+        try:
+            if self.records is not None:
+                self.records.close()
+        except Exception:  # noqa: BLE001 - never raise from a finaliser
+            pass
 
     def set(self, kernel_name: str, args: list, groups: int) -> None:
         for arg in args:

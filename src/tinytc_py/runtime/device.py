@@ -87,8 +87,28 @@ def _icd_entries(lib: Path) -> dict[str, str]:
     return entries
 
 
+PRIVATE_DIR_MODE = 0o700
+
+
+def _make_private_dirs(folder: Path) -> None:
+    """Creates `folder` and its missing parents with mode 0o700 (`mkdir -p` would give the
+    parents the umask's mode). The folders this module creates include the cache root the
+    kernel cache later uses, which refuses a group-writable root (kernel_cache/trust.py);
+    folders that already exist keep their mode."""
+    missing: list[Path] = []
+    while not folder.is_dir():
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        try:
+            path.mkdir(mode=PRIVATE_DIR_MODE)
+        except FileExistsError:  # created meanwhile by a concurrent process
+            if not path.is_dir():
+                raise
+
+
 def _populate(folder: Path, lib: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
+    _make_private_dirs(folder)
     entries = _icd_entries(lib)
     for name, text in entries.items():
         _write_if_changed(folder / name, text)

@@ -9,6 +9,7 @@ when the value is not of its kind; `host_array` tries them in order (HOST_ARRAY_
 runtime tries its own device memory kinds (pyopencl arrays, USM arrays, ...) before these, and
 may extend the list for host memory it knows how to view.
 
+A SYCL USM array (dpnp) is refused first, with the way out: compile for its queue.
 Anything else (a list, a scalar, a device tensor) is refused with a `TypeError` that names the
 parameter: a copy made here could never carry results back.
 """
@@ -23,6 +24,20 @@ import numpy as np
 from ..errors import Status, TinytcError
 
 HostArrayKind = Callable[[Any, str], "np.ndarray | None"]
+
+
+def refuse_sycl_usm(value: Any, what: str) -> np.ndarray | None:
+    """A SYCL USM array (dpnp, dpnp.tensor, dpctl: `__sycl_usm_array_interface__`) lives in a
+    SYCL context the OpenCL and Level Zero runtimes do not share; only the SYCL runtime, which
+    tries its device kinds before these, takes one. Refused with the way out, rather than with
+    the DLPack or NumPy error the kinds below would give."""
+    if not hasattr(value, "__sycl_usm_array_interface__"):
+        return None
+    raise TypeError(
+        f"{what}, got a {type(value).__name__} in SYCL USM memory, which a kernel compiled for"
+        " OpenCL or Level Zero cannot take: compile the kernel for the array's SYCL queue,"
+        " tinytc_py.compile(..., device=array.sycl_queue), or pass host memory"
+    )
 
 
 def from_ndarray(value: Any, what: str) -> np.ndarray | None:
@@ -69,6 +84,7 @@ def _shares(arr: np.ndarray, value: Any) -> bool:
 
 
 HOST_ARRAY_KINDS: list[HostArrayKind] = [
+    refuse_sycl_usm,
     from_ndarray,
     from_dlpack,
     from_array_interface,

@@ -32,7 +32,7 @@ import keyword
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -110,6 +110,29 @@ class BuiltKernel(abc.ABC):
     def launch(self, args: list[Any], grid: Grid, queue: Any) -> None:
         """Convert and set `args` (one per parameter, in order), check them against `grid`
         (check_grid_bounds) and run the kernel; the runtime's part."""
+
+    def bind_checked(self, binder: ArgBinder, args: Sequence[Any], grid: Grid) -> bool:
+        """Set every argument through `binder` and check the grid against the extents they
+        report (check_grid_bounds); whether there is work to run (no dimension of the grid
+        is 0)."""
+        params = self.info.params
+        extents = [binder.bind(k, p, a) for k, (p, a) in enumerate(zip(params, args, strict=True))]
+        check_grid_bounds(self.info, grid, extents)
+        return 0 not in grid
+
+    def launch_failed(self, error: Exception) -> TinytcError:
+        """The error a launch the runtime refused (enqueue, submit) raises."""
+        return TinytcError(
+            Status.compute_runtime_error, f"kernel @{self.info.name}: the launch failed: {error}"
+        )
+
+
+class ArgBinder(Protocol):
+    """What a runtime sets kernel arguments with (`BuiltKernel.bind_checked`)."""
+
+    def bind(self, k: int, p: ParamInfo, a: Any) -> Sequence[int] | int:
+        """Set argument k; its extents (shape, or a group's member count) for the grid check."""
+        ...
 
 
 def device_name(device: Any) -> str:

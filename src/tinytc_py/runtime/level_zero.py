@@ -50,7 +50,6 @@ from .launch import (
     Grid,
     Group,
     Memref,
-    check_grid_bounds,
     check_memref_shape,
     dope_values,
     group_count,
@@ -523,18 +522,12 @@ class Kernel(BuiltKernel):
             raise TypeError(f"kernel @{info.name}: Level Zero kernels take no queue=")
         prog = self.program
         with _ArgBinder(self) as binder:
-            extents = [
-                binder.bind(k, p, a) for k, (p, a) in enumerate(zip(info.params, args, strict=True))
-            ]
-            check_grid_bounds(info, grid, extents)
-            if 0 in grid:
+            if not self.bind_checked(binder, args, grid):
                 return
             try:
                 stream(prog.context, prog.device).run(self.handle, grid)
             except ZeError as e:
-                raise TinytcError(
-                    Status.compute_runtime_error, f"kernel @{info.name}: the launch failed: {e}"
-                ) from None
+                raise self.launch_failed(e) from None
             binder.copy_back()
 
 

@@ -186,9 +186,7 @@ class Kernel(BuiltKernel):
             cl.enqueue_nd_range_kernel(queue, binder.cl_kernel, global_size(grid, local), local)
             binder.finish()
         except cl.Error as e:
-            raise TinytcError(
-                Status.compute_runtime_error, f"kernel @{info.name}: the launch failed: {e}"
-            ) from None
+            raise self.launch_failed(e) from None
 
 
 def launch(kernel: Kernel, args: Sequence[Any], num_groups: Any = None, queue: Any = None) -> None:

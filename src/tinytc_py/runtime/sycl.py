@@ -57,7 +57,6 @@ from .launch import (
     Grid,
     Group,
     Memref,
-    check_grid_bounds,
     check_memref_shape,
     dope_values,
     elem_strides,
@@ -213,11 +212,7 @@ class Kernel(BuiltKernel):
                 " context than the program; compile for that queue (compile(..., device=queue))"
             )
         binder = _ArgBinder(self, queue, arrays)
-        extents = [
-            binder.bind(k, p, a) for k, (p, a) in enumerate(zip(info.params, args, strict=True))
-        ]
-        check_grid_bounds(info, grid, extents)
-        if 0 in grid:
+        if not self.bind_checked(binder, args, grid):
             return
         for q in [queue, *waits]:  # out-of-order queues (dpnp's) order nothing by themselves
             q.wait()
@@ -227,9 +222,7 @@ class Kernel(BuiltKernel):
         try:
             queue.submit(self.sycl_kernel, binder.values, list(glob[::-1]), list(local[::-1]))
         except (dpctl.SyclKernelSubmitError, dpctl.SyclKernelInvalidRangeError) as e:
-            raise TinytcError(
-                Status.compute_runtime_error, f"kernel @{info.name}: the launch failed: {e}"
-            ) from None
+            raise self.launch_failed(e) from None
         binder.copy_back()
 
 

@@ -1,0 +1,661 @@
+"""Translate one parsed vISA program into a portable SPIR-V function (OpenCL environment).
+
+Model. vISA names registers of the whole SIMD thread; an OpenCL work-item is one lane. Every
+work-item therefore keeps a private byte image of all the registers the program touches (one
+Function-storage byte array per root variable, aliases at their offsets) and executes every
+instruction on it, so all lanes of a subgroup hold the same image. A per-lane operand ("rw"
+constraint) of a vector of n components is gathered into the image with subgroup broadcasts,
+component v of lane p at byte (v*S + p)*size for the subgroup size S; a uniform one ("rw.u")
+is its single value at byte 0 (a pointer as its 64-bit address). Outputs are read back from
+the image the same way, each lane taking its own components.
+
+Instructions (semantics of the public vISA and Xe LSC specifications):
+- mov/add/mul/shl/shr/asr/and/or/xor with regions `V(r,c)<v;w,h>`, destination `<h>`, GRF of
+  64 bytes; sources are converted to the destination type.
+- raw_sends to the LSC (SFID 15) with a 2D block load/store descriptor: payload dwords
+  [0..1] base address, [2] surface width-1 (bytes), [3] height-1 (rows), [4] pitch-1 (bytes),
+  [5] x (elements), [6] y (rows), [7] block width-1 | height-1 << 8 | array length-1 << 16.
+  Elements outside the surface read as 0 and are not written. Loads support the VNNI
+  transform (data size 1 or 2) and the transpose (data size 4 or 8); a load without
+  destination is a prefetch (no effect on results). Block rows in the registers are padded to
+  a power of two elements, blocks of an array to whole registers.
+- dpas.<p1>.<p2>.<depth>.<repeat> (hf, bf, s8, u8): dst(r, c) = src0(r, c) + sum over depth d
+  and the 4/size elements e of a dword of src1(d, c)[e] * src2(r, d)[e], accumulated in f32
+  (floats) or i32 (integers).
+
+The block shape of a message must be a constant (payload dword 7 written by an immediate
+move): the translation is static, like the hardware's message decoding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..spirv.module import Block, Function, Module, iter_instructions
+from ..spirv.tables import (
+    Capability,
+    Decoration,
+    FunctionControl,
+    LoopControl,
+    MemoryAccess,
+    Op,
+    Scope,
+    StorageClass,
+)
+from .visa import TYPES, Instruction, Operand, Program, UnsupportedConstruct
+
+GRF = 64
+ALU = {"mov", "add", "mul", "shl", "shr", "asr", "and", "or", "xor"}
+LSC_SFID = 15
+LSC_LOAD_BLOCK2D, LSC_STORE_BLOCK2D = 3, 7
+DATA_SIZES = {0: 1, 1: 2, 2: 4, 3: 8}
+UNSIGNED = {1: "ub", 2: "uw", 4: "ud", 8: "uq"}
+PRECISIONS = {"hf": ("hf", 2), "bf": ("bf", 2), "s8": ("b", 1), "u8": ("ub", 1)}
+
+
+@dataclass(frozen=True)
+class Signature:
+    """An OpAsmINTEL's interface: SPIR-V result type, parameter types, constraint string."""
+
+    ret: int
+    params: tuple[int, ...]
+    constraints: tuple[str, ...]
+
+
+@dataclass
+class Root:
+    var: int  # the OpVariable (array of bytes)
+    size: int
+    base: int = 0  # pointer to its first byte, set in the body block
+
+
+def _next_pow2(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+class Emitter:
+    """Builds the function emulating one vISA program for subgroup size `sgs`."""
+
+    def __init__(self, mod: Module, prog: Program, sig: Signature, sgs: int, lane_var: int):
+        self.m, self.prog, self.sig, self.sgs, self.lane_var = mod, prog, sig, sgs, lane_var
+        m = mod
+        self.u8, self.i16, self.i32, self.i64 = (m.type_int(w) for w in (8, 16, 32, 64))
+        self.f32 = m.type_float(32)
+        self.bool = m.type_bool()
+        self.p_u8 = m.type_pointer(StorageClass.Function, self.u8)
+        self.roots: dict[str, Root] = {}
+        self.vtypes: dict[str, str] = {}  # variable -> vISA type
+        self.consts: dict[tuple[str, int], tuple[int, int]] = {}  # (root, byte) -> (size, value)
+        fty = m.type_function(sig.ret, list(sig.params))
+        self.fn: Function = m.add_function(sig.ret, fty, control=FunctionControl.Inline)
+        self.params = [self.fn.add_parameter(t) for t in sig.params]
+        self.entry = self.fn.add_block()
+        self.blk: Block = self.fn.add_block()
+
+    # ---- types and constants -------------------------------------------------------------------
+
+    def ty(self, vt: str) -> int:
+        size, kind = TYPES[vt]
+        if kind == "f":
+            return self.m.type_float(size * 8)
+        return self.m.type_int(size * 8)
+
+    def c64(self, v: int) -> int:
+        return self.m.constant(self.i64, v)
+
+    def imm(self, v: int | float, vt: str) -> int:
+        size, kind = TYPES[vt]
+        if kind == "f":
+            return self.m.constant(self.ty(vt), float(v))
+        return self.m.constant(self.ty(vt), int(v) & ((1 << (8 * size)) - 1))
+
+    def op(self, opcode: int, ty: int, *args: int) -> int:
+        return self.blk.op(opcode, ty, *args)
+
+    # ---- the register image --------------------------------------------------------------------
+
+    def add_root(self, name: str, size: int, vtype: str) -> None:
+        arr = self.m.type_array(self.u8, max(size, 1))
+        ptr = self.m.type_pointer(StorageClass.Function, arr)
+        var = self.entry.op(Op.Variable, ptr, StorageClass.Function)
+        self.m.decorate(var, Decoration.Alignment, GRF)
+        self.roots[name] = Root(var, size)
+        self.vtypes[name] = vtype
+
+    def resolve(self, name: str) -> tuple[str, int]:
+        """(root variable, byte offset) of a declared name, following aliases."""
+        offset = 0
+        seen = set()
+        while name not in self.roots:
+            decl = self.prog.decls.get(name)
+            if decl is None or decl.alias is None or name in seen:
+                raise UnsupportedConstruct(f"reference to undeclared variable {name!r}")
+            seen.add(name)
+            name, off = decl.alias
+            offset += off
+        return name, offset
+
+    def vtype(self, name: str) -> str:
+        return self.prog.decls[name].type if name in self.prog.decls else self.vtypes[name]
+
+    def ptr(self, root: str, off: int | int, ty: int, dynamic: bool = False) -> int:
+        """Pointer to a `ty` at byte `off` (a Python int, or an i64 id if dynamic)."""
+        r = self.roots[root]
+        index = off if dynamic else self.c64(off)
+        p = self.op(Op.InBoundsPtrAccessChain, self.p_u8, r.base, index)
+        return self.op(Op.Bitcast, self.m.type_pointer(StorageClass.Function, ty), p)
+
+    def load(self, root: str, off: int, vt: str, dynamic: bool = False) -> int:
+        ty = self.ty(vt)
+        p = self.ptr(root, off, ty, dynamic)
+        return self.op(Op.Load, ty, p, MemoryAccess.Aligned, TYPES[vt][0])
+
+    def store(self, root: str, off: int, vt: str, value: int, dynamic: bool = False) -> None:
+        p = self.ptr(root, off, self.ty(vt), dynamic)
+        self.blk.emit(Op.Store, p, value, MemoryAccess.Aligned, TYPES[vt][0])
+        if not dynamic:
+            self.forget(root, off, TYPES[vt][0])
+
+    def forget(self, root: str, off: int, size: int) -> None:
+        for key in [k for k, (s, _) in self.consts.items() if k[0] == root]:
+            if key[1] < off + size and off < key[1] + self.consts[key][0]:
+                del self.consts[key]
+
+    # ---- structured control flow ---------------------------------------------------------------
+
+    def loop(self, count: int, body: Callable[[int], None]) -> None:
+        """for (i = 0; i < count; ++i) body(i), i an i64 id."""
+        m, pre = self.m, self.blk
+        header = self.fn.add_block()
+        cont_label, merge_label, nxt = m.new_id(), m.new_id(), m.new_id()
+        pre.emit(Op.Branch, header.label)
+        i = header.op(Op.Phi, self.i64, self.c64(0), pre.label, nxt, cont_label)
+        cond = header.op(Op.SLessThan, self.bool, i, self.c64(count))
+        header.emit(Op.LoopMerge, merge_label, cont_label, LoopControl.DontUnroll)
+        first = self.fn.add_block()
+        header.emit(Op.BranchConditional, cond, first.label, merge_label)
+        self.blk = first
+        body(i)
+        self.blk.emit(Op.Branch, cont_label)
+        cont = self.fn.add_block(cont_label)
+        cont.op(Op.IAdd, self.i64, i, self.c64(1), result_id=nxt)
+        cont.emit(Op.Branch, header.label)
+        self.blk = self.fn.add_block(merge_label)
+
+    def when(self, cond: int, body: Callable[[], None]) -> None:
+        merge_label = self.m.new_id()
+        then = self.fn.add_block()
+        self.blk.emit(Op.SelectionMerge, merge_label, 0)
+        self.blk.emit(Op.BranchConditional, cond, then.label, merge_label)
+        self.blk = then
+        body()
+        self.blk.emit(Op.Branch, merge_label)
+        self.blk = self.fn.add_block(merge_label)
+
+    # ---- conversions ---------------------------------------------------------------------------
+
+    def convert(self, value: int, src: str, dst: str) -> int:
+        if src == dst:
+            return value
+        (ss, sk), (ds, dk) = TYPES[src], TYPES[dst]
+        if sk == "bf":
+            return self.convert(self.bf16_to_f32(value), "f", dst)
+        if dk == "bf":
+            return self.f32_to_bf16(self.convert(value, src, "f"))
+        dty = self.ty(dst)
+        if sk == "f" and dk == "f":
+            return self.op(Op.FConvert, dty, value)
+        if sk == "f":
+            return self.op(Op.ConvertFToS if dk == "s" else Op.ConvertFToU, dty, value)
+        if dk == "f":
+            return self.op(Op.ConvertSToF if sk == "s" else Op.ConvertUToF, dty, value)
+        if ss == ds:
+            return value
+        if ss > ds:
+            return self.op(Op.UConvert, dty, value)
+        return self.op(Op.SConvert if sk == "s" else Op.UConvert, dty, value)
+
+    def bf16_to_f32(self, bits: int) -> int:
+        wide = self.op(Op.UConvert, self.i32, bits)
+        shifted = self.op(Op.ShiftLeftLogical, self.i32, wide, self.m.constant(self.i32, 16))
+        return self.op(Op.Bitcast, self.f32, shifted)
+
+    def f32_to_bf16(self, value: int) -> int:
+        """Round to nearest even; NaN stays a quiet NaN."""
+        c = lambda v: self.m.constant(self.i32, v)  # noqa: E731
+        bits = self.op(Op.Bitcast, self.i32, value)
+        odd = self.op(
+            Op.BitwiseAnd, self.i32, self.op(Op.ShiftRightLogical, self.i32, bits, c(16)), c(1)
+        )
+        rounded = self.op(Op.IAdd, self.i32, bits, self.op(Op.IAdd, self.i32, odd, c(0x7FFF)))
+        quiet = self.op(Op.BitwiseOr, self.i32, bits, c(0x400000))
+        nan = self.op(Op.IsNan, self.bool, value)
+        chosen = self.op(Op.Select, self.i32, nan, quiet, rounded)
+        high = self.op(Op.ShiftRightLogical, self.i32, chosen, c(16))
+        return self.op(Op.UConvert, self.i16, high)
+
+    # ---- the function --------------------------------------------------------------------------
+
+    def build(self) -> int:
+        sig, sgs = self.sig, self.sgs
+        ret = self._members(sig.ret) if sig.ret != self.m.type_void() else []
+        outputs = [c for c in sig.constraints if c.startswith("=")]
+        inputs = [c for c in sig.constraints if not c.startswith("=")]
+        if len(outputs) != len(ret) or len(inputs) != len(self.params):
+            raise UnsupportedConstruct("inline assembly whose constraints do not match its type")
+        for c in sig.constraints:
+            if c.lstrip("=") not in ("rw", "rw.u"):
+                raise UnsupportedConstruct(f"inline assembly constraint {c!r}")
+        shapes = [self._shape(t) for t in ret] + [self._shape(t) for t in sig.params]
+        for k, (c, (vt, n, _)) in enumerate(zip(sig.constraints, shapes)):
+            uniform = c.endswith(".u")
+            self.add_root(f"${k}", TYPES[vt][0] * n * (1 if uniform else sgs), vt)
+        for name, decl in self.prog.decls.items():
+            if decl.alias is None:
+                self.add_root(name, TYPES[decl.type][0] * decl.num_elts, decl.type)
+        for root in self.roots.values():
+            root.base = self.op(
+                Op.InBoundsAccessChain, self.p_u8, root.var, self.m.constant(self.i32, 0)
+            )
+        for k, param in enumerate(self.params):
+            j = len(ret) + k
+            self._gather(f"${j}", param, shapes[j], sig.constraints[j].endswith(".u"))
+        for inst in self.prog.code:
+            self.instruction(inst)
+        if ret:
+            parts = [
+                self._scatter(f"${k}", t, shapes[k], sig.constraints[k].endswith(".u"))
+                for k, t in enumerate(ret)
+            ]
+            result = (
+                parts[0] if len(parts) == 1 else self.op(Op.CompositeConstruct, sig.ret, *parts)
+            )
+            self.blk.emit(Op.ReturnValue, result)
+        else:
+            self.blk.emit(Op.Return)
+        self.entry.emit(Op.Branch, self.fn.blocks[1].label)
+        return self.fn.id
+
+    def _members(self, ty: int) -> list[int]:
+        key = self._type_key(ty)
+        return list(key[1:]) if key[0] == Op.TypeStruct else [ty]
+
+    def _type_key(self, ty: int) -> tuple[int, ...]:
+        """(opcode, operands...) of the type instruction defining `ty`."""
+        for key, value in self.m._unique.items():
+            if value == ty and isinstance(key[0], int):
+                return key  # type: ignore[return-value]
+        g = self.m.globals
+        for op, off, n in iter_instructions(g):
+            if op == Op.TypeStruct and g[off + 1] == ty:
+                return (Op.TypeStruct, *g[off + 2 : off + n])
+        raise UnsupportedConstruct(f"inline assembly operand type %{ty}")
+
+    def _shape(self, ty: int) -> tuple[str, int, int]:
+        """(vISA type, components, component type id) of an operand type."""
+        key = self._type_key(ty)
+        if key[0] == Op.TypeVector:
+            vt = self._shape(key[1])[0]
+            return vt, key[2], key[1]
+        if key[0] == Op.TypePointer:
+            return "uq", 1, ty
+        if key[0] == Op.TypeFloat:
+            return {16: "hf", 32: "f", 64: "df"}[key[1]], 1, ty
+        if key[0] == Op.TypeInt:
+            return {8: "b", 16: "w", 32: "d", 64: "q"}[key[1]], 1, ty
+        raise UnsupportedConstruct(f"inline assembly operand of type opcode {key[0]}")
+
+    def _components(self, value: int, n: int, comp_ty: int) -> list[int]:
+        if n == 1:
+            return [value]
+        return [self.op(Op.CompositeExtract, comp_ty, value, v) for v in range(n)]
+
+    def _gather(self, name: str, value: int, shape: tuple[str, int, int], uniform: bool) -> None:
+        vt, n, comp_ty = shape
+        size = TYPES[vt][0]
+        if comp_ty != self.ty(vt):  # a pointer
+            value = self.op(Op.ConvertPtrToU, self.i64, value)
+        comps = self._components(value, n, comp_ty)
+        for v, comp in enumerate(comps):
+            if uniform:
+                self.store(name, v * size, vt, comp)
+                continue
+            # broadcast 32- or 64-bit integers only: the CPU runtime has no 8- or 16-bit or
+            # half subgroup broadcasts
+            ut = UNSIGNED[size]
+            bits = comp if TYPES[vt][1] in "su" else self.op(Op.Bitcast, self.ty(ut), comp)
+            wide_t = self.i64 if size == 8 else self.i32
+            if size < 4:
+                bits = self.op(Op.UConvert, wide_t, bits)
+            self.m.add_capability(Capability.Groups)
+            for lane in range(self.sgs):
+                b = self.op(
+                    Op.GroupBroadcast,
+                    wide_t,
+                    self.m.constant(self.i32, Scope.Subgroup),
+                    bits,
+                    self.m.constant(self.i32, lane),
+                )
+                if size < 4:
+                    b = self.op(Op.UConvert, self.ty(ut), b)
+                self.store(name, (v * self.sgs + lane) * size, ut, b)
+
+    def _scatter(self, name: str, ty: int, shape: tuple[str, int, int], uniform: bool) -> int:
+        vt, n, _ = shape
+        size = TYPES[vt][0]
+        lane = self.op(Op.UConvert, self.i64, self.op(Op.Load, self.i32, self.lane_var))
+        comps = []
+        for v in range(n):
+            if uniform:
+                comps.append(self.load(name, v * size, vt))
+                continue
+            off = self.op(
+                Op.IMul,
+                self.i64,
+                self.op(Op.IAdd, self.i64, lane, self.c64(v * self.sgs)),
+                self.c64(size),
+            )
+            comps.append(self.load(name, off, vt, dynamic=True))
+        return comps[0] if n == 1 else self.op(Op.CompositeConstruct, ty, *comps)
+
+    # ---- instructions --------------------------------------------------------------------------
+
+    def instruction(self, inst: Instruction) -> None:
+        if inst.op in ALU:
+            self.alu(inst)
+        elif inst.op == "raw_sends":
+            self.raw_sends(inst)
+        elif inst.op == "dpas":
+            self.dpas(inst)
+        else:
+            raise UnsupportedConstruct(f"vISA instruction {inst.op!r} in {inst.text!r}")
+
+    def element(self, o: Operand, i: int, dst: bool) -> tuple[str, int, str]:
+        """(root, byte, vISA type) of channel i of a region operand."""
+        root, base = self.resolve(o.var)
+        vt = self.vtype(o.var)
+        size = TYPES[vt][0]
+        start = base + o.row * GRF + o.col * size
+        if dst:
+            return root, start + i * o.region[0] * size, vt
+        vs, w, hs = o.region
+        return root, start + ((i // w) * vs + (i % w) * hs) * size, vt
+
+    def alu(self, inst: Instruction) -> None:
+        dst, *srcs = inst.operands
+        n_src = 1 if inst.op == "mov" else 2
+        if len(srcs) != n_src or dst.imm is not None or len(dst.region) != 1:
+            raise UnsupportedConstruct(f"operands of {inst.text!r}")
+        for i in range(inst.exec_size):
+            droot, dbyte, dvt = self.element(dst, i, True)
+            values, known = [], []
+            for s in srcs:
+                if s.imm is not None:
+                    assert s.type is not None
+                    values.append(self.convert(self.imm(s.imm, s.type), s.type, dvt))
+                    known.append(int(s.imm) if TYPES[s.type][1] in "su" else None)
+                    continue
+                if len(s.region) != 3:
+                    raise UnsupportedConstruct(f"source region in {inst.text!r}")
+                root, byte, vt = self.element(s, i, False)
+                values.append(self.convert(self.load(root, byte, vt), vt, dvt))
+                c = self.consts.get((root, byte))
+                known.append(c[1] if c is not None and c[0] == TYPES[vt][0] else None)
+            result = values[0] if inst.op == "mov" else self.arith(inst.op, dvt, *values)
+            self.store(droot, dbyte, dvt, result)
+            if inst.op == "mov" and known[0] is not None and TYPES[dvt][1] in "su":
+                self.consts[(droot, dbyte)] = (
+                    TYPES[dvt][0],
+                    known[0] & ((1 << (8 * TYPES[dvt][0])) - 1),
+                )
+
+    def arith(self, op: str, vt: str, a: int, b: int) -> int:
+        ty, kind = self.ty(vt), TYPES[vt][1]
+        if kind in ("f", "bf"):
+            if kind == "bf":
+                raise UnsupportedConstruct(f"{op} on bf")
+            table = {"add": Op.FAdd, "mul": Op.FMul}
+        else:
+            table = {
+                "add": Op.IAdd, "mul": Op.IMul, "shl": Op.ShiftLeftLogical,
+                "shr": Op.ShiftRightLogical, "asr": Op.ShiftRightArithmetic,
+                "and": Op.BitwiseAnd, "or": Op.BitwiseOr, "xor": Op.BitwiseXor,
+            }  # fmt: skip
+        if op not in table:
+            raise UnsupportedConstruct(f"{op} on type {vt}")
+        return self.op(table[op], ty, a, b)
+
+    # ---- LSC 2D block messages -----------------------------------------------------------------
+
+    def raw_sends(self, inst: Instruction) -> None:
+        mods = inst.modifiers
+        if len(mods) != 4 or not all(x.isdigit() for x in mods) or len(inst.operands) != 5:
+            raise UnsupportedConstruct(f"raw_sends form {inst.text!r}")
+        sfid, _, n_src1, n_dst = (int(x) for x in mods)
+        exdesc, desc, payload, src1, dst = inst.operands
+        if sfid != LSC_SFID:
+            raise UnsupportedConstruct(f"send to shared function {sfid} in {inst.text!r}")
+        if desc.imm is None or exdesc.imm is None:
+            raise UnsupportedConstruct(f"send with a descriptor in a register in {inst.text!r}")
+        d = int(desc.imm)
+        opcode, vnni, transpose = d & 0x3F, bool(d >> 7 & 1), bool(d >> 15 & 1)
+        size = DATA_SIZES.get(d >> 9 & 7)
+        if opcode not in (LSC_LOAD_BLOCK2D, LSC_STORE_BLOCK2D) or size is None:
+            raise UnsupportedConstruct(
+                f"LSC message (opcode {opcode}, data size field {d >> 9 & 7}) in {inst.text!r}"
+            )
+        proot, pbase = self.resolve(payload.var)
+        pbase += payload.byte
+        shape = self.consts.get((proot, pbase + 28))
+        if shape is None or shape[0] != 4:
+            raise UnsupportedConstruct(
+                f"2D block message whose block shape (payload dword 7) is not a constant in {inst.text!r}"
+            )
+        w, h, arr = (shape[1] & 0xFF) + 1, (shape[1] >> 8 & 0xFF) + 1, (shape[1] >> 16 & 0xF) + 1
+        if opcode == LSC_STORE_BLOCK2D and (vnni or transpose or arr != 1):
+            raise UnsupportedConstruct(
+                f"2D block store with transform or array length in {inst.text!r}"
+            )
+        if transpose and (vnni or size < 4 or arr != 1):
+            raise UnsupportedConstruct(f"2D block transpose of data size {size} in {inst.text!r}")
+        if vnni and size > 2:
+            raise UnsupportedConstruct(f"VNNI transform of data size {size} in {inst.text!r}")
+        layout = _Layout(size, w, h, arr, vnni, transpose)
+        data = dst if opcode == LSC_LOAD_BLOCK2D else src1
+        if data.var == "%null":
+            if opcode == LSC_STORE_BLOCK2D:
+                raise UnsupportedConstruct(f"2D block store without data in {inst.text!r}")
+            return  # prefetch: a cache hint
+        grfs = n_dst if opcode == LSC_LOAD_BLOCK2D else n_src1
+        # register counts are 5-bit fields: 31 stands for a 32-register (2 KiB) block too
+        if layout.bytes > (32 if grfs == 31 else grfs) * GRF:
+            raise UnsupportedConstruct(
+                f"2D block message of {layout.bytes} bytes with {grfs} registers in {inst.text!r}"
+            )
+        droot, dbase = self.resolve(data.var)
+        dbase += data.byte
+        surf = self._surface(proot, pbase)
+        store = opcode == LSC_STORE_BLOCK2D
+        self.loop(arr * h * w, lambda i: self._block_element(i, layout, surf, droot, dbase, store))
+
+    def _surface(self, root: str, base: int) -> dict[str, int]:
+        i64 = self.i64
+
+        def field(k: int, signed: bool, plus_one: bool) -> int:
+            v = self.load(root, base + 4 * k, "d" if signed else "ud")
+            v = self.op(Op.SConvert if signed else Op.UConvert, i64, v)
+            return self.op(Op.IAdd, i64, v, self.c64(1)) if plus_one else v
+
+        return {
+            "addr": self.load(root, base, "uq"),
+            "width": field(2, False, True),
+            "height": field(3, False, True),
+            "pitch": field(4, False, True),
+            "x": field(5, True, False),
+            "y": field(6, True, False),
+        }
+
+    def _block_element(
+        self, i, lay: _Layout, s: dict[str, int], root: str, base: int, store: bool
+    ) -> None:
+        i64, c = self.i64, self.c64
+        op = self.op
+        col = op(Op.SRem, i64, i, c(lay.w))
+        row = op(Op.SRem, i64, op(Op.SDiv, i64, i, c(lay.w)), c(lay.h))
+        a = op(Op.SDiv, i64, i, c(lay.w * lay.h))
+        grf = op(Op.IAdd, i64, c(base), lay.byte(self, a, row, col))
+        x = op(Op.IAdd, i64, s["x"], op(Op.IAdd, i64, op(Op.IMul, i64, a, c(lay.w)), col))
+        y = op(Op.IAdd, i64, s["y"], row)
+        xb = op(Op.IMul, i64, x, c(lay.size))
+        inside = [
+            op(Op.SGreaterThanEqual, self.bool, x, c(0)),
+            op(Op.SLessThanEqual, self.bool, op(Op.IAdd, i64, xb, c(lay.size)), s["width"]),
+            op(Op.SGreaterThanEqual, self.bool, y, c(0)),
+            op(Op.SLessThan, self.bool, y, s["height"]),
+        ]
+        cond = inside[0]
+        for more in inside[1:]:
+            cond = op(Op.LogicalAnd, self.bool, cond, more)
+        vt = UNSIGNED[lay.size]
+        ety = self.ty(vt)
+        gptr = self.m.type_pointer(StorageClass.CrossWorkgroup, ety)
+        addr = op(Op.IAdd, i64, s["addr"], op(Op.IAdd, i64, op(Op.IMul, i64, y, s["pitch"]), xb))
+
+        def memory() -> int:
+            return self.blk.op(Op.ConvertUToPtr, gptr, addr)
+
+        if store:
+            lane = op(Op.UConvert, i64, op(Op.Load, self.i32, self.lane_var))
+            mine = op(Op.IEqual, self.bool, op(Op.SRem, i64, i, c(self.sgs)), lane)
+            cond = op(Op.LogicalAnd, self.bool, cond, mine)
+
+            def write() -> None:
+                value = self.load(root, grf, vt, dynamic=True)
+                self.blk.emit(Op.Store, memory(), value, MemoryAccess.Aligned, lay.size)
+
+            self.when(cond, write)
+            return
+        self.store(root, grf, vt, self.m.constant(ety, 0), dynamic=True)
+
+        def read() -> None:
+            value = self.blk.op(Op.Load, ety, memory(), MemoryAccess.Aligned, lay.size)
+            self.store(root, grf, vt, value, dynamic=True)
+
+        self.when(cond, read)
+        self.forget(root, 0, 1 << 30)
+
+    # ---- dpas ----------------------------------------------------------------------------------
+
+    def dpas(self, inst: Instruction) -> None:
+        mods = inst.modifiers
+        if len(mods) != 4 or mods[0] not in PRECISIONS or mods[1] not in PRECISIONS:
+            raise UnsupportedConstruct(f"dpas precisions in {inst.text!r}")
+        (t1, s1), (t2, s2) = PRECISIONS[mods[0]], PRECISIONS[mods[1]]
+        if s1 != s2:
+            raise UnsupportedConstruct(f"dpas with mixed operand sizes in {inst.text!r}")
+        depth, repeat, es = int(mods[2]), int(mods[3]), inst.exec_size
+        omega = 4 // s1
+        dst, src0, src1, src2 = inst.operands
+        floating = TYPES[t1][1] in ("f", "bf")
+        acc_t = "f" if floating else "d"
+        ops = {
+            op: (self.resolve(o.var), self.vtype(o.var), self._start(o))
+            for op, o in (("dst", dst), ("src1", src1), ("src2", src2))
+        }
+        zero = src0.var == "%null"
+        s0 = None if zero else (self.resolve(src0.var), self.vtype(src0.var), self._start(src0))
+        (droot, dbase), dvt, dstart = ops["dst"]
+        (r1, b1), _, st1 = ops["src1"]
+        (r2, b2), _, st2 = ops["src2"]
+        add = Op.FAdd if floating else Op.IAdd
+        mul = Op.FMul if floating else Op.IMul
+
+        def body(i: int) -> None:
+            i64, c, op = self.i64, self.c64, self.op
+            r = op(Op.SDiv, i64, i, c(es))
+            ch = op(Op.SRem, i64, i, c(es))
+            if s0 is None:
+                acc = self.m.constant(self.ty(acc_t), 0.0 if floating else 0)
+            else:
+                (r0, b0), vt0, st0 = s0
+                off0 = op(Op.IAdd, i64, c(b0 + st0), op(Op.IMul, i64, i, c(TYPES[vt0][0])))
+                acc = self.convert(self.load(r0, off0, vt0, dynamic=True), vt0, acc_t)
+            a_row = op(Op.IAdd, i64, c(b1 + st1), op(Op.IMul, i64, ch, c(4)))
+            b_row = op(Op.IAdd, i64, c(b2 + st2), op(Op.IMul, i64, r, c(4 * depth)))
+            for k in range(depth):
+                for e in range(omega):
+                    a_off = op(Op.IAdd, i64, a_row, c(k * es * 4 + e * s1))
+                    b_off = op(Op.IAdd, i64, b_row, c(k * 4 + e * s1))
+                    av = self.convert(self.load(r1, a_off, t1, dynamic=True), t1, acc_t)
+                    bv = self.convert(self.load(r2, b_off, t2, dynamic=True), t2, acc_t)
+                    acc = op(add, self.ty(acc_t), acc, op(mul, self.ty(acc_t), av, bv))
+            doff = op(Op.IAdd, i64, c(dbase + dstart), op(Op.IMul, i64, i, c(TYPES[dvt][0])))
+            self.store(droot, doff, dvt, self.convert(acc, acc_t, dvt), dynamic=True)
+
+        self.loop(repeat * es, body)
+        self.forget(droot, 0, 1 << 30)
+
+    def _start(self, o: Operand) -> int:
+        if o.raw:
+            return o.byte
+        return o.row * GRF + o.col * TYPES[self.vtype(o.var)][0]
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where element (array block a, row, col) of a 2D block message sits in the registers."""
+
+    size: int
+    w: int
+    h: int
+    arr: int
+    vnni: bool
+    transpose: bool
+
+    @property
+    def row_elems(self) -> int:
+        return _next_pow2(self.w)
+
+    @property
+    def block_bytes(self) -> int:
+        if self.transpose:
+            return -(-self.w * _next_pow2(self.h) * self.size // GRF) * GRF
+        h = self.h
+        if self.vnni:
+            om = 4 // self.size
+            h = -(-h // om) * om
+        return -(-h * self.row_elems * self.size // GRF) * GRF
+
+    @property
+    def bytes(self) -> int:
+        return self.arr * self.block_bytes
+
+    def byte(self, e: Emitter, a: int, row: int, col: int) -> int:
+        i64, c, op = e.i64, e.c64, e.op
+        blk = op(Op.IMul, i64, a, c(self.block_bytes))
+        if self.transpose:
+            inner = op(Op.IAdd, i64, op(Op.IMul, i64, col, c(_next_pow2(self.h))), row)
+            return op(Op.IAdd, i64, blk, op(Op.IMul, i64, inner, c(self.size)))
+        if self.vnni:
+            om = 4 // self.size
+            group = op(Op.SDiv, i64, row, c(om))
+            sub = op(Op.SRem, i64, row, c(om))
+            dword = op(Op.IAdd, i64, op(Op.IMul, i64, group, c(self.row_elems)), col)
+            inner = op(
+                Op.IAdd, i64, op(Op.IMul, i64, dword, c(4)), op(Op.IMul, i64, sub, c(self.size))
+            )
+            return op(Op.IAdd, i64, blk, inner)
+        inner = op(Op.IAdd, i64, op(Op.IMul, i64, row, c(self.row_elems)), col)
+        return op(Op.IAdd, i64, blk, op(Op.IMul, i64, inner, c(self.size)))
+
+
+def emulation_function(mod: Module, prog: Program, sig: Signature, sgs: int, lane_var: int) -> int:
+    """Add the function emulating `prog` to `mod`; returns its id."""
+    return Emitter(mod, prog, sig, sgs, lane_var).build()
+
+
+__all__ = ["Signature", "emulation_function"]

@@ -1,0 +1,255 @@
+"""tinytc-emulate: GPU (pvc, bmg) binaries executed on the CPU OpenCL runtime against NumPy.
+
+Representative shapes only (the CPU JIT of an emulated DPAS kernel takes 5-20 seconds on
+this machine): the batched f32 GEMM example (2D block loads/stores), 16-bit and 8-bit
+cooperative-matrix loads/stores (subgroup block IO), a 2D block load partly outside its
+surface (zero fill, dropped writes) and f16, bf16 and i8 DPAS products (f32, i32 and f16
+accumulators). A template with its pitch off by one element makes the results wrong,
+unsupported constructs are errors naming them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tinytc_py.emulate import UnsupportedConstruct, emulate_spirv
+from tinytc_py.errors import TinytcError
+
+pytest.importorskip("pyopencl")
+pytestmark = pytest.mark.timeout(600, method="thread")
+
+GEMM = """
+func @gemm(%alpha: f32, %A: memref<f32x32x32x?>, %B: memref<f32x32x32x?>, %beta: f32,
+           %C: memref<f32x32x32x?>) attributes {subgroup_size=16} {
+    %gid = group_id.x : index
+    %a = subview %A[0:32,0:32,%gid] : memref<f32x32x32>
+    %b = subview %B[0:32,0:32,%gid] : memref<f32x32x32>
+    %c = subview %C[0:32,0:32,%gid] : memref<f32x32x32>
+    gemm.n.n %alpha, %a, %b, %beta, %c
+}
+"""
+
+
+def _compile(src: str, device: str, flags=()):
+    import tinytc_py
+    from tinytc_py.runtime import device as rt
+
+    try:
+        rt.default_device()
+    except RuntimeError:
+        pytest.skip("no OpenCL device")
+    return tinytc_py.compile(src, emulate=device, flags=flags)
+
+
+def _gpu_spirv(src: str, device: str) -> bytes:
+    import tinytc_py
+
+    return tinytc_py.compile(src, target=device, flags=["no-kernel-cache"]).spirv
+
+
+def _run_gemm(prog, n=3):
+    rng = np.random.default_rng(0)
+    A, B, C = (np.asfortranarray(rng.standard_normal((32, 32, n)), np.float32) for _ in range(3))
+    want = np.stack([1.5 * A[:, :, i] @ B[:, :, i] + 0.5 * C[:, :, i] for i in range(n)], 2)
+    prog.kernel("gemm")(np.float32(1.5), A, B, np.float32(0.5), C, num_groups=n)
+    return C, want
+
+
+@pytest.mark.parametrize("device", ["pvc", "bmg"])
+def test_gemm_2d_block_io(device):
+    assert b"raw_sends" in _gpu_spirv(GEMM, device)  # the GPU path is taken
+    got, want = _run_gemm(_compile(GEMM, device))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+def _load_store(ty: str, M: int, N: int, use: str) -> str:
+    return f"""
+func @ld(%A: memref<{ty}x{M}x{N}>, %B: memref<{ty}x{M}x{N}>)
+        attributes {{subgroup_size=16, work_group_size=[16,1]}} {{
+    parallel {{
+        %c0 = constant 0 : index
+        %a = cooperative_matrix_load %A[%c0,%c0] : coopmatrix<{ty}x{M}x{N},matrix_{use}>
+        cooperative_matrix_store %a, %B[%c0,%c0]
+    }}
+}}
+"""
+
+
+@pytest.mark.parametrize("device", ["pvc", "bmg"])
+@pytest.mark.parametrize(
+    "ty,M,N,use,dtype",
+    [
+        ("f16", 16, 16, "acc", np.float16),
+        ("i8", 32, 32, "a", np.int8),
+        ("bf16", 16, 16, "b", np.uint16),
+    ],
+)
+def test_subgroup_block_io_16_and_8_bit(device, ty, M, N, use, dtype):
+    src = _load_store(ty, M, N, use)
+    a = np.asfortranarray(np.arange(M * N).reshape(M, N) % 100).astype(dtype)
+    b = np.zeros_like(a)
+    _compile(src, device).kernel("ld")(a, b)
+    np.testing.assert_array_equal(b, a)
+
+
+EDGE = """
+func @edge(%A: memref<f32x32x?>, %B: memref<f32x16x16>)
+        attributes {subgroup_size=16, work_group_size=[16,1]} {
+    parallel {
+        %r = constant 16 : index
+        %c = constant 8 : index
+        %c0 = constant 0 : index
+        %a = cooperative_matrix_load.n.both_checked %A[%r,%c] : coopmatrix<f32x16x16,matrix_acc>
+        cooperative_matrix_store %a, %B[%c0,%c0]
+        cooperative_matrix_store.n.both_checked %a, %A[%c0,%c]
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("device", ["pvc", "bmg"])
+def test_2d_block_load_outside_surface_reads_zero(device):
+    assert b"raw_sends" in _gpu_spirv(EDGE, device)
+    A = np.asfortranarray(np.arange(32 * 20).reshape(32, 20), np.float32)
+    B = np.zeros((16, 16), np.float32, order="F")
+    orig = A.copy()
+    _compile(EDGE, device).kernel("edge")(A, B)
+    want = np.zeros((16, 16), np.float32)
+    want[:, :12] = orig[16:32, 8:20]
+    np.testing.assert_array_equal(B, want)
+    expect_a = orig.copy()
+    expect_a[0:16, 8:20] = want[:, :12]  # columns 20.. are outside: not written
+    np.testing.assert_array_equal(A, expect_a)
+
+
+def _mma(ta: str, tc: str, M: int, K: int, N: int) -> str:
+    return f"""
+func @mma(%A: memref<{ta}x{M}x{K}>, %B: memref<{ta}x{K}x{N}>, %C: memref<{tc}x{M}x{N}>)
+        attributes {{subgroup_size=16, work_group_size=[16,1]}} {{
+    parallel {{
+        %c0 = constant 0 : index
+        %a = cooperative_matrix_load %A[%c0,%c0] : coopmatrix<{ta}x{M}x{K},matrix_a>
+        %b = cooperative_matrix_load %B[%c0,%c0] : coopmatrix<{ta}x{K}x{N},matrix_b>
+        %c = cooperative_matrix_load %C[%c0,%c0] : coopmatrix<{tc}x{M}x{N},matrix_acc>
+        %d = cooperative_matrix_mul_add %a, %b, %c : coopmatrix<{tc}x{M}x{N},matrix_acc>
+        cooperative_matrix_store %d, %C[%c0,%c0]
+    }}
+}}
+"""
+
+
+def _typed(x: np.ndarray, ty: str) -> np.ndarray:
+    """Small integers or quarters as an array of type ty (bf16 as its bits; exact)."""
+    if ty == "bf16":
+        return np.asfortranarray((x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16))
+    dtype = {"f16": np.float16, "f32": np.float32, "i8": np.int8, "i32": np.int32}[ty]
+    return np.asfortranarray(x.astype(dtype))
+
+
+def _value(x: np.ndarray) -> np.ndarray:
+    if x.dtype == np.uint16:
+        return (x.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return x.astype(np.float64)
+
+
+# (A/B type, C type, M, K, N): the DPAS precisions hf, bf, s8 with f32/i32 and f16 accumulators
+DPAS = [
+    ("f16", "f32", 16, 16, 16),
+    ("bf16", "f32", 16, 16, 16),
+    ("i8", "i32", 16, 32, 16),
+    ("f16", "f16", 16, 16, 16),
+]
+
+
+@pytest.mark.parametrize("ta,tc,M,K,N", DPAS)
+def test_dpas(ta, tc, M, K, N):
+    src = _mma(ta, tc, M, K, N)
+    gpu = _gpu_spirv(src, "pvc")
+    assert b"dpas." in gpu
+    rng = np.random.default_rng(1)
+    scale = 1 if ta == "i8" else 4
+    A, B = (_typed(rng.integers(-4, 4, s) / scale, ta) for s in ((M, K), (K, N)))
+    C = _typed(rng.integers(-8, 8, (M, N)), tc)
+    want = _value(A) @ _value(B) + _value(C)
+    _compile(src, "pvc").kernel("mma")(A, B, C)
+    np.testing.assert_array_equal(_value(C), want)
+
+
+def test_pitch_off_by_one_element_is_caught(monkeypatch):
+    """A 2D block template whose pitch is one element short gives wrong results when
+    emulated: the emulator follows the payload, not the compiler's intent."""
+    from tinytc_py.spirv.convert import coopmatrix_dpas
+
+    original = coopmatrix_dpas._payload
+
+    def broken(p, q, ptr, w, h, pitch, cfg):
+        lines = original(p, q, ptr, w, h, pitch, cfg)
+        return [
+            line.replace(f"{pitch}(0,0)<0;1,0> -1:d", f"{pitch}(0,0)<0;1,0> -5:d") for line in lines
+        ]
+
+    monkeypatch.setattr(coopmatrix_dpas, "_payload", broken)
+    import tinytc_py
+
+    gpu = tinytc_py.compile(GEMM, target="pvc", flags=["no-kernel-cache"]).spirv
+    assert b"-5:d" in gpu and b"-1:d" in gpu  # pitch broken, width and height not
+    prog = _compile(GEMM, "pvc", flags=["no-kernel-cache"])
+    got, want = _run_gemm(prog)
+    assert not np.allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+def test_unsupported_instruction_is_named():
+    data = _gpu_spirv(GEMM, "pvc").replace(b"raw_sends", b"raw_sendx")
+    with pytest.raises(UnsupportedConstruct, match="vISA instruction 'raw_sendx'"):
+        emulate_spirv(data)
+
+
+def test_unsupported_extension_is_named():
+    data = _gpu_spirv(GEMM, "pvc").replace(b"SPV_INTEL_subgroups", b"SPV_INTEL_subgroupz")
+    with pytest.raises(UnsupportedConstruct, match="SPV_INTEL_subgroupz"):
+        emulate_spirv(data)
+
+
+def test_cli(tmp_path):
+    from tinytc_py.cli.emulate import main
+    from tinytc_py.spirv import validate
+
+    src, out = tmp_path / "in.spv", tmp_path / "out.spv"
+    src.write_bytes(_gpu_spirv(GEMM, "bmg"))
+    assert main([str(src), "-o", str(out), "--device", "bmg"]) == 0
+    validate(out.read_bytes())
+    assert b"raw_sends" not in out.read_bytes()
+    src.write_bytes(src.read_bytes().replace(b"raw_sends", b"raw_sendx"))
+    assert main([str(src), "-o", str(out)]) == 1
+
+
+def test_subgroup_size_of_another_device_is_an_error():
+    import tinytc_py
+
+    cpu = tinytc_py.compile(
+        "func @k() attributes {subgroup_size=8} {}", target="cpu", flags=["no-kernel-cache"]
+    ).spirv
+    with pytest.raises(TinytcError, match="subgroup size 8, which bmg does not have"):
+        emulate_spirv(cpu, "bmg")
+
+
+def test_compile_emulate_names_a_gpu():
+    import tinytc_py
+
+    with pytest.raises(ValueError, match="emulate='cpu': expected 'pvc' or 'bmg'"):
+        tinytc_py.compile("func @k() {}", emulate="cpu")
+
+
+def test_kernels_with_different_subgroup_sizes():
+    """Each asm call is emulated for its kernel's subgroup size (16 and 32 here)."""
+    src = GEMM + GEMM.replace("@gemm", "@gemm32").replace("subgroup_size=16", "subgroup_size=32")
+    prog = _compile(src, "pvc")
+    for name in ("gemm", "gemm32"):
+        rng = np.random.default_rng(0)
+        A, B, C = (
+            np.asfortranarray(rng.standard_normal((32, 32, 2)), np.float32) for _ in range(3)
+        )
+        want = np.stack([1.5 * A[:, :, i] @ B[:, :, i] + 0.5 * C[:, :, i] for i in range(2)], 2)
+        prog.kernel(name)(np.float32(1.5), A, B, np.float32(0.5), C, num_groups=2)
+        np.testing.assert_allclose(C, want, rtol=1e-5, atol=1e-4, err_msg=name)
