@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("analysis", ("analysis",)),
     ("passes", ("passes",)),
     ("spirv", ("spirv",)),
+    ("emulate", ("emulate",)),
     ("kernel_cache", ("kernel_cache",)),
     ("compiler", ("compiler", "corpus", "gemm_tuning")),
     ("runtime", ("runtime",)),

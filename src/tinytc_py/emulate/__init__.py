@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..compiler import Binary
+from ..binary import Binary
 from .rewrite import DEVICES, emulate_spirv
 from .visa import UnsupportedConstruct
 
