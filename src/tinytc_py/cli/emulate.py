@@ -14,10 +14,12 @@ import sys
 
 from ..emulate import DEVICES, emulate_spirv
 from ..errors import TinytcError
+from . import add_version_option
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tinytc-emulate", description=__doc__.splitlines()[0])
+    add_version_option(parser)
     parser.add_argument("input", help="SPIR-V binary compiled for an Intel GPU")
     parser.add_argument("-o", "--output", required=True, help="output SPIR-V binary")
     parser.add_argument(
