@@ -47,7 +47,6 @@ from .launch import (  # noqa: E402 - re-exported: the launch API of this module
     Grid,
     Group,
     Memref,
-    check_grid_bounds,
     check_memref_shape,
     describe,
     dope_values,
@@ -172,14 +171,9 @@ class Kernel(BuiltKernel):
         return k
 
     def launch(self, args: list[Any], grid: Grid, queue: Any) -> None:
-        info = self.info
         context, queue = _context_and_queue(self, args, queue)
         binder = _ArgBinder(self, self.kernel_in(context), queue)
-        extents = [
-            binder.bind(k, p, a) for k, (p, a) in enumerate(zip(info.params, args, strict=True))
-        ]
-        check_grid_bounds(info, grid, extents)
-        if 0 in grid:
+        if not self.bind_checked(binder, args, grid):
             return
         local = self.work_group_size
         try:
