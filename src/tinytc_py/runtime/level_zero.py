@@ -531,11 +531,6 @@ class Kernel(BuiltKernel):
             binder.copy_back()
 
 
-def launch(kernel: Kernel, args: Sequence[Any], num_groups: Any = None) -> None:
-    """`kernel(*args, num_groups=num_groups)`."""
-    kernel(*args, num_groups=num_groups)
-
-
 DEVICE_KINDS = "a SharedArray (Context.shared_array), a tinytc_py.Memref of a USM pointer"
 
 
@@ -706,7 +701,6 @@ __all__ = [
     "devices",
     "drivers",
     "init",
-    "launch",
     "program",
     "required_group_size",
 ]

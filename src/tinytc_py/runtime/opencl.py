@@ -183,11 +183,6 @@ class Kernel(BuiltKernel):
             raise self.launch_failed(e) from None
 
 
-def launch(kernel: Kernel, args: Sequence[Any], num_groups: Any = None, queue: Any = None) -> None:
-    """`kernel(*args, num_groups=num_groups, queue=queue)`."""
-    kernel(*args, num_groups=num_groups, queue=queue)
-
-
 DEVICE_KINDS = "a pyopencl array, a tinytc_py.Memref of a cl.Buffer"
 
 
@@ -429,6 +424,5 @@ __all__ = [
     "build",
     "core_info_for",
     "global_size",
-    "launch",
     "program",
 ]

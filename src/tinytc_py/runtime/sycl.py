@@ -226,11 +226,6 @@ class Kernel(BuiltKernel):
         binder.copy_back()
 
 
-def launch(kernel: Kernel, args: Sequence[Any], num_groups: Any = None, queue: Any = None) -> None:
-    """`kernel(*args, num_groups=num_groups, queue=queue)`."""
-    kernel(*args, num_groups=num_groups, queue=queue)
-
-
 DEVICE_KINDS = "a USM array (__sycl_usm_array_interface__), a tinytc_py.Memref of a USM pointer"
 
 
