@@ -219,7 +219,8 @@ int main(void) {
 
     /* without the flag: no records, nothing to report */
     if (recipe_create(&recipe, info, 0) || handler_create(&handler, recipe)) return 1;
-    if (gemm(handler, M, hc)) return 1;
+    for (int i = 0; i < M * N; ++i) hc[i] = -1.0f;
+    if (upload(ha, hb, hc) || gemm(handler, M, hc)) return 1;
     for (int i = 0; i < M * N; ++i) EXPECT(hc[i] == want[i]);
     EXPECT_STATUS(tinytc_recipe_handler_get_bounds_report(handler, &message),
                   tinytc_status_invalid_arguments);
