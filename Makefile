@@ -9,7 +9,7 @@ PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.tinytc-installed
-APT_PACKAGES := spirv-headers ocl-icd-opencl-dev opencl-headers libze-dev gcc g++ gfortran valgrind doctest-dev
+APT_PACKAGES := spirv-headers ocl-icd-opencl-dev opencl-headers libze-dev gcc g++ gfortran valgrind doctest-dev pkg-config cmake binutils
 SPIRV_GRAMMAR := /usr/include/spirv/unified1/spirv.core.grammar.json
 CL_HEADER := /usr/include/CL/cl.h
 ZE_HEADER := /usr/include/level_zero/ze_api.h
@@ -28,9 +28,10 @@ setup: apt $(STAMP) capi
 apt:
 	@if command -v g++ >/dev/null \
 	    && command -v gfortran >/dev/null && command -v valgrind >/dev/null \
+	    && command -v pkg-config >/dev/null && command -v cmake >/dev/null && command -v nm >/dev/null \
 	    && test -f $(SPIRV_GRAMMAR) && test -f $(CL_HEADER) && test -f $(ZE_HEADER) \
 	    && test -f $(DOCTEST_HEADER); then \
-	  echo "apt: spirv-headers, OpenCL and Level Zero headers, doctest, gfortran, valgrind already present"; \
+	  echo "apt: spirv-headers, OpenCL and Level Zero headers, doctest, gfortran, valgrind, pkg-config, cmake already present"; \
 	else \
 	  echo "apt: installing $(APT_PACKAGES)"; \
 	  $(SUDO) apt-get update; \
