@@ -66,6 +66,8 @@ class SyclRecipeHandler:
         return ze_api.address(handler.active), module, handler.groups
 
     def __del__(self) -> None:
+        if self.destroy is None:  # creation failed: the C++ caller keeps its state
+            return
         try:  # noqa: SIM105 - contextlib may be gone (None) at interpreter exit
             self.destroy(self.data)
         except Exception:  # noqa: BLE001 - never raise from a finaliser
@@ -93,8 +95,11 @@ def _tinytc_sycl_recipe_handler_create(
     need(handler, context, device, data)
     crecipe: CRecipe = table.get("recipe", recipe)
     native = _native_handler(backend, crecipe, addr(context), addr(device))
-    obj = SyclRecipeHandler(native, backend, data, destroy)
+    # The C++ caller frees `data` itself when this fails, so the handler owns it (and its
+    # finaliser may call `destroy`) only once the handle is handed out.
+    obj = SyclRecipeHandler(native, backend, data, None)
     out(handler, table.new_shared("recipe_handler", obj, (addr(recipe),)))
+    obj.destroy = destroy
 
 
 @export
