@@ -48,12 +48,13 @@ def timeout() -> float:
 
 
 @contextlib.contextmanager
-def build_once(name: str) -> Iterator[tuple[bytes | None, bool]]:
+def build_once(name: str, where: trust.Folder | None = None) -> Iterator[tuple[bytes | None, bool]]:
     """Around the build of entry `name` after a miss: yields (payload, waited). A payload
     means the entry was stored meanwhile (`waited`: this process waited for another's build)
     and the caller uses it; None means the caller builds and stores the entry, holding the
-    lock when it could take it."""
-    where = trust.checked()
+    lock when it could take it. `where`: the folder as the caller checked it (else checked
+    here)."""
+    where = where or trust.checked()
     if where is None:
         yield None, False
         return

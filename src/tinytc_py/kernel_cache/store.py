@@ -133,31 +133,37 @@ def remove(name: str) -> bool | None:
     return True
 
 
-def put(name: str, payload: bytes, counts: dict[str, int] | None = None) -> None:
+def put(
+    name: str,
+    payload: bytes,
+    counts: dict[str, int] | None = None,
+    where: trust.Folder | None = None,
+) -> None:
     """Store `payload` as entry `name` (atomically), then evict down to the size bound.
     `counts` (the caller's counters of this lookup) are recorded with bytes_written, in one
-    update of the statistics file."""
+    update of the statistics file. `where`: the folder as the caller checked it (else
+    checked here)."""
     counts = dict(counts or {})
-    checked = trust.checked()
+    checked = where or trust.checked()
     if checked is None:  # a folder the cache may not use: the counts stay in this process
         stats.count_all(counts)
         return
-    where = checked.path
-    if where not in _unwritable:
+    path = checked.path
+    if path not in _unwritable:
         data = MAGIC + hashlib.sha256(payload).digest() + payload
         try:
             trust.make_folder(checked)
-            atomic_write(where / (name + SUFFIX), data, lambda fd: trust.share(fd, checked))
+            atomic_write(path / (name + SUFFIX), data, lambda fd: trust.share(fd, checked))
         except OSError as err:
-            _disable_writing(where, err)
+            _disable_writing(path, err)
         else:
             counts["bytes_written"] = len(data)
-    totals = stats.count_all(counts) if counts else {}
+    totals = stats.count_all(counts, checked) if counts else {}
     if "bytes_written" not in counts:
         return
     if not totals:  # bytes no estimate would count: take the entry back and stop writing
         remove(name)
-        _disable_writing(where, OSError(f"cannot update the statistics in {where}"))
+        _disable_writing(path, OSError(f"cannot update the statistics in {path}"))
         return
     _keep_under_bound(totals, keep=name, where=checked)
 
