@@ -2,12 +2,7 @@
 
 A SPIR-V key covers the program (its source text, or the printed program when it was built in
 memory), the core info, the optimisation level, every compiler-context flag and the compiler's
-version. The version is a digest of the name, size and modification time of each of the
-package's source files, so a changed compiler never reads entries an older one wrote (also in
-a development checkout, where the version number stays the same); stat calls keep this cheap
-at start-up, where hashing the sources would cost more than a cache hit. An installed package
-carries the digest of its sources, written when the wheel was built (setup.py), and reads
-that one file instead. A native key covers the SPIR-V bytes, the build options and the device
+version (version.py). A native key covers the SPIR-V bytes, the build options and the device
 (name, driver version, platform).
 
 The in-process memo (memo.py) keys by the same parts without hashing them: `settings` is the
@@ -21,57 +16,15 @@ from __future__ import annotations
 import copy
 import dataclasses
 import enum
-import functools
 import hashlib
 import json
-import os
 import weakref
 from typing import Any
 
 from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
 from ..target.core_info import CoreInfo
-
-VERSION_FILE = "_compiler_version"
-"""The digest of an installed package's sources, next to its modules (written at build time)."""
-
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-@functools.cache
-def compiler_version() -> str:
-    """The installed package's recorded digest, else (a checkout) `sources_digest()`."""
-    try:
-        with open(os.path.join(_PACKAGE, VERSION_FILE), encoding="ascii") as f:
-            recorded = f.read().strip()
-    except OSError:
-        recorded = ""
-    return recorded or sources_digest(_PACKAGE)
-
-
-def sources_digest(package: str, content: bool = False) -> str:
-    """Digest of the .py files under `package` (without __pycache__): of their relative path,
-    size and modification time, or of their path and `content` (what a wheel records, where
-    the times are the build's)."""
-    parts: list[str] = []
-
-    def walk(folder: str, rel: str) -> None:
-        with os.scandir(folder) as it:
-            found = sorted(it, key=lambda e: e.name)
-        for e in found:
-            if e.name.endswith(".py"):
-                if content:
-                    with open(e.path, "rb") as f:
-                        parts.append(f"{rel}{e.name}:{hashlib.sha256(f.read()).hexdigest()};")
-                else:
-                    st = e.stat()
-                    parts.append(f"{rel}{e.name}:{st.st_size}:{st.st_mtime_ns};")
-            elif e.name != "__pycache__" and e.is_dir():
-                walk(e.path, f"{rel}{e.name}/")
-
-    walk(package, "")
-    return hashlib.sha256("".join(parts).encode()).hexdigest()[:16]
-
+from .version import compiler_version
 
 _SCALARS = (str, int, float, type(None))
 

@@ -65,7 +65,7 @@ def build_once(name: str, where: trust.Folder | None = None) -> Iterator[tuple[b
         token = _create(path, where)
         if token is not None:
             try:
-                yield store.get(name), waited  # it may have been stored just before
+                yield store.get(name, where), waited  # it may have been stored just before
             finally:
                 _release(path, token)
             return
@@ -112,15 +112,24 @@ def _create(path: Path, where: trust.Folder) -> str | None:
         return token  # nobody can lock: build without one (the lock file is never made)
     try:
         trust.share(fd, where)
-        host = socket.gethostname()
-        pid = os.getpid()
-        holder = {"host": host, "pid": pid, "start": _start_time(pid), "token": token}
-        os.write(fd, json.dumps(holder).encode())
+        os.write(fd, json.dumps({**_holder(), "token": token}).encode())
     except OSError:
         pass  # a lock without content is still a lock; its age makes it stale
     finally:
         os.close(fd)
     return token
+
+
+_own: dict[int, dict] = {}
+
+
+def _holder() -> dict:
+    """This process's host, id and start time (asked once per process: a fork is another)."""
+    pid = os.getpid()
+    if pid not in _own:
+        _own.clear()
+        _own[pid] = {"host": socket.gethostname(), "pid": pid, "start": _start_time(pid)}
+    return _own[pid]
 
 
 def _release(path: Path, token: str) -> None:

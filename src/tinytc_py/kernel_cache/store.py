@@ -173,7 +173,7 @@ def _keep_under_bound(totals: dict[str, int], keep: str, where: trust.Folder) ->
     exceed the bound. `totals` are the statistics including this write."""
     limit = max_bytes()
     epoch, written = totals[stats.EPOCH], totals["bytes_written"]
-    record = _last_scan()
+    record = _last_scan(where.path)
     if record is not None and record[0] == epoch and record[2] + written - record[1] <= limit:
         return
     try:
@@ -185,11 +185,11 @@ def _keep_under_bound(totals: dict[str, int], keep: str, where: trust.Folder) ->
         atomic_write(where.path / SCAN_FILE, scan, lambda fd: trust.share(fd, where))
 
 
-def _last_scan() -> tuple[int, int, int] | None:
+def _last_scan(where: Path) -> tuple[int, int, int] | None:
     """(statistics epoch and bytes_written total when the last scan began, folder bytes after
-    it), or None when there is no usable record."""
+    it) recorded in folder `where`, or None when there is no usable record."""
     try:
-        record = tuple(json.loads((folder() / SCAN_FILE).read_bytes()))
+        record = tuple(json.loads((where / SCAN_FILE).read_bytes()))
     except (OSError, ValueError, TypeError):
         return None
     if len(record) != 3 or not all(isinstance(v, int) for v in record):
