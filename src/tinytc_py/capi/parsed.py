@@ -50,9 +50,9 @@ class ParsedSource:
     def settle(self, entry: Entry) -> None:
         """The program may change from here on: parse it now if that was put off, and let
         the handle forget the text."""
-        entry.source = None
         if self.source_id:
             table.replace(entry, self._parse(entry.obj.ctx))
+        entry.source = None
 
     def _parse(self, ctx: CompilerContext) -> Prog:
         """The program, parsed under the settings of the parse call (a context flag may have

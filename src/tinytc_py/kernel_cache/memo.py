@@ -13,6 +13,7 @@ At most `ENTRIES` binaries are kept; the one used longest ago goes first.
 
 from __future__ import annotations
 
+import contextlib
 from collections import OrderedDict
 from collections.abc import Hashable
 
@@ -40,14 +41,14 @@ def text_key(
 def get(key: Hashable) -> Binary | None:
     binary = _entries.get(key)
     if binary is not None:
-        _entries.move_to_end(key)
+        with contextlib.suppress(KeyError):  # another thread's `put` may have evicted it
+            _entries.move_to_end(key)
     return binary
 
 
 def put(key: Hashable, binary: Binary) -> Binary:
-    _entries[key] = binary
-    _entries.move_to_end(key)
-    if len(_entries) > ENTRIES:
+    _entries[key] = binary  # a new key goes last, as the most recently used
+    while len(_entries) > ENTRIES:
         _entries.popitem(last=False)
     return binary
 
