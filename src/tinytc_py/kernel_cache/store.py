@@ -26,7 +26,8 @@ damaged entries, other scans) only make it too high, which costs one early scan.
 damaged record, or one of another statistics epoch (the statistics file was cleared or
 damaged, so its totals began again), means a scan. A scan that finds the bound crossed evicts
 down to `LOW_WATER` of it, so a full folder is scanned once per tenth of the bound written, not
-at every write. For the estimate to hold, every byte in the folder must be counted: an entry
+at every write. A scan of fewer than `RECORD_FROM` entries leaves no record: listing them again
+at the next write costs less than writing one (a new folder's first writes, a first start). For the estimate to hold, every byte in the folder must be counted: an entry
 whose bytes cannot be added to the statistics is removed again and writing is turned off, and a
 listing that fails part-way leaves no record.
 """
@@ -51,6 +52,7 @@ SUFFIX = ".entry"
 LOCK_SUFFIX = ".lock"  # a build in progress (locks.py)
 _HEADER = len(MAGIC) + hashlib.sha256().digest_size
 SCAN_FILE = "last_scan.json"
+RECORD_FROM = 32  # entries a scan must find to leave a record (a new folder's first writes)
 LOW_WATER = 0.9
 
 
@@ -177,9 +179,12 @@ def _keep_under_bound(totals: dict[str, int], keep: str, where: trust.Folder) ->
     if record is not None and record[0] == epoch and record[2] + written - record[1] <= limit:
         return
     try:
-        size = evict(limit, keep)
+        found = entries()
+        size = evict(limit, keep, found)
     except OSError:
         return  # the folder's size is unknown: no record, the next write scans again
+    if len(found) < RECORD_FROM:
+        return  # listing these few again at the next write costs less than a record
     with contextlib.suppress(OSError):
         scan = json.dumps([epoch, written, size]).encode()
         atomic_write(where.path / SCAN_FILE, scan, lambda fd: trust.share(fd, where))
@@ -219,12 +224,13 @@ def entries() -> list[Entry]:
     return found
 
 
-def evict(limit: int, keep: str = "") -> int:
+def evict(limit: int, keep: str = "", found: list[Entry] | None = None) -> int:
     """When the folder holds more than `limit` bytes, remove the least recently used entries
     (never `keep`) until it holds at most LOW_WATER of it; returns the bytes left. The
     removals are counted in one update of the statistics file, once each however many
-    processes evict at once. Raises OSError when the folder cannot be listed."""
-    found = entries()
+    processes evict at once. `found`: the folder's `entries()`, when the caller listed them.
+    Raises OSError when the folder cannot be listed."""
+    found = entries() if found is None else found
     total = sum(e.size for e in found)
     if total <= limit:
         return total
