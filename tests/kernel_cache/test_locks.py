@@ -236,14 +236,14 @@ def test_release_leaves_a_lock_that_replaced_it_alone(
     read = locks._read
     others: dict[str, object] = {}
 
-    def read_then_let_b_and_c_in(file: Path) -> dict:
-        content = read(file)
+    def read_then_let_b_and_c_in(file: Path) -> tuple[os.stat_result, dict]:
+        st_content = read(file)
         if not others:
             others["B"] = None  # B's and C's own reads of the lock go straight through
             others["B"] = locks._inspect(file, None)
             others["C"] = locks._create(file, trust.checked())
             others["C's lock"] = file.read_bytes() if others["C"] is not None else None
-        return content
+        return st_content
 
     with locks.build_once(key()) as (payload, waited):
         assert (payload, waited) == (None, False) and path.exists()

@@ -157,12 +157,17 @@ def _release(path: Path, held: _Held) -> None:
         _remove(path, held.inode, lambda st, content: content.get("token") == held.token)
 
 
-def _read(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+def _read(path: Path) -> tuple[os.stat_result, dict]:
+    """The lock file's identity and content, from one open file (on NFS, opening fetches the
+    file's current attributes, where a stat of the name may answer from a cache); content
+    that cannot be read or parsed is empty. Raises OSError when there is no file to open."""
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        try:
+            data = json.loads(f.read())
+        except (OSError, ValueError):
+            data = {}
+    return st, data if isinstance(data, dict) else {}
 
 
 class _Seen:
@@ -186,9 +191,14 @@ def _inspect(path: Path, seen: _Seen | None) -> _Seen:
         return _GONE
     except OSError:
         return seen or _GONE
-    ident = (st.st_ino, st.st_mtime_ns)
-    if seen is None or seen.ident != ident or not seen.content:
-        seen = _Seen(ident, _read(path))
+    if seen is None or seen.ident != (st.st_ino, st.st_mtime_ns) or not seen.content:
+        try:
+            st, content = _read(path)
+        except FileNotFoundError:
+            return _GONE
+        except OSError:  # not readable (yet: another member's lock before its mode is set)
+            content = {}
+        seen = _Seen((st.st_ino, st.st_mtime_ns), content)
     if _stale(seen.content, time.time() - st.st_mtime) and _break(path, seen):
         stats.count("stale_locks")
         return _STALE
@@ -241,10 +251,10 @@ def _remove(path: Path, inode: int, same: Callable[[os.stat_result, dict], bool]
         return False
     try:
         try:
-            st = os.stat(path)
+            st, content = _read(path)
         except OSError:
             return False
-        if st.st_ino != inode or not same(st, _read(path)):
+        if st.st_ino != inode or not same(st, content):
             return False
         try:
             os.unlink(path)
