@@ -114,9 +114,14 @@ def _builder(runtime: str) -> Callable[[str], object]:
 
 
 def _warm(args: argparse.Namespace) -> int:
+    try:
+        build = _builder(args.device)
+    except ImportError as err:  # e.g. pyopencl not installed
+        print(f"tinytc-cache warm: runtime {args.device}: {err}", file=sys.stderr)
+        return 1
     for file in args.files:
         try:
-            done = warm([file], _builder(args.device))
+            done = warm([file], build)
         except TinytcError as err:
             print(f"tinytc-cache warm: {file}: {err}", file=sys.stderr)
             return 1
