@@ -503,13 +503,18 @@ def group_members(p: ParamInfo, arg: Any, what: str) -> Group:
     return Group(members, grp.offset)
 
 
+def check_group_arity(p: ParamInfo, count: int, offset: int, what: str) -> None:
+    """A group argument's member count and offset against the group type (every runtime)."""
+    if p.size != DYNAMIC and p.size != count:
+        raise invalid_argument(f"{what}, got {count} members")
+    if p.offset != DYNAMIC and offset != p.offset:
+        raise invalid_argument(f"{what}, got the offset {offset}")
+
+
 def group_layout(p: ParamInfo, grp: Group, what: str) -> GroupLayout:
     """The layout of a group whose members are NumPy arrays (group_members)."""
     members = list(grp.members)
-    if p.size != DYNAMIC and p.size != len(members):
-        raise invalid_argument(f"{what}, got {len(members)} members")
-    if p.offset != DYNAMIC and grp.offset != p.offset:
-        raise invalid_argument(f"{what}, got the offset {grp.offset}")
+    check_group_arity(p, len(members), grp.offset, what)
     count = max(1, len(members))
     dyn_shape = [i for i, e in enumerate(p.shape) if e == DYNAMIC]
     dyn_stride = [i for i, e in enumerate(p.stride) if e == DYNAMIC]
