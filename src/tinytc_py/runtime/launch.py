@@ -343,13 +343,16 @@ def group_count(num_groups: int | Sequence[int]) -> tuple[int, int, int]:
 
 
 def scalar_value(dtype: str, value: Any, what: str) -> np.generic:
-    """`value` as the NumPy scalar a `dtype` parameter takes."""
+    """`value` as the NumPy scalar a `dtype` parameter takes. As in Python's own conversions
+    (float(1j) is a TypeError), a value of the wrong kind (an array, a string, a complex number
+    for a real type) raises TypeError; a number of the right kind that the type cannot hold
+    raises TinytcError (invalid_kernel_arguments)."""
     if dtype not in DTYPES:
         raise invalid_argument(f"{what}, which cannot be a kernel argument")
     if isinstance(value, (str, bytes)) or np.ndim(value) != 0:
         raise TypeError(f"{what}, got {describe(value)}")
     if np.iscomplexobj(value) and not dtype.startswith("c"):
-        raise invalid_argument(f"{what}, got the complex number {value!r}")
+        raise TypeError(f"{what}, got the complex number {value!r}")
     try:
         if dtype == "bf16" and not isinstance(value, np.uint16):
             return np.uint16(float_to_bf16_bits(float(value)))

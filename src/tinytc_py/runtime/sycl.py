@@ -337,7 +337,7 @@ class _ArgBinder:
         what = label(self.kernel.info, k)
         if p.kind == "scalar":
             if is_usm(a):
-                raise invalid_argument(f"{what}, got a USM array")
+                raise TypeError(f"{what}, got a USM array")
             self.set(p.first_arg, [scalar_value(p.dtype, a, what)])
             return ()
         if p.local:
