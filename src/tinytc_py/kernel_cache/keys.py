@@ -60,8 +60,7 @@ FLAGS = tuple(OptFlag)
 
 def settings(ctx: CompilerContext) -> tuple[int, ...]:
     """The context's part of a key: the optimisation level, then each flag's state."""
-    flag = ctx.optimization_flag
-    return (ctx.opt_level, *[flag(f) for f in FLAGS])
+    return (ctx.opt_level, *map(ctx.optimization_flag, FLAGS))
 
 
 _info_digests: dict[int, tuple[weakref.ref, CoreInfo, str]] = {}
