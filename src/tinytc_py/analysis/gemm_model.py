@@ -54,6 +54,7 @@ STREAM_CYCLES = 150  # cycles per memory stream a tile opens (what the prefetche
 STREAM_BYTES = 512  # a tile's B panel up to this long is one stream (adjacent lines)
 A_FROM_L2 = 1.5  # load slots of a vector of A that comes from L2 rather than L1 (see above)
 UNROLL_A_BYTES = 1024  # A bytes one unrolled K body of a tile without FMA slack may load
+BODY_FMAS = 64  # vector FMAs one unrolled K body may hold (`unroll_fits`)
 DYNAMIC_EXTENT = 256  # what an unknown M or N is assumed to be (K: 64)
 
 
@@ -118,6 +119,14 @@ def stalls_unrolled(b: GemmBlocking, p: GemmProblem, cpu: CpuCore) -> bool:
     return b.cols > 1 and tight and a_bytes > UNROLL_A_BYTES
 
 
+def unroll_fits(b: GemmBlocking, p: GemmProblem, cpu: CpuCore) -> bool:
+    """Whether the unrolled K body holds at most `BODY_FMAS` vector FMAs. The device JIT's
+    time grows with the body, and deeper bodies measured no faster on the Zen 4 EPYC: AVX2 f32
+    48^3 6 x 2 with 8 steps (96 FMAs) 146-168 GFLOP/s, with 4 141-161; AVX-512 f64 64^3 8 x 2
+    with 8 steps (128) 74-75, with 4 72-77 (CPU time, busy machine)."""
+    return b.row_blocks * b.cols * registers_per_block(p, cpu) * b.k_unroll <= BODY_FMAS
+
+
 def _k_step_cycles(r: int, c: int, p: GemmProblem, cpu: CpuCore, a_in_l1: bool) -> float:
     regs = registers_per_block(p, cpu)
     fmas = r * c * regs
@@ -168,7 +177,8 @@ def cycles(b: GemmBlocking, p: GemmProblem, cpu: CpuCore) -> float:
 
 def all_blockings(p: GemmProblem, cpu: CpuCore) -> list[GemmBlocking]:
     """Every blocking that fits the register file, does not exceed the sizes and whose K
-    unrolling does not stall its FMA chains."""
+    unrolling neither stalls its FMA chains nor exceeds the body size (the smallest unrolling,
+    1, always stays)."""
     M, N, K = p.sizes()
     max_r = ceil_div(M, p.subgroup_size)
     out = []
@@ -176,7 +186,9 @@ def all_blockings(p: GemmProblem, cpu: CpuCore) -> list[GemmBlocking]:
         for c in range(1, min(N, cpu.registers) + 1):
             for k in K_UNROLLS:
                 b = GemmBlocking(r, c, k)
-                if k <= max(1, K) and fits(b, p, cpu) and not stalls_unrolled(b, p, cpu):
+                if k > max(1, K) or not fits(b, p, cpu) or stalls_unrolled(b, p, cpu):
+                    continue
+                if k == 1 or unroll_fits(b, p, cpu):
                     out.append(b)
     return out
 
