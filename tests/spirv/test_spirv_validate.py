@@ -226,3 +226,56 @@ def test_module_cut_off_in_an_instruction_is_rejected(kept):
     cut = words[: at + (kept if kept > 0 else count + kept)]
     with pytest.raises(SpirvValidationError, match="spirv-val rejected the module"):
         validate(cut.tobytes())
+
+
+COPY = """\
+func @copy(%A: memref<f32x8>, %B: memref<f32x8>) {
+    %j = constant 3 : index
+    %a = load %A[%j] : f32
+    store %a, %B[%j]
+}
+"""
+
+
+def _compile_with_a_rejecting_validator(monkeypatch, bounds_checks: bool = False) -> list[int]:
+    """Compiles COPY with the compiler's validator replaced by one that rejects every module;
+    returns how often it ran (raises what the compiler raises)."""
+    from tinytc_py import compiler
+    from tinytc_py.ir.context import CompilerContext
+    from tinytc_py.ir.enums import OptFlag
+    from tinytc_py.text.dialect import parse
+
+    calls = []
+
+    def reject(data: bytes) -> None:
+        calls.append(len(data))
+        raise SpirvValidationError("spirv-val rejected the module:\nbroken on purpose")
+
+    monkeypatch.setattr(compiler, "validate", reject)
+    ctx = CompilerContext()
+    ctx.set_optimization_flag(OptFlag.bounds_checks, int(bounds_checks))
+    compiler.assemble_module(compiler.compile_to_module(parse(COPY, ctx)))
+    return calls
+
+
+def test_the_test_suite_validates_every_compiled_module(monkeypatch):
+    """conftest.py sets TINYTC_VALIDATE=1: the compiler validates what it emits, and a module
+    the validator rejects is an internal compiler error carrying its message."""
+    assert validate_module.validation_requested()
+    with pytest.raises(
+        TinytcError, match="(?s)invalid \\(compiler bug\\).*broken on purpose"
+    ) as info:
+        _compile_with_a_rejecting_validator(monkeypatch)
+    assert info.value.status == Status.internal_compiler_error
+
+
+@pytest.mark.parametrize("value", ["0", "", "off"])
+def test_without_tinytc_validate_the_compiler_does_not_validate(monkeypatch, value):
+    monkeypatch.setenv("TINYTC_VALIDATE", value)
+    assert _compile_with_a_rejecting_validator(monkeypatch) == []
+
+
+def test_bounds_checked_mode_always_validates(monkeypatch):
+    monkeypatch.delenv("TINYTC_VALIDATE")
+    with pytest.raises(TinytcError, match="broken on purpose"):
+        _compile_with_a_rejecting_validator(monkeypatch, bounds_checks=True)
