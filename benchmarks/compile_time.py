@@ -3,14 +3,16 @@
     .venv/bin/python benchmarks/compile_time.py [--repeat N] [-d pvc|tgl|bmg|cpu] [--detail]
                                                 [--profile KERNEL]
 
-Cold times (the kernel cache is not involved): compile_to_spirv (compiler.py) always validates
-its result, so this script times the steps of compile_to_spirv one by one on a fresh parse each
-run:
+Cold times (the kernel cache is not involved): this script times the steps of compile_to_spirv
+one by one on a fresh parse each run:
 - parse: text -> IR (lexer, preprocessor, parser, verifier);
 - compile: the default pass pipeline, SPIR-V conversion, capex, the feature check and assembly
   (with --detail also split into "passes" and "convert" = conversion + capex + assembly);
 - validate: SPIRV-Tools' validator, in the process when `make capi` built
-  build/lib/libtinytc_spirv_val.so, else the spirv-val program (3-4 ms more per module).
+  build/lib/libtinytc_spirv_val.so, else the spirv-val program (3-4 ms more per module). The
+  compiler runs it, and check-ir after the lowerings, only with TINYTC_VALIDATE=1 or in
+  bounds-checked mode (self_checks.py); "total" includes the validation only when the
+  environment asks for it, as compile_to_spirv does.
 "Cold" also means no shape seen before: the conversion keeps two per-process memos that depend
 only on a cooperative-matrix shape (the layout tables and the 2-D block-message plans), which a
 process compiling many kernels of one shape reuses; each run starts with them emptied
@@ -46,7 +48,7 @@ from pathlib import Path
 
 from programs import PROGRAMS
 from timing import cpu_description
-from tinytc_py import kernel_cache
+from tinytc_py import kernel_cache, self_checks
 from tinytc_py.analysis.coopmatrix_layout import coop_layout_memo
 from tinytc_py.compiler import binary_of
 from tinytc_py.errors import TinytcError
@@ -240,7 +242,7 @@ def compile_steps(text: str, info: CoreInfo) -> tuple[dict[str, float], bytes]:
         validate(data)
         t["validate"] = ms_since(t0)
         t["compile"] = t["passes"] + t["convert"]
-        t["total"] = t["parse"] + t["compile"] + t["validate"]
+        t["total"] = t["parse"] + t["compile"] + (t["validate"] if self_checks.requested() else 0)
         t["wall total"] = (time.perf_counter() - wall) * 1e3
     return t, data
 

@@ -27,7 +27,18 @@ SRC = Path(__file__).resolve().parents[1] / "src" / PKG
 # A module belongs to the layer whose prefix names it or a package above it ("" is the
 # package's own __init__ only); the prefixes do not overlap.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("errors", "gc_pause", "cache_dir", "native_libs", "numpy_types", "bounds_record")),
+    (
+        "base",
+        (
+            "errors",
+            "gc_pause",
+            "self_checks",
+            "cache_dir",
+            "native_libs",
+            "numpy_types",
+            "bounds_record",
+        ),
+    ),
     ("target", ("target",)),
     ("binary", ("binary",)),
     ("ir", ("ir",)),

@@ -3,8 +3,10 @@
 `compile_to_spirv(prog, core_info)` runs the default pass pipeline (passes/pipeline.py; it
 changes `prog` in place), converts every function (spirv/convert/), declares the
 capabilities and extensions the module uses (spirv/capex.py), checks them against the core
-info's SPIR-V features, assembles the module and always runs spirv-val on the result: a
-malformed binary can hang the Intel OpenCL runtime forever, so nothing unvalidated leaves here.
+info's SPIR-V features, assembles the module and runs spirv-val on the result when the
+compiler's self-checks are asked for (self_checks.py: TINYTC_VALIDATE=1, which the test suite
+sets) and in bounds-checked mode: an invalid module is a compiler bug, and the validator, like
+LLVM's IR verifier, is a debugging aid that costs 10-20 % of a cold compile.
 The result is a `Binary` (binary.py); the kernel cache below answers repeated compilations.
 Every step runs with the cyclic garbage collector paused (gc_pause.py says why).
 """
@@ -15,7 +17,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import corpus, kernel_cache
+from . import corpus, kernel_cache, self_checks
 from .binary import Binary, KernelInfo
 from .errors import CompilationError, Status, TinytcError
 from .gc_pause import paused_gc
@@ -72,15 +74,18 @@ def _printed(prog: Prog) -> str:
 
 
 def assemble_module(compiled: CompiledModule) -> Binary:
-    """Assemble and validate: an invalid module is a compiler bug, never handed to a runtime."""
+    """Assemble, and validate when the self-checks are asked for or in bounds-checked mode: an
+    invalid module is a compiler bug, reported as one."""
     with paused_gc():
         data = assemble(compiled.module)
-        try:
-            validate(data)
-        except SpirvValidationError as e:
-            raise TinytcError(
-                Status.internal_compiler_error, f"generated SPIR-V is invalid (compiler bug):\n{e}"
-            ) from e
+        if self_checks.requested() or any(k.bounds_checks is not None for k in compiled.kernels):
+            try:
+                validate(data)
+            except SpirvValidationError as e:
+                raise TinytcError(
+                    Status.internal_compiler_error,
+                    f"generated SPIR-V is invalid (compiler bug):\n{e}",
+                ) from e
     return Binary(data, {k.name: k for k in compiled.kernels}, compiled.core_features)
 
 
