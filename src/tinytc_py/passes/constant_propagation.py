@@ -27,7 +27,7 @@ from ..ir.ops.arith import ArithBinaryInst, ArithUnaryInst, CastInst, CompareIns
 from ..ir.ops.memory import SizeInst
 from ..ir.ops.spmd import SubgroupBroadcastInst
 from ..ir.region import Region
-from ..ir.types import CoopmatrixType, element_type
+from ..ir.types import CoopmatrixType, as_number, element_type
 from ..ir.values import Value
 from . import fold
 from .base import FunctionPass
@@ -81,12 +81,16 @@ class Folder:
     def binary(self, inst: Inst) -> Replacement | None:
         a, b = inst.operand("a"), inst.operand("b")
         ty = element_type(inst.result.type)
-        if isinstance(inst.result.type, CoopmatrixType) and ty.is_complex and not self.unsafe:
+        if (
+            isinstance(inst.result.type, CoopmatrixType)
+            and inst.result.type.component.is_complex
+            and not self.unsafe
+        ):
             # The conversion multiplies complex coopmatrix components with the full formula, not
             # the real-factor scaling the scalar folds assume ((inf,1)*(1,0) is (inf,NaN) there).
             return None
         ca, cb = fold.known(a), fold.known(b)
-        if inst.name in ("div", "rem") and ty.is_integer and cb == 0:
+        if inst.name in ("div", "rem") and as_number(ty).is_integer and cb == 0:
             raise CompilationError(
                 inst.loc,
                 Status.ir_division_by_zero,

@@ -52,6 +52,7 @@ from ..ir.types import (
     NumberType,
     ScalarKind,
     Type,
+    as_number,
     element_type,
     int_bits,
     wrap,
@@ -154,7 +155,7 @@ def int_to_float(a: int, ty: NumberType) -> float:
 
 
 def _family(ty: Type) -> str:
-    return "bool" if isinstance(ty, BooleanType) else ty.kind.family
+    return "bool" if isinstance(ty, BooleanType) else as_number(ty).kind.family
 
 
 def _trunc_div(a: int, b: int) -> int:
@@ -454,7 +455,7 @@ def _zero_of_sign(c: Scalar | None, negative: bool) -> bool:
     return all(p == 0 and (math.copysign(1.0, p) < 0) == negative for p in parts)
 
 
-def _zero(ty: Type) -> Scalar:
+def _zero(ty: NumberType) -> Scalar:
     if ty.is_integer:
         return 0
     return (0.0, 0.0) if ty.is_complex else 0.0
@@ -466,7 +467,7 @@ def _keeps(c: Scalar | None, ty: Type, unsafe: bool, adding: bool) -> bool:
     unsafe-fp-math, which ignores the sign of zero)."""
     if not _is(c, 0):
         return False
-    return ty.is_integer or unsafe or _zero_of_sign(c, negative=adding)
+    return as_number(ty).is_integer or unsafe or _zero_of_sign(c, negative=adding)
 
 
 def _add(ca: Scalar | None, cb: Scalar | None, ty: Type, unsafe: bool) -> Rewrite | None:
@@ -487,8 +488,8 @@ def _mul(ca: Scalar | None, cb: Scalar | None, ty: Type, unsafe: bool) -> Rewrit
             return Rewrite("operand", other)
         if _is(const, -1):
             return Rewrite("neg", other)
-        if _is(const, 0) and (ty.is_integer or unsafe):
-            return Rewrite("constant", value=_zero(ty))
+        if _is(const, 0) and (as_number(ty).is_integer or unsafe):
+            return Rewrite("constant", value=_zero(as_number(ty)))
     return None
 
 
@@ -497,7 +498,7 @@ def _div(ca: Scalar | None, cb: Scalar | None, ty: Type, unsafe: bool) -> Rewrit
 
 
 def _rem(ca: Scalar | None, cb: Scalar | None, ty: Type, unsafe: bool) -> Rewrite | None:
-    return Rewrite("constant", value=0) if ty.is_integer and _is(cb, 1) else None
+    return Rewrite("constant", value=0) if as_number(ty).is_integer and _is(cb, 1) else None
 
 
 def _shift_identity(ca: Scalar | None, cb: Scalar | None, ty: Type, unsafe: bool):

@@ -23,6 +23,7 @@ from ..ir.enums import AddressSpace
 from ..ir.inst import Exec, Inst
 from ..ir.ops import INSTRUCTIONS
 from ..ir.region import Region
+from ..ir.types import as_memref
 from ..ir.values import Value
 from .base import FunctionPass
 
@@ -62,7 +63,7 @@ class Accesses:
 
     def add(self, value: Value, is_write: bool) -> None:
         target = self.writes if is_write else self.reads
-        target[_space_index(value.type.addrspace)].add(value)
+        target[_space_index(as_memref(value.type).addrspace)].add(value)
 
     def key(self) -> tuple[frozenset[Value], ...]:
         """A hashable snapshot of the state."""

@@ -36,7 +36,7 @@ from ..errors import format_located
 from ..ir.enums import CheckedFlag, Comp3, MemoryScope, MemorySemantics, Transpose
 from ..ir.inst import Inst
 from ..ir.region import Func, Region
-from ..ir.types import DYNAMIC, GroupType, MemrefType
+from ..ir.types import DYNAMIC, GroupType, MemrefType, as_memref
 from ..ir.values import Value
 from .base import FunctionPass
 from .lower_foreach import Fold, Int
@@ -190,7 +190,7 @@ class _Checker:
         low, high = known_range(lo)
         kext = Fold.known(ext)
         ty = memref.type
-        static = ty.size if isinstance(ty, GroupType) else ty.shape[mode]
+        static = ty.size if isinstance(ty, GroupType) else as_memref(ty).shape[mode]
         checks_high = high is None or kext is None or static == DYNAMIC or high + kext > static
         if (low is not None and low >= 0) and not checks_high:
             return None
@@ -232,7 +232,7 @@ class _Checker:
     def extent(self, b: PassBuilder, v: Value, mode: int) -> Int:
         """The size of mode `mode` of memref `v` (of group `v`): a number when static."""
         ty = v.type
-        n = ty.size if isinstance(ty, GroupType) else ty.shape[mode]
+        n = ty.size if isinstance(ty, GroupType) else as_memref(ty).shape[mode]
         return n if n != DYNAMIC else b.size(v, mode=mode)
 
     # ---- rewriting -------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from ..analysis.coopmatrix_layout import coop_layout
 from ..errors import Status
 from ..ir.builder import IRBuilder
 from ..ir.inst import Inst
+from ..ir.types import as_coopmatrix
 from ..ir.values import Value
 from .base import FunctionPass
 from .clone import clone_inst, clone_region
@@ -51,7 +52,7 @@ class LowerCoopmatrix(FunctionPass):
 def lower_apply(b: IRBuilder, inst: Inst, sgs: int) -> None:
     region = inst.parent
     start = len(region.insts)
-    ct = inst.results[0].type
+    ct = as_coopmatrix(inst.results[0].type)
     lay = coop_layout(ct, sgs)
     if lay is None:
         raise inst.error(

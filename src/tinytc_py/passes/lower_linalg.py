@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from ..errors import CompilationError
 from ..ir.inst import Inst
+from ..ir.types import as_memref
 from ..target.core_info import CoreInfo
 from . import lower_linalg_collective as collective
 from . import lower_linalg_elementwise as elementwise
@@ -31,14 +32,14 @@ from .work_group_size import ensure_sizes
 
 
 def _axpby(g: LinalgGen) -> None:
-    if g.op("B").type.order == 0:
+    if as_memref(g.op("B").type).order == 0:
         collective.axpby_scalar(g)
     else:
         elementwise.axpby(g)
 
 
 def _sum(g: LinalgGen) -> None:
-    if g.op("B").type.order == 0:
+    if as_memref(g.op("B").type).order == 0:
         collective.sum_to_scalar(g)
     else:
         elementwise.sum_to_vector(g)
@@ -47,7 +48,7 @@ def _sum(g: LinalgGen) -> None:
 def _cumsum(g: LinalgGen) -> None:
     if g.inst.props["mode"] != 0:
         elementwise.cumsum_sequential(g)
-    elif g.op("A").type.order == 1:
+    elif as_memref(g.op("A").type).order == 1:
         collective.cumsum_workgroup(g)
     else:
         collective.cumsum_columns(g)

@@ -21,7 +21,7 @@ from ..errors import Status
 from ..ir.builder import IRBuilder
 from ..ir.enums import AddressSpace, Comp3, MemoryScope, MemorySemantics
 from ..ir.inst import Inst
-from ..ir.types import DYNAMIC, MemrefType, NumberType, Type, element_type
+from ..ir.types import DYNAMIC, MemrefType, NumberType, Type, as_memref, element_type
 from ..ir.values import Value
 from ..target.core_info import CoreInfo
 from .lower_foreach import Fold, Int
@@ -92,8 +92,12 @@ class LinalgGen:
         """Mixed-precision promotion of `v` to `ty` (ir_forbidden_promotion if not allowed)."""
         src = element_type(v.type)
         dst = element_type(ty)
-        numbers = isinstance(src, NumberType) and isinstance(dst, NumberType)
-        if numbers and src is not dst and not src.promotable_to(dst):
+        if (
+            isinstance(src, NumberType)
+            and isinstance(dst, NumberType)
+            and src is not dst
+            and not src.promotable_to(dst)
+        ):
             raise self.inst.error(
                 Status.ir_forbidden_promotion, f"cannot promote {src} to {dst}", v
             )
@@ -199,7 +203,7 @@ class LinalgGen:
 
     def update(self, alpha: Value, ab: Value, beta: Value, c: Value, index: list[Value]) -> None:
         """C[index] := alpha*ab + beta*C[index] in C's element type (atomically if .atomic)."""
-        ty = c.type.element
+        ty = as_memref(c.type).element
         val = self.scale(alpha, self.promote(ab, ty))
         if self.atomic:
             op = self.atomic_op(beta)

@@ -146,6 +146,19 @@ class ElementStoreInst(Inst):
             )
 
 
+class AtomicStoreInst(ElementStoreInst):
+    """atomic_store: a store with memory scope and semantics."""
+
+    __slots__ = ()
+
+
+class AtomicUpdateInst(ElementStoreInst):
+    """atomic_add / atomic_max / atomic_min: update in place, result is the old value."""
+
+    __slots__ = ()
+    is_family = True
+
+
 class SizeInst(Inst):
     __slots__ = ()
 
@@ -360,7 +373,7 @@ def _atomic_update(mnemonic: str) -> Row:
         writes=("operand",),
         uniformity=ResultUniformity.varying,  # each work-item gets a different old value
     )
-    return (ElementStoreInst, spec, {})
+    return (AtomicUpdateInst, spec, {})
 
 
 ROWS: list[Row] = [
@@ -401,7 +414,7 @@ ROWS: list[Row] = [
         {},
     ),
     (
-        ElementStoreInst,
+        AtomicStoreInst,
         InstSpec(
             "atomic_store",
             (SCOPE, SEMANTICS),

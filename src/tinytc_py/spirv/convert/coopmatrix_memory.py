@@ -42,13 +42,12 @@ from ...analysis.gcd import memref_gcd, value_gcd
 from ...ir.enums import AddressSpace, CheckedFlag, Transpose
 from ...ir.inst import Inst
 from ...ir.ops.coopmatrix import CoopLoadInst, CoopPrefetchInst, CoopStoreInst
-from ...ir.types import DYNAMIC, CoopmatrixType, NumberType, ScalarKind
+from ...ir.types import DYNAMIC, CoopmatrixType, NumberType, ScalarKind, as_coopmatrix
 from ...ir.values import Value
 from ...target.core_info import SpirvFeature
 from ..tables import BuiltIn, Capability, Op, SelectionControl, StorageClass
 from .atomics import AtomicConversion, float_update_requirement
 from .base import MemrefDV, converts
-from .scalar import ScalarConversion
 from .spmd import SpmdConversion
 
 _INT_UPDATE = {"add": Op.AtomicIAdd, "max": Op.AtomicSMax, "min": Op.AtomicSMin}
@@ -71,7 +70,7 @@ class Walk:
 # ---- conversion ----------------------------------------------------------------------------------
 
 
-class CoopmatrixMemoryConversion(ScalarConversion, AtomicConversion, SpmdConversion):
+class CoopmatrixMemoryConversion(AtomicConversion, SpmdConversion):
     def cm_lane_id(self) -> int:
         return self.load_builtin(BuiltIn.SubgroupLocalInvocationId, self.i32(), 4)
 
@@ -202,7 +201,7 @@ class CoopmatrixMemoryConversion(ScalarConversion, AtomicConversion, SpmdConvers
 
     @converts(CoopLoadInst)
     def coop_load(self, inst: Inst) -> None:
-        ct = inst.results[0].type
+        ct = as_coopmatrix(inst.results[0].type)
         d = self.dv(inst.operand("operand"), inst)
         elem_ty = self.ty(ct.component)
         atomic = inst.name.endswith("atomic_load")
@@ -269,7 +268,7 @@ class CoopmatrixMemoryConversion(ScalarConversion, AtomicConversion, SpmdConvers
         r0 = pos[0] if static[0] == 1 else blk.op(Op.IMul, i64, pos[0], stride[0])
         c0 = pos[1] if static[1] == 1 else blk.op(Op.IMul, i64, pos[1], stride[1])
         base = blk.op(Op.IAdd, i64, r0, c0)
-        pty, ety = self.memref_ptr_ty(d.ty), self.ty(v.type.component)
+        pty, ety = self.memref_ptr_ty(d.ty), self.ty(as_coopmatrix(v.type).component)
 
         def element(i: int, j: int) -> int:
             step = self.cm_add64(
