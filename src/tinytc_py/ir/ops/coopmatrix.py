@@ -20,6 +20,7 @@ from ..types import (
     Type,
     promote,
 )
+from ..values import Value
 from .arith import CAST_FORBIDDEN
 from .common import (
     CHECKED,
@@ -133,6 +134,16 @@ class CoopConstructInst(Inst):
         )
 
 
+def _indexed_matrix(inst: Inst, m: Value) -> CoopmatrixType:
+    """The type of the matrix operand `m` of extract / insert, whose `index` property must
+    name one of its elements."""
+    ct = checks.coopmatrix(inst, m)
+    index = inst.props["index"]
+    if not 0 <= index < ct.rows * ct.cols:
+        raise inst.error(Status.ir_out_of_bounds, f"index {index} out of bounds", m)
+    return ct
+
+
 class CoopExtractInst(Inst):
     __slots__ = ()
 
@@ -142,11 +153,7 @@ class CoopExtractInst(Inst):
 
     def verify(self) -> None:
         m = self.operand("mat")
-        ct = checks.coopmatrix(self, m)
-        if not 0 <= self.props["index"] < ct.rows * ct.cols:
-            raise self.error(
-                Status.ir_out_of_bounds, f"index {self.props['index']} out of bounds", m
-            )
+        ct = _indexed_matrix(self, m)
         checks.same_type(
             self,
             ct.component,
@@ -166,11 +173,7 @@ class CoopInsertInst(Inst):
 
     def verify(self) -> None:
         v, m = self.operand("val"), self.operand("mat")
-        ct = checks.coopmatrix(self, m)
-        if not 0 <= self.props["index"] < ct.rows * ct.cols:
-            raise self.error(
-                Status.ir_out_of_bounds, f"index {self.props['index']} out of bounds", m
-            )
+        ct = _indexed_matrix(self, m)
         checks.same_type(
             self,
             v.type,
