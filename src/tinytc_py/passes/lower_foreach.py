@@ -29,6 +29,7 @@ from ..ir.builder import IRBuilder
 from ..ir.enums import Comp3
 from ..ir.inst import Inst
 from ..ir.ops import INSTRUCTIONS
+from ..ir.ops.arith import ArithBinaryInst
 from ..ir.types import NumberType
 from ..ir.values import Value
 from . import fold
@@ -67,13 +68,16 @@ class Fold:
         return v if v.type is ty else self.b.cast(v, ty)
 
     def _fold(self, op: str, x: Int, y: Int, ty: NumberType) -> Int:
-        """`op x, y` with the rules of constant-propagation (fold.py) applied first."""
+        """`op x, y` with the rules of constant-propagation (the instruction's `folds`)
+        applied first."""
+        rules = INSTRUCTIONS[op]
+        assert issubclass(rules, ArithBinaryInst)  # add, sub, mul, div, rem, min
         cx, cy = self.known(x), self.known(y)
         if cx is not None and cy is not None:
-            folded = fold.binary(op, ty, cx, cy)
+            folded = rules.folds.evaluate(ty, cx, cy)
             if folded is not None:
                 return folded
-        rewrite = fold.simplify(op, ty, cx, cy)
+        rewrite = rules.folds.simplify(ty, cx, cy)
         if rewrite is None:
             return getattr(self.b, op)(self.value(x, ty), self.value(y, ty))
         if rewrite.kind == "constant":
