@@ -11,9 +11,7 @@ from typing import Any, ClassVar
 
 from ...errors import Status
 from .. import checks
-from ..enums import (
-    MatrixUse,
-)
+from ..enums import MatrixUse, Syntax
 from ..inst import Inst, InstSpec, Prop
 from ..types import (
     BooleanType,
@@ -414,7 +412,7 @@ ROWS: list[Row] = [
     (CastInst, InstSpec("cast", operands=("a",), result=R, fmt="$a : type"), {}),
     (
         ConstantInst,
-        InstSpec("constant", (Prop("value", "value", None),), result=R, syntax="constant"),
+        InstSpec("constant", (Prop("value", "value", None),), result=R, syntax=Syntax.constant),
         {},
     ),
 ]

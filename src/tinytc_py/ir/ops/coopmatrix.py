@@ -11,6 +11,7 @@ from ..enums import (
     MatrixUse,
     ReduceMode,
     ResultUniformity,
+    Syntax,
 )
 from ..inst import Exec, Inst, InstSpec, Prop
 from ..types import (
@@ -386,7 +387,7 @@ ROWS: list[Row] = [
             result=R,
             regions=("body",),
             exec=Exec.spmd,
-            syntax="coop_apply",
+            syntax=Syntax.coop_apply,
             varying_params=True,  # the (row, column, component) of each work-item
         ),
         {},

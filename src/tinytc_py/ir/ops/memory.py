@@ -8,7 +8,7 @@ from typing import Any
 
 from ...errors import CompilationError, Status
 from .. import checks
-from ..enums import ResultUniformity
+from ..enums import ResultUniformity, Syntax
 from ..inst import Exec, Inst, InstSpec, Prop
 from ..types import (
     DYNAMIC,
@@ -435,7 +435,7 @@ ROWS: list[Row] = [
             (Prop("expanded_mode", "int", 0), Prop("static_expand_shape", "ints", ())),
             ("operand", "expand_shape*"),
             R,
-            syntax="expand",
+            syntax=Syntax.expand,
         ),
         {},
     ),
@@ -475,7 +475,7 @@ ROWS: list[Row] = [
             (Prop("static_offsets", "ints", ()), Prop("static_sizes", "ints", ())),
             ("operand", "offsets*", "sizes*"),
             R,
-            syntax="subview",
+            syntax=Syntax.subview,
         ),
         {},
     ),
