@@ -9,7 +9,9 @@ from __future__ import annotations
 import math
 
 from ..ir.inst import Inst
+from ..ir.ops.arith import ConstantInst
 from ..ir.ops.folds import Scalar, int_to_float, to_float
+from ..ir.ops.memory import SizeInst
 from ..ir.types import (
     DYNAMIC,
     BooleanType,
@@ -30,9 +32,9 @@ def known(v: Value) -> Scalar | None:
     d = v.defining_inst
     if d is None:
         return None
-    if d.name == "size":
+    if isinstance(d, SizeInst):
         return _static_size(d)
-    if d.name != "constant":
+    if not isinstance(d, ConstantInst):
         return None
     return normalize(d.props["value"], element_type(v.type))
 

@@ -21,6 +21,7 @@ from ..errors import Status
 from ..ir.builder import IRBuilder
 from ..ir.enums import AddressSpace, Comp3, MemoryScope, MemorySemantics
 from ..ir.inst import Inst
+from ..ir.ops.arith import ConstantInst
 from ..ir.types import DYNAMIC, MemrefType, NumberType, Type, as_memref, element_type
 from ..ir.values import Value
 from ..target.core_info import CoreInfo
@@ -33,7 +34,7 @@ SEMANTICS = MemorySemantics.relaxed
 def known_number(v: Value) -> complex | None:
     """The number a scalar value is known to hold (a constant), as a Python complex."""
     d = v.defining_inst
-    if d is None or d.name != "constant":
+    if not isinstance(d, ConstantInst):
         return None
     value = d.props["value"]
     if isinstance(value, bool):

@@ -37,6 +37,7 @@ from ...analysis.coopmatrix_layout import CoopLayout
 from ...analysis.gcd import memref_gcd, value_gcd
 from ...ir.enums import AddressSpace, MatrixUse, Transpose
 from ...ir.inst import Inst
+from ...ir.ops.arith import ConstantInst
 from ...ir.types import DYNAMIC, CoopmatrixType, MemrefType
 from ...ir.values import Value
 from ...target.core_info import MatrixExt
@@ -611,7 +612,7 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
 
 def _is_zero(v: Value) -> bool:
     d = v.defining_inst
-    return d is not None and d.name == "constant" and d.props["value"] in (0, (0, 0))
+    return isinstance(d, ConstantInst) and d.props["value"] in (0, (0, 0))
 
 
 def dpas_code(

@@ -190,9 +190,9 @@ class ScalarConversion(ConverterBase):
         zero: a cast from a real type or a constant (re, 0); None otherwise."""
         d = v.defining_inst
         comp = self.ty(as_number(v.type).component_type)
-        if d is not None and d.name == "cast" and not d.operand("a").type.is_complex:
+        if isinstance(d, CastInst) and not d.operand("a").type.is_complex:
             return self.block.op(Op.CompositeExtract, comp, self.values[v], 0)
-        if d is not None and d.name == "constant" and d.props["value"][1] == 0:
+        if isinstance(d, ConstantInst) and d.props["value"][1] == 0:
             return self.mod.constant(comp, d.props["value"][0])
         return None
 
