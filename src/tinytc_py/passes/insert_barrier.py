@@ -21,14 +21,13 @@ from __future__ import annotations
 from ..analysis.memory import AliasInfo, memory_accesses
 from ..ir.enums import AddressSpace
 from ..ir.inst import Exec, Inst
-from ..ir.ops import INSTRUCTIONS
+from ..ir.ops.spmd import BarrierInst
 from ..ir.region import Region
 from ..ir.types import as_memref
 from ..ir.values import Value
 from .base import FunctionPass
 
 SPACES = (AddressSpace.global_, AddressSpace.local)
-BARRIER = "barrier"
 
 
 def _space_index(space: AddressSpace) -> int:
@@ -134,7 +133,7 @@ class InsertBarrier(FunctionPass):
     def _walk_region(self, region: Region, state: Accesses, mutate: bool) -> Accesses:
         state = state.copy()
         for inst in list(region.insts):
-            if inst.name == BARRIER:
+            if isinstance(inst, BarrierInst):
                 fenced = inst.props["fence_flags"] or 0
                 for i, space in enumerate(SPACES):
                     if space & fenced:
@@ -153,7 +152,7 @@ class InsertBarrier(FunctionPass):
                     state.clear(i)
             if flags and mutate:
                 fence = {"fence_flags": AddressSpace(flags)}
-                barrier = INSTRUCTIONS[BARRIER]({}, fence, loc=inst.loc)
+                barrier = BarrierInst({}, fence, loc=inst.loc)
                 region.insert(region.insts.index(inst), barrier)
             state.merge(acc)
         return state

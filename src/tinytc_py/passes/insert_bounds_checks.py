@@ -35,6 +35,7 @@ from .. import bounds_record as R
 from ..errors import format_located
 from ..ir.enums import CheckedFlag, Comp3, MemoryScope, MemorySemantics, Transpose
 from ..ir.inst import Inst
+from ..ir.ops.coopmatrix import CoopLoadInst
 from ..ir.region import Func, Region
 from ..ir.types import DYNAMIC, GroupType, MemrefType, as_memref
 from ..ir.values import Value
@@ -376,7 +377,7 @@ class _Checker:
 
     def coop_access(self, inst: Inst) -> None:
         m = inst.operand("operand")
-        ct = (inst.result if inst.name.endswith("load") else inst.operand("val")).type
+        ct = (inst.result if isinstance(inst, CoopLoadInst) else inst.operand("val")).type
         checked = inst.props["checked"]
         transposed = inst.props["tA"] is Transpose.t
         # mode of M -> (extent of the block in it, whether the checked flag covers it)

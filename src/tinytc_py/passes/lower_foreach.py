@@ -30,6 +30,7 @@ from ..ir.enums import Comp3
 from ..ir.inst import Inst
 from ..ir.ops import INSTRUCTIONS
 from ..ir.ops.arith import ArithBinaryInst
+from ..ir.ops.control import ForeachInst, ForeachTileInst
 from ..ir.types import NumberType
 from ..ir.values import Value
 from . import fold
@@ -37,9 +38,6 @@ from .base import FunctionPass
 from .clone import clone_region
 from .pass_builder import PassBuilder
 from .work_group_size import ensure_sizes
-
-FOREACH = ("foreach", "foreach_tile")
-
 
 Int = Value | int
 """An integer operand of the index arithmetic: an IR value, or a number known at compile time
@@ -293,8 +291,8 @@ class LowerForeach(FunctionPass):
     def run(self, func, ctx, out) -> None:
         sgs, wgs = ensure_sizes(func, ctx, out, self.info)
         m_tiles, n_tiles = wgs[0] // sgs, wgs[1]
-        for inst in [i for i in func.body.walk() if i.name in FOREACH]:
-            if inst.name == "foreach_tile" and inst.props["tile_shape"][0] % sgs:
+        for inst in [i for i in func.body.walk() if isinstance(i, (ForeachInst, ForeachTileInst))]:
+            if isinstance(inst, ForeachTileInst) and inst.props["tile_shape"][0] % sgs:
                 raise inst.error(
                     Status.ir_tile_shape0_not_multiple_of_sgs,
                     f"first tile extent must be a multiple of the subgroup size {sgs}",
@@ -304,7 +302,7 @@ class LowerForeach(FunctionPass):
             region.insert(region.insts.index(inst), parallel)
             b = PassBuilder(ctx, parallel.regions[0])
             lowering = Lowering(b, inst, sgs, m_tiles, n_tiles)
-            if inst.name == "foreach":
+            if isinstance(inst, ForeachInst):
                 lowering.foreach()
             else:
                 lowering.foreach_tile()

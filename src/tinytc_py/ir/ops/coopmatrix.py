@@ -3,7 +3,7 @@ extract, insert, mul_add, reduce and scale."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from ...errors import Status
 from .. import checks
@@ -66,6 +66,7 @@ class CoopMemoryInst(Inst):
     """cooperative_matrix_load/store/atomic_*: a 2-d memref at (pos0, pos1)."""
 
     __slots__ = ()
+    atomic: ClassVar[bool] = False  # set on the atomic_* rows
 
     def check_memref(self, component: NumberType) -> MemrefType:
         t = self.operand("operand")
@@ -353,7 +354,7 @@ _COOP_POS = ("operand", "pos0", "pos1")
 _ATOMIC_PROPS = (TRANS_A, CHECKED, SCOPE, SEMANTICS)
 
 
-def _coop_store(mnemonic: str, props: tuple[Prop, ...], update: bool) -> Row:
+def _coop_store(mnemonic: str, props: tuple[Prop, ...], update: bool, atomic: bool) -> Row:
     """store and atomic_store (update False), atomic_add / _max / _min (update True: read too,
     and return the old values)."""
     spec = InstSpec(
@@ -368,7 +369,7 @@ def _coop_store(mnemonic: str, props: tuple[Prop, ...], update: bool) -> Row:
         writes=("operand",),
         uniform_operands=("*",),  # the store's "All arguments must be dynamically uniform."
     )
-    return (CoopStoreInst, spec, {})
+    return (CoopStoreInst, spec, {"atomic": atomic})
 
 
 def _coop_reduce(mnemonic: str) -> Row:
@@ -419,13 +420,13 @@ ROWS: list[Row] = [
             reads=("operand",),
             uniform_operands=("*",),  # "identical [to the load] except for atomicity"
         ),
-        {},
+        {"atomic": True},
     ),
-    _coop_store("cooperative_matrix_store", (TRANS_A, CHECKED), update=False),
-    _coop_store("cooperative_matrix_atomic_store", _ATOMIC_PROPS, update=False),
-    _coop_store("cooperative_matrix_atomic_add", _ATOMIC_PROPS, update=True),
-    _coop_store("cooperative_matrix_atomic_max", _ATOMIC_PROPS, update=True),
-    _coop_store("cooperative_matrix_atomic_min", _ATOMIC_PROPS, update=True),
+    _coop_store("cooperative_matrix_store", (TRANS_A, CHECKED), update=False, atomic=False),
+    _coop_store("cooperative_matrix_atomic_store", _ATOMIC_PROPS, update=False, atomic=True),
+    _coop_store("cooperative_matrix_atomic_add", _ATOMIC_PROPS, update=True, atomic=True),
+    _coop_store("cooperative_matrix_atomic_max", _ATOMIC_PROPS, update=True, atomic=True),
+    _coop_store("cooperative_matrix_atomic_min", _ATOMIC_PROPS, update=True, atomic=True),
     (
         CoopConstructInst,
         InstSpec(

@@ -200,11 +200,11 @@ class CoopmatrixMemoryConversion(AtomicConversion, SpmdConversion):
     # ---- instructions ---------------------------------------------------------------------------
 
     @converts(CoopLoadInst)
-    def coop_load(self, inst: Inst) -> None:
+    def coop_load(self, inst: CoopLoadInst) -> None:
         ct = as_coopmatrix(inst.results[0].type)
         d = self.dv(inst.operand("operand"), inst)
         elem_ty = self.ty(ct.component)
-        atomic = inst.name.endswith("atomic_load")
+        atomic = inst.atomic
         if not atomic:
             res = self.cm_block_io(inst, ct, d, None)
             if res is not None:
@@ -218,11 +218,11 @@ class CoopmatrixMemoryConversion(AtomicConversion, SpmdConversion):
         self.set(inst, self.cm_walk(w, lambda p, v: self.block.op(Op.Load, elem_ty, p), elem_ty))
 
     @converts(CoopStoreInst)
-    def coop_store(self, inst: Inst) -> None:
+    def coop_store(self, inst: CoopStoreInst) -> None:
         ct = inst.operand("val").type
         d = self.dv(inst.operand("operand"), inst)
         vals = self.cm(inst.operand("val"), inst)
-        if inst.name == "cooperative_matrix_store":
+        if not inst.atomic:
             if self.cm_block_io(inst, ct, d, vals) is not None:
                 return
 
@@ -249,7 +249,8 @@ class CoopmatrixMemoryConversion(AtomicConversion, SpmdConversion):
         if (
             not self.core_info.vector_register_size
             or load is None
-            or load.name != "cooperative_matrix_load"
+            or not isinstance(load, CoopLoadInst)
+            or load.atomic
             or load.props["checked"] is not CheckedFlag.none
             or load.parent is not user.parent
         ):
