@@ -91,7 +91,7 @@ class Folder:
             # the real-factor scaling the scalar folds assume ((inf,1)*(1,0) is (inf,NaN) there).
             return None
         ca, cb = fold.known(a), fold.known(b)
-        if inst.name in ("div", "rem") and as_number(ty).is_integer and cb == 0:
+        if inst.folds.divides and as_number(ty).is_integer and cb == 0:
             raise CompilationError(
                 inst.loc,
                 Status.ir_division_by_zero,

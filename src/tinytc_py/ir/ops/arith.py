@@ -310,11 +310,17 @@ ROWS: list[Row] = [
         "div",
         NUM,
         fr.BinaryFolds(
-            integer=fr.int_div, real=fr.fdiv, complex=fr.complex_div, identity=fr.div_identity
+            integer=fr.int_div,
+            real=fr.fdiv,
+            complex=fr.complex_div,
+            identity=fr.div_identity,
+            divides=True,
         ),
     ),
     _binary(
-        "rem", REAL, fr.BinaryFolds(integer=fr.int_rem, real=fr.frem, identity=fr.rem_identity)
+        "rem",
+        REAL,
+        fr.BinaryFolds(integer=fr.int_rem, real=fr.frem, identity=fr.rem_identity, divides=True),
     ),
     _binary("max", REAL, fr.BinaryFolds(integer=lambda a, b, ty: max(a, b), real=fr.fminmax(max))),
     _binary("min", REAL, fr.BinaryFolds(integer=lambda a, b, ty: min(a, b), real=fr.fminmax(min))),

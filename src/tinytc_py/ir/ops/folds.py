@@ -340,6 +340,8 @@ class BinaryFolds:
     real: Callable[[float, float], float | None] | None = None  # exact; rounded to the type
     complex: Callable[[NumberType, Complex, Complex], Complex | None] | None = None
     identity: Identity | None = None
+    # an integer division by a known zero is an error in the program (div, rem)
+    divides: bool = False
 
     def evaluate(self, ty: Type, a: Any, b: Any) -> Scalar | None:
         """`op a, b` on constants of the scalar type `ty` (None: do not fold)."""
