@@ -194,7 +194,7 @@ class MemoryConversion(ConverterBase):
             (
                 (stack_ptr(a) or 0) + alloca_size(a)
                 for a in self.func.body.walk()
-                if a.name == "alloca"
+                if isinstance(a, AllocaInst)
             ),
             default=0,
         )
