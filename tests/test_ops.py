@@ -8,12 +8,14 @@ import inspect
 
 import pytest
 
-from tinytc_py.ir.enums import ResultUniformity
+from tinytc_py.ir.enums import ResultUniformity, Syntax
 from tinytc_py.ir.inst import Inst, InstSpec
 from tinytc_py.ir.ops import FAMILIES, INSTRUCTIONS, _register
 from tinytc_py.ir.ops.arith import ArithBinaryInst, ConstantInst
 from tinytc_py.spirv.convert import Converter
 from tinytc_py.spirv.convert.base import ConverterBase
+from tinytc_py.text.parser import PARSE_HOOKS
+from tinytc_py.text.printer import PRINT_HOOKS
 
 ROW_MODULE = {spec.mnemonic: f for f in FAMILIES for _, spec, _ in f.ROWS}
 
@@ -46,7 +48,7 @@ def test_a_family_leaf_named_like_its_family_is_refused():
 
 def test_a_second_row_for_an_instruction_class_is_refused():
     with pytest.raises(TypeError, match="one row per instruction class"):
-        _register(ConstantInst, InstSpec("constant2", syntax="constant"), {})
+        _register(ConstantInst, InstSpec("constant2", syntax=Syntax.constant), {})
     assert "constant2" not in INSTRUCTIONS
 
 
@@ -59,12 +61,19 @@ def test_row_facts_name_what_the_row_has():
             assert spec.result, mnemonic
         if spec.varying_params:
             assert spec.regions, mnemonic
-        assert (spec.fmt is None) == bool(spec.syntax), mnemonic
+        assert (spec.fmt is None) == (spec.syntax is not None), mnemonic
 
 
 def test_a_row_with_both_a_format_and_a_syntax_is_refused():
     with pytest.raises(ValueError, match="either a format or a hand-written syntax"):
-        InstSpec("x", fmt="$a", syntax="x")
+        InstSpec("x", fmt="$a", syntax=Syntax.constant)
+
+
+def test_parser_and_printer_hook_exactly_the_syntaxes_the_rows_use():
+    used = {cls.spec.syntax for cls in INSTRUCTIONS.values()} - {None}
+    assert used == set(Syntax)
+    assert set(PARSE_HOOKS) == used
+    assert set(PRINT_HOOKS) == used
 
 
 def test_converter_dispatch_follows_the_mro():

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ..errors import Status, TinytcError
+
 if TYPE_CHECKING:
     from .context import CompilerContext
 
@@ -46,6 +48,14 @@ class IntegerAttr(Attr):
 
     def __str__(self) -> str:
         return str(self.value)
+
+
+def int_value(attr: Attr) -> int:
+    """The value of an attribute the verifier guaranteed to be an integer (e.g. an entry of
+    work_group_size)."""
+    if isinstance(attr, IntegerAttr):
+        return attr.value
+    raise TinytcError(Status.internal_compiler_error, f"expected an integer attribute, got {attr}")
 
 
 class StringAttr(Attr):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import IntEnum, IntFlag
+from enum import Enum, IntEnum, IntFlag
 
 
 class Exec(IntEnum):
@@ -105,3 +105,20 @@ class ResultUniformity(IntEnum):
     follows_operands = 0  # varying iff an operand it depends on is varying
     varying = 1  # varying whatever the operands (a scan's prefixes, an atomic's old values)
     uniform = 2  # uniform whatever the operands (a broadcast, a reduction)
+
+
+class Syntax(Enum):
+    """The hand-written text syntaxes of the instruction rows without a format (`InstSpec.syntax`):
+    text/parser.py's PARSE_HOOKS and text/printer.py's PRINT_HOOKS hold a hook for each (the ir
+    package does not import the text package; tests/test_ops.py checks that both registries
+    cover exactly the kinds the rows use)."""
+
+    constant = "constant"
+    subview = "subview"
+    expand = "expand"
+    for_ = "for"
+    if_ = "if"
+    foreach = "foreach"
+    parallel = "parallel"
+    printf = "printf"
+    coop_apply = "coop_apply"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Status
-from .enums import Exec, ResultUniformity
+from .enums import Exec, ResultUniformity, Syntax
 from .types import Type
 from .values import Use, Value
 
@@ -50,9 +50,9 @@ class InstSpec:
     builder_name: str = ""
     extra: dict = field(default_factory=dict)
     extension: bool = False  # a tinytc-py language extension (docs/extensions.md)
-    # the hand-written text syntax of a row without `fmt`: the parser's parse_<syntax> and the
-    # printer's print_<syntax> methods (text/parser.py, text/printer.py)
-    syntax: str = ""
+    # the hand-written text syntax of a row without `fmt` (its hooks: text/parser.py's
+    # PARSE_HOOKS, text/printer.py's PRINT_HOOKS)
+    syntax: Syntax | None = None
     # dynamic uniformity (ir/uniformity.py): the results' uniformity, the operands the
     # reference requires to be dynamically uniform (("*",): all of them) and whether the
     # region parameters are varying (foreach's loop variables, ...)
@@ -71,7 +71,7 @@ class InstSpec:
         object.__setattr__(self, "operand_slots", slots)
         object.__setattr__(self, "prop_defaults", {p.name: p.default for p in self.props})
         object.__setattr__(self, "fmt_steps", format_steps(self.fmt or ""))
-        if (self.fmt is None) != bool(self.syntax):
+        if (self.fmt is None) != (self.syntax is not None):
             raise ValueError(f"{self.mnemonic}: a row has either a format or a hand-written syntax")
         if self.uniform_operands == ("*",):
             object.__setattr__(self, "uniform_operands", tuple(key for key, _ in slots))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from ..errors import Status, TinytcError
 from .enums import AddressSpace, MatrixUse
 
 if TYPE_CHECKING:
@@ -247,3 +248,34 @@ class CoopmatrixType(Type):
 def element_type(ty: Type) -> Type:
     """The scalar type of a value that may be a scalar or a coopmatrix."""
     return ty.component if isinstance(ty, CoopmatrixType) else ty
+
+
+# ---- narrowing accessors ----------------------------------------------------------------------
+# Passes and the SPIR-V conversion run on verified IR, where the verifier has guaranteed each
+# operand's kind of type; these say which kind they rely on (for the type checker) and turn a
+# broken guarantee into an internal compiler error instead of an AttributeError.
+
+
+def _broken(expected: str, ty: Type) -> TinytcError:
+    return TinytcError(Status.internal_compiler_error, f"expected {expected} type, got {ty}")
+
+
+def as_number(ty: Type) -> NumberType:
+    """`ty` as the number type the verifier guaranteed."""
+    if isinstance(ty, NumberType):
+        return ty
+    raise _broken("a number", ty)
+
+
+def as_memref(ty: Type) -> MemrefType:
+    """`ty` as the memref type the verifier guaranteed."""
+    if isinstance(ty, MemrefType):
+        return ty
+    raise _broken("a memref", ty)
+
+
+def as_coopmatrix(ty: Type) -> CoopmatrixType:
+    """`ty` as the coopmatrix type the verifier guaranteed."""
+    if isinstance(ty, CoopmatrixType):
+        return ty
+    raise _broken("a coopmatrix", ty)

@@ -1,5 +1,6 @@
 """constant-propagation: folds instructions on constants and algebraic identities
-(docs/design.md §B5, step 2; rules in fold.py).
+(docs/design.md §B5, step 2). Each arithmetic, math and comparison instruction carries its rules
+(`folds`, ir/ops/folds.py); casts and known values are in fold.py.
 
 Folded: binary and unary arithmetic, math functions, casts and comparisons of constants (in the
 type's semantics); x+0, 0+x, x-0, x*1, 1*x, x*-1 -> neg x, x*0, x/1, x%1 -> 0 (integers), shifts
@@ -27,7 +28,7 @@ from ..ir.ops.arith import ArithBinaryInst, ArithUnaryInst, CastInst, CompareIns
 from ..ir.ops.memory import SizeInst
 from ..ir.ops.spmd import SubgroupBroadcastInst
 from ..ir.region import Region
-from ..ir.types import CoopmatrixType, element_type
+from ..ir.types import CoopmatrixType, as_number, element_type
 from ..ir.values import Value
 from . import fold
 from .base import FunctionPass
@@ -64,7 +65,7 @@ class Folder:
             return self.unary(inst)
         if isinstance(inst, MathInst):
             ca = fold.known(inst.operand("a"))
-            value = None if ca is None else fold.math_unary(inst.name, inst.result.type, ca)
+            value = None if ca is None else inst.folds.evaluate(inst.result.type, ca)
             return None if value is None else ("constant", value)
         if isinstance(inst, CompareInst):
             return self.compare(inst)
@@ -78,15 +79,19 @@ class Folder:
             return a if fold.known(a) is not None else None
         return None
 
-    def binary(self, inst: Inst) -> Replacement | None:
+    def binary(self, inst: ArithBinaryInst) -> Replacement | None:
         a, b = inst.operand("a"), inst.operand("b")
         ty = element_type(inst.result.type)
-        if isinstance(inst.result.type, CoopmatrixType) and ty.is_complex and not self.unsafe:
+        if (
+            isinstance(inst.result.type, CoopmatrixType)
+            and inst.result.type.component.is_complex
+            and not self.unsafe
+        ):
             # The conversion multiplies complex coopmatrix components with the full formula, not
             # the real-factor scaling the scalar folds assume ((inf,1)*(1,0) is (inf,NaN) there).
             return None
         ca, cb = fold.known(a), fold.known(b)
-        if inst.name in ("div", "rem") and ty.is_integer and cb == 0:
+        if inst.folds.divides and as_number(ty).is_integer and cb == 0:
             raise CompilationError(
                 inst.loc,
                 Status.ir_division_by_zero,
@@ -94,10 +99,10 @@ class Folder:
                 [b] if b is not None else [],
             )
         if ca is not None and cb is not None:
-            value = fold.binary(inst.name, ty, ca, cb)
+            value = inst.folds.evaluate(ty, ca, cb)
             if value is not None:
                 return ("constant", value)
-        rewrite = fold.simplify(inst.name, ty, ca, cb, self.unsafe)
+        rewrite = inst.folds.simplify(ty, ca, cb, self.unsafe)
         if rewrite is None:
             return None
         operand = (a, b)[rewrite.operand]
@@ -107,18 +112,18 @@ class Folder:
             return ("constant", rewrite.value)
         return (rewrite.kind, operand)
 
-    def unary(self, inst: Inst) -> Replacement | None:
+    def unary(self, inst: ArithUnaryInst) -> Replacement | None:
         a = inst.operand("a")
         ca = fold.known(a)
-        value = None if ca is None else fold.unary(inst.name, element_type(a.type), ca)
+        value = None if ca is None else inst.folds.evaluate(element_type(a.type), ca)
         return None if value is None else ("constant", value)
 
-    def compare(self, inst: Inst) -> Replacement | None:
+    def compare(self, inst: CompareInst) -> Replacement | None:
         a, b = inst.operand("a"), inst.operand("b")
         ca, cb = fold.known(a), fold.known(b)
         if ca is None or cb is None:
             return None
-        value = fold.compare(inst.name, a.type, ca, cb)
+        value = inst.folds.evaluate(a.type, ca, cb)
         return None if value is None else ("constant", value)
 
     def cast(self, inst: Inst) -> Replacement | None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from ..ir.inst import Inst
 from ..ir.ops.control import ForInst, IfInst, YieldInst
+from ..ir.ops.memory import AllocaInst, LifetimeStopInst
 from ..ir.region import Region
 from . import fold
 from .base import FunctionPass
@@ -46,7 +47,9 @@ def is_dead(inst: Inst) -> bool:
 
 
 def _unused_alloca(inst: Inst) -> bool:
-    return inst.name == "alloca" and all(u.owner.name == "lifetime_stop" for u in inst.result.uses)
+    return isinstance(inst, AllocaInst) and all(
+        isinstance(u.owner, LifetimeStopInst) for u in inst.result.uses
+    )
 
 
 def _discard(inst: Inst) -> None:

@@ -21,13 +21,13 @@ from __future__ import annotations
 from ..analysis.memory import AliasInfo, memory_accesses
 from ..ir.enums import AddressSpace
 from ..ir.inst import Exec, Inst
-from ..ir.ops import INSTRUCTIONS
+from ..ir.ops.spmd import BarrierInst
 from ..ir.region import Region
+from ..ir.types import as_memref
 from ..ir.values import Value
 from .base import FunctionPass
 
 SPACES = (AddressSpace.global_, AddressSpace.local)
-BARRIER = "barrier"
 
 
 def _space_index(space: AddressSpace) -> int:
@@ -62,7 +62,7 @@ class Accesses:
 
     def add(self, value: Value, is_write: bool) -> None:
         target = self.writes if is_write else self.reads
-        target[_space_index(value.type.addrspace)].add(value)
+        target[_space_index(as_memref(value.type).addrspace)].add(value)
 
     def key(self) -> tuple[frozenset[Value], ...]:
         """A hashable snapshot of the state."""
@@ -133,7 +133,7 @@ class InsertBarrier(FunctionPass):
     def _walk_region(self, region: Region, state: Accesses, mutate: bool) -> Accesses:
         state = state.copy()
         for inst in list(region.insts):
-            if inst.name == BARRIER:
+            if isinstance(inst, BarrierInst):
                 fenced = inst.props["fence_flags"] or 0
                 for i, space in enumerate(SPACES):
                     if space & fenced:
@@ -152,7 +152,7 @@ class InsertBarrier(FunctionPass):
                     state.clear(i)
             if flags and mutate:
                 fence = {"fence_flags": AddressSpace(flags)}
-                barrier = INSTRUCTIONS[BARRIER]({}, fence, loc=inst.loc)
+                barrier = BarrierInst({}, fence, loc=inst.loc)
                 region.insert(region.insts.index(inst), barrier)
             state.merge(acc)
         return state

@@ -35,28 +35,29 @@ from .. import bounds_record as R
 from ..errors import format_located
 from ..ir.enums import CheckedFlag, Comp3, MemoryScope, MemorySemantics, Transpose
 from ..ir.inst import Inst
+from ..ir.ops.blas import (
+    AxpbyInst,
+    BlasInst,
+    CumsumInst,
+    GemmInst,
+    GemvInst,
+    GerInst,
+    HadamardInst,
+    SumInst,
+)
+from ..ir.ops.control import ForeachInst, ForInst
+from ..ir.ops.coopmatrix import CoopLoadInst, CoopMemoryInst
+from ..ir.ops.memory import ElementStoreInst, ExpandInst, FuseInst, LoadInst, SubviewInst
 from ..ir.region import Func, Region
-from ..ir.types import DYNAMIC, GroupType, MemrefType
+from ..ir.types import DYNAMIC, GroupType, MemrefType, as_memref
 from ..ir.values import Value
 from .base import FunctionPass
 from .lower_foreach import Fold, Int
 from .pass_builder import PassBuilder
 
-ACCESSES = frozenset(
-    {"load", "atomic_load", "store", "atomic_store", "atomic_add", "atomic_max", "atomic_min"}
-)
-COOP_ACCESSES = frozenset(
-    {
-        "cooperative_matrix_load",
-        "cooperative_matrix_store",
-        "cooperative_matrix_atomic_load",
-        "cooperative_matrix_atomic_store",
-        "cooperative_matrix_atomic_add",
-        "cooperative_matrix_atomic_max",
-        "cooperative_matrix_atomic_min",
-    }
-)
-VIEWS = frozenset({"subview", "expand", "fuse"})
+ACCESSES = (LoadInst, ElementStoreInst)  # load, store and their atomic forms
+VIEWS = (SubviewInst, ExpandInst, FuseInst)
+HANDLED = ACCESSES + (CoopMemoryInst,) + VIEWS + (BlasInst,)
 # the passes the default pipeline runs before this one (tinytc-opt -f bounds-checks follows it)
 PRECEDING = frozenset(
     {
@@ -68,7 +69,6 @@ PRECEDING = frozenset(
         "insert-barrier",
     }
 )
-LINALG = frozenset({"axpby", "cumsum", "sum", "gemm", "gemv", "ger", "hadamard"})
 
 
 @dataclass
@@ -92,24 +92,25 @@ def shape_relations(inst: Inst) -> list[tuple[str, int, str, int]]:
     """(X, i, Y, j): size of mode i of operand X must equal size of mode j of operand Y, as the
     verifier demands of a linear-algebra instruction (ir/ops/)."""
     p, order = inst.props, lambda key: inst.operand(key).type.order
-    if inst.name in ("axpby", "cumsum", "hadamard") or (inst.name == "sum" and order("B") == 1):
-        other = "C" if inst.name == "hadamard" else "B"
+    summed = isinstance(inst, SumInst)
+    if isinstance(inst, (AxpbyInst, CumsumInst, HadamardInst)) or (summed and order("B") == 1):
+        other = "C" if isinstance(inst, HadamardInst) else "B"
         rel = [(other, i, "A", i) for i in range(order(other))]
-        if inst.name in ("axpby", "sum"):
+        if isinstance(inst, (AxpbyInst, SumInst)):
             rel = [(x, i, y, _op_mode(p["tA"], j, order("A"))) for x, i, y, j in rel]
-        if inst.name == "sum":
+        if summed:
             rel = rel[:1]
-        if inst.name == "hadamard":
+        if isinstance(inst, HadamardInst):
             rel += [("C", i, "B", i) for i in range(order("C"))]
         return rel
-    if inst.name == "gemm":
+    if isinstance(inst, GemmInst):
         a = lambda m: _op_mode(p["tA"], m, 2)  # noqa: E731
         b = lambda m: _op_mode(p["tB"], m, 2)  # noqa: E731
         return [("B", b(0), "A", a(1)), ("C", 0, "A", a(0)), ("C", 1, "B", b(1))]
-    if inst.name == "gemv":
+    if isinstance(inst, GemvInst):
         a = lambda m: _op_mode(p["tA"], m, 2)  # noqa: E731
         return [("B", 0, "A", a(1)), ("C", 0, "A", a(0))]
-    if inst.name == "ger":
+    if isinstance(inst, GerInst):
         return [("C", 0, "A", 0), ("C", 1, "B", 0)]
     return []  # sum to a scalar
 
@@ -129,10 +130,10 @@ def known_range(x: Int) -> tuple[int | None, int | None]:
     if d is not None:
         return (0, None) if d.name in NON_NEGATIVE else (None, None)
     owner = x.region.owner if x.region is not None else None
-    if not isinstance(owner, Inst) or owner.name not in ("foreach", "for"):
+    if not isinstance(owner, (ForeachInst, ForInst)):
         return None, None
     k = x.region.params.index(x)
-    if owner.name == "for":
+    if isinstance(owner, ForInst):
         step = owner.operand("step")
         if k != 0 or (step is not None and (Fold.known(step) or 0) < 1):
             return None, None
@@ -162,13 +163,12 @@ class _Checker:
         self.made: dict[tuple, _Check] = {}  # (range check key, region) -> its check
 
     def run(self) -> None:
-        handled = ACCESSES | COOP_ACCESSES | VIEWS | LINALG
-        for inst in [i for i in self.func.body.walk() if i.name in handled]:
-            if inst.name in ACCESSES:
+        for inst in [i for i in self.func.body.walk() if isinstance(i, HANDLED)]:
+            if isinstance(inst, ACCESSES):
                 self.access(inst)
-            elif inst.name in COOP_ACCESSES:
+            elif isinstance(inst, CoopMemoryInst):
                 self.coop_access(inst)
-            elif inst.name in VIEWS:
+            elif isinstance(inst, VIEWS):
                 self.view(inst)
             else:
                 self.linalg(inst)
@@ -190,7 +190,7 @@ class _Checker:
         low, high = known_range(lo)
         kext = Fold.known(ext)
         ty = memref.type
-        static = ty.size if isinstance(ty, GroupType) else ty.shape[mode]
+        static = ty.size if isinstance(ty, GroupType) else as_memref(ty).shape[mode]
         checks_high = high is None or kext is None or static == DYNAMIC or high + kext > static
         if (low is not None and low >= 0) and not checks_high:
             return None
@@ -232,7 +232,7 @@ class _Checker:
     def extent(self, b: PassBuilder, v: Value, mode: int) -> Int:
         """The size of mode `mode` of memref `v` (of group `v`): a number when static."""
         ty = v.type
-        n = ty.size if isinstance(ty, GroupType) else ty.shape[mode]
+        n = ty.size if isinstance(ty, GroupType) else as_memref(ty).shape[mode]
         return n if n != DYNAMIC else b.size(v, mode=mode)
 
     # ---- rewriting -------------------------------------------------------------------------
@@ -376,7 +376,7 @@ class _Checker:
 
     def coop_access(self, inst: Inst) -> None:
         m = inst.operand("operand")
-        ct = (inst.result if inst.name.endswith("load") else inst.operand("val")).type
+        ct = (inst.result if isinstance(inst, CoopLoadInst) else inst.operand("val")).type
         checked = inst.props["checked"]
         transposed = inst.props["tA"] is Transpose.t
         # mode of M -> (extent of the block in it, whether the checked flag covers it)
@@ -416,9 +416,9 @@ class _Checker:
         self.emit_before(inst, build)
 
     def view_checks(self, b: PassBuilder, inst: Inst, t: Value) -> list[_Check | None]:
-        if inst.name == "fuse":
+        if isinstance(inst, FuseInst):
             return []
-        if inst.name == "expand":
+        if isinstance(inst, ExpandInst):
             mode = inst.props["expanded_mode"]
             dyn = iter(inst.operand_list("expand_shape"))
             product: Int = 1

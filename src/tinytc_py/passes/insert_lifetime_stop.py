@@ -10,18 +10,15 @@ from __future__ import annotations
 
 from ..analysis.memory import AliasInfo
 from ..ir.inst import Inst
-from ..ir.ops import INSTRUCTIONS
+from ..ir.ops.memory import AllocaInst, LifetimeStopInst
 from ..ir.region import Region
 from ..ir.types import MemrefType
 from ..ir.values import Value
 from .base import FunctionPass
 
-ALLOCA = "alloca"
-LIFETIME_STOP = "lifetime_stop"
-
 
 def _has_lifetime_stop(value: Value) -> bool:
-    return any(use.owner.name == LIFETIME_STOP for use in value.uses)
+    return any(isinstance(use.owner, LifetimeStopInst) for use in value.uses)
 
 
 def _ancestor_in(inst: Inst, region: Region) -> Inst:
@@ -55,7 +52,7 @@ class InsertLifetimeStop(FunctionPass):
     def run(self, func, ctx, out) -> None:
         allocas: dict[Region, list[Inst]] = {}
         for inst in func.body.walk():
-            if inst.name == ALLOCA and not _has_lifetime_stop(inst.result):
+            if isinstance(inst, AllocaInst) and not _has_lifetime_stop(inst.result):
                 allocas.setdefault(inst.parent, []).append(inst)
         aa = AliasInfo(func)
         for region, found in allocas.items():
@@ -74,7 +71,7 @@ def _insert_stops(region: Region, allocas: list[Inst], aa: AliasInfo) -> None:
     for inst in region.insts:
         insts.append(inst)
         for value in after.get(inst, ()):
-            stop = INSTRUCTIONS[LIFETIME_STOP]({"object": value}, loc=inst.loc)
+            stop = LifetimeStopInst({"object": value}, loc=inst.loc)
             stop.parent = region
             insts.append(stop)
     region.insts = insts

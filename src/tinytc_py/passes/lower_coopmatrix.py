@@ -26,6 +26,8 @@ from ..analysis.coopmatrix_layout import coop_layout
 from ..errors import Status
 from ..ir.builder import IRBuilder
 from ..ir.inst import Inst
+from ..ir.ops.coopmatrix import CoopApplyInst
+from ..ir.types import as_coopmatrix
 from ..ir.values import Value
 from .base import FunctionPass
 from .clone import clone_inst, clone_region
@@ -40,7 +42,7 @@ class LowerCoopmatrix(FunctionPass):
         self.info = core_info
 
     def run(self, func, ctx, out) -> None:
-        applies = [i for i in func.body.walk() if i.name == "cooperative_matrix_apply"]
+        applies = [i for i in func.body.walk() if isinstance(i, CoopApplyInst)]
         if not applies:
             return
         sgs, _ = ensure_sizes(func, ctx, out, self.info)
@@ -51,7 +53,7 @@ class LowerCoopmatrix(FunctionPass):
 def lower_apply(b: IRBuilder, inst: Inst, sgs: int) -> None:
     region = inst.parent
     start = len(region.insts)
-    ct = inst.results[0].type
+    ct = as_coopmatrix(inst.results[0].type)
     lay = coop_layout(ct, sgs)
     if lay is None:
         raise inst.error(

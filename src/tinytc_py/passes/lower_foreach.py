@@ -29,6 +29,8 @@ from ..ir.builder import IRBuilder
 from ..ir.enums import Comp3
 from ..ir.inst import Inst
 from ..ir.ops import INSTRUCTIONS
+from ..ir.ops.arith import ArithBinaryInst
+from ..ir.ops.control import ForeachInst, ForeachTileInst
 from ..ir.types import NumberType
 from ..ir.values import Value
 from . import fold
@@ -36,9 +38,6 @@ from .base import FunctionPass
 from .clone import clone_region
 from .pass_builder import PassBuilder
 from .work_group_size import ensure_sizes
-
-FOREACH = ("foreach", "foreach_tile")
-
 
 Int = Value | int
 """An integer operand of the index arithmetic: an IR value, or a number known at compile time
@@ -67,13 +66,16 @@ class Fold:
         return v if v.type is ty else self.b.cast(v, ty)
 
     def _fold(self, op: str, x: Int, y: Int, ty: NumberType) -> Int:
-        """`op x, y` with the rules of constant-propagation (fold.py) applied first."""
+        """`op x, y` with the rules of constant-propagation (the instruction's `folds`)
+        applied first."""
+        rules = INSTRUCTIONS[op]
+        assert issubclass(rules, ArithBinaryInst)  # add, sub, mul, div, rem, min
         cx, cy = self.known(x), self.known(y)
         if cx is not None and cy is not None:
-            folded = fold.binary(op, ty, cx, cy)
+            folded = rules.folds.evaluate(ty, cx, cy)
             if folded is not None:
                 return folded
-        rewrite = fold.simplify(op, ty, cx, cy)
+        rewrite = rules.folds.simplify(ty, cx, cy)
         if rewrite is None:
             return getattr(self.b, op)(self.value(x, ty), self.value(y, ty))
         if rewrite.kind == "constant":
@@ -289,8 +291,8 @@ class LowerForeach(FunctionPass):
     def run(self, func, ctx, out) -> None:
         sgs, wgs = ensure_sizes(func, ctx, out, self.info)
         m_tiles, n_tiles = wgs[0] // sgs, wgs[1]
-        for inst in [i for i in func.body.walk() if i.name in FOREACH]:
-            if inst.name == "foreach_tile" and inst.props["tile_shape"][0] % sgs:
+        for inst in [i for i in func.body.walk() if isinstance(i, (ForeachInst, ForeachTileInst))]:
+            if isinstance(inst, ForeachTileInst) and inst.props["tile_shape"][0] % sgs:
                 raise inst.error(
                     Status.ir_tile_shape0_not_multiple_of_sgs,
                     f"first tile extent must be a multiple of the subgroup size {sgs}",
@@ -300,7 +302,7 @@ class LowerForeach(FunctionPass):
             region.insert(region.insts.index(inst), parallel)
             b = PassBuilder(ctx, parallel.regions[0])
             lowering = Lowering(b, inst, sgs, m_tiles, n_tiles)
-            if inst.name == "foreach":
+            if isinstance(inst, ForeachInst):
                 lowering.foreach()
             else:
                 lowering.foreach_tile()

@@ -20,6 +20,16 @@ from collections.abc import Callable
 
 from ..errors import CompilationError
 from ..ir.inst import Inst
+from ..ir.ops.blas import (
+    AxpbyInst,
+    CumsumInst,
+    GemmInst,
+    GemvInst,
+    GerInst,
+    HadamardInst,
+    SumInst,
+)
+from ..ir.types import as_memref
 from ..target.core_info import CoreInfo
 from . import lower_linalg_collective as collective
 from . import lower_linalg_elementwise as elementwise
@@ -31,14 +41,14 @@ from .work_group_size import ensure_sizes
 
 
 def _axpby(g: LinalgGen) -> None:
-    if g.op("B").type.order == 0:
+    if as_memref(g.op("B").type).order == 0:
         collective.axpby_scalar(g)
     else:
         elementwise.axpby(g)
 
 
 def _sum(g: LinalgGen) -> None:
-    if g.op("B").type.order == 0:
+    if as_memref(g.op("B").type).order == 0:
         collective.sum_to_scalar(g)
     else:
         elementwise.sum_to_vector(g)
@@ -47,21 +57,22 @@ def _sum(g: LinalgGen) -> None:
 def _cumsum(g: LinalgGen) -> None:
     if g.inst.props["mode"] != 0:
         elementwise.cumsum_sequential(g)
-    elif g.op("A").type.order == 1:
+    elif as_memref(g.op("A").type).order == 1:
         collective.cumsum_workgroup(g)
     else:
         collective.cumsum_columns(g)
 
 
-LOWERINGS: dict[str, Callable[[LinalgGen], None]] = {
-    "axpby": _axpby,
-    "cumsum": _cumsum,
-    "sum": _sum,
-    "gemm": gemm,
-    "gemv": elementwise.gemv,
-    "ger": elementwise.ger,
-    "hadamard": elementwise.hadamard,
+LOWERINGS: dict[type[Inst], Callable[[LinalgGen], None]] = {
+    AxpbyInst: _axpby,
+    CumsumInst: _cumsum,
+    SumInst: _sum,
+    GemmInst: gemm,
+    GemvInst: elementwise.gemv,
+    GerInst: elementwise.ger,
+    HadamardInst: elementwise.hadamard,
 }
+"""The lowering of each linear-algebra instruction class (each the class of one row)."""
 
 
 class LowerLinalg(FunctionPass):
@@ -73,7 +84,7 @@ class LowerLinalg(FunctionPass):
     def run(self, func, ctx, out) -> None:
         sgs, wgs = ensure_sizes(func, ctx, out, self.info)
         m_tiles, n_tiles = wgs[0] // sgs, wgs[1]
-        for inst in [i for i in func.body.walk() if i.name in LOWERINGS]:
+        for inst in [i for i in func.body.walk() if type(i) in LOWERINGS]:
             self._replace(inst, ctx, sgs, m_tiles, n_tiles)
 
     def _replace(self, inst: Inst, ctx, sgs: int, m_tiles: int, n_tiles: int) -> None:
@@ -82,7 +93,7 @@ class LowerLinalg(FunctionPass):
         start = len(region.insts)
         b = PassBuilder(ctx, region)
         try:
-            LOWERINGS[inst.name](LinalgGen(b, inst, sgs, m_tiles, n_tiles, self.info))
+            LOWERINGS[type(inst)](LinalgGen(b, inst, sgs, m_tiles, n_tiles, self.info))
         except CompilationError:
             for partial in region.insts[start:]:
                 partial.drop_uses()

@@ -20,6 +20,7 @@ subgroup_linear_id, lane = subgroup_local_id):
 
 from __future__ import annotations
 
+from ..ir.types import as_memref
 from ..ir.values import Value
 from .lower_linalg_common import LinalgGen
 
@@ -45,7 +46,7 @@ class _Ids:
 
 def sum_to_scalar(g: LinalgGen) -> None:
     alpha, A, beta, B = g.op("alpha"), g.op("A"), g.op("beta"), g.op("B")
-    ty = B.type.element
+    ty = as_memref(B.type).element
     S, T, f = g.sgs, g.tiles, g.f
     n = g.extent(A, 0)
     slm = g.b.alloca(g.local_memref(ty, T)) if T > 1 else None
@@ -85,7 +86,7 @@ def sum_to_scalar(g: LinalgGen) -> None:
 def cumsum_workgroup(g: LinalgGen) -> None:
     """1-d cumsum: work-group inclusive scan."""
     alpha, A, beta, B = g.op("alpha"), g.op("A"), g.op("beta"), g.op("B")
-    ty = B.type.element
+    ty = as_memref(B.type).element
     S, T, f, ix = g.sgs, g.tiles, g.f, g.index
     n = g.extent(A, 0)
     block = S * T
@@ -127,9 +128,9 @@ def cumsum_workgroup(g: LinalgGen) -> None:
 def cumsum_columns(g: LinalgGen) -> None:
     """cumsum along mode 0 of an n-d A (n >= 2): one subgroup per column."""
     alpha, A, beta, B = g.op("alpha"), g.op("A"), g.op("beta"), g.op("B")
-    ty = B.type.element
+    ty = as_memref(B.type).element
     S, T, f, ix = g.sgs, g.tiles, g.f, g.index
-    order = A.type.order
+    order = as_memref(A.type).order
     extents = [g.extent(A, d) for d in range(order)]
     with g.b.parallel():
         ids = _Ids(g)

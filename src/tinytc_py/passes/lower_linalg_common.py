@@ -21,7 +21,8 @@ from ..errors import Status
 from ..ir.builder import IRBuilder
 from ..ir.enums import AddressSpace, Comp3, MemoryScope, MemorySemantics
 from ..ir.inst import Inst
-from ..ir.types import DYNAMIC, MemrefType, NumberType, Type, element_type
+from ..ir.ops.arith import ConstantInst
+from ..ir.types import DYNAMIC, MemrefType, NumberType, Type, as_memref, element_type
 from ..ir.values import Value
 from ..target.core_info import CoreInfo
 from .lower_foreach import Fold, Int
@@ -33,7 +34,7 @@ SEMANTICS = MemorySemantics.relaxed
 def known_number(v: Value) -> complex | None:
     """The number a scalar value is known to hold (a constant), as a Python complex."""
     d = v.defining_inst
-    if d is None or d.name != "constant":
+    if not isinstance(d, ConstantInst):
         return None
     value = d.props["value"]
     if isinstance(value, bool):
@@ -92,8 +93,12 @@ class LinalgGen:
         """Mixed-precision promotion of `v` to `ty` (ir_forbidden_promotion if not allowed)."""
         src = element_type(v.type)
         dst = element_type(ty)
-        numbers = isinstance(src, NumberType) and isinstance(dst, NumberType)
-        if numbers and src is not dst and not src.promotable_to(dst):
+        if (
+            isinstance(src, NumberType)
+            and isinstance(dst, NumberType)
+            and src is not dst
+            and not src.promotable_to(dst)
+        ):
             raise self.inst.error(
                 Status.ir_forbidden_promotion, f"cannot promote {src} to {dst}", v
             )
@@ -199,7 +204,7 @@ class LinalgGen:
 
     def update(self, alpha: Value, ab: Value, beta: Value, c: Value, index: list[Value]) -> None:
         """C[index] := alpha*ab + beta*C[index] in C's element type (atomically if .atomic)."""
-        ty = c.type.element
+        ty = as_memref(c.type).element
         val = self.scale(alpha, self.promote(ab, ty))
         if self.atomic:
             op = self.atomic_op(beta)

@@ -14,6 +14,7 @@ Products and sums are computed in the written operand's element type (inputs pro
 from __future__ import annotations
 
 from ..ir.enums import Transpose
+from ..ir.types import as_memref
 from ..ir.values import Value
 from .lower_linalg_common import LinalgGen
 
@@ -31,7 +32,7 @@ def foreach_over(g: LinalgGen, extents: list, body) -> None:
 
 def axpby(g: LinalgGen) -> None:
     alpha, A, beta, B = g.op("alpha"), g.op("A"), g.op("beta"), g.op("B")
-    order = B.type.order
+    order = as_memref(B.type).order
     transposed = g.inst.props["tA"] is Transpose.t and order == 2
 
     def body(ix: list[Value]) -> None:
@@ -43,7 +44,7 @@ def axpby(g: LinalgGen) -> None:
 
 def ger(g: LinalgGen) -> None:
     alpha, A, B, beta, C = (g.op(k) for k in ("alpha", "A", "B", "beta", "C"))
-    ty = C.type.element
+    ty = as_memref(C.type).element
 
     def body(ix: list[Value]) -> None:
         a = g.promote(g.b.load(A, ix[:1]), ty)
@@ -55,19 +56,19 @@ def ger(g: LinalgGen) -> None:
 
 def hadamard(g: LinalgGen) -> None:
     alpha, A, B, beta, C = (g.op(k) for k in ("alpha", "A", "B", "beta", "C"))
-    ty = C.type.element
+    ty = as_memref(C.type).element
 
     def body(ix: list[Value]) -> None:
         a = g.promote(g.b.load(A, ix), ty)
         b = g.promote(g.b.load(B, ix), ty)
         g.update(alpha, g.b.mul(a, b), beta, C, ix)
 
-    foreach_over(g, [g.extent(C, d) for d in range(C.type.order)], body)
+    foreach_over(g, [g.extent(C, d) for d in range(as_memref(C.type).order)], body)
 
 
 def gemv(g: LinalgGen) -> None:
     alpha, A, B, beta, C = (g.op(k) for k in ("alpha", "A", "B", "beta", "C"))
-    ty = C.type.element
+    ty = as_memref(C.type).element
     transposed = g.inst.props["tA"] is Transpose.t
     K = g.extent(A, 0 if transposed else 1)
 
@@ -88,7 +89,7 @@ def gemv(g: LinalgGen) -> None:
 def sum_to_vector(g: LinalgGen) -> None:
     """sum with a 2-d A: b[i] = alpha * sum_k op(A)[i,k] + beta*b[i]."""
     alpha, A, beta, B = g.op("alpha"), g.op("A"), g.op("beta"), g.op("B")
-    ty = B.type.element
+    ty = as_memref(B.type).element
     transposed = g.inst.props["tA"] is Transpose.t
     K = g.extent(A, 0 if transposed else 1)
 
@@ -108,9 +109,9 @@ def sum_to_vector(g: LinalgGen) -> None:
 def cumsum_sequential(g: LinalgGen) -> None:
     """cumsum along mode n != 0: foreach over the other modes, sequential scan along n."""
     alpha, A, beta, B = g.op("alpha"), g.op("A"), g.op("beta"), g.op("B")
-    ty = B.type.element
+    ty = as_memref(B.type).element
     mode = g.inst.props["mode"]
-    order = A.type.order
+    order = as_memref(A.type).order
     others = [d for d in range(order) if d != mode]
     n = g.extent(A, mode)
 

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from ..analysis.gemm_model import GemmProblem, cpu_blocking, gemm_key
 from ..analysis.tiling import MAX_K_UNROLLING, acc_type, max_register_block_gemm
 from ..ir.enums import CheckedFlag, Comp3, MatrixUse, Transpose
+from ..ir.types import as_memref
 from ..ir.values import Value
 from ..target.core_info import GemmShape, ceil_div
 from ..target.gemm_blocking import GemmBlocking
@@ -65,8 +66,8 @@ class GemmLowering:
         self.beta, self.C = g.op("beta"), g.op("C")
         self.tA = inst.props["tA"] is Transpose.t
         self.tB = inst.props["tB"] is Transpose.t
-        self.ta, self.tb = self.A.type.element, self.B.type.element
-        self.tc = self.C.type.element
+        self.ta, self.tb = as_memref(self.A.type).element, as_memref(self.B.type).element
+        self.tc = as_memref(self.C.type).element
         self.acc = acc_type(self.tc)
         self.M = g.extent(self.C, 0)
         self.N = g.extent(self.C, 1)

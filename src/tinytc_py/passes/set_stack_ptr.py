@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..analysis.stack import alloca_alignment, alloca_size, set_stack_ptr
 from ..errors import Status
+from ..ir.ops.memory import AllocaInst, LifetimeStopInst
 from ..ir.values import Value
 from .base import FunctionPass
 
@@ -39,7 +40,7 @@ class SetStackPtr(FunctionPass):
     def run(self, func, ctx, out) -> None:
         live: list[tuple[int, int, Value]] = []  # (start, stop, alloca value), sorted by start
         for inst in func.body.walk():
-            if inst.name == "alloca":
+            if isinstance(inst, AllocaInst):
                 size = alloca_size(inst)
                 pos, offset = first_fit(live, size, alloca_alignment(inst))
                 if offset + size > MAX_STACK_BYTES:
@@ -50,7 +51,7 @@ class SetStackPtr(FunctionPass):
                     )
                 live.insert(pos, (offset, offset + size, inst.result))
                 set_stack_ptr(inst, offset)
-            elif inst.name == "lifetime_stop":
+            elif isinstance(inst, LifetimeStopInst):
                 obj = inst.operand("object")
                 kept = [entry for entry in live if entry[2] is not obj]
                 if len(kept) != len(live) - 1:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..analysis.tiling import blas_shapes, suggest_local_tiling, suggest_subgroup_size
 from ..errors import CompilationError, Status, TinytcError
-from ..ir.attrs import ArrayAttr, IntegerAttr
+from ..ir.attrs import ArrayAttr, IntegerAttr, int_value
 from ..ir.region import Func
 from ..target.core_info import CoreInfo
 from .base import FunctionPass
@@ -26,7 +26,7 @@ def function_sizes(func: Func) -> tuple[int | None, list[int] | None]:
     sgs = attrs.get("subgroup_size") if attrs is not None else None
     wgs = attrs.get("work_group_size") if attrs is not None else None
     s = sgs.value if isinstance(sgs, IntegerAttr) else None
-    w = [a.value for a in wgs.values] if isinstance(wgs, ArrayAttr) else None
+    w = [int_value(a) for a in wgs.values] if isinstance(wgs, ArrayAttr) else None
     return s, w
 
 

@@ -162,7 +162,9 @@ class _Disassembler:
     def _mask(self, kind: str, value: int, pending: list[str]) -> str:
         if value == 0:
             return "None"
-        names, params, rest = [], [], value
+        names: list[str] = []
+        params: list[str] = []
+        rest = value
         for bit in range(32):
             flag = 1 << bit
             if value & flag and flag in ENUM_NAMES[kind]:

@@ -15,7 +15,7 @@ from typing import Any
 from ..errors import CompilationError, Location, Status
 from ..ir.attrs import Attr, DictionaryAttr
 from ..ir.context import CompilerContext
-from ..ir.enums import AddressSpace, MatrixUse
+from ..ir.enums import AddressSpace, MatrixUse, Syntax
 from ..ir.inst import Inst
 from ..ir.nesting import MAX_NESTING, nesting_error
 from ..ir.ops import INSTRUCTIONS
@@ -622,9 +622,9 @@ class Parser:
                 f"Unknown token ('{base}' is not an instruction)",
             )
         props = self.parse_modifiers(cls, mods, mbegin)
-        syntax = cls.spec.syntax  # hand-written syntax: the parse_<syntax> method
-        if syntax:
-            return getattr(self, "parse_" + syntax)(cls, props, begin)
+        syntax = cls.spec.syntax  # hand-written syntax: its hook
+        if syntax is not None:
+            return PARSE_HOOKS[syntax](self, cls, props, begin)
         return self.parse_formatted(cls, props, begin)
 
     def parse_modifiers(self, cls: type[Inst], mods: list[str], begin: int) -> dict[str, Any]:
@@ -865,3 +865,18 @@ class Parser:
         inst = cls({"a": a}, props, ty, c.loc(begin))
         self.parse_region(inst.regions[0], names)
         return inst
+
+
+PARSE_HOOKS: dict[Syntax, Callable[[Parser, type[Inst], dict[str, Any], int], Inst]] = {
+    Syntax.constant: Parser.parse_constant,
+    Syntax.subview: Parser.parse_subview,
+    Syntax.expand: Parser.parse_expand,
+    Syntax.for_: Parser.parse_for,
+    Syntax.if_: Parser.parse_if,
+    Syntax.foreach: Parser.parse_foreach,
+    Syntax.parallel: Parser.parse_parallel,
+    Syntax.printf: Parser.parse_printf,
+    Syntax.coop_apply: Parser.parse_coop_apply,
+}
+"""The parse hook of each hand-written syntax (InstSpec.syntax): called with the parser, the
+instruction class, its modifiers' properties and where the instruction begins."""

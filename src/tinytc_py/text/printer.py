@@ -6,8 +6,10 @@ is already visible), unnamed values are numbered per function in text order.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
+from ..ir.enums import Syntax
 from ..ir.inst import Inst
 from ..ir.nesting import check_nesting
 from ..ir.region import Func, Prog, Region
@@ -102,12 +104,12 @@ class Printer:
         self.out.append(INDENT * depth + "}")
 
     def print_inst(self, inst: Inst, depth: int) -> None:
-        syntax = inst.spec.syntax  # hand-written syntax: the print_<syntax> method
+        syntax = inst.spec.syntax  # hand-written syntax: its hook
         head = inst.name + modifiers_text(inst.spec.props, inst.props)
         start = len(self.out)
         self.reserve_numbers(inst)
-        if syntax:
-            getattr(self, "print_" + syntax)(inst, head, depth)
+        if syntax is not None:
+            PRINT_HOOKS[syntax](self, inst, head, depth)
         else:
             body = self.format_operands(inst)
             self.out.append(head + (" " + body if body else ""))
@@ -249,6 +251,21 @@ class Printer:
         self.out.append(f"{head} ({','.join(params)})={a} -> {inst.results[0].type} ")
         self.region(body, depth)
         self.close_scope()
+
+
+PRINT_HOOKS: dict[Syntax, Callable[[Printer, Inst, str, int], None]] = {
+    Syntax.constant: Printer.print_constant,
+    Syntax.subview: Printer.print_subview,
+    Syntax.expand: Printer.print_expand,
+    Syntax.for_: Printer.print_for,
+    Syntax.if_: Printer.print_if,
+    Syntax.foreach: Printer.print_foreach,
+    Syntax.parallel: Printer.print_parallel,
+    Syntax.printf: Printer.print_printf,
+    Syntax.coop_apply: Printer.print_coop_apply,
+}
+"""The print hook of each hand-written syntax (InstSpec.syntax): called with the printer, the
+instruction, its mnemonic with modifiers and the nesting depth."""
 
 
 def _join(text: str, piece: str, in_brackets: bool = False) -> str:

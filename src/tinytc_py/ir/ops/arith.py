@@ -1,16 +1,17 @@
 """Arithmetic, math, comparison, cast and constant: the scalar (and component-wise
 coopmatrix) instructions. A family class checks the operand types its rows allow (`allowed`,
-`ordered`, `to_component` are set per row)."""
+`ordered`, `to_component` are set per row); each row also says how it folds on constants
+(`folds`, the rules of folds.py)."""
 
 from __future__ import annotations
 
-from typing import Any
+import math
+import operator
+from typing import Any, ClassVar
 
 from ...errors import Status
 from .. import checks
-from ..enums import (
-    MatrixUse,
-)
+from ..enums import MatrixUse, Syntax
 from ..inst import Inst, InstSpec, Prop
 from ..types import (
     BooleanType,
@@ -19,8 +20,10 @@ from ..types import (
     ScalarKind,
     Type,
     element_type,
+    wrap,
 )
 from ..values import Value
+from . import folds as fr
 from .common import (
     COMPLEX,
     FLOAT,
@@ -69,6 +72,7 @@ class ArithInst(Inst):
 class ArithBinaryInst(ArithInst):
     __slots__ = ()
     is_family = True
+    folds: ClassVar[fr.BinaryFolds] = fr.BinaryFolds()
 
     @classmethod
     def infer_result_type(cls, operands: dict[str, Any]) -> Type | None:
@@ -95,6 +99,7 @@ class ArithUnaryInst(ArithInst):
 
     __slots__ = ()
     is_family = True
+    folds: ClassVar[fr.UnaryFolds] = fr.UnaryFolds()
 
     @classmethod
     def infer_result_type(cls, operands: dict[str, Any]) -> Type | None:
@@ -129,6 +134,7 @@ class MathInst(ArithInst):
 
     __slots__ = ()
     is_family = True
+    folds: ClassVar[fr.MathFolds] = fr.MathFolds()  # the math extensions are not folded
 
     @classmethod
     def infer_result_type(cls, operands: dict[str, Any]) -> Type | None:
@@ -152,6 +158,7 @@ class MathInst(ArithInst):
 class CompareInst(Inst):
     __slots__ = ()
     is_family = True
+    folds: ClassVar[fr.CompareFolds]
 
     @classmethod
     def infer_result_type(cls, operands: dict[str, Any]) -> Type | None:
@@ -230,71 +237,188 @@ class ConstantInst(Inst):
 # ---- the table rows ------------------------------------------------------------------------------
 
 
-def _binary(mnemonic: str, allowed: frozenset[str], builder_name: str = "") -> Row:
+def _binary(
+    mnemonic: str, allowed: frozenset[str], folds: fr.BinaryFolds, builder_name: str = ""
+) -> Row:
     spec = InstSpec(
         mnemonic, operands=("a", "b"), result=R, fmt="$a , $b : type", builder_name=builder_name
     )
-    return (ArithBinaryInst, spec, {"allowed": allowed})
+    return (ArithBinaryInst, spec, {"allowed": allowed, "folds": folds})
 
 
 def _unary(
-    mnemonic: str, allowed: frozenset[str], to_component: bool, builder_name: str = ""
+    mnemonic: str,
+    allowed: frozenset[str],
+    to_component: bool,
+    folds: fr.UnaryFolds,
+    builder_name: str = "",
 ) -> Row:
     spec = InstSpec(mnemonic, operands=("a",), result=R, fmt="$a : type", builder_name=builder_name)
-    return (ArithUnaryInst, spec, {"allowed": allowed, "to_component": to_component})
+    attrs = {"allowed": allowed, "to_component": to_component, "folds": folds}
+    return (ArithUnaryInst, spec, attrs)
 
 
-def _math(mnemonic: str, allowed: frozenset[str]) -> Row:
+def _math(mnemonic: str, allowed: frozenset[str], folds: fr.MathFolds) -> Row:
     spec = InstSpec(mnemonic, operands=("a",), result=R, fmt="$a : type")
-    return (MathInst, spec, {"allowed": allowed})
+    return (MathInst, spec, {"allowed": allowed, "folds": folds})
 
 
-def _compare(mnemonic: str, ordered: bool) -> Row:
+def _compare(mnemonic: str, ordered: bool, folds: fr.CompareFolds) -> Row:
     spec = InstSpec(mnemonic, operands=("a", "b"), result=R, fmt="$a , $b : type")
-    return (CompareInst, spec, {"ordered": ordered})
+    return (CompareInst, spec, {"ordered": ordered, "folds": folds})
 
+
+_COS = fr.MathFolds(fr.ieee(math.cos))
+_SIN = fr.MathFolds(fr.ieee(math.sin))
+_EXP = fr.MathFolds(fr.ieee(math.exp), fr.complex_exp)
+_EXP2 = fr.MathFolds(fr.ieee(math.exp2), fr.complex_exp2)
+_LOG = fr.MathFolds(fr.ieee(math.log))
+_LOG2 = fr.MathFolds(fr.ieee(math.log2))
 
 ROWS: list[Row] = [
-    _binary("add", NUM),
-    _binary("sub", NUM),
-    _binary("mul", NUM),
-    _binary("div", NUM),
-    _binary("rem", REAL),
-    _binary("max", REAL),
-    _binary("min", REAL),
-    _binary("shl", INT),
-    _binary("shr", INT),
-    _binary("and", LOGIC, builder_name="and_"),
-    _binary("or", LOGIC, builder_name="or_"),
-    _binary("xor", LOGIC),
-    _unary("abs", NUM, True),
-    _unary("neg", NUM, False),
-    _unary("not", LOGIC, False, builder_name="not_"),
-    _unary("conj", COMPLEX, False),
-    _unary("im", COMPLEX, True),
-    _unary("re", COMPLEX, True),
-    _math("cos", FLOAT),
-    _math("native_cos", FLOAT),
-    _math("sin", FLOAT),
-    _math("native_sin", FLOAT),
-    _math("exp", FLOAT_COMPLEX),
-    _math("native_exp", FLOAT_COMPLEX),
-    _math("exp2", FLOAT_COMPLEX),
-    _math("native_exp2", FLOAT_COMPLEX),
-    _math("log", FLOAT),
-    _math("native_log", FLOAT),
-    _math("log2", FLOAT),
-    _math("native_log2", FLOAT),
-    _compare("equal", False),
-    _compare("not_equal", False),
-    _compare("greater_than", True),
-    _compare("greater_than_equal", True),
-    _compare("less_than", True),
-    _compare("less_than_equal", True),
+    _binary(
+        "add",
+        NUM,
+        fr.BinaryFolds(
+            integer=fr.wrapped(operator.add),
+            real=operator.add,
+            complex=fr.componentwise(operator.add),
+            identity=fr.add_identity,
+        ),
+    ),
+    _binary(
+        "sub",
+        NUM,
+        fr.BinaryFolds(
+            integer=fr.wrapped(operator.sub),
+            real=operator.sub,
+            complex=fr.componentwise(operator.sub),
+            identity=fr.sub_identity,
+        ),
+    ),
+    _binary(
+        "mul",
+        NUM,
+        fr.BinaryFolds(
+            integer=fr.wrapped(operator.mul),
+            real=operator.mul,
+            complex=fr.complex_mul,
+            identity=fr.mul_identity,
+        ),
+    ),
+    _binary(
+        "div",
+        NUM,
+        fr.BinaryFolds(
+            integer=fr.int_div,
+            real=fr.fdiv,
+            complex=fr.complex_div,
+            identity=fr.div_identity,
+            divides=True,
+        ),
+    ),
+    _binary(
+        "rem",
+        REAL,
+        fr.BinaryFolds(integer=fr.int_rem, real=fr.frem, identity=fr.rem_identity, divides=True),
+    ),
+    _binary("max", REAL, fr.BinaryFolds(integer=lambda a, b, ty: max(a, b), real=fr.fminmax(max))),
+    _binary("min", REAL, fr.BinaryFolds(integer=lambda a, b, ty: min(a, b), real=fr.fminmax(min))),
+    _binary(
+        "shl",
+        INT,
+        fr.BinaryFolds(integer=fr.shift(operator.lshift), identity=fr.shift_identity),
+    ),
+    _binary(
+        "shr",
+        INT,
+        fr.BinaryFolds(integer=fr.shift(operator.rshift), identity=fr.shift_identity),
+    ),
+    _binary(
+        "and",
+        LOGIC,
+        fr.BinaryFolds(
+            boolean=lambda a, b: a and b,
+            integer=fr.wrapped(operator.and_),
+            identity=fr.logic_identity(on_zero="constant", on_ones="operand"),
+        ),
+        builder_name="and_",
+    ),
+    _binary(
+        "or",
+        LOGIC,
+        fr.BinaryFolds(
+            boolean=lambda a, b: a or b,
+            integer=fr.wrapped(operator.or_),
+            identity=fr.logic_identity(on_zero="operand", on_ones="constant"),
+        ),
+        builder_name="or_",
+    ),
+    _binary(
+        "xor",
+        LOGIC,
+        fr.BinaryFolds(
+            boolean=operator.ne,
+            integer=fr.wrapped(operator.xor),
+            identity=fr.logic_identity(on_zero="operand", on_ones="not"),
+        ),
+    ),
+    _unary(
+        "abs",
+        NUM,
+        True,
+        fr.UnaryFolds(integer=lambda a, ty: wrap(abs(a), ty), real=abs, complex=fr.complex_abs),
+    ),
+    _unary(
+        "neg",
+        NUM,
+        False,
+        fr.UnaryFolds(
+            integer=lambda a, ty: wrap(-a, ty),
+            real=operator.neg,
+            complex=lambda a, ty: (-a[0], -a[1]),
+        ),
+    ),
+    _unary(
+        "not",
+        LOGIC,
+        False,
+        fr.UnaryFolds(boolean=operator.not_, integer=lambda a, ty: wrap(~a, ty)),
+        builder_name="not_",
+    ),
+    _unary("conj", COMPLEX, False, fr.UnaryFolds(complex=lambda a, ty: (a[0], -a[1]))),
+    _unary("im", COMPLEX, True, fr.UnaryFolds(complex=lambda a, ty: a[1])),
+    _unary("re", COMPLEX, True, fr.UnaryFolds(complex=lambda a, ty: a[0])),
+    _math("cos", FLOAT, _COS),
+    _math("native_cos", FLOAT, _COS),
+    _math("sin", FLOAT, _SIN),
+    _math("native_sin", FLOAT, _SIN),
+    _math("exp", FLOAT_COMPLEX, _EXP),
+    _math("native_exp", FLOAT_COMPLEX, _EXP),
+    _math("exp2", FLOAT_COMPLEX, _EXP2),
+    _math("native_exp2", FLOAT_COMPLEX, _EXP2),
+    _math("log", FLOAT, _LOG),
+    _math("native_log", FLOAT, _LOG),
+    _math("log2", FLOAT, _LOG2),
+    _math("native_log2", FLOAT, _LOG2),
+    _compare(
+        "equal",
+        False,
+        fr.CompareFolds(operator.eq, lambda a, b: a[0] == b[0] and a[1] == b[1]),
+    ),
+    _compare(
+        "not_equal",
+        False,
+        fr.CompareFolds(operator.ne, lambda a, b: a[0] != b[0] or a[1] != b[1]),
+    ),
+    _compare("greater_than", True, fr.CompareFolds(operator.gt)),
+    _compare("greater_than_equal", True, fr.CompareFolds(operator.ge)),
+    _compare("less_than", True, fr.CompareFolds(operator.lt)),
+    _compare("less_than_equal", True, fr.CompareFolds(operator.le)),
     (CastInst, InstSpec("cast", operands=("a",), result=R, fmt="$a : type"), {}),
     (
         ConstantInst,
-        InstSpec("constant", (Prop("value", "value", None),), result=R, syntax="constant"),
+        InstSpec("constant", (Prop("value", "value", None),), result=R, syntax=Syntax.constant),
         {},
     ),
 ]

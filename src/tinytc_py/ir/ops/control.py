@@ -7,6 +7,7 @@ from typing import Any
 
 from ...errors import Status
 from .. import checks
+from ..enums import Syntax
 from ..inst import Exec, Inst, InstSpec, Prop
 from ..types import (
     BooleanType,
@@ -150,7 +151,7 @@ ROWS: list[Row] = [
             regions=("body",),
             exec=Exec.collective,
             side_effects=True,
-            syntax="foreach",
+            syntax=Syntax.foreach,
             varying_params=True,
         ),
         {},
@@ -164,7 +165,7 @@ ROWS: list[Row] = [
             regions=("body",),
             exec=Exec.collective,
             side_effects=True,
-            syntax="foreach",
+            syntax=Syntax.foreach,
         ),
         {},
     ),
@@ -175,7 +176,7 @@ ROWS: list[Row] = [
             regions=("body",),
             exec=Exec.collective,
             side_effects=True,
-            syntax="parallel",
+            syntax=Syntax.parallel,
         ),
         {},
     ),
@@ -187,7 +188,7 @@ ROWS: list[Row] = [
             result="results*",
             regions=("body",),
             builder_name="for_",
-            syntax="for",
+            syntax=Syntax.for_,
         ),
         {},
     ),
@@ -199,7 +200,7 @@ ROWS: list[Row] = [
             result="results*",
             regions=("then", "otherwise"),
             builder_name="if_",
-            syntax="if",
+            syntax=Syntax.if_,
         ),
         {},
     ),

@@ -3,7 +3,7 @@ extract, insert, mul_add, reduce and scale."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from ...errors import Status
 from .. import checks
@@ -11,6 +11,7 @@ from ..enums import (
     MatrixUse,
     ReduceMode,
     ResultUniformity,
+    Syntax,
 )
 from ..inst import Exec, Inst, InstSpec, Prop
 from ..types import (
@@ -20,6 +21,7 @@ from ..types import (
     Type,
     promote,
 )
+from ..values import Value
 from .arith import CAST_FORBIDDEN
 from .common import (
     CHECKED,
@@ -64,6 +66,7 @@ class CoopMemoryInst(Inst):
     """cooperative_matrix_load/store/atomic_*: a 2-d memref at (pos0, pos1)."""
 
     __slots__ = ()
+    atomic: ClassVar[bool] = False  # set on the atomic_* rows
 
     def check_memref(self, component: NumberType) -> MemrefType:
         t = self.operand("operand")
@@ -133,6 +136,16 @@ class CoopConstructInst(Inst):
         )
 
 
+def _indexed_matrix(inst: Inst, m: Value) -> CoopmatrixType:
+    """The type of the matrix operand `m` of extract / insert, whose `index` property must
+    name one of its elements."""
+    ct = checks.coopmatrix(inst, m)
+    index = inst.props["index"]
+    if not 0 <= index < ct.rows * ct.cols:
+        raise inst.error(Status.ir_out_of_bounds, f"index {index} out of bounds", m)
+    return ct
+
+
 class CoopExtractInst(Inst):
     __slots__ = ()
 
@@ -142,11 +155,7 @@ class CoopExtractInst(Inst):
 
     def verify(self) -> None:
         m = self.operand("mat")
-        ct = checks.coopmatrix(self, m)
-        if not 0 <= self.props["index"] < ct.rows * ct.cols:
-            raise self.error(
-                Status.ir_out_of_bounds, f"index {self.props['index']} out of bounds", m
-            )
+        ct = _indexed_matrix(self, m)
         checks.same_type(
             self,
             ct.component,
@@ -166,11 +175,7 @@ class CoopInsertInst(Inst):
 
     def verify(self) -> None:
         v, m = self.operand("val"), self.operand("mat")
-        ct = checks.coopmatrix(self, m)
-        if not 0 <= self.props["index"] < ct.rows * ct.cols:
-            raise self.error(
-                Status.ir_out_of_bounds, f"index {self.props['index']} out of bounds", m
-            )
+        ct = _indexed_matrix(self, m)
         checks.same_type(
             self,
             v.type,
@@ -349,7 +354,7 @@ _COOP_POS = ("operand", "pos0", "pos1")
 _ATOMIC_PROPS = (TRANS_A, CHECKED, SCOPE, SEMANTICS)
 
 
-def _coop_store(mnemonic: str, props: tuple[Prop, ...], update: bool) -> Row:
+def _coop_store(mnemonic: str, props: tuple[Prop, ...], update: bool, atomic: bool) -> Row:
     """store and atomic_store (update False), atomic_add / _max / _min (update True: read too,
     and return the old values)."""
     spec = InstSpec(
@@ -364,7 +369,7 @@ def _coop_store(mnemonic: str, props: tuple[Prop, ...], update: bool) -> Row:
         writes=("operand",),
         uniform_operands=("*",),  # the store's "All arguments must be dynamically uniform."
     )
-    return (CoopStoreInst, spec, {})
+    return (CoopStoreInst, spec, {"atomic": atomic})
 
 
 def _coop_reduce(mnemonic: str) -> Row:
@@ -383,7 +388,7 @@ ROWS: list[Row] = [
             result=R,
             regions=("body",),
             exec=Exec.spmd,
-            syntax="coop_apply",
+            syntax=Syntax.coop_apply,
             varying_params=True,  # the (row, column, component) of each work-item
         ),
         {},
@@ -415,13 +420,13 @@ ROWS: list[Row] = [
             reads=("operand",),
             uniform_operands=("*",),  # "identical [to the load] except for atomicity"
         ),
-        {},
+        {"atomic": True},
     ),
-    _coop_store("cooperative_matrix_store", (TRANS_A, CHECKED), update=False),
-    _coop_store("cooperative_matrix_atomic_store", _ATOMIC_PROPS, update=False),
-    _coop_store("cooperative_matrix_atomic_add", _ATOMIC_PROPS, update=True),
-    _coop_store("cooperative_matrix_atomic_max", _ATOMIC_PROPS, update=True),
-    _coop_store("cooperative_matrix_atomic_min", _ATOMIC_PROPS, update=True),
+    _coop_store("cooperative_matrix_store", (TRANS_A, CHECKED), update=False, atomic=False),
+    _coop_store("cooperative_matrix_atomic_store", _ATOMIC_PROPS, update=False, atomic=True),
+    _coop_store("cooperative_matrix_atomic_add", _ATOMIC_PROPS, update=True, atomic=True),
+    _coop_store("cooperative_matrix_atomic_max", _ATOMIC_PROPS, update=True, atomic=True),
+    _coop_store("cooperative_matrix_atomic_min", _ATOMIC_PROPS, update=True, atomic=True),
     (
         CoopConstructInst,
         InstSpec(

@@ -12,7 +12,7 @@ from typing import Any
 
 from ...errors import Status
 from .. import checks, printf_format
-from ..enums import ResultUniformity
+from ..enums import ResultUniformity, Syntax
 from ..inst import Exec, Inst, InstSpec, Prop
 from ..types import (
     CoopmatrixType,
@@ -271,7 +271,7 @@ ROWS: list[Row] = [
             exec=Exec.spmd,
             side_effects=True,
             extension=True,
-            syntax="printf",
+            syntax=Syntax.printf,
         ),
         {},
     ),

@@ -8,7 +8,7 @@ from typing import Any
 
 from ...errors import CompilationError, Status
 from .. import checks
-from ..enums import ResultUniformity
+from ..enums import ResultUniformity, Syntax
 from ..inst import Exec, Inst, InstSpec, Prop
 from ..types import (
     DYNAMIC,
@@ -144,6 +144,19 @@ class ElementStoreInst(Inst):
             raise self.error(
                 Status.ir_complex_unsupported, f"{self.name} is not defined on {mt.element}", val
             )
+
+
+class AtomicStoreInst(ElementStoreInst):
+    """atomic_store: a store with memory scope and semantics."""
+
+    __slots__ = ()
+
+
+class AtomicUpdateInst(ElementStoreInst):
+    """atomic_add / atomic_max / atomic_min: update in place, result is the old value."""
+
+    __slots__ = ()
+    is_family = True
 
 
 class SizeInst(Inst):
@@ -360,7 +373,7 @@ def _atomic_update(mnemonic: str) -> Row:
         writes=("operand",),
         uniformity=ResultUniformity.varying,  # each work-item gets a different old value
     )
-    return (ElementStoreInst, spec, {})
+    return (AtomicUpdateInst, spec, {})
 
 
 ROWS: list[Row] = [
@@ -401,7 +414,7 @@ ROWS: list[Row] = [
         {},
     ),
     (
-        ElementStoreInst,
+        AtomicStoreInst,
         InstSpec(
             "atomic_store",
             (SCOPE, SEMANTICS),
@@ -422,7 +435,7 @@ ROWS: list[Row] = [
             (Prop("expanded_mode", "int", 0), Prop("static_expand_shape", "ints", ())),
             ("operand", "expand_shape*"),
             R,
-            syntax="expand",
+            syntax=Syntax.expand,
         ),
         {},
     ),
@@ -462,7 +475,7 @@ ROWS: list[Row] = [
             (Prop("static_offsets", "ints", ()), Prop("static_sizes", "ints", ())),
             ("operand", "offsets*", "sizes*"),
             R,
-            syntax="subview",
+            syntax=Syntax.subview,
         ),
         {},
     ),

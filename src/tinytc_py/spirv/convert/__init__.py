@@ -34,28 +34,19 @@ from ...errors import UNKNOWN_LOCATION, CompilationError, Status, TinytcError
 from ...ir.region import Prog
 from ...target.core_info import CoreInfo
 from ..module import Module
-from .atomics import AtomicConversion
 from .base import ConverterBase, GroupDV, MemrefDV, not_implemented
 from .control import ControlFlowConversion
 from .coopmatrix_dpas import CoopmatrixDpasConversion
 from .extensions import ExtensionConversion
-from .memory import MemoryConversion
 from .metadata import kernel_sizes
-from .scalar import ScalarConversion, float_to_bf16_bits
-from .spmd import SpmdConversion
+from .scalar import float_to_bf16_bits
 
 
-class Converter(
-    CoopmatrixDpasConversion,
-    ScalarConversion,
-    MemoryConversion,
-    AtomicConversion,
-    ControlFlowConversion,
-    SpmdConversion,
-    ExtensionConversion,
-):
+class Converter(CoopmatrixDpasConversion, ExtensionConversion, ControlFlowConversion):
     """Converts the functions of one program into one module (each mixin marks its handlers
-    with `@converts`; see ConverterBase)."""
+    with `@converts`; see ConverterBase). A mixin derives from the mixins whose methods it
+    calls (spmd and atomics from scalar, atomics from memory, extensions from spmd, the
+    coopmatrix ones from atomics and spmd), so these three bases bring in all of them."""
 
 
 def convert_prog(prog: Prog, core_info: CoreInfo) -> tuple[Module, list[KernelInfo]]:

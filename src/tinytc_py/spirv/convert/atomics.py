@@ -13,11 +13,13 @@ from __future__ import annotations
 from ...errors import Status
 from ...ir.enums import AddressSpace
 from ...ir.inst import Inst
-from ...ir.ops.memory import AtomicLoadInst
+from ...ir.ops.memory import AtomicLoadInst, AtomicStoreInst, AtomicUpdateInst
 from ...ir.types import NumberType, ScalarKind
 from ...target.core_info import SpirvFeature
 from ..tables import Capability, LoopControl, Op, StorageClass
-from .base import ConverterBase, MemrefDV, converts
+from .base import MemrefDV, converts
+from .memory import MemoryConversion
+from .scalar import ScalarConversion
 
 _INT_UPDATE = {
     "atomic_add": Op.AtomicIAdd,
@@ -47,7 +49,7 @@ def float_update_requirement(name: str, bits: int, local: bool):
     return feature, capability, ext
 
 
-class AtomicConversion(ConverterBase):
+class AtomicConversion(ScalarConversion, MemoryConversion):
     def atomic_operands(self, inst: Inst, elem: NumberType) -> tuple[int, int]:
         """(scope id, semantics id) of an atomic instruction on `elem` values, after checking
         that SPIR-V has atomics for the type and the target the features they need."""
@@ -138,6 +140,7 @@ class AtomicConversion(ConverterBase):
             return
         self.set(inst, self.load_atomically(d, elem, ptr, scope, sem))
 
+    @converts(AtomicStoreInst)
     def atomic_store(self, inst: Inst) -> None:
         d, elem, ptr, scope, sem = self.atomic_target(inst)
         self.require_moves(inst, elem)
@@ -151,6 +154,7 @@ class AtomicConversion(ConverterBase):
             return
         self.store_atomically(d, elem, ptr, scope, sem, val)
 
+    @converts(AtomicUpdateInst)
     def atomic_update(self, inst: Inst) -> None:
         """atomic_add / atomic_max / atomic_min; the result is the value before the update."""
         d, elem, ptr, scope, sem = self.atomic_target(inst)

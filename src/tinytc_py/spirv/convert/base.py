@@ -26,6 +26,7 @@ from ...ir.types import (
     NumberType,
     ScalarKind,
     Type,
+    as_coopmatrix,
 )
 from ...ir.values import Value
 from ...target.core_info import CoreInfo
@@ -379,8 +380,9 @@ class ConverterBase:
         key = (v, self.block.label, False)
         comps = self._cm_forms.get(key)
         if comps is None:
-            comp, blk = self.ty(v.type.component), self.block
-            n = self.layout_of(v.type, inst).V
+            ct, blk = as_coopmatrix(v.type), self.block
+            comp = self.ty(ct.component)
+            n = self.layout_of(ct, inst).V
             comps = [blk.op(Op.CompositeExtract, comp, r.vec, k) for k in range(n)]
             self._cm_forms[key] = comps
         return comps

@@ -48,7 +48,7 @@ from ...ir.ops.coopmatrix import (
     CoopReduceInst,
     CoopScaleInst,
 )
-from ...ir.types import CoopmatrixType, NumberType, ScalarKind
+from ...ir.types import CoopmatrixType, NumberType, ScalarKind, as_coopmatrix
 from ..tables import Op, OpenCLStd, Scope
 from .base import CoopVector, converts
 from .coopmatrix_memory import CoopmatrixMemoryConversion
@@ -114,7 +114,7 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
 
     @converts(ConstantInst, coop=True)
     def coop_constant(self, inst: Inst) -> None:
-        ct = inst.results[0].type
+        ct = as_coopmatrix(inst.results[0].type)
         value = inst.props["value"]
         vty = self.cm_vector_type(ct, inst)  # declared before its constituents, as upstream does
         c = self.const(ct.component, value)
@@ -137,7 +137,7 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
     @converts(ArithBinaryInst, coop=True)
     def coop_arith_binary(self, inst: Inst) -> None:
         a, b = self.cm(inst.operand("a"), inst), self.cm(inst.operand("b"), inst)
-        binary = self.cm_binary(inst.name, inst.results[0].type.component)
+        binary = self.cm_binary(inst.name, as_coopmatrix(inst.results[0].type).component)
         self.set(inst, [binary(x, y) for x, y in zip(a, b, strict=True)])
 
     @converts(ArithUnaryInst, coop=True)
@@ -150,12 +150,12 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
     def coop_scale(self, inst: Inst) -> None:
         s = self.val(inst.operand("a"), inst)
         m = self.cm(inst.operand("b"), inst)
-        mul = self.cm_binary("mul", inst.results[0].type.component)
+        mul = self.cm_binary("mul", as_coopmatrix(inst.results[0].type).component)
         self.set(inst, [mul(s, x) for x in m])
 
     @converts(CastInst, coop=True)
     def coop_cast(self, inst: Inst) -> None:
-        st, dt = inst.operand("a").type, inst.results[0].type
+        st, dt = as_coopmatrix(inst.operand("a").type), as_coopmatrix(inst.results[0].type)
         a = self.cm(inst.operand("a"), inst)
         vals = [self.cm_cast(x, st.component, dt.component) for x in a]
         ls, ld = self.layout_of(st, inst), self.layout_of(dt, inst)
@@ -254,7 +254,7 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         each element of B, and real and imaginary parts in separate lists (imaginary parts
         None for a real type)."""
         A, B, C = (inst.operand(k) for k in ("a", "b", "c"))
-        at, bt, ct, rt = A.type, B.type, C.type, inst.results[0].type
+        at, bt, ct, rt = A.type, B.type, C.type, as_coopmatrix(inst.results[0].type)
         self.cm_check_rows(inst, at, ct, rt)
         la, lb, lc = (self.layout_of(t, inst) for t in (at, bt, ct))
         a, b, c = self.cm(A, inst), self.cm(B, inst), self.cm(C, inst)

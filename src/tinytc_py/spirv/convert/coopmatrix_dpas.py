@@ -37,6 +37,8 @@ from ...analysis.coopmatrix_layout import CoopLayout
 from ...analysis.gcd import memref_gcd, value_gcd
 from ...ir.enums import AddressSpace, MatrixUse, Transpose
 from ...ir.inst import Inst
+from ...ir.ops.arith import ConstantInst
+from ...ir.ops.coopmatrix import CoopLoadInst, CoopStoreInst
 from ...ir.types import DYNAMIC, CoopmatrixType, MemrefType
 from ...ir.values import Value
 from ...target.core_info import MatrixExt
@@ -465,8 +467,8 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
 
     # ---- instructions ---------------------------------------------------------------------------
 
-    def coop_load(self, inst: Inst) -> None:
-        res = self.dpas_load(inst) if inst.name == "cooperative_matrix_load" else None
+    def coop_load(self, inst: CoopLoadInst) -> None:
+        res = None if inst.atomic else self.dpas_load(inst)
         if res is None:
             super().coop_load(inst)
         else:
@@ -507,8 +509,8 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
         )
         return self.dpas_unpack(ct, pc, res)
 
-    def coop_store(self, inst: Inst) -> None:
-        if inst.name != "cooperative_matrix_store" or not self.dpas_store(inst):
+    def coop_store(self, inst: CoopStoreInst) -> None:
+        if inst.atomic or not self.dpas_store(inst):
             super().coop_store(inst)
 
     def dpas_store(self, inst: Inst) -> bool:
@@ -611,7 +613,7 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
 
 def _is_zero(v: Value) -> bool:
     d = v.defining_inst
-    return d is not None and d.name == "constant" and d.props["value"] in (0, (0, 0))
+    return isinstance(d, ConstantInst) and d.props["value"] in (0, (0, 0))
 
 
 def dpas_code(

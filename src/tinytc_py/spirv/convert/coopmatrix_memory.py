@@ -42,13 +42,12 @@ from ...analysis.gcd import memref_gcd, value_gcd
 from ...ir.enums import AddressSpace, CheckedFlag, Transpose
 from ...ir.inst import Inst
 from ...ir.ops.coopmatrix import CoopLoadInst, CoopPrefetchInst, CoopStoreInst
-from ...ir.types import DYNAMIC, CoopmatrixType, NumberType, ScalarKind
+from ...ir.types import DYNAMIC, CoopmatrixType, NumberType, ScalarKind, as_coopmatrix
 from ...ir.values import Value
 from ...target.core_info import SpirvFeature
 from ..tables import BuiltIn, Capability, Op, SelectionControl, StorageClass
 from .atomics import AtomicConversion, float_update_requirement
 from .base import MemrefDV, converts
-from .scalar import ScalarConversion
 from .spmd import SpmdConversion
 
 _INT_UPDATE = {"add": Op.AtomicIAdd, "max": Op.AtomicSMax, "min": Op.AtomicSMin}
@@ -71,7 +70,7 @@ class Walk:
 # ---- conversion ----------------------------------------------------------------------------------
 
 
-class CoopmatrixMemoryConversion(ScalarConversion, AtomicConversion, SpmdConversion):
+class CoopmatrixMemoryConversion(AtomicConversion, SpmdConversion):
     def cm_lane_id(self) -> int:
         return self.load_builtin(BuiltIn.SubgroupLocalInvocationId, self.i32(), 4)
 
@@ -201,11 +200,11 @@ class CoopmatrixMemoryConversion(ScalarConversion, AtomicConversion, SpmdConvers
     # ---- instructions ---------------------------------------------------------------------------
 
     @converts(CoopLoadInst)
-    def coop_load(self, inst: Inst) -> None:
-        ct = inst.results[0].type
+    def coop_load(self, inst: CoopLoadInst) -> None:
+        ct = as_coopmatrix(inst.results[0].type)
         d = self.dv(inst.operand("operand"), inst)
         elem_ty = self.ty(ct.component)
-        atomic = inst.name.endswith("atomic_load")
+        atomic = inst.atomic
         if not atomic:
             res = self.cm_block_io(inst, ct, d, None)
             if res is not None:
@@ -219,11 +218,11 @@ class CoopmatrixMemoryConversion(ScalarConversion, AtomicConversion, SpmdConvers
         self.set(inst, self.cm_walk(w, lambda p, v: self.block.op(Op.Load, elem_ty, p), elem_ty))
 
     @converts(CoopStoreInst)
-    def coop_store(self, inst: Inst) -> None:
+    def coop_store(self, inst: CoopStoreInst) -> None:
         ct = inst.operand("val").type
         d = self.dv(inst.operand("operand"), inst)
         vals = self.cm(inst.operand("val"), inst)
-        if inst.name == "cooperative_matrix_store":
+        if not inst.atomic:
             if self.cm_block_io(inst, ct, d, vals) is not None:
                 return
 
@@ -250,7 +249,8 @@ class CoopmatrixMemoryConversion(ScalarConversion, AtomicConversion, SpmdConvers
         if (
             not self.core_info.vector_register_size
             or load is None
-            or load.name != "cooperative_matrix_load"
+            or not isinstance(load, CoopLoadInst)
+            or load.atomic
             or load.props["checked"] is not CheckedFlag.none
             or load.parent is not user.parent
         ):
@@ -269,7 +269,7 @@ class CoopmatrixMemoryConversion(ScalarConversion, AtomicConversion, SpmdConvers
         r0 = pos[0] if static[0] == 1 else blk.op(Op.IMul, i64, pos[0], stride[0])
         c0 = pos[1] if static[1] == 1 else blk.op(Op.IMul, i64, pos[1], stride[1])
         base = blk.op(Op.IAdd, i64, r0, c0)
-        pty, ety = self.memref_ptr_ty(d.ty), self.ty(v.type.component)
+        pty, ety = self.memref_ptr_ty(d.ty), self.ty(as_coopmatrix(v.type).component)
 
         def element(i: int, j: int) -> int:
             step = self.cm_add64(

@@ -34,7 +34,8 @@ from ...ir.ops.extensions import (
 from ...ir.printf_format import decode
 from ...ir.types import CoopmatrixType, MemrefType, NumberType, ScalarKind
 from ..tables import BuiltIn, Decoration, GroupOperation, Op, OpenCLStd, Scope, StorageClass
-from .base import ConverterBase, MemrefDV, converts
+from .base import MemrefDV, converts
+from .spmd import SpmdConversion
 
 _SHUFFLE = {
     "subgroup_shuffle": Op.GroupNonUniformShuffle,
@@ -45,7 +46,7 @@ _SHUFFLE = {
 _NARY_MATH = {"pow": OpenCLStd.pow, "fma": OpenCLStd.fma}
 
 
-class ExtensionConversion(ConverterBase):
+class ExtensionConversion(SpmdConversion):
     # ---- shuffles and work-group collectives --------------------------------------------------
 
     @converts(ShuffleInst)

@@ -23,7 +23,7 @@ from ...ir.ops.memory import (
     SizeInst,
     SubviewInst,
 )
-from ...ir.types import DYNAMIC
+from ...ir.types import DYNAMIC, as_memref
 from ..tables import Decoration, MemoryAccess, Op, StorageClass
 from .base import ConverterBase, GroupDV, MemrefDV, converts
 
@@ -73,13 +73,7 @@ class MemoryConversion(ConverterBase):
 
     @converts(ElementStoreInst)
     def store(self, inst: Inst) -> None:
-        """store, and the atomic stores and updates that share its instruction class."""
-        if inst.name == "atomic_store":
-            self.atomic_store(inst)
-            return
-        if inst.name != "store":
-            self.atomic_update(inst)
-            return
+        """store (the atomic forms derive from its class and have handlers of their own)."""
         d = self.dv(inst.operand("operand"), inst)
         val = self.val(inst.operand("val"), inst)
         indices = [self.val(v, inst) for v in inst.operand_list("index_list")]
@@ -95,7 +89,7 @@ class MemoryConversion(ConverterBase):
 
     def result_dv(self, inst: Inst, ptr: int, shape: list[int], stride: list[int]) -> MemrefDV:
         """Prefer the result type's static entries (constants) over computed ids."""
-        rt = inst.results[0].type
+        rt = as_memref(inst.results[0].type)
         shape = [s if e == DYNAMIC else self.c64(e) for s, e in zip(shape, rt.shape, strict=False)]
         stride = [
             s if e == DYNAMIC else self.c64(e) for s, e in zip(stride, rt.stride, strict=False)
@@ -162,7 +156,7 @@ class MemoryConversion(ConverterBase):
 
     @converts(AllocaInst)
     def alloca(self, inst: Inst) -> None:
-        mt = inst.result.type
+        mt = as_memref(inst.result.type)
         offset = stack_ptr(inst)
         if offset is None:
             raise inst.error(
@@ -200,7 +194,7 @@ class MemoryConversion(ConverterBase):
             (
                 (stack_ptr(a) or 0) + alloca_size(a)
                 for a in self.func.body.walk()
-                if a.name == "alloca"
+                if isinstance(a, AllocaInst)
             ),
             default=0,
         )

@@ -23,6 +23,7 @@ from ...ir.types import (
     NumberType,
     ScalarKind,
     Type,
+    as_number,
 )
 from ...ir.values import Value
 from ..tables import (
@@ -155,14 +156,16 @@ class ScalarConversion(ConverterBase):
         blk = self.block
         if isinstance(ty, BooleanType):
             self.set(inst, blk.op(_BOOL_BINARY[name], self.ty(ty), a, b))
-        elif ty.is_integer:
-            rty = self.ty(ty)
+            return
+        num = as_number(ty)
+        if num.is_integer:
+            rty = self.ty(num)
             if name in _INT_EXT:
                 self.set(inst, self.ext(rty, _INT_EXT[name], a, b))
             else:
                 self.set(inst, blk.op(_INT_BINARY[name], rty, a, b))
-        elif ty.is_float:
-            self.set(inst, self.via_f32(ty, lambda t, x: self.float_binary(name, t, *x), a, b))
+        elif num.is_float:
+            self.set(inst, self.via_f32(num, lambda t, x: self.float_binary(name, t, *x), a, b))
         else:
             self.set(inst, self.complex_arith(inst, a, b))
 
@@ -186,10 +189,10 @@ class ScalarConversion(ConverterBase):
         """The id of the real number complex value `v` is, if its imaginary part is visibly
         zero: a cast from a real type or a constant (re, 0); None otherwise."""
         d = v.defining_inst
-        comp = self.ty(v.type.component_type)
-        if d is not None and d.name == "cast" and not d.operand("a").type.is_complex:
+        comp = self.ty(as_number(v.type).component_type)
+        if isinstance(d, CastInst) and not d.operand("a").type.is_complex:
             return self.block.op(Op.CompositeExtract, comp, self.values[v], 0)
-        if d is not None and d.name == "constant" and d.props["value"][1] == 0:
+        if isinstance(d, ConstantInst) and d.props["value"][1] == 0:
             return self.mod.constant(comp, d.props["value"][0])
         return None
 
@@ -265,7 +268,7 @@ class ScalarConversion(ConverterBase):
     @converts(MathInst)
     def math(self, inst: Inst) -> None:
         a = self.val(inst.operand("a"), inst)
-        ty = inst.results[0].type
+        ty = as_number(inst.results[0].type)
         number = _MATH[inst.name]
         if ty.is_complex:
             self.set(inst, self.complex_exp(inst.name, ty, a))
@@ -323,8 +326,8 @@ class ScalarConversion(ConverterBase):
 
     @converts(CastInst)
     def cast(self, inst: Inst) -> None:
-        src = inst.operand("a").type
-        dst = inst.results[0].type
+        src = as_number(inst.operand("a").type)
+        dst = as_number(inst.results[0].type)
         a = self.val(inst.operand("a"), inst)
         blk = self.block
         if src is dst:

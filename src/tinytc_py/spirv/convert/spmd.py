@@ -23,7 +23,8 @@ from ..tables import (
     Scope,
     StorageClass,
 )
-from .base import ConverterBase, converts, not_implemented
+from .base import converts, not_implemented
+from .scalar import ScalarConversion
 
 _BUILTIN_VEC = {"group_id": BuiltIn.WorkgroupId, "num_groups": BuiltIn.NumWorkgroups}
 _BUILTIN_I32 = {
@@ -42,7 +43,7 @@ _INT_GROUP = {"add": Op.GroupIAdd, "max": Op.GroupSMax, "min": Op.GroupSMin}
 _FLOAT_GROUP = {"add": Op.GroupFAdd, "max": Op.GroupFMax, "min": Op.GroupFMin}
 
 
-class SpmdConversion(ConverterBase):
+class SpmdConversion(ScalarConversion):
     # ---- builtins -----------------------------------------------------------------------------
 
     def load_builtin(self, builtin: int, ty: int, alignment: int) -> int:
