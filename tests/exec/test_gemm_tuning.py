@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import numpy as np
 import pytest
@@ -20,6 +21,9 @@ from tinytc_py.analysis.gemm_model import (
     streams,
 )
 from tinytc_py.compiler import compile_to_spirv
+from tinytc_py.passes.lower_linalg_gemm import has_fma_slack
+from tinytc_py.passes.pipeline import run_default_pipeline
+from tinytc_py.spirv import dump
 from tinytc_py.target.cpu_core import cpu_core
 from tinytc_py.target.gemm_blocking import GemmBlocking, GemmKey
 from tinytc_py.text.dialect import parse
@@ -166,8 +170,6 @@ def test_pinned_isa_gemm_runs(isa, mnk, t, trans_b):
 def test_tuned_blocking_overrides_the_model(blocking):
     """A blocking in the core info's gemm_blockings is what the lowering uses: the tile's
     accumulators are row_blocks x cols coopmatrix mul_adds per K step."""
-    from tinytc_py.passes.pipeline import run_default_pipeline
-
     info = lib_options.core_info_for_device("cpu-avx512")
     key = GemmKey(64, 64, 64, ("f32",) * 3, (False, False))
     b = GemmBlocking.from_text(blocking)
@@ -177,6 +179,78 @@ def test_tuned_blocking_overrides_the_model(blocking):
     text = print_prog(prog)
     assert f"coopmatrix<f32x16x{b.cols},matrix_acc>" in text
     compile_to_spirv(parse(kernel(64, 64, 64, "f32", False)), tuned)  # spirv-val
+
+
+def test_blocks_with_fma_slack_step_k_by_one():
+    """f64 56x9x9 on AVX-512: the model's 7 x 3 block (21 accumulators, more than 2 FMA units x
+    latency 4) takes one K step per loop iteration, whatever its k_unroll (its 9 steps in
+    straight-line code built 2.6 times as long and ran no faster); the tight f32 16^3 1 x 8
+    block keeps its unrolled steps. The slack kernel runs correctly."""
+    info = lib_options.core_info_for_device("cpu-avx512")
+    f64 = GemmProblem(56, 9, 9, 8, 8, info.cpu.lanes(8))
+    assert cpu_blocking(f64, info.cpu) == GemmBlocking(7, 3, 8)
+    assert has_fma_slack(GemmBlocking(7, 3, 8), f64, info.cpu)
+    f32 = GemmProblem(16, 16, 16, 4, 4, info.cpu.lanes(4))
+    assert cpu_blocking(f32, info.cpu) == GemmBlocking(1, 8, 8)
+    assert not has_fma_slack(GemmBlocking(1, 8, 8), f32, info.cpu)
+    slack = parse(kernel(56, 9, 9, "f64", True))
+    run_default_pipeline(slack, info)
+    text = print_prog(slack)
+    assert "coopmatrix<f64x8x1,matrix_a>" in text
+    assert re.findall(r"coopmatrix<f64x8x(\d+),matrix_a>", text) == ["1"] * 7
+    tight = parse(kernel(16, 16, 16, "f32", False))
+    run_default_pipeline(tight, info)
+    assert "coopmatrix<f32x16x8,matrix_a>" in print_prog(tight)
+    cl_device()
+    from tinytc_py.runtime.opencl import program
+
+    run_and_check(program(kernel(56, 9, 9, "f64", True), core_info=info), 56, 9, 9, "f64", True)
+
+
+# function-body instructions without side effects: a result of one that nothing uses is dead code
+PURE_OPS = {
+    "OpLoad", "OpIAdd", "OpIMul", "OpUMod", "OpUDiv", "OpSConvert", "OpULessThan",
+    "OpLogicalAnd", "OpInBoundsPtrAccessChain", "OpInBoundsAccessChain", "OpBitcast", "OpPhi",
+    "OpExtInst", "OpFAdd", "OpFMul", "OpFNegate", "OpCompositeExtract", "OpCompositeInsert",
+    "OpCompositeConstruct", "OpSubgroupBlockReadINTEL",
+}  # fmt: skip
+
+
+def unused_results(text: str) -> list[str]:
+    """The lines of a SPIR-V dump that define a result of PURE_OPS that no line uses."""
+    defs = re.findall(r"^\s*(%\w+) = (Op\w+)", text, re.M)
+    uses = re.findall(r"(%\w+)(?! =)", text)
+    count = {name: 0 for name, _ in defs}
+    for name in uses:
+        if name in count:
+            count[name] += 1
+    return [f"{name} = {op}" for name, op in defs if op in PURE_OPS and count[name] == 0]
+
+
+ATOMIC_KERNEL = """\
+func @gemm(%A: memref<{t}x20x9>, %B: memref<{t}x9x9>, %C: memref<{t}x20x9>) {{
+    %alpha = constant {two} : {t}
+    %beta = constant {one} : {t}
+    gemm.atomic.n.t %alpha, %A, %B, %beta, %C
+}}
+"""
+
+
+@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        kernel(56, 9, 9, "f64", True),
+        kernel(23, 37, 19, "f32", False),
+        ATOMIC_KERNEL.format(t="f64", two="2.0", one="1.0"),
+        ATOMIC_KERNEL.format(t="c32", two="[2.0,0.5]", one="[1.0,0.0]"),
+    ],
+)
+def test_cpu_gemm_spirv_has_no_dead_code(isa, text):
+    """What the device JIT builds is all used: no per-lane B values beside the uniform reads
+    the FMAs take, no old values of atomics nothing reads."""
+    info = lib_options.core_info_for_device(f"cpu-{isa}")
+    assert unused_results(dump(compile_to_spirv(parse(text), info).data)) == []
 
 
 @pytest.fixture
