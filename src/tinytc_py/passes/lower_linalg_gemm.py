@@ -14,8 +14,9 @@ nb1 accumulator coopmatrices <acc(Tc) x block0 x block1, matrix_acc>:
 nb0 (and nb1 for DPAS) come from `choose_block_size_multiple`. On a SIMD CPU core (core info
 `cpu`) the standard path's nb0, max_cols and K unrolling come instead from a blocking the
 autotuner stored in the core info (`gemm_blockings`, by `GemmKey`) or else from the CPU cost
-model (analysis/gemm_model.py), except that a block with FMA slack (`has_fma_slack`) steps K
-by one: unrolling it costs device build time and no kernel time. Subgroup tiles go round-robin
+model (analysis/gemm_model.py), except that a block with FMA slack (`has_fma_slack`) unrolls
+K at most SLACK_K_UNROLL times: deeper unrolling costs device build time and no kernel time.
+Subgroup tiles go round-robin
 over subgroup_id.x (M, inner loop) and subgroup_id.y (N, outer loop); the remainder tile goes to
 the last subgroup, with rows_checked (M) / cols_checked (N) on the coopmatrices that can cross
 the edge. Per subgroup tile: accumulators start at 0, the K loop steps by the largest K candidate
@@ -41,6 +42,13 @@ from .lower_foreach import Int
 from .lower_linalg_common import SCOPE, SEMANTICS, LinalgGen, known_number
 
 STANDARD_K = tuple(1 << i for i in range(MAX_K_UNROLLING.bit_length()))  # 1, 2, 4, 8
+# The most K steps a CPU block with FMA slack (has_fma_slack) unrolls, whatever its k_unroll.
+# Measured on the AVX-512 EPYC, kernel CPU time with K unrolled 8 / 4 / 1 times: f64 48^3
+# 6x2 1.00 / 1.00 / 1.09, f64 7x3 K=9 1.00 / 0.97 / 0.99, f64 64^3 8x2 1.00 / - / 1.00,
+# f32 64^3 4x4 1.00 / - / 1.01; the device build of the whole kernel took 0.74 (6x2) and
+# 0.66 (7x3) times as long with 4 steps as with 8. A tight block needs its unrolling (f32 1x8
+# K=16: 3.5 times slower as a loop of one step).
+SLACK_K_UNROLL = 4
 
 
 def choose_block_size_multiple(block: int, max_size: int, tiles: int, size: int) -> int:
@@ -55,12 +63,8 @@ def choose_block_size_multiple(block: int, max_size: int, tiles: int, size: int)
 
 def has_fma_slack(b: GemmBlocking, p: GemmProblem, cpu: CpuCore) -> bool:
     """Whether the register block has more accumulator registers than the FMA units times
-    their latency: its FMA chains then keep the units busy within one K step, and unrolling K
-    only multiplies the code the device JIT builds. Measured on the AVX-512 EPYC (CPU time of
-    the kernel, K unrolled 8 times against a K loop of step 1): f64 7x3 K=9 1.00 / 0.99 and
-    K=56 1.00 / 0.94, f32 64^3 4x4 1.00 / 1.01 and 2x6 1.00 / 0.85, while the device build
-    took 2.6, 2.5, 2.3 and 2.0 times as long; a tight block such as f32 1x8 K=16 needs the
-    unrolling (3.5 times slower as a loop of step 1)."""
+    their latency: its FMA chains then keep the units busy with few K steps in flight, and
+    unrolling K beyond SLACK_K_UNROLL steps only multiplies the code the device JIT builds."""
     return b.row_blocks * b.cols * registers_per_block(p, cpu) > cpu.fma_units * cpu.fma_latency
 
 
@@ -131,7 +135,9 @@ class GemmLowering:
             if blocking is None:
                 blocking = cpu_blocking(problem, g.info.cpu)
             self.nb0, self.block1 = blocking.row_blocks, blocking.cols
-            k_unroll = 1 if has_fma_slack(blocking, problem, g.info.cpu) else blocking.k_unroll
+            k_unroll = blocking.k_unroll
+            if has_fma_slack(blocking, problem, g.info.cpu):
+                k_unroll = min(k_unroll, SLACK_K_UNROLL)
             self.k_candidates = tuple(k for k in STANDARD_K if k <= k_unroll)
 
     def cpu_problem(self) -> GemmProblem:
