@@ -182,10 +182,11 @@ def test_tuned_blocking_overrides_the_model(blocking):
 
 
 def test_blocks_with_fma_slack_unroll_k_at_most_4_times():
-    """f64 56x9x9 on AVX-512: the model's 7 x 3 block (21 accumulators, more than 2 FMA units x
-    latency 4) unrolls K 4 times, not 8 (its 9 steps in straight-line code built 1.5 times as
-    long and ran no faster); the tight f32 16^3 1 x 8 block keeps its 8 unrolled steps. The
-    slack kernel runs correctly."""
+    """f64 56x9x9 on AVX-512: the model's 7 x 3 block (21 accumulators, at least twice 2 FMA
+    units x latency 4) unrolls K 4 times, not 8 (its 9 steps in straight-line code built 1.5
+    times as long and ran no faster); the tight f32 16^3 1 x 8 block and blocks with less
+    slack (6 x 2, and AVX2's 3 x 3) keep their unrolled steps. The slack kernel runs
+    correctly."""
     info = lib_options.core_info_for_device("cpu-avx512")
     f64 = GemmProblem(56, 9, 9, 8, 8, info.cpu.lanes(8))
     assert cpu_blocking(f64, info.cpu) == GemmBlocking(7, 3, 8)
@@ -193,6 +194,9 @@ def test_blocks_with_fma_slack_unroll_k_at_most_4_times():
     f32 = GemmProblem(16, 16, 16, 4, 4, info.cpu.lanes(4))
     assert cpu_blocking(f32, info.cpu) == GemmBlocking(1, 8, 8)
     assert not has_fma_slack(GemmBlocking(1, 8, 8), f32, info.cpu)
+    assert not has_fma_slack(GemmBlocking(6, 2, 8), f64, info.cpu)
+    avx2 = cpu_core("avx2")
+    assert not has_fma_slack(GemmBlocking(3, 3, 8), GemmProblem(56, 9, 9, 8, 8, 4), avx2)
     slack = parse(kernel(56, 9, 9, "f64", True))
     run_default_pipeline(slack, info)
     # a K loop of 4 steps (7 row blocks of A each), then the remaining step

@@ -43,11 +43,12 @@ from .lower_linalg_common import SCOPE, SEMANTICS, LinalgGen, known_number
 
 STANDARD_K = tuple(1 << i for i in range(MAX_K_UNROLLING.bit_length()))  # 1, 2, 4, 8
 # The most K steps a CPU block with FMA slack (has_fma_slack) unrolls, whatever its k_unroll.
-# Measured on the AVX-512 EPYC, kernel CPU time with K unrolled 8 / 4 / 1 times: f64 48^3
-# 6x2 1.00 / 1.00 / 1.09, f64 7x3 K=9 1.00 / 0.97 / 0.99, f64 64^3 8x2 1.00 / - / 1.00,
-# f32 64^3 4x4 1.00 / - / 1.01; the device build of the whole kernel took 0.74 (6x2) and
-# 0.66 (7x3) times as long with 4 steps as with 8. A tight block needs its unrolling (f32 1x8
-# K=16: 3.5 times slower as a loop of one step).
+# Measured on the AVX-512 EPYC, kernel CPU time with K unrolled 8 / 4 / 1 times: f64 7x3 K=9
+# (21 accumulators) 1.00 / 0.97 / 0.99, f64 64^3 8x2 (16) 1.00 / 1.00 / 0.99, f32 64^3 4x4
+# (16) 1.00 / - / 1.01; the device build of the whole kernel took 0.65 (7x3, four-GEMM program)
+# and 0.68 (8x2) times as long with 4 steps as with 8. Less slack needs the unrolling: f64 48^3
+# 6x2 (12) 1.00 / 1.00 / 1.09; AVX2 f64 3x3 (9) ran 5 % slower with 4 steps; a tight f32 1x8
+# K=16 3.5 times slower as a loop of one step.
 SLACK_K_UNROLL = 4
 
 
@@ -62,10 +63,12 @@ def choose_block_size_multiple(block: int, max_size: int, tiles: int, size: int)
 
 
 def has_fma_slack(b: GemmBlocking, p: GemmProblem, cpu: CpuCore) -> bool:
-    """Whether the register block has more accumulator registers than the FMA units times
-    their latency: its FMA chains then keep the units busy with few K steps in flight, and
-    unrolling K beyond SLACK_K_UNROLL steps only multiplies the code the device JIT builds."""
-    return b.row_blocks * b.cols * registers_per_block(p, cpu) > cpu.fma_units * cpu.fma_latency
+    """Whether the register block has at least twice as many accumulator registers as FMA
+    units times their latency: its FMA chains then keep the units busy with few K steps in
+    flight, and unrolling K beyond SLACK_K_UNROLL steps only multiplies the code the device
+    JIT builds."""
+    accumulators = b.row_blocks * b.cols * registers_per_block(p, cpu)
+    return accumulators >= 2 * cpu.fma_units * cpu.fma_latency
 
 
 def _checked(rows: bool, cols: bool) -> CheckedFlag:
