@@ -1,10 +1,13 @@
 """Packaging hook (everything else is in pyproject.toml): the wheel carries the C API's sources,
 capi/, include/ and tools/gen_capi.py (with gen_cxx.py), as tinytc_py/_c_sources, so that `tinytc-py build-capi`
 builds libtinytc*.so and the Level Zero CPU driver for an installed package, from the same
-capi/build.py a checkout's `make setup` runs."""
+capi/build.py a checkout's `make setup` runs. It also records the digest of the package's
+sources (the kernel cache's compiler version, kernel_cache/version.py), so that an installed
+package reads it instead of looking at every source file at start-up."""
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from pathlib import Path
 
@@ -24,7 +27,15 @@ class BuildPyWithCSources(build_py):
         super().run()
         if getattr(self, "editable_mode", False):
             return
-        target = Path(self.build_lib) / "tinytc_py" / "_c_sources"
+        package = Path(self.build_lib) / "tinytc_py"
+        spec = importlib.util.spec_from_file_location(
+            "tinytc_version", ROOT / "src" / "tinytc_py" / "kernel_cache" / "version.py"
+        )
+        version = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(version)
+        digest = version.sources_digest(str(package), content=True)
+        (package / version.VERSION_FILE).write_text(digest + "\n", encoding="ascii")
+        target = package / "_c_sources"
         for name in C_SOURCES:
             src, dst = ROOT / name, target / name
             if src.is_dir():

@@ -3,23 +3,27 @@
     .venv/bin/python benchmarks/compile_time.py [--repeat N] [-d pvc|tgl|bmg|cpu] [--detail]
                                                 [--profile KERNEL]
 
-Cold times (the kernel cache is not involved): compile_to_spirv (compiler.py) always validates
-its result, so this script times the steps of compile_to_spirv one by one on a fresh parse each
-run:
+Cold times (the kernel cache is not involved): this script times the steps of compile_to_spirv
+one by one on a fresh parse each run:
 - parse: text -> IR (lexer, preprocessor, parser, verifier);
 - compile: the default pass pipeline, SPIR-V conversion, capex, the feature check and assembly
   (with --detail also split into "passes" and "convert" = conversion + capex + assembly);
 - validate: SPIRV-Tools' validator, in the process when `make capi` built
-  build/lib/libtinytc_spirv_val.so, else the spirv-val program (3-4 ms more per module).
+  build/lib/libtinytc_spirv_val.so, else the spirv-val program (3-4 ms more per module). The
+  compiler runs it, and check-ir after the lowerings, only with TINYTC_VALIDATE=1 or in
+  bounds-checked mode (self_checks.py); "total" includes the validation only when the
+  environment asks for it, as compile_to_spirv does.
 "Cold" also means no shape seen before: the conversion keeps two per-process memos that depend
 only on a cooperative-matrix shape (the layout tables and the 2-D block-message plans), which a
 process compiling many kernels of one shape reuses; each run starts with them emptied
 (`forget_shape_memos`), so repeating a kernel does not measure them warm.
 Cached time ("hit"): `binary_of(text)` answered by the kernel cache from disk (a temporary
 folder, filled once; the in-process memo is cleared before each run, so every run reads,
-checks and decodes the entry). "miss": `binary_of(text)` with the cache on and a new empty
-folder each run, what a program's first start pays: the compile plus the cache's key (with the
-compiler version hashed again), entry write, statistics file and first scan. A kernel that fails to compile is shown as FAILED, and the table
+checks and decodes the entry). "memo": `binary_of(text)` again in the same process, answered by
+the in-process memo before the text is parsed. "miss": `binary_of(text)` with the cache on and a
+new empty folder each run, what a program's first start pays: the compile plus the cache's key
+(with the compiler version looked up again: in a checkout a stat of every source file, in an
+installed package one file read), lock file, entry write, statistics file and first scan. A kernel that fails to compile is shown as FAILED, and the table
 goes on. Each column is the median of its own step, so "total" (the median of the per-run sums)
 need not equal their sum.
 
@@ -44,7 +48,7 @@ from pathlib import Path
 
 from programs import PROGRAMS
 from timing import cpu_description
-from tinytc_py import kernel_cache
+from tinytc_py import kernel_cache, self_checks
 from tinytc_py.analysis.coopmatrix_layout import coop_layout_memo
 from tinytc_py.compiler import binary_of
 from tinytc_py.errors import TinytcError
@@ -238,7 +242,7 @@ def compile_steps(text: str, info: CoreInfo) -> tuple[dict[str, float], bytes]:
         validate(data)
         t["validate"] = ms_since(t0)
         t["compile"] = t["passes"] + t["convert"]
-        t["total"] = t["parse"] + t["compile"] + t["validate"]
+        t["total"] = t["parse"] + t["compile"] + (t["validate"] if self_checks.requested() else 0)
         t["wall total"] = (time.perf_counter() - wall) * 1e3
     return t, data
 
@@ -287,6 +291,19 @@ def measure_hit(text: str, info: CoreInfo, repeat: int) -> tuple[float, float]:
     return statistics.median(cpu), statistics.median(wall)
 
 
+def measure_memo(text: str, info: CoreInfo, repeat: int) -> float:
+    """Median CPU ms of `binary_of` answered by the in-process memo (the text compiled
+    before in the process); each sample is the mean of 100 calls, below the clock's grain."""
+    binary_of(text, info)
+    cpu = []
+    for _ in range(repeat):
+        t0 = clock()
+        for _ in range(100):
+            binary_of(text, info)
+        cpu.append(ms_since(t0) / 100)
+    return statistics.median(cpu)
+
+
 def profile(text: str, info: CoreInfo) -> None:
     prof = cProfile.Profile()
     prof.runcall(compile_steps, text, info)
@@ -314,9 +331,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{cpu_description()}; target: {args.device}, median of {args.repeat} runs")
     print(
         "cold: kernel cache off, CPU ms per step; miss: cache on, first start (new folder);"
-        " hit: read from the kernel cache's folder"
+        " hit: read from the kernel cache's folder; memo: compiled before in the process"
     )
-    heads = [f"{k} ms" for k in keys] + ["miss ms", "hit ms", "hit wall ms", "SPIR-V B"]
+    heads = [f"{k} ms" for k in keys] + ["miss ms", "hit ms", "hit wall ms", "memo ms"]
+    heads.append("SPIR-V B")
     print(row("kernel", "instructions", heads))
     with tempfile.TemporaryDirectory(prefix="tinytc-bench-cache-") as folder:
         os.environ["TINYTC_CACHE_DIR"] = folder
@@ -334,6 +352,7 @@ def print_rows(keys: list[str], info: CoreInfo, repeat: int) -> None:
             times, data = measure(text, info, repeat)
             miss = measure_miss(text, info, repeat)
             hit = measure_hit(text, info, repeat)
+            memo = measure_memo(text, info, repeat)
         except TinytcError as e:
             print(row(name, "FAILED", [str(e).splitlines()[0]]))
             continue
@@ -341,7 +360,7 @@ def print_rows(keys: list[str], info: CoreInfo, repeat: int) -> None:
             print(row(name, "FAILED", [f"{type(e).__name__}: {e}"]))
             continue
         cells = [f"{times[k]:.2f}" for k in keys] + [f"{t:.2f}" for t in (miss, *hit)]
-        cells.append(str(len(data)))
+        cells += [f"{memo:.4f}", str(len(data))]
         print(row(name, insts, cells))
 
 

@@ -3,7 +3,7 @@ libxsmm, for the native ISA and for AVX2 code, with a measured FMA peak.
 
     .venv/bin/python benchmarks/gemm_batched.py [--repeat N] [--mb MB] [--sizes 16,32,48,64]
                                                 [--odd 23x37x19] [--isa native,core-avx2]
-                                                [--no-tune] [--no-torch]
+                                                [--no-tune] [--no-torch] [--upstream-build DIR]
 
 For every ISA of --isa the script runs itself once more with CL_CONFIG_CPU_TARGET_ARCH set to it
 ("native" leaves the runtime's own choice: the host's ISA; `core-avx2` makes the Intel CPU
@@ -24,12 +24,17 @@ gemm_anchors.AVX2_ENV). For every (M, N, K) and dtype (f32, f64) it
   layout), MKL's cblas_?gemm_batch_strided and libxsmm (gemm_anchors.py) on column-major stacks,
   as our kernel reads them. torch, MKL and libxsmm are not dependencies of the project: `make
   bench-gemm` installs them (torch's CPU build, PyPI's mkl, Debian's libxsmm-dev) and runs this
-  script; a column whose library is missing is nan.
+  script; a column whose library is missing is nan;
+- with an upstream build (--upstream-build or TINYTC_UPSTREAM_BUILD: tinytc v0.4.0 built with
+  CMake, see compile_capi.py), compiles the same kernel text with upstream's library through
+  its C API (c/compile_capi.c) for tgl with f64 (upstream has no CPU target; first_result.py
+  says why tgl) and times that SPIR-V built on the same device, launched with the work-group
+  size its kernel declares on the same device arrays ("upstr"; nan without a build).
 Each figure is the median of --repeat rounds (default 7) that run each column once, in a new
 random order, every timed run right after an untimed one of the same function (so the JIT,
 first touch and the previous function's threads are excluded; timing.interleaved_medians says
 why). GFLOP/s counts 2*M*N*K flops per batch entry for every column. "best other" is the best
-of numpy, bmm, MKL and libxsmm, "ours/best" our cost-model kernel against it. "blocks" names
+of numpy, bmm, MKL, libxsmm and upstream, "ours/best" our cost-model kernel against it. "blocks" names
 the register blocks (model/tuned, row blocks x columns, k unrolling; analysis/gemm_model.py).
 
 Peak: the measured FMA peak of the ISA the code is generated for (gemm_anchors.fma_peak: a loop
@@ -40,14 +45,19 @@ AVX2), printed with the CPU model, family/model and the ISA.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
 import gemm_anchors
+from compile_capi import build_upstream, clean_env
+from programs import upstream_build
 from timing import cpu_description, interleaved_medians
 
 TYPES = {"f32": np.float32, "f64": np.float64}
@@ -78,13 +88,41 @@ def fortran_stack(x: np.ndarray) -> np.ndarray:
 
 
 class Case:
-    def __init__(self, m: int, n: int, k: int, ty: str, sizes: str = "", tune: bool = False):
+    """The kernel of one row, ours or (`spirv`) upstream's binary of the same text."""
+
+    def __init__(
+        self,
+        m: int,
+        n: int,
+        k: int,
+        ty: str,
+        sizes: str = "",
+        tune: bool = False,
+        spirv: bytes | None = None,
+    ):
         from tinytc_py.runtime import opencl as rt
 
         self.m, self.n, self.k, self.ty = m, n, k, ty
         self.dtype = TYPES[ty]
-        self.prog = rt.program(kernel_text(m, n, k, ty, sizes), autotune=tune)
-        self.kernel = self.prog.kernel("gemm")
+        text = kernel_text(m, n, k, ty, sizes)
+        if spirv is None:
+            self.prog = rt.program(text, autotune=tune)
+            self.kernel = self.prog.kernel("gemm")
+        else:  # upstream's SPIR-V with our metadata (the calling convention is the same)
+            from tinytc_py.compiler import binary_of
+            from tinytc_py.runtime import device
+
+            dev, ctx = device.default_device(), device.default_context()
+            ours = binary_of(text, rt.core_info_for(dev))
+            binary = dataclasses.replace(ours, data=spirv, cache=False)
+            self.prog = rt.Program(binary, ctx, dev)
+            self.kernel = self.prog.kernel("gemm")
+            wgs = rt.cl.Kernel(self.prog.cl_program, "gemm").get_work_group_info(
+                rt.cl.kernel_work_group_info.COMPILE_WORK_GROUP_SIZE, dev
+            )
+            self.kernel.info = dataclasses.replace(
+                self.kernel.info, work_group_size=(wgs[0], wgs[1])
+            )
         self.queue = rt.cl.CommandQueue(self.prog.context)
         self.alpha, self.beta = 1.0, 0.0
 
@@ -122,6 +160,25 @@ class Case:
         return max(1, int(mb * 2**20 // per_entry))
 
 
+UPSTREAM_TARGET = "tgl+f64"
+
+
+class Upstream:
+    """Upstream's compiler through c/compile_capi.c linked against its library."""
+
+    def __init__(self, build: Path) -> None:
+        self.work = Path(tempfile.mkdtemp(prefix="gemm_batched_upstream_"))
+        self.exe = build_upstream(build, self.work / "compile_upstream")
+
+    def spirv(self, text: str) -> bytes:
+        src = self.work / "gemm.ir"
+        src.write_text(text, encoding="utf-8")
+        env = clean_env(SPIRV_OUT_DIR=str(self.work))
+        cmd = [str(self.exe), "1", UPSTREAM_TARGET, str(src)]
+        subprocess.run(cmd, check=True, capture_output=True, env=env)
+        return (self.work / "gemm.ir.spv").read_bytes()
+
+
 def block_names(m: int, n: int, k: int, ty: str, dev: object) -> str:
     """model/tuned register blocks of the case (the tuned one from the tuning cache)."""
     from tinytc_py.analysis.gemm_model import GemmProblem, cpu_blocking
@@ -156,6 +213,7 @@ def run_isa(args: argparse.Namespace) -> None:
             print("torch not installed: its column is nan", file=sys.stderr)
             torch = None
     libs = {"mkl": gemm_anchors.mkl_library(), "xsmm": gemm_anchors.xsmm_library()}
+    upstream = Upstream(args.upstream_build) if args.upstream_build else None
 
     dev = device.default_device()
     cpu = core_info_for(dev).cpu
@@ -170,6 +228,8 @@ def run_isa(args: argparse.Namespace) -> None:
     )
     if torch is not None:
         print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
+    if upstream is not None:
+        print(f"upstream: {args.upstream_build}, its SPIR-V for {UPSTREAM_TARGET}")
     print(
         f"median of {args.repeat} interleaved rounds (each timed run after an untimed one), "
         f"{args.mb:.0f} MiB of A, B, C per launch; GFLOP/s = 2*M*N*K*batch / time\n"
@@ -181,21 +241,28 @@ def run_isa(args: argparse.Namespace) -> None:
         shapes.append((m, n, k))
     head = (
         f"{'MxNxK':>10} {'type':>4} {'batch':>7} {'ours':>7} {'%peak':>6} {'tuned':>7} "
-        f"{'%peak':>6} {'numpy':>7} {'bmm':>7} {'mkl':>7} {'xsmm':>7} {'ours/best':>9} "
+        f"{'%peak':>6} {'numpy':>7} {'bmm':>7} {'mkl':>7} {'xsmm':>7} {'upstr':>7} {'ours/best':>9} "
         f"{'blocks model/tuned':>19} {'err':>8}"
     )
     print(head)
     print("-" * len(head))
     for ty in args.types.split(","):
         for m, n, k in shapes:
-            row(args, m, n, k, ty, peak[ty], torch, libs, dev)
+            row(args, m, n, k, ty, peak[ty], torch, libs, dev, upstream)
 
 
-def row(args, m: int, n: int, k: int, ty: str, peak: float, torch, libs: dict, dev) -> None:
+def row(
+    args, m: int, n: int, k: int, ty: str, peak: float, torch, libs: dict, dev, upstream
+) -> None:
     case = Case(m, n, k, ty, args.sizes_attr)
     tuned_case = Case(m, n, k, ty, args.sizes_attr, tune=not args.no_tune)
     tuned_case.queue = case.queue  # one queue: the kernels share the device arrays
     err = max(case.check(), tuned_case.check())
+    up_case = None
+    if upstream is not None:
+        up_case = Case(m, n, k, ty, spirv=upstream.spirv(kernel_text(m, n, k, ty)))
+        up_case.queue = case.queue
+        err = max(err, up_case.check())
     batch = case.batch(args.mb)
     a, b, c = case.data(batch)
     arrays = case.to_device(a, b, c)
@@ -207,6 +274,8 @@ def row(args, m: int, n: int, k: int, ty: str, peak: float, torch, libs: dict, d
         "tuned": tuned_case.launch(arrays, batch),
         "numpy": lambda: np.matmul(a, b, out=out),
     }
+    if up_case is not None:
+        fns["upstr"] = up_case.launch(arrays, batch)
     if torch is not None:
         ta, tb, to = (torch.from_numpy(x) for x in (a, b, out))
         fns["bmm"] = lambda: torch.bmm(ta, tb, out=to)
@@ -223,7 +292,7 @@ def row(args, m: int, n: int, k: int, ty: str, peak: float, torch, libs: dict, d
     gflops = {name: flops / t * 1e-9 for name, t in interleaved_medians(fns, args.repeat).items()}
     nan = float("nan")
     ours, tuned = gflops["ours"], gflops["tuned"]
-    others = {name: gflops.get(name, nan) for name in ("numpy", "bmm", "mkl", "xsmm")}
+    others = {name: gflops.get(name, nan) for name in ("numpy", "bmm", "mkl", "xsmm", "upstr")}
     best = max((g for g in others.values() if g == g), default=nan)
     cells = " ".join(f"{g:>7.1f}" for g in others.values())
     print(
@@ -248,6 +317,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--no-tune", action="store_true", help="tuned column = the cost model")
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument(
+        "--upstream-build",
+        type=Path,
+        default=upstream_build(),
+        help="upstream's CMake build folder (default TINYTC_UPSTREAM_BUILD): an upstream column",
+    )
     ap.add_argument(
         "--sizes-attr",
         default="",

@@ -1,5 +1,7 @@
 """Session set-up for every test: the kernel cache goes to a fresh temporary folder, so tests
-never read or fill the user's cache (child processes inherit the variable); and the SPIRV-Tools
+never read or fill the user's cache (child processes inherit the variable); the compiler
+validates every module it emits (TINYTC_VALIDATE=1, also inherited: C, C++ and Fortran hosts
+included); and the SPIRV-Tools
 programs the tests run (spirv-as, spirv-dis, spirv-val) are those of the package's own
 SPIRV-Tools from PyPI, the validator the compiler uses, not whatever version the system has."""
 
@@ -13,6 +15,7 @@ from tinytc_py.native_libs import spirv_tools_prefix
 
 _folder = tempfile.mkdtemp(prefix="tinytc-cache-tests-")
 os.environ["TINYTC_CACHE_DIR"] = _folder
+os.environ["TINYTC_VALIDATE"] = "1"
 
 _spirv_tools = spirv_tools_prefix()
 if _spirv_tools is not None:

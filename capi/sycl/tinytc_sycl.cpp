@@ -8,6 +8,8 @@
  * Ownership: for OpenCL, get_native returns retained objects (released here) and make_* retain
  * what they are given; for Level Zero, nothing is reference counted and make_* take the module
  * and kernel over (ownership::transfer), except a recipe handler's, which its Python side owns.
+ * A Level Zero handle is released from its owner here only after make_* returned, so a
+ * failing make_* leaves it to that owner to destroy.
  *
  * Recipe handlers are the backend's handlers (their Python side selects the kernel and sets its
  * arguments, capi/sycl/private_api.h); the SYCL kernels that launch their native kernels are
@@ -66,8 +68,10 @@ auto bundle_for(sycl::context const &ctx, sycl::device const &dev, Make make) ->
     }
     case level_zero: {
         auto module = make(sycl::get_native<level_zero>(ctx), sycl::get_native<level_zero>(dev));
-        return sycl::make_kernel_bundle<level_zero, sycl::bundle_state::executable>(
-            {module.release(), sycl::ext::oneapi::level_zero::ownership::transfer}, ctx);
+        auto bundle = sycl::make_kernel_bundle<level_zero, sycl::bundle_state::executable>(
+            {module.get(), sycl::ext::oneapi::level_zero::ownership::transfer}, ctx);
+        static_cast<void>(module.release()); // SYCL owns the module only once the bundle exists
+        return bundle;
     }
     default:
         unsupported_backend();
@@ -193,9 +197,11 @@ auto create_kernel(exe_bundle const &bundle, char const *name) -> sycl::kernel {
             throw status::invalid_arguments;
         }
         auto kernel = create_kernel(modules.front(), name);
-        return sycl::make_kernel<level_zero>(
-            {bundle, kernel.release(), sycl::ext::oneapi::level_zero::ownership::transfer},
+        auto made = sycl::make_kernel<level_zero>(
+            {bundle, kernel.get(), sycl::ext::oneapi::level_zero::ownership::transfer},
             bundle.get_context());
+        static_cast<void>(kernel.release()); // as for the module: SYCL owns it once made
+        return made;
     }
     default:
         unsupported_backend();

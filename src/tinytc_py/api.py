@@ -219,6 +219,17 @@ def _apply_options(ctx: CompilerContext, opt_level: int, flags: Iterable[str | O
     set_flags(ctx, named)
 
 
+def _read(source: str | Path, dialect: str) -> tuple[str, str]:
+    """The text and name of a source as `parse` reads them (an unknown dialect first)."""
+    from .text.dialect import DIALECTS
+
+    if dialect not in DIALECTS:
+        raise ValueError(f"unknown dialect '{dialect}' (choose from {', '.join(DIALECTS)})")
+    if isinstance(source, Path):
+        return source.read_text(encoding="utf-8"), str(source)
+    return source, ""
+
+
 def _target_core_info(target: str | CoreInfo) -> CoreInfo:
     from .options import core_info_for_device
 
@@ -259,28 +270,46 @@ def compile(  # noqa: A001 - the name users expect, as re.compile
     >>> prog.spirv[:4] == bytes.fromhex("03022307")
     True
     """
-    from .compiler import compile_to_spirv
+    from .compiler import compile_text, compile_to_spirv, text_parsing
     from .ir.builder import IRBuilder
+    from .ir.context import CompilerContext
     from .ir.enums import OptFlag
     from .ir.region import Prog
 
     if isinstance(source, IRBuilder):
         source = source.prog
+    text, name = "", ""
     if isinstance(source, Prog):
-        prog = source
+        prog: Prog | None = source
         if dialect == "legacy":
             raise ValueError("dialect applies to text; a built program has none")
+        ctx = source.ctx
     else:
-        prog = parse(source, dialect=dialect)
-    _apply_options(prog.ctx, opt_level, flags)
+        # text is looked up in the kernel cache before it is parsed (on a miss it is parsed
+        # into a new context, which then takes the options, as for a program)
+        text, name = _read(source, dialect)
+        prog, ctx = None, CompilerContext()
+    _apply_options(ctx, opt_level, flags)
     if emulate not in (None, "pvc", "bmg"):
         raise ValueError(f"emulate={emulate!r}: expected 'pvc' or 'bmg'")
     target = emulate or target
     dev = None if target is not None and device is None and not emulate else _as_device(device)
     info = _target_core_info(target) if target is not None else dev.core_info  # type: ignore[union-attr]
-    if prog.ctx.optimization_flag(OptFlag.autotune) and dev is not None and not emulate:
-        info = _autotuned(prog, dev, info)
-    binary = compile_to_spirv(prog, info)
+    autotuned = ctx.optimization_flag(OptFlag.autotune) and dev is not None and not emulate
+
+    def parsed() -> Prog:
+        compiled = parse(text, name=name, dialect=dialect)
+        _apply_options(compiled.ctx, opt_level, flags)
+        return compiled
+
+    if prog is None and autotuned:
+        prog = parsed()
+    if autotuned:
+        info = _autotuned(prog, dev, info)  # type: ignore[arg-type]
+    if prog is not None:
+        binary = compile_to_spirv(prog, info)
+    else:
+        binary = compile_text(text, info, ctx, parsed, text_parsing(name, dialect))
     if emulate:
         from .emulate import emulate as emulated
 

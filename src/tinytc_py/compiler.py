@@ -3,23 +3,28 @@
 `compile_to_spirv(prog, core_info)` runs the default pass pipeline (passes/pipeline.py; it
 changes `prog` in place), converts every function (spirv/convert/), declares the
 capabilities and extensions the module uses (spirv/capex.py), checks them against the core
-info's SPIR-V features, assembles the module and always runs spirv-val on the result: a
-malformed binary can hang the Intel OpenCL runtime forever, so nothing unvalidated leaves here.
+info's SPIR-V features, assembles the module and runs spirv-val on the result when the
+compiler's self-checks are asked for (self_checks.py: TINYTC_VALIDATE=1, which the test suite
+sets) and in bounds-checked mode: an invalid module is a compiler bug, and the validator, like
+LLVM's IR verifier, is a debugging aid that costs 10-20 % of a cold compile.
 The result is a `Binary` (binary.py); the kernel cache below answers repeated compilations.
 Every step runs with the cyclic garbage collector paused (gc_pause.py says why).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import corpus, kernel_cache
+from . import corpus, kernel_cache, self_checks
 from .binary import Binary, KernelInfo
 from .errors import CompilationError, Status, TinytcError
 from .gc_pause import paused_gc
+from .ir.context import CompilerContext
 from .ir.extensions import check_globals_enabled
 from .ir.region import Prog
+from .kernel_cache.keys import settings
 from .passes.pipeline import run_default_pipeline
 from .spirv.assembler import assemble
 from .spirv.capex import capex, check_features
@@ -69,15 +74,18 @@ def _printed(prog: Prog) -> str:
 
 
 def assemble_module(compiled: CompiledModule) -> Binary:
-    """Assemble and validate: an invalid module is a compiler bug, never handed to a runtime."""
+    """Assemble, and validate when the self-checks are asked for or in bounds-checked mode: an
+    invalid module is a compiler bug, reported as one."""
     with paused_gc():
         data = assemble(compiled.module)
-        try:
-            validate(data)
-        except SpirvValidationError as e:
-            raise TinytcError(
-                Status.internal_compiler_error, f"generated SPIR-V is invalid (compiler bug):\n{e}"
-            ) from e
+        if self_checks.requested() or any(k.bounds_checks is not None for k in compiled.kernels):
+            try:
+                validate(data)
+            except SpirvValidationError as e:
+                raise TinytcError(
+                    Status.internal_compiler_error,
+                    f"generated SPIR-V is invalid (compiler bug):\n{e}",
+                ) from e
     return Binary(data, {k.name: k for k in compiled.kernels}, compiled.core_features)
 
 
@@ -103,17 +111,47 @@ def binary_of(source: str | Prog | Binary, core_info: CoreInfo) -> Binary:
         return source
     if isinstance(source, Prog):
         return compile_to_spirv(source, core_info)
-    from .ir.context import CompilerContext
+    return compile_text(source, core_info, _defaults(), lambda: _parsed(source))
+
+
+def compile_text(
+    text: str,
+    core_info: CoreInfo,
+    ctx: CompilerContext,
+    make_prog: Callable[[], Prog],
+    parsing: tuple | None = None,
+) -> Binary:
+    """The binary of source `text` under the settings of `ctx`, looked up in the kernel cache
+    before anything is parsed; on a miss, `make_prog()` parses it and the program is compiled.
+    `parsing` (from `text_parsing`) says how `make_prog` reads the text: its name (in the
+    messages of bounds-checked kernels), dialect and the settings it is parsed under; None
+    means no name, the "auto" dialect and the settings of `ctx`."""
+    if parsing is not None and parsing[:2] == ("", "auto") and parsing[2] == settings(ctx):
+        parsing = None  # the same key as without
+    corpus.record(lambda: text, core_info, ctx)
+    return kernel_cache.text_binary(
+        text, core_info, ctx, lambda: _compile(make_prog, core_info), parsing
+    )
+
+
+def text_parsing(
+    name: str = "", dialect: str = "auto", ctx: CompilerContext | None = None
+) -> tuple:
+    """How a text is read (`compile_text`'s `parsing`): its name, its dialect and the
+    settings of the context it is parsed into (default: a new one)."""
+    return (name, dialect, settings(ctx or _defaults()))
+
+
+@functools.cache
+def _defaults() -> CompilerContext:
+    """A context of the default settings, only read: the settings part of a key."""
+    return CompilerContext()
+
+
+def _parsed(text: str) -> Prog:
     from .text.dialect import parse
 
-    ctx = CompilerContext()
-    corpus.record(lambda: source, core_info, ctx)
-    return kernel_cache.spirv_binary(
-        lambda: source,
-        core_info,
-        ctx,
-        lambda: _compile(lambda: parse(source, ctx), core_info),
-    )
+    return parse(text, CompilerContext())
 
 
 def _compile(make_prog: Callable[[], Prog], info: CoreInfo) -> Binary:
@@ -128,5 +166,7 @@ __all__ = [
     "assemble_module",
     "binary_of",
     "compile_to_module",
+    "compile_text",
     "compile_to_spirv",
+    "text_parsing",
 ]

@@ -34,10 +34,11 @@ def load_tool(path: Path, name: str):
 
 def clean_env() -> dict[str, str]:
     """What a plain C program gets: no PYTHON*, no virtual environment, a system PATH; the
-    session's kernel cache and the ISA the CPU runtime is asked for, so the program's device is
-    the one the test's expectations were derived from."""
+    session's kernel cache and validation switch, and the ISA the CPU runtime is asked for, so
+    the program's device is the one the test's expectations were derived from."""
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(Path.home())}
-    for name in ("TINYTC_CACHE_DIR", TARGET_ARCH_ENV):  # TINYTC_CACHE_DIR: tests/conftest.py
+    # TINYTC_CACHE_DIR, TINYTC_VALIDATE: tests/conftest.py
+    for name in ("TINYTC_CACHE_DIR", "TINYTC_VALIDATE", TARGET_ARCH_ENV):
         if name in os.environ:
             env[name] = os.environ[name]
     return env

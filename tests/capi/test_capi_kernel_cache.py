@@ -1,7 +1,8 @@
 """The kernel cache behind the OpenCL and Level Zero C APIs (tests/capi/c/kernel_cache.c and
 kernel_cache_ze.c, Level Zero on our CPU driver): a second run of a C program finds both the
 SPIR-V and the device binary of its kernel bundle in the cache, and the context flag
-tinytc_optflag_kernel_cache = 0 keeps the program out of it."""
+tinytc_optflag_kernel_cache = 0 keeps the program out of it. Text parsed and compiled again in
+one process (tests/capi/c/compile_memo.c) is answered from memory."""
 
 from __future__ import annotations
 
@@ -57,3 +58,18 @@ def test_context_flag_off_caches_nothing(compile_c, cache_env, runtime) -> None:
     assert prog.run("off", env=cache_env).stdout == "ok\n"
     assert kinds() == []
     assert stats.totals() == {}
+
+
+def test_text_compiled_again_is_the_same_binary_and_changes_miss(
+    compile_c, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tests/capi/c/compile_memo.c checks which compiles give the very same binary; here the
+    folder's statistics count the compiles: the first, a program printed (then keyed by its
+    printed text), one with a function added, two core infos changed in place, a flag and an
+    optimisation level set after parsing. The hits read nothing from the folder."""
+    monkeypatch.setenv("TINYTC_CACHE_DIR", str(tmp_path))
+    prog = compile_c("compile_memo.c")
+    assert prog.run(env={"TINYTC_CACHE_DIR": str(tmp_path)}).stdout == "ok\n"
+    totals = stats.totals()
+    assert (totals["compiles"], totals["spirv_misses"]) == (7, 7)
+    assert "spirv_hits" not in totals

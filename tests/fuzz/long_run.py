@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+# the compiler validates what it emits only when asked (self_checks.py); the workers inherit it
+os.environ.setdefault("TINYTC_VALIDATE", "1")
 
 from tests.fuzz.frontend import check, corpus, mutate  # noqa: E402
 

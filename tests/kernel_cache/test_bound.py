@@ -165,6 +165,7 @@ def test_listing_that_fails_part_way_leaves_no_record(
 ) -> None:
     """A scan that could list only part of the folder does not know its size: the write keeps
     its entry but records no scan, so the next write scans again."""
+    monkeypatch.setattr(store, "RECORD_FROM", 0)  # a record even for a few entries
     for i in range(3):
         store.put(f"e-{i}", PAYLOAD)
     (cache / store.SCAN_FILE).unlink()
@@ -178,6 +179,23 @@ def test_listing_that_fails_part_way_leaves_no_record(
     store.put("newer", PAYLOAD)
     record = json.loads((cache / store.SCAN_FILE).read_bytes())
     assert record[2] == folder_bytes(cache)
+
+
+def test_few_entries_are_listed_again_instead_of_recorded(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new folder's first writes list it (cheaper than writing a record); the first scan
+    that finds RECORD_FROM entries leaves the record, and the next write lists nothing."""
+    monkeypatch.setattr(store, "RECORD_FROM", 4)
+    for i in range(3):
+        store.put(f"e-{i}", PAYLOAD)
+    assert not (cache / store.SCAN_FILE).exists()
+    store.put("e-3", PAYLOAD)
+    record = json.loads((cache / store.SCAN_FILE).read_bytes())
+    assert record[2] == folder_bytes(cache)
+    calls = Calls(monkeypatch)
+    store.put("e-4", PAYLOAD)
+    assert (calls.scandir, calls.entries, calls.evict) == (0, 0, 0)
 
 
 def test_tinytc_cache_reports_a_listing_that_fails(

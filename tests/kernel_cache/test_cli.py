@@ -1,6 +1,6 @@
 """The `tinytc-cache` command without a device: `--dir` on every subcommand, output cut short
 by a closed pipe (`tinytc-cache list | head`) ends without a message, and `warm` into a folder
-the cache may not use fails with the reason."""
+the cache may not use, or for a runtime that cannot be loaded, fails with the reason."""
 
 from __future__ import annotations
 
@@ -73,3 +73,23 @@ def test_warm_into_a_folder_others_may_write_fails_with_the_reason(tmp_path: Pat
     assert done.stderr.startswith(f"tinytc-cache warm: {program}: kernel cache: {root} is ")
     assert "writable by everyone (mode 777)" in done.stderr and "chmod go-w" in done.stderr
     assert os.listdir(root) == []
+
+
+def test_warm_for_a_runtime_that_cannot_be_loaded_fails_with_the_reason(tmp_path: Path) -> None:
+    """pyopencl missing (made unimportable in the child)."""
+    program = tmp_path / "p.ir"
+    program.write_text("func @f() {}\n")
+    without_pyopencl = (
+        "import sys; sys.modules['pyopencl'] = None; from tinytc_py.cli.cache import main; "
+        "sys.exit(main(sys.argv[1:]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", without_pyopencl, "warm", str(program), "--dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1
+    assert (
+        done.stderr.startswith("tinytc-cache warm: runtime opencl: ") and "pyopencl" in done.stderr
+    )
+    assert not (tmp_path / "kernels").exists()

@@ -1,14 +1,19 @@
 """The build lock of a cache entry (locks.py), in this process on the SPIR-V level: a lock left
 by a killed process is removed at once and the build goes on; a lock of a crashed process on
-another machine is removed when it is older than the timeout; a lock whose holder never
-finishes makes the waiter build itself after the timeout, with a correct result. The counters
-show which path was taken, so no assertion depends on timing."""
+another machine is removed when it is older than the timeout; a live holder whose start time
+cannot be read is waited for, not taken as dead; a lock whose holder never finishes makes the
+waiter build itself after the timeout, with a correct result. The counters show which path was
+taken, so no assertion depends on timing. Races between processes that remove locks are played
+out in one process in a fixed order: a step of one process is run from inside a step of
+another, through locks.py's own functions replaced for the test (never those of `time` or
+`os`, which the rest of the process shares)."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -18,7 +23,7 @@ import pytest
 
 from tinytc_py.compiler import binary_of
 from tinytc_py.ir.context import CompilerContext
-from tinytc_py.kernel_cache import locks, stats, store
+from tinytc_py.kernel_cache import locks, stats, store, trust
 from tinytc_py.kernel_cache.keys import spirv_key
 from tinytc_py.target.core_info import CoreInfo
 
@@ -107,6 +112,170 @@ def test_holder_that_never_finishes_makes_the_waiter_build_itself(
     assert "stale_locks" not in counts
 
 
+def test_live_holder_whose_start_time_cannot_be_read_is_waited_for(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The holder runs on this host, but the waiter cannot read its start time (as when
+    /proc/PID/stat is unreadable): the waiter keeps waiting; the holder's lock stays until
+    the holder itself gives up."""
+    monkeypatch.setenv(locks.ENV_TIMEOUT, "600")
+    proc = holder()
+    held = lock_file().read_bytes()
+    monkeypatch.setattr(locks, "_start_time", lambda pid: None)
+    polls = []
+
+    def end_the_holder_after_some_polls(seconds: float) -> None:
+        polls.append(seconds)
+        if len(polls) == 5:
+            assert lock_file().read_bytes() == held  # still the holder's own
+            proc.send_signal(signal.SIGTERM)
+            proc.wait()
+
+    monkeypatch.setattr(locks, "_sleep", end_the_holder_after_some_polls)
+    try:
+        counts = build_and_check()
+    finally:
+        kill(proc)
+    assert proc.returncode == 3  # it released its lock itself
+    assert counts["compiles"] == 1 and len(polls) >= 5
+    assert "stale_locks" not in counts and "lock_timeouts" not in counts
+
+
+HOST = socket.gethostname()
+
+
+@pytest.mark.parametrize(
+    "content, age, stale",
+    [
+        ({"host": HOST, "pid": os.getpid(), "start": None}, 1.0, False),  # unknown, young
+        ({"host": HOST, "pid": os.getpid(), "start": None}, 11.0, True),  # unknown, old
+        ({"host": HOST, "pid": os.getpid(), "start": "own"}, 11.0, False),  # known alive
+        ({"host": HOST, "pid": os.getpid(), "start": "1"}, 1.0, True),  # id of another process
+        ({"host": "another-node", "pid": os.getpid(), "start": "own"}, 1.0, False),
+        ({"host": "another-node", "pid": os.getpid(), "start": "own"}, 11.0, True),
+        ({}, 1.0, False),  # holder not written yet
+        ({}, 11.0, True),
+    ],
+    ids=[
+        "unknown-young",
+        "unknown-old",
+        "alive-old",
+        "pid-reused",
+        "elsewhere-young",
+        "elsewhere-old",
+        "empty-young",
+        "empty-old",
+    ],
+)
+def test_stale_means_known_dead_or_unknown_and_older_than_the_timeout(
+    monkeypatch: pytest.MonkeyPatch, content: dict, age: float, stale: bool
+) -> None:
+    """With a timeout of 10 s; `start` "own" is this process's real start time, None one
+    that cannot be read."""
+    monkeypatch.setenv(locks.ENV_TIMEOUT, "10")
+    own = locks._start_time(os.getpid())
+    assert own is not None  # Linux: /proc/PID/stat
+    if content.get("start") == "own":
+        content = {**content, "start": own}
+    elif "start" in content and content["start"] is None:
+        monkeypatch.setattr(locks, "_start_time", lambda pid: None)
+        content = {**content, "start": own}
+    assert locks._stale(content, age) is stale
+
+
+def stale_lock(content: bytes) -> Path:
+    """The lock file of gemm(16)'s entry with `content`, older than the timeout (5 s)."""
+    path = lock_file()
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(content)
+    old = time.time() - 6
+    os.utime(path, (old, old))
+    return path
+
+
+@pytest.mark.parametrize("written", [False, True])
+def test_two_waiters_break_one_stale_lock_and_a_new_one_stays(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, written: bool
+) -> None:
+    """Waiters A and B both judge a stale lock so; A removes it and C takes a new lock; then
+    B goes on to remove what it judged stale, and must leave C's lock alone: whether the
+    stale lock had content (a crashed rank elsewhere) or none, and whether C has written its
+    content yet or not."""
+    monkeypatch.setenv(locks.ENV_TIMEOUT, "5")
+    elsewhere = {"host": "another-node", "pid": 1, "token": "0"}
+    path = stale_lock(json.dumps(elsewhere).encode() if written else b"")
+    judge = locks._stale
+    taken = {}
+
+    def b_judges(content: dict, age: float) -> bool:
+        stale = judge(content, age)
+        monkeypatch.setattr(locks, "_stale", judge)  # A and C decide for themselves
+        assert locks._inspect(path, None) is locks._STALE  # A removes it
+        if written:  # C takes a new lock ...
+            assert locks._create(path, trust.checked()) is not None
+        else:  # ... and is still to write its content
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        taken["C"] = path.read_bytes()
+        return stale
+
+    monkeypatch.setattr(locks, "_stale", b_judges)
+    assert stats.process() == {}
+    assert locks._inspect(path, None) is not locks._STALE  # B
+    assert path.read_bytes() == taken["C"]
+    assert stats.process() == {"stale_locks": 1}  # A's
+    assert not list(cache.glob(".tmp-*"))
+
+
+def test_release_leaves_a_lock_that_replaced_it_alone(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The holder's build outlived the timeout: while it releases its lock (between reading
+    the lock and removing it), waiter B removes it as stale and C would take a new lock.
+    Whichever of them removes the holder's lock, a lock C took stays."""
+    path = lock_file()
+    read = locks._read
+    others: dict[str, object] = {}
+
+    def read_then_let_b_and_c_in(file: Path) -> tuple[os.stat_result, dict]:
+        st_content = read(file)
+        if not others:
+            others["B"] = None  # B's and C's own reads of the lock go straight through
+            others["B"] = locks._inspect(file, None)
+            others["C"] = locks._create(file, trust.checked())
+            others["C's lock"] = file.read_bytes() if others["C"] is not None else None
+        return st_content
+
+    with locks.build_once(key()) as (payload, waited):
+        assert (payload, waited) == (None, False) and path.exists()
+        monkeypatch.setattr(locks, "_stale", lambda content, age: True)  # B: too old
+        monkeypatch.setattr(locks, "_read", read_then_let_b_and_c_in)
+    assert others  # the release read the lock
+    if others["C"] is None:  # the holder's lock was still there: C did not get one
+        assert not path.exists()
+    else:
+        assert path.read_bytes() == others["C's lock"]
+    assert not list(cache.glob(".tmp-*"))
+
+
+def test_claim_of_a_remover_that_died_is_passed_over(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process died while it removed a stale lock, leaving its claim: while the claim is
+    younger than the timeout the lock is left alone (its remover may be at work), after that
+    the lock is removed and the old claim with it."""
+    monkeypatch.setenv(locks.ENV_TIMEOUT, "5")
+    path = stale_lock(json.dumps({"host": "another-node", "pid": 1, "token": "0"}).encode())
+    claim = locks._claim_path(path, path.stat().st_ino, 0)
+    claim.touch()
+    assert locks._inspect(path, None) is not locks._STALE
+    assert path.exists()
+    old = time.time() - 6
+    os.utime(claim, (old, old))
+    counts = build_and_check()
+    assert (counts["stale_locks"], counts["compiles"]) == (1, 1)
+    assert not path.exists() and not list(cache.glob(".tmp-*"))
+
+
 def test_lock_released_without_an_entry_makes_the_waiter_build_itself(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -122,7 +291,7 @@ def test_lock_released_without_an_entry_makes_the_waiter_build_itself(
             proc.wait()
         sleep(seconds)
 
-    monkeypatch.setattr(locks.time, "sleep", fail_the_holder_while_waiting)
+    monkeypatch.setattr(locks, "_sleep", fail_the_holder_while_waiting)
     try:
         counts = build_and_check()
     finally:

@@ -3,8 +3,8 @@ device and prints its results and cache counters): a second process neither comp
 the device JIT, eight processes filling an empty folder at once all succeed and leave one valid
 entry per key, sixteen processes missing the same keys at the same moment compile and build
 each once, and damaged entries of either level are rebuilt with correct results. Also the
-`tinytc-cache` command on the folder such processes filled, and `tinytc-cache warm` before a
-job. Level Zero runs on our CPU driver (capi/ze_cpu) when there is no GPU driver."""
+`tinytc-cache` command on the folder such processes filled, and `tinytc-cache warm` (or its
+Python function) before a job. Level Zero runs on our CPU driver (capi/ze_cpu) when there is no GPU driver."""
 
 from __future__ import annotations
 
@@ -144,6 +144,19 @@ def test_warm_then_a_job_neither_compiles_nor_builds(tmp_path: Path, runtime: st
     assert (after["compiles"], after["device_builds"], after["hits"]) == (1, 1, 2)
     again = tinytc_cache(root, "warm", str(program), "-d", runtime)
     assert again == f"{program}: SPIR-V cached, device binary cached\n"
+
+
+def test_warm_in_python_then_a_job_neither_compiles_nor_builds(cache: Path) -> None:
+    """kernel_cache.warm with the OpenCL runtime's program builder, in this process."""
+    from tinytc_py.kernel_cache import warm
+    from tinytc_py.runtime import opencl
+
+    program = cache.parent / "gemm.ir"
+    program.write_text(gemm_child.STATIC_F64)
+    done = warm([program], opencl.program)
+    assert (done["compiles"], done["device_builds"]) == (1, 1)
+    assert "spirv_hits" not in done and "native_hits" not in done
+    assert run(cache.parent, 1) == {"spirv_hits": 1, "native_hits": 1}
 
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage"])

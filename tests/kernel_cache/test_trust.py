@@ -3,11 +3,14 @@ another user, turns caching off with one warning that says why and how to fix it
 is read from it or written to it; the group-shared mode takes a project folder of the user's
 group, writes group-readable entries of that group and reads no others. The tests run as any
 user; those that need a folder or an entry of another owner create it with os.chown, which
-only root may do, and are skipped otherwise."""
+only root may do, and are skipped otherwise. Who is in a group comes from the account
+database, which `accounts` replaces for trust.py alone with one the test describes."""
 
 from __future__ import annotations
 
+import grp
 import os
+import pwd
 import shutil
 import stat
 import warnings
@@ -28,6 +31,52 @@ OTHER = 54321  # a user and group id nobody here has
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0, reason="a folder or entry of another owner is made with chown (root only)"
 )
+ME = pwd.getpwuid(os.geteuid()).pw_name
+
+
+class Accounts:
+    """An account database with the user (primary group: the process's group, named after the
+    user, no listed members) and the accounts and members a test adds; in place of `pwd` and
+    `grp` for trust.py only."""
+
+    def __init__(self) -> None:
+        gid = os.getegid()
+        self.users = [pwd.struct_passwd((ME, "x", os.geteuid(), gid, "", "/", "/bin/sh"))]
+        self.groups = {gid: grp.struct_group((ME, "x", gid, []))}
+
+    def add_user(self, name: str, uid: int, gid: int) -> None:
+        self.users.append(pwd.struct_passwd((name, "x", uid, gid, "", "/", "/bin/sh")))
+
+    def add_member(self, gid: int, name: str) -> None:
+        self.groups[gid].gr_mem.append(name)
+
+    def getpwall(self) -> list[pwd.struct_passwd]:
+        return list(self.users)
+
+    def getpwuid(self, uid: int) -> pwd.struct_passwd:
+        for user in self.users:
+            if user.pw_uid == uid:
+                return user
+        raise KeyError(uid)
+
+    def getgrgid(self, gid: int) -> grp.struct_group:
+        return self.groups[gid]
+
+
+def forget_accounts() -> None:
+    """Drop trust.py's per-process answers about accounts and groups."""
+    trust._private_group.cache_clear()
+    trust._in_group.cache_clear()
+
+
+@pytest.fixture
+def accounts(monkeypatch: pytest.MonkeyPatch) -> Accounts:
+    db = Accounts()
+    monkeypatch.setattr(trust, "pwd", db)
+    monkeypatch.setattr(trust, "grp", db)
+    forget_accounts()
+    yield db
+    forget_accounts()
 
 
 def filled(root: Path) -> Path:
@@ -100,6 +149,26 @@ def test_users_private_group_may_write(cache: Path) -> None:
         warnings.simplefilter("error")
         binary_of(gemm(16), CoreInfo.default())
     assert stats.process() == {"spirv_hits": 1}
+
+
+def test_private_group_takes_no_account_whose_primary_group_it_is(
+    cache: Path, accounts: Accounts
+) -> None:
+    """The user's group, named after the user, with no listed members may write the folder;
+    once another account has it as primary group (so is in it without being listed), it
+    may not."""
+    filled(cache.parent)
+    cache.chmod(0o770)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        binary_of(gemm(16), CoreInfo.default())
+    assert stats.process() == {"spirv_hits": 1}
+    accounts.add_user("bob", OTHER, os.getegid())
+    forget_accounts()
+    kernel_cache.clear_memo()
+    stats.reset_process()
+    cache.chmod(0o775)  # another mode: the folder is checked again
+    assert_refused(cache.parent, f"writable by the members of group {ME} .*chmod go-w {cache}")
 
 
 @needs_root
@@ -176,6 +245,58 @@ def test_group_mode_reads_only_entries_of_the_group(project: Path) -> None:
     assert (stats.process()["compiles"], stats.process().get("spirv_hits", 0)) == (1, 0)
     assert_same(binary, fresh_compile(gemm(16)))
     assert entry.stat().st_gid == os.getegid()
+
+
+@needs_root
+@pytest.mark.parametrize("where", ["root", "kernels"])
+def test_group_mode_refuses_a_folder_an_outsider_owns(project: Path, where: str) -> None:
+    """Of the right group and mode, but its owner is not in the group: the owner could make it
+    writable to anyone, or write it and have the setgid bit give the entries the group."""
+    root = shared(project)
+    filled(root)
+    folder = root if where == "root" else root / "kernels"
+    os.chown(folder, OTHER, -1)
+    group = grp.getgrgid(os.getegid()).gr_name
+    assert_refused(
+        root, f"{folder} belongs to uid {OTHER}, who is not in its group {group} .*chown it"
+    )
+
+
+@needs_root
+def test_group_mode_reads_no_entry_an_outsider_wrote(project: Path) -> None:
+    """An entry of the folder's group (as the setgid bit gives it) owned by an outsider."""
+    root = shared(project)
+    entry = filled(root)
+    os.chown(entry, OTHER, -1)
+    assert entry.stat().st_gid == os.getegid()
+    binary = binary_of(gemm(16), CoreInfo.default())
+    assert stats.process()["untrusted"] >= 1
+    assert (stats.process()["compiles"], stats.process().get("spirv_hits", 0)) == (1, 0)
+    assert_same(binary, fresh_compile(gemm(16)))
+    assert entry.stat().st_uid == os.geteuid()
+
+
+@needs_root
+@pytest.mark.parametrize("membership", ["primary", "listed"])
+def test_group_mode_takes_the_folder_and_entries_of_a_member(
+    project: Path, accounts: Accounts, membership: str
+) -> None:
+    """Folder, kernels/ and entry owned by another member of the group, by primary group or
+    listed as a member: used, and the entry is read."""
+    root = shared(project)
+    entry = filled(root)
+    if membership == "primary":
+        accounts.add_user("carol", OTHER, os.getegid())
+    else:
+        accounts.add_user("carol", OTHER, OTHER)
+        accounts.add_member(os.getegid(), "carol")
+    for path in (root, root / "kernels", entry):
+        os.chown(path, OTHER, -1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        binary = binary_of(gemm(16), CoreInfo.default())
+    assert stats.process() == {"spirv_hits": 1}
+    assert_same(binary, fresh_compile(gemm(16)))
 
 
 def test_unknown_shared_mode_turns_caching_off(

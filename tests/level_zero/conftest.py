@@ -35,8 +35,10 @@ def load_driver_build():
 def clean_env() -> dict[str, str]:
     """What a plain C program gets: no PYTHON*, no OCL_ICD_VENDORS, a system PATH."""
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(Path.home())}
-    if "TINYTC_CACHE_DIR" in os.environ:  # the session's kernel cache (tests/conftest.py)
-        env["TINYTC_CACHE_DIR"] = os.environ["TINYTC_CACHE_DIR"]
+    # the session's kernel cache and validation switch (tests/conftest.py)
+    for name in ("TINYTC_CACHE_DIR", "TINYTC_VALIDATE"):
+        if name in os.environ:
+            env[name] = os.environ[name]
     return env
 
 

@@ -305,8 +305,9 @@ def test_queue_of_another_context_is_refused(queue, axpy):
 
 def test_wrong_kinds_of_arguments_are_refused(queue, axpy):
     x = dpnp.ones(4, dtype=np.float32, sycl_queue=queue)
-    err = _error(lambda: axpy(x, x, x, num_groups=1))
-    assert "kernel @axpy, parameter %alpha: expected f32, got a USM array" in str(err)
+    with pytest.raises(TypeError) as wrong_kind:  # as for an array of any other kind
+        axpy(x, x, x, num_groups=1)
+    assert str(wrong_kind.value) == "kernel @axpy, parameter %alpha: expected f32, got a USM array"
     doubles = dpnp.ones(4, dtype=np.float64, sycl_queue=queue)
     err = _error(lambda: axpy(1.0, doubles, x, num_groups=1))
     assert (
@@ -335,7 +336,7 @@ def test_layout_that_does_not_fit_is_refused_not_copied(queue):
     y = dpnp.ones(8, dtype=np.float32, sycl_queue=queue)[::2]
     err = _error(lambda: kernel.kernel("axpy")(1.0, x, y, num_groups=1))
     assert (
-        "kernel @axpy, parameter %y: expected memref<f32x?>: the USM array's strides (2,) do not fit the memref"
+        "kernel @axpy, parameter %y: expected memref<f32x?>, got UsmArray of shape (4,) and dtype float32: its strides do not fit the memref's"
         in str(err)
     )
 
@@ -401,3 +402,20 @@ def test_usm_array_to_an_opencl_kernel_says_to_compile_for_its_queue(queue):
         TypeError, match=r"parameter %G.*\(member 1\), got a dpnp_array in SYCL USM"
     ):
         group(members, 1.0, np.zeros((2, 2), order="F"), num_groups=2)
+
+
+def test_group_size_and_offset_are_checked_alike_for_usm_and_host_members(queue):
+    """A static group size and offset: the same message whether the members are USM arrays
+    (used in place) or NumPy arrays (staged)."""
+    static = GROUP_KERNEL.replace("x?, offset: ?>", "x2, offset: 1>")
+    kernel = tinytc_py.compile(static, device=queue).kernel("scale")
+    out = np.zeros((64, 3), order="F")
+    host = [np.ones((4, 3), order="F") for _ in range(3)]
+    usm = [dpnp.asarray(m, order="F", sycl_queue=queue) for m in host]
+    for members in (host, usm):
+        err = _error(lambda m=members: kernel(sycl.Group(m, offset=1), 1.0, out, num_groups=3))
+        assert "parameter %G: expected group<memref<f64x?x3>x2, offset: 1>, got 3 members" in str(
+            err
+        )
+        err = _error(lambda m=members: kernel(sycl.Group(m[:2], offset=0), 1.0, out, num_groups=2))
+        assert "expected group<memref<f64x?x3>x2, offset: 1>, got the offset 0" in str(err)

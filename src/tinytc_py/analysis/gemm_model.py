@@ -9,10 +9,16 @@ autotuner times the best few candidates (`cpu_candidates`) on the device.
 
 Per K step a subgroup tile of r row blocks and c columns loads r vectors of A and broadcasts c
 elements of B, and issues r*c FMAs into r*c accumulators. Its cycles per K step are the
-largest of: the FMA issue time r*c / fma_units, the load time (r + c) / load_units (doubled when
-A does not stay in L1 across the column chunks) and the FMA latency (each accumulator waits for
-its previous FMA). A tile pays a fixed overhead plus loading and storing its part of C. The
-block must fit the register file (`fits`), else the JIT spills.
+largest of: the FMA issue time r*c / fma_units, the load time (r * A_FROM_L2 + c) / load_units
+(A_FROM_L2 = 1 when A stays in L1 across the column chunks) and the FMA latency (each
+accumulator waits for its previous FMA). A tile pays a fixed overhead plus loading and storing
+its part of C. The block must fit the register file (`fits`), else the JIT spills.
+
+Measured on an AMD EPYC (Zen 4, 32 KiB L1d; CPU time of 9-15 interleaved launches on a busy
+machine, GFLOP/s): AVX2 f32 48^3 6 x 2 (12 accumulators; it fits 16 ymm because A streams
+through one register) 146-168 against 6 x 1 107-129; AVX2 f64 48^3 12 x 1 75 against 4 x 2
+60; AVX-512 f64 64^3 (A is 32 KiB: not in L1) 8 x 2 72-75 against 8 x 3 66-68, which a
+doubled cost of the loads of A from L2 would prefer.
 
 A batched GEMM streams its operands from memory, and that, not the FMA count, decides the
 larger sizes: the hardware prefetcher follows one ascending stream well but not many short
@@ -46,7 +52,9 @@ K_UNROLLS = (1, 2, 4, 8)
 TILE_OVERHEAD = 24  # cycles per subgroup tile: loop control, address set-up, the C epilogue
 STREAM_CYCLES = 150  # cycles per memory stream a tile opens (what the prefetcher does not hide)
 STREAM_BYTES = 512  # a tile's B panel up to this long is one stream (adjacent lines)
+A_FROM_L2 = 1.5  # load slots of a vector of A that comes from L2 rather than L1 (see above)
 UNROLL_A_BYTES = 1024  # A bytes one unrolled K body of a tile without FMA slack may load
+BODY_FMAS = 64  # vector FMAs one unrolled K body may hold (`unroll_fits`)
 DYNAMIC_EXTENT = 256  # what an unknown M or N is assumed to be (K: 64)
 
 
@@ -85,14 +93,16 @@ def registers_per_block(p: GemmProblem, cpu: CpuCore) -> int:
 
 
 def fits(b: GemmBlocking, p: GemmProblem, cpu: CpuCore) -> bool:
-    """Whether the block stays in registers: the accumulators plus the A vectors and B
-    broadcasts of one K step (seen in the runtime's disassembly: 2x5 f32 on AVX2, 2x11 and
-    1x16 on AVX-512 spill; the K unrolling does not add live registers, the JIT interleaves
-    the unrolled steps: 8x1 f64 with 8 unrolled steps runs without spills on AVX-512)."""
+    """Whether the block stays in registers: the accumulators plus the B broadcasts of one K
+    step plus one vector of A, which the JIT streams through a single register (seen in the
+    runtime's disassembly, AVX2 f32: 6x2 and 4x3 run without spills, 3x4, 2x6 and 1x12
+    spill; AVX-512: 2x11 and 1x16 spill; the K unrolling does not add live registers, the JIT
+    interleaves the unrolled steps: 8x1 f64 with 8 unrolled steps runs without spills on
+    AVX-512)."""
     regs = registers_per_block(p, cpu)
     a_regs = max(1, ceil_div(p.subgroup_size * p.a_size, cpu.vector_bytes))
     r, c = b.row_blocks, b.cols
-    return r * c * regs + r * a_regs + c <= cpu.registers
+    return r * c * regs + a_regs + c <= cpu.registers
 
 
 def stalls_unrolled(b: GemmBlocking, p: GemmProblem, cpu: CpuCore) -> bool:
@@ -100,16 +110,27 @@ def stalls_unrolled(b: GemmBlocking, p: GemmProblem, cpu: CpuCore) -> bool:
     than the FMA latency needs (fma_units x fma_latency), so every FMA must issue on time, and
     the body loads more than `UNROLL_A_BYTES` of A. Presumably the JIT schedules the body's
     loads ahead of its FMAs and the out-of-order window then cannot feed the chains on time;
-    a tile with slack hides this (measurements in the module docstring)."""
+    a tile with slack hides this (measurements in the module docstring). A one-column tile
+    uses each vector of A once, so the JIT folds its loads into the FMAs (memory operands) and
+    the body has no loads to schedule ahead: AVX2 f64 32^3 8 x 1 ran at 58-61 GFLOP/s with 8
+    steps, 48-49 with 4."""
     tight = b.row_blocks * b.cols * registers_per_block(p, cpu) <= cpu.fma_units * cpu.fma_latency
     a_bytes = b.k_unroll * b.row_blocks * p.subgroup_size * p.a_size
-    return tight and a_bytes > UNROLL_A_BYTES
+    return b.cols > 1 and tight and a_bytes > UNROLL_A_BYTES
+
+
+def unroll_fits(b: GemmBlocking, p: GemmProblem, cpu: CpuCore) -> bool:
+    """Whether the unrolled K body holds at most `BODY_FMAS` vector FMAs. The device JIT's
+    time grows with the body, and deeper bodies measured no faster on the Zen 4 EPYC: AVX2 f32
+    48^3 6 x 2 with 8 steps (96 FMAs) 146-168 GFLOP/s, with 4 141-161; AVX-512 f64 64^3 8 x 2
+    with 8 steps (128) 74-75, with 4 72-77 (CPU time, busy machine)."""
+    return b.row_blocks * b.cols * registers_per_block(p, cpu) * b.k_unroll <= BODY_FMAS
 
 
 def _k_step_cycles(r: int, c: int, p: GemmProblem, cpu: CpuCore, a_in_l1: bool) -> float:
     regs = registers_per_block(p, cpu)
     fmas = r * c * regs
-    loads = (r * regs + c) * (1 if a_in_l1 else 2)
+    loads = r * regs * (1 if a_in_l1 else A_FROM_L2) + c
     return max(fmas / cpu.fma_units, loads / cpu.load_units, float(cpu.fma_latency))
 
 
@@ -156,7 +177,8 @@ def cycles(b: GemmBlocking, p: GemmProblem, cpu: CpuCore) -> float:
 
 def all_blockings(p: GemmProblem, cpu: CpuCore) -> list[GemmBlocking]:
     """Every blocking that fits the register file, does not exceed the sizes and whose K
-    unrolling does not stall its FMA chains."""
+    unrolling neither stalls its FMA chains nor exceeds the body size (the smallest unrolling,
+    1, always stays)."""
     M, N, K = p.sizes()
     max_r = ceil_div(M, p.subgroup_size)
     out = []
@@ -164,7 +186,9 @@ def all_blockings(p: GemmProblem, cpu: CpuCore) -> list[GemmBlocking]:
         for c in range(1, min(N, cpu.registers) + 1):
             for k in K_UNROLLS:
                 b = GemmBlocking(r, c, k)
-                if k <= max(1, K) and fits(b, p, cpu) and not stalls_unrolled(b, p, cpu):
+                if k > max(1, K) or not fits(b, p, cpu) or stalls_unrolled(b, p, cpu):
+                    continue
+                if k == 1 or unroll_fits(b, p, cpu):
                     out.append(b)
     return out
 

@@ -17,7 +17,6 @@ from typing import Any
 
 from .. import kernel_cache
 from ..binary import Binary
-from ..compiler import compile_to_spirv
 from ..errors import UNKNOWN_LOCATION, Status, TinytcError
 from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
@@ -29,6 +28,7 @@ from ..target.core_info import CoreFeature, CoreInfo, IntelGpuArchitecture, _is_
 from .core import BinaryObj
 from .errors import invalid
 from .handles import addr, addresses, need, out, table
+from .parsed import binary_of_handle
 from .recipe import CRecipe, ReportRecords, bounds_checked
 from .registry import export
 
@@ -232,13 +232,14 @@ def tinytc_cl_kernel_bundle_create_with_program(
     bundle: Any, context: Any, device: Any, prg: Any, core_features: int
 ) -> None:
     need(bundle, context, device)
-    prog = table.get("prog", prg)
+    entry = table.entry("prog", prg)
+    ctx = entry.obj.ctx
     info = core_info_of(device)
     info.core_features = CoreFeature(core_features)
-    if prog.ctx.optimization_flag(OptFlag.autotune):
-        info = autotune(prog, _device(device), info, build_on_device)
-    binary = compile_to_spirv(prog, info)
-    out(bundle, build_program(addr(context), addr(device), binary, prog.ctx))
+    if ctx.optimization_flag(OptFlag.autotune):
+        info = autotune(table.get("prog", prg), _device(device), info, build_on_device)
+    binary = binary_of_handle(entry, info)
+    out(bundle, build_program(addr(context), addr(device), binary, ctx))
 
 
 @export

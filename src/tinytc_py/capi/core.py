@@ -17,7 +17,7 @@ from typing import Any
 
 from ..binary import Binary
 from ..bounds_record import RECORD_LENGTH, report_message
-from ..compiler import CompiledModule, assemble_module, compile_to_module, compile_to_spirv
+from ..compiler import CompiledModule, assemble_module, compile_to_module
 from ..errors import CompilationError, Location, Status, TinytcError, format_located
 from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
@@ -25,9 +25,8 @@ from ..ir.region import Prog
 from ..passes.registry import PASSES
 from ..spirv.dump import dump
 from ..target.core_info import CoreFeature, CoreInfo, SpirvFeature
-from ..text.dialect import parse
 from ..text.printer import print_prog
-from .errors import CApiError, invalid
+from .errors import invalid
 from .handles import (
     SHARED,
     addr,
@@ -40,6 +39,7 @@ from .handles import (
     table,
     text,
 )
+from .parsed import binary_of_handle, parse_to_handle
 from .registry import export, register
 
 BUNDLE_FORMATS = {0: "spirv", 1: "native"}
@@ -159,11 +159,7 @@ def _parse(prg: Any, source: str, name: str, ctx: Any) -> None:
         ctx_addr = table.shared_handle("compiler_context", context)
         table.retain_addr(ctx_addr)
     try:
-        try:
-            prog = parse(source, context, name)
-        except CompilationError as err:
-            raise CApiError(Status.parse_error, str(err)) from None
-        out(prg, table.new_shared("prog", prog, (ctx_addr,)))
+        out(prg, parse_to_handle(source, name, context, ctx_addr))
     finally:
         table.release_addr(ctx_addr)
 
@@ -286,16 +282,15 @@ def _ctx_addr(context: CompilerContext) -> int:
 @export
 def tinytc_prog_compile_to_spirv(mod: Any, prg: Any, info: Any) -> None:
     need(mod)
-    entry = table.entry("prog", prg)
-    spv = compile_module(entry.obj, table.get("core_info", info))
-    out(mod, table.new_shared("spv_mod", spv, (entry.refs[0],)))
+    spv = compile_module(_prog(prg), table.get("core_info", info))
+    out(mod, table.new_shared("spv_mod", spv, (table.entry("prog", prg).refs[0],)))
 
 
 @export
 def tinytc_prog_compile_to_spirv_and_assemble(bin_: Any, prg: Any, info: Any) -> None:
     need(bin_)
     entry = table.entry("prog", prg)
-    binary = compile_to_spirv(entry.obj, table.get("core_info", info))
+    binary = binary_of_handle(entry, table.get("core_info", info))
     obj = BinaryObj(binary, entry.obj.ctx)
     out(bin_, table.new_shared("binary", obj, (entry.refs[0],)))
 
@@ -379,8 +374,8 @@ def tinytc_binary_get_core_features(bin_: Any, core_features: Any) -> None:
 def tinytc_binary_get_raw(bin_: Any, fmt: Any, data_size: Any, data: Any) -> None:
     need(fmt, data_size, data)
     obj: BinaryObj = table.get("binary", bin_)
-    if not obj.keep:
-        obj.keep.append(state.ffi.new("uint8_t[]", obj.binary.data or b"\0"))
+    if not obj.keep:  # the bytes themselves (immutable), alive as long as the handle
+        obj.keep.append(state.ffi.from_buffer("uint8_t[]", obj.binary.data or b"\0"))
     fmt[0] = 1 if obj.binary.format == "native" else 0
     data_size[0] = len(obj.binary.data)
     data[0] = obj.keep[0]

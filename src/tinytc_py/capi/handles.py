@@ -53,6 +53,7 @@ class Entry:
     deps: list[int] = field(default_factory=list)  # handles that die with this one
     keep: Any = None  # C memory handed out as a borrowed pointer
     owned: bool = False  # unique objects: taken over by a region / program
+    source: Any = None  # a prog still equal to the parse of its text (capi/parsed.py)
 
 
 class HandleTable:
@@ -109,11 +110,21 @@ class HandleTable:
         return entry
 
     def get(self, kind: str, p: Any) -> Any:
-        """The object behind handle `p` (cdata); NULL, unknown or another kind is invalid."""
+        """The object behind handle `p` (cdata); NULL, unknown or another kind is invalid.
+        A program parsed from text is parsed now if that was put off, and is no longer
+        taken for its text: the caller may change it."""
         entry = self.by_addr.get(addr(p))
         if entry is None or entry.kind != kind:
             invalid(f"not a {kind} handle")
+        if entry.source is not None:
+            entry.source.settle(entry)
         return entry.obj
+
+    def replace(self, entry: Entry, obj: Any) -> None:
+        """Puts `obj` behind the handle of `entry` in place of its object."""
+        a = self.by_obj.pop((entry.kind, id(entry.obj)))
+        entry.obj = obj
+        self.by_obj[(entry.kind, id(obj))] = a
 
     def get_many(self, kind: str, count: int, p: Any) -> list[Any]:
         if count == 0:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..compiler import compile_to_spirv
 from ..errors import UNKNOWN_LOCATION
 from ..ir.context import CompilerContext
 from ..runtime import level_zero as ze
@@ -20,6 +19,7 @@ from ..target.core_info import CoreFeature
 from .core import BinaryObj
 from .errors import invalid
 from .handles import addr, addresses, need, out, table
+from .parsed import binary_of_handle
 from .recipe import CRecipe, ReportRecords, bounds_checked
 from .registry import export
 
@@ -80,12 +80,12 @@ def tinytc_ze_kernel_bundle_create_with_program(
     bundle: Any, context: Any, device: Any, prg: Any, core_features: int
 ) -> None:
     need(bundle, context, device)
-    prog = table.get("prog", prg)
+    entry = table.entry("prog", prg)
     ze.init()
     info = core_info_from_ze_device(addr(device))
     info.core_features = CoreFeature(core_features)
-    binary = compile_to_spirv(prog, info)
-    out(bundle, _module(context, device, binary, prog.ctx))
+    binary = binary_of_handle(entry, info)
+    out(bundle, _module(context, device, binary, entry.obj.ctx))
 
 
 class ZeCRecipeHandler:

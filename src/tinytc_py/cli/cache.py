@@ -20,13 +20,16 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ..cache_dir import ENV_DIR
 from ..errors import TinytcError
 from ..kernel_cache import stats, store, trust
-from ..kernel_cache.warm import RUNTIMES, warm
+from ..kernel_cache.warm import warm
 from . import add_version_option
+
+RUNTIMES = ("opencl", "level_zero")
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -98,10 +101,27 @@ def _stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _builder(runtime: str) -> Callable[[str], object]:
+    """The program builder of `runtime` for its default device (loaded only when used: each
+    needs its own driver stack)."""
+    if runtime == "level_zero":
+        from ..runtime import level_zero
+
+        return level_zero.program
+    from ..runtime import opencl
+
+    return opencl.program
+
+
 def _warm(args: argparse.Namespace) -> int:
+    try:
+        build = _builder(args.device)
+    except ImportError as err:  # e.g. pyopencl not installed
+        print(f"tinytc-cache warm: runtime {args.device}: {err}", file=sys.stderr)
+        return 1
     for file in args.files:
         try:
-            done = warm([file], args.device)
+            done = warm([file], build)
         except TinytcError as err:
             print(f"tinytc-cache warm: {file}: {err}", file=sys.stderr)
             return 1

@@ -95,6 +95,11 @@ def _extents(
     return tuple(out)
 
 
+_KINDS = tuple((kind, kind.name) for kind in ScalarKind)
+"""The number kinds and their names, listed once: iterating an enum and reading a member's
+name are slow enough to be most of the cost of a new context (a kernel-cache hit makes one)."""
+
+
 class CompilerContext:
     """Interns types/attributes through dicts keyed by their defining parts."""
 
@@ -106,9 +111,10 @@ class CompilerContext:
         self._opt_flags: dict[OptFlag, int] = {}
         self.void = self._intern(("void",), lambda: VoidType(self))
         self.bool = self._intern(("bool",), lambda: BooleanType(self))
-        self.numbers = {k: NumberType(self, k) for k in ScalarKind}
-        for kind, ty in self.numbers.items():
-            setattr(self, kind.name, ty)
+        self.numbers: dict[ScalarKind, NumberType] = {}
+        for kind, name in _KINDS:
+            self.numbers[kind] = ty = NumberType(self, kind)
+            setattr(self, name, ty)
 
     # Typed aliases for the attributes set in __init__ (for readers and type checkers).
     i8: NumberType

@@ -122,38 +122,27 @@ class Inst:
         loc: Location = UNKNOWN_LOCATION,
         attrs: DictionaryAttr | None = None,
     ) -> None:
+        # Every instruction parsed, built or made by a pass comes through here: attributes,
+        # methods and globals go into locals first.
         self.loc = loc
         self.parent: Region | None = None
         self.attrs = attrs
         spec = self.spec
         # the spec's properties, given values replacing defaults (other keys are ignored)
-        self.props: dict[str, Any] = dict(spec.prop_defaults)
+        values: dict[str, Any] = dict(spec.prop_defaults)
+        self.props = values
         if props:
-            values = self.props
             for key, value in props.items():
                 if key in values:
                     values[key] = value
-        uses: list[Use] = []
-        self.uses = uses
-        self._segments: dict[str, tuple[int, int]] = {}
-        for key, suffix in spec.operand_slots:
-            value = operands.get(key)
-            start = len(uses)
-            if suffix == "*":
-                for v in value or ():
-                    self._add_use(v)
-            elif value is not None:
-                self._add_use(value)
-            elif suffix != "?":
-                raise CompilationError(loc, Status.invalid_arguments, f"missing operand '{key}'")
-            self._segments[key] = (start, len(uses))
-        self.results: list[Value] = []
+        self._bind_operands(spec, operands)
+        results: list[Value] = []
+        self.results = results
         if result_types is not None:
-            types = result_types if isinstance(result_types, list) else [result_types]
-            for ty in types:
+            for ty in result_types if isinstance(result_types, list) else (result_types,):
                 v = Value(ty, "", loc)
                 v.defining_inst = self
-                self.results.append(v)
+                results.append(v)
         self.regions: list[Region] = []
         if self.region_kinds:  # few instructions have regions: keep the import off the hot path
             from .region import Region
@@ -168,12 +157,36 @@ class Inst:
             for region, types in zip(self.regions, self.region_param_types()):
                 region.set_params(types)
 
-    def _add_use(self, value: Value) -> None:
-        if not isinstance(value, Value):
-            raise CompilationError(
-                self.loc, Status.invalid_arguments, f"expected a value, got {value!r}"
-            )
-        self.uses.append(Use(self, len(self.uses), value))
+    def _bind_operands(
+        self, spec: InstSpec, operands: dict[str, Value | list[Value] | None]
+    ) -> None:
+        """The use list in the spec's operand order and each operand's segment of it."""
+        uses: list[Use] = []
+        self.uses = uses
+        segments: dict[str, tuple[int, int]] = {}
+        self._segments = segments
+        for key, suffix in spec.operand_slots:
+            value = operands.get(key)
+            start = len(uses)
+            if suffix == "*":
+                for v in value or ():
+                    if not isinstance(v, Value):
+                        raise self._not_a_value(v)
+                    uses.append(Use(self, len(uses), v))
+            elif value is not None:
+                if not isinstance(value, Value):
+                    raise self._not_a_value(value)
+                uses.append(Use(self, start, value))
+            elif suffix != "?":
+                raise CompilationError(
+                    self.loc, Status.invalid_arguments, f"missing operand '{key}'"
+                )
+            segments[key] = (start, len(uses))
+
+    def _not_a_value(self, value: Any) -> CompilationError:
+        return CompilationError(
+            self.loc, Status.invalid_arguments, f"expected a value, got {value!r}"
+        )
 
     # ---- access -------------------------------------------------------------------------------
 

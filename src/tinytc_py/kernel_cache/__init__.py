@@ -6,8 +6,9 @@ Two levels on disk (store.py), both keyed by keys.py:
 - the device's native binary by SPIR-V, build options and device: a hit skips the device's JIT,
   which costs far more than our compile (`native_build`, used by the OpenCL and Level Zero
   runtimes and the C API's kernel bundles).
-An in-process memo of recent SPIR-V results sits on top, so repeated compiles of one program in
-one process cost a dictionary lookup.
+An in-process memo of recent SPIR-V results sits on top (memo.py), so repeated compiles of one
+program in one process cost a dictionary lookup; source text is looked up there by itself
+(`text_binary`), before it is parsed.
 
 On by default; `TINYTC_CACHE=0` turns it off for the process, the compiler-context flag
 `OptFlag.kernel_cache` (tinytc_optflag_kernel_cache in C) for one context, and a folder others
@@ -20,7 +21,6 @@ line: `tinytc-cache` (cli/cache.py).
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -28,15 +28,11 @@ from ..binary import Binary
 from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
 from ..target.core_info import CoreInfo
-from . import locks, stats, store, trust
+from . import locks, memo, stats, store, trust
 from .codec import decode, encode
 from .keys import native_key, spirv_key
 from .switch import ENV_SWITCH, switched_on
 from .warm import warm
-
-MEMO_ENTRIES = 256
-
-_memo: OrderedDict[str, Binary] = OrderedDict()
 
 T = TypeVar("T")
 
@@ -49,19 +45,14 @@ def enabled(ctx: CompilerContext | None = None) -> bool:
 
 def _folder(ctx: CompilerContext | None) -> trust.Folder | None:
     """The folder a lookup uses, checked once for the whole lookup; None when caching is off."""
-    if not switched_on():
-        return None
-    if ctx is not None and not ctx.optimization_flag(OptFlag.kernel_cache):
+    if not _switched_on(ctx):
         return None
     return trust.checked()
 
 
-def _remember(key: str, binary: Binary) -> Binary:
-    _memo[key] = binary
-    _memo.move_to_end(key)
-    if len(_memo) > MEMO_ENTRIES:
-        _memo.popitem(last=False)
-    return binary
+def _switched_on(ctx: CompilerContext | None) -> bool:
+    """Whether TINYTC_CACHE and `ctx`'s flag leave caching on (the folder aside)."""
+    return switched_on() and (ctx is None or ctx.optimization_flag(OptFlag.kernel_cache))
 
 
 def spirv_binary(
@@ -71,31 +62,62 @@ def spirv_binary(
     compile_: Callable[[], Binary],
 ) -> Binary:
     """The SPIR-V binary of a program: from the memo, the disk, or `compile_()` (then stored).
-    `program_text()` is the source text or the printed program (the key's program part)."""
+    `program_text()` is the printed program (the key's program part)."""
     where = _folder(ctx)
     if where is None:
         return _uncached(compile_)
     key = spirv_key(program_text(), core_info, ctx)
-    binary = _memo.get(key)
+    binary = memo.get(key)
     if binary is not None:
         stats.count("memo_hits", persist=False)
         return binary
+    return memo.put(key, _stored(key, where, compile_))
+
+
+def text_binary(
+    text: str,
+    core_info: CoreInfo,
+    ctx: CompilerContext,
+    compile_: Callable[[], Binary],
+    parsing: tuple | None = None,
+) -> Binary:
+    """The SPIR-V binary of source `text`, keyed before it is parsed: a program compiled
+    before in this process costs two dictionary lookups (memo.py), without the folder's
+    check, which only guards what is read from disk. Otherwise as `spirv_binary`, with the
+    text as the key's program part; `compile_()` parses and compiles. `parsing`: how the text is
+    read, when it matters (keys.spirv_key)."""
+    if not _switched_on(ctx):
+        return _uncached(compile_)
+    memo_key = memo.text_key(text, core_info, ctx, parsing)
+    binary = memo.get(memo_key)
+    if binary is not None:
+        stats.count("memo_hits", persist=False)
+        return binary
+    where = trust.checked()
+    if where is None:
+        return _uncached(compile_)
+    key = spirv_key(text, core_info, ctx, parsing)
+    return memo.put(memo_key, _stored(key, where, compile_))
+
+
+def _stored(key: str, where: trust.Folder, compile_: Callable[[], Binary]) -> Binary:
+    """The binary of entry `key`: read from `where`, or compiled and stored there."""
     payload = store.get(key, where)
     if payload is not None:
         stats.count("spirv_hits", where=where)
-        return _remember(key, decode(payload))
-    with locks.build_once(key) as (payload, waited):
+        return decode(payload)
+    with locks.build_once(key, where) as (payload, waited):
         if payload is not None:
-            stats.count("waits" if waited else "spirv_hits")
-            return _remember(key, decode(payload))
+            stats.count("waits" if waited else "spirv_hits", where=where)
+            return decode(payload)
         try:
             binary = compile_()
         except BaseException:
-            stats.count("spirv_misses")
+            stats.count("spirv_misses", where=where)
             raise
         # one update of the statistics file
-        store.put(key, encode(binary), {"spirv_misses": 1, "compiles": 1})
-    return _remember(key, binary)
+        store.put(key, encode(binary), {"spirv_misses": 1, "compiles": 1}, where)
+    return binary
 
 
 def _uncached(compile_: Callable[[], Binary]) -> Binary:
@@ -126,7 +148,7 @@ def native_build(
     loaded = _load(key, store.get(key, where), from_native, "native_hits", where)
     if loaded:
         return loaded[0]
-    with locks.build_once(key) as (payload, waited):
+    with locks.build_once(key, where) as (payload, waited):
         loaded = _load(key, payload, from_native, "waits" if waited else "native_hits", where)
         if loaded:
             return loaded[0]
@@ -138,7 +160,7 @@ def native_build(
         counts = {"native_misses": 1, "device_builds": 1}
         native = native_of(built)
         if native:
-            store.put(key, native, counts)  # one update of the statistics file
+            store.put(key, native, counts, where)  # one update of the statistics file
         else:
             stats.count_all(counts)
     return built
@@ -167,7 +189,7 @@ def _load(
 
 def clear_memo() -> None:
     """Forget the in-process results (the disk entries stay)."""
-    _memo.clear()
+    memo.clear()
 
 
 __all__ = [
@@ -179,5 +201,6 @@ __all__ = [
     "stats",
     "store",
     "switched_on",
+    "text_binary",
     "warm",
 ]

@@ -2,41 +2,29 @@
 
 A SPIR-V key covers the program (its source text, or the printed program when it was built in
 memory), the core info, the optimisation level, every compiler-context flag and the compiler's
-version. The version is a digest of the name, size and modification time of each of the
-package's source files, so a changed compiler never reads entries an older
-one wrote (also in a development checkout, where the version number stays the same); stat
-calls keep this cheap at start-up, where hashing the sources would cost more than a cache hit. A native key covers the SPIR-V bytes, the build
-options and the device (name, driver version, platform).
+version (version.py). A native key covers the SPIR-V bytes, the build options and the device
+(name, driver version, platform).
+
+The in-process memo (memo.py) keys by the same parts without hashing them: `settings` is the
+context's part as a tuple, and `info_digest` the core info's part, computed once per core
+info object and reused while the object still equals a copy taken then (so a core info
+changed in place, through `set_spirv_feature` or any of its fields, gets a new digest).
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import enum
-import functools
 import hashlib
 import json
-import os
+import weakref
 from typing import Any
 
 from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
 from ..target.core_info import CoreInfo
-
-
-@functools.cache
-def compiler_version() -> str:
-    digest = hashlib.sha256()
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for root, dirs, files in os.walk(package):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                st = os.stat(os.path.join(root, name))
-                rel = os.path.relpath(os.path.join(root, name), package)
-                digest.update(f"{rel}:{st.st_size}:{st.st_mtime_ns};".encode())
-    return digest.hexdigest()[:16]
-
+from .version import compiler_version
 
 _SCALARS = (str, int, float, type(None))
 
@@ -66,12 +54,55 @@ def _digest(parts: list[Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def spirv_key(program_text: str, core_info: CoreInfo, ctx: CompilerContext) -> str:
-    """Key of the SPIR-V binary of `program_text` (source or printed program) under `ctx`."""
-    flags = {f.name: ctx.optimization_flag(f) for f in OptFlag}
-    return "spirv-" + _digest(
-        [compiler_version(), program_text, canonical(core_info), ctx.opt_level, flags]
-    )
+FLAGS = tuple(OptFlag)
+"""The order of the flags in `settings`."""
+
+
+def settings(ctx: CompilerContext) -> tuple[int, ...]:
+    """The context's part of a key: the optimisation level, then each flag's state."""
+    return (ctx.opt_level, *map(ctx.optimization_flag, FLAGS))
+
+
+_info_digests: dict[int, tuple[weakref.ref, CoreInfo, str]] = {}
+"""id(core info) -> (a reference to it, a copy of it, its digest), while it lives."""
+
+
+def info_digest(info: CoreInfo) -> str:
+    """The core info's part of a key: a digest of all its fields, reused while `info` equals
+    the copy taken when it was computed (one comparison of the fields)."""
+    known = _info_digests.get(id(info))
+    if known is not None and known[0]() is info and known[1] == info:
+        return known[2]
+    digest = _digest([canonical(info)])[:32]
+    ident = id(info)
+    ref = weakref.ref(info, lambda _ref: _info_digests.pop(ident, None))
+    _info_digests[ident] = (ref, _copy(info), digest)
+    return digest
+
+
+def _copy(info: CoreInfo) -> CoreInfo:
+    """A copy whose containers (the feature set, the work-group size tables) are copies too,
+    so that changing them in `info` makes the two differ; their elements are immutable."""
+    copied = copy.copy(info)
+    for f in dataclasses.fields(info):
+        value = getattr(info, f.name)
+        if isinstance(value, list | dict | set):
+            setattr(copied, f.name, copy.copy(value))
+    return copied
+
+
+def spirv_key(
+    program_text: str,
+    core_info: CoreInfo,
+    ctx: CompilerContext,
+    parsing: tuple | None = None,
+) -> str:
+    """Key of the SPIR-V binary of `program_text` (source or printed program) under `ctx`.
+    `parsing`: how a source is read (compiler.compile_text), when it matters."""
+    parts = [compiler_version(), program_text, info_digest(core_info), settings(ctx)]
+    if parsing is not None:
+        parts.append(parsing)
+    return "spirv-" + _digest(parts)
 
 
 def native_key(spirv: bytes, options: str, device: dict[str, str]) -> str:

@@ -7,15 +7,32 @@ a random token. A waiter polls (2 ms, growing to 0.2 s) for the entry, and:
 - reads the entry as soon as it appears;
 - builds itself, without the lock, when the lock goes away without an entry (the builder
   failed, or could not store its result): the others would fail the same way, one at a time;
-- removes the lock when it is stale, then takes it: left by a process of this host that is
-  gone (checked with kill(pid, 0) and the process's start time, so a reused process id is
-  told apart: a killed rank is noticed at once), or, from another machine, older than the
-  timeout (a rank there that crashed; the hosts' clocks are taken to agree);
+- removes the lock when it is stale, then takes it. Stale is a holder known to be dead: a
+  process of this host that is gone (kill(pid, 0)), or whose id now belongs to a process
+  started at another time (both start times known): a killed rank is noticed at once. A
+  holder known to be alive (this host, same start time) is never stale. Of a holder whose
+  state is unknown (another machine, a start time that cannot be read, a lock without
+  content) the lock is stale when it is older than the timeout (a rank there that crashed;
+  the hosts' clocks are taken to agree);
 - builds itself when it has waited `TINYTC_CACHE_LOCK_TIMEOUT` seconds (default 300).
 A waiting process therefore never waits longer than the timeout and never fails because of a
-lock: every path that does not find the entry ends in the caller's own build. The races that
-remain (a stale lock removed twice, a lock released between two checks) only cost a second
-build of the same entry, which the atomic rename of entries makes harmless.
+lock: every path that does not find the entry ends in the caller's own build.
+
+Removing a lock must not remove another: two waiters may judge the same lock stale, the first
+removes it and a third process takes a new lock, which the second must leave alone, and a
+holder whose lock was judged stale (its build outlived the timeout) must not remove its
+successor when it releases. So every removal (release or break) goes through `_remove`: it
+first claims the lock file by creating `.tmp-<lock>-<inode>-<n>` with O_EXCL, then checks that
+the name still holds that file with the content it means (the holder's token, or what the
+waiter judged stale, with its modification time), and only then unlinks the name. Only the
+claim's holder removes that file, so the name cannot change between the check and the unlink,
+and the check sees a successor. No lock is ever moved aside and put back, so waiters never see
+a held lock vanish. Only O_EXCL creation, stat, read and unlink are used (no flock, no rename
+tricks), which behave the same on NFS. A claim left by a process that died between two of
+these calls is passed over once it is older than the timeout (the next number is claimed), and
+removed with the lock. The only race left is a holder stopped for longer than the timeout
+between two system calls, which costs a second build of the same entry; the atomic rename of
+entries makes that harmless.
 """
 
 from __future__ import annotations
@@ -27,7 +44,8 @@ import random
 import secrets
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import stats, store, trust
@@ -36,6 +54,7 @@ ENV_TIMEOUT = "TINYTC_CACHE_LOCK_TIMEOUT"
 DEFAULT_TIMEOUT = 300.0
 FIRST_POLL = 0.002
 LAST_POLL = 0.2
+_sleep = time.sleep  # the waiters' pause; a test replaces this name, never time.sleep itself
 
 
 def timeout() -> float:
@@ -48,12 +67,13 @@ def timeout() -> float:
 
 
 @contextlib.contextmanager
-def build_once(name: str) -> Iterator[tuple[bytes | None, bool]]:
+def build_once(name: str, where: trust.Folder | None = None) -> Iterator[tuple[bytes | None, bool]]:
     """Around the build of entry `name` after a miss: yields (payload, waited). A payload
     means the entry was stored meanwhile (`waited`: this process waited for another's build)
     and the caller uses it; None means the caller builds and stores the entry, holding the
-    lock when it could take it."""
-    where = trust.checked()
+    lock when it could take it. `where`: the folder as the caller checked it (else checked
+    here)."""
+    where = where or trust.checked()
     if where is None:
         yield None, False
         return
@@ -61,12 +81,12 @@ def build_once(name: str) -> Iterator[tuple[bytes | None, bool]]:
     deadline = time.monotonic() + timeout()
     waited = False
     while True:
-        token = _create(path, where)
-        if token is not None:
+        held = _create(path, where)
+        if held is not None:
             try:
-                yield store.get(name), waited  # it may have been stored just before
+                yield store.get(name, where), waited  # it may have been stored just before
             finally:
-                _release(path, token)
+                _release(path, held)
             return
         waited = True
         payload, released = _wait(name, path, deadline)
@@ -82,7 +102,7 @@ def _wait(name: str, path: Path, deadline: float) -> tuple[bytes | None, bool]:
     passed), (None, False) when this call removed a stale lock."""
     delay, seen = FIRST_POLL, None
     while True:
-        time.sleep(delay * random.uniform(0.5, 1.0))
+        _sleep(delay * random.uniform(0.5, 1.0))
         delay = min(delay * 2, LAST_POLL)
         payload = store.get(name)
         if payload is not None:
@@ -97,10 +117,18 @@ def _wait(name: str, path: Path, deadline: float) -> tuple[bytes | None, bool]:
             return None, True
 
 
-def _create(path: Path, where: trust.Folder) -> str | None:
-    """The token of the lock this call created, or None when another process holds it.
-    A lock that cannot be created for another reason (say, a read-only folder) counts as
-    released: the caller builds without it."""
+@dataclass(frozen=True)
+class _Held:
+    """The lock file this process created (inode; -1: none could be made) and its token."""
+
+    inode: int
+    token: str
+
+
+def _create(path: Path, where: trust.Folder) -> _Held | None:
+    """The lock this call created, or None when another process holds it. A lock that cannot
+    be created for another reason (say, a read-only folder) counts as released: the caller
+    builds without it."""
     token = secrets.token_hex(8)
     try:
         trust.make_folder(where)
@@ -108,38 +136,53 @@ def _create(path: Path, where: trust.Folder) -> str | None:
     except FileExistsError:
         return None
     except OSError:
-        return token  # nobody can lock: build without one (the lock file is never made)
+        return _Held(-1, token)  # nobody can lock: build without one (no lock file is made)
     try:
+        held = _Held(os.fstat(fd).st_ino, token)
         trust.share(fd, where)
-        host = socket.gethostname()
-        pid = os.getpid()
-        holder = {"host": host, "pid": pid, "start": _start_time(pid), "token": token}
-        os.write(fd, json.dumps(holder).encode())
+        os.write(fd, json.dumps({**_holder(), "token": token}).encode())
     except OSError:
         pass  # a lock without content is still a lock; its age makes it stale
     finally:
         os.close(fd)
-    return token
+    return held
 
 
-def _release(path: Path, token: str) -> None:
-    """Remove the lock when it is still this process's own (not removed as stale and taken
-    by another meanwhile)."""
-    if _read(path).get("token") == token:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
+_own: dict[int, dict] = {}
 
 
-def _read(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+def _holder() -> dict:
+    """This process's host, id and start time (asked once per process: a fork is another)."""
+    pid = os.getpid()
+    if pid not in _own:
+        _own.clear()
+        _own[pid] = {"host": socket.gethostname(), "pid": pid, "start": _start_time(pid)}
+    return _own[pid]
+
+
+def _release(path: Path, held: _Held) -> None:
+    """Remove the lock when it is still this process's own (not removed as stale meanwhile,
+    perhaps taken by another since)."""
+    if held.inode >= 0:
+        _remove(path, held.inode, lambda st, content: content.get("token") == held.token)
+
+
+def _read(path: Path) -> tuple[os.stat_result, dict]:
+    """The lock file's identity and content, from one open file (on NFS, opening fetches the
+    file's current attributes, where a stat of the name may answer from a cache); content
+    that cannot be read or parsed is empty. Raises OSError when there is no file to open."""
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        try:
+            data = json.loads(f.read())
+        except (OSError, ValueError):
+            data = {}
+    return st, data if isinstance(data, dict) else {}
 
 
 class _Seen:
-    """What a waiter last saw of the lock: its file's identity and content."""
+    """What a waiter last saw of the lock: its file's identity (inode, modification time in
+    ns) and content."""
 
     def __init__(self, ident: tuple[int, int], content: dict) -> None:
         self.ident, self.content = ident, content
@@ -158,28 +201,37 @@ def _inspect(path: Path, seen: _Seen | None) -> _Seen:
         return _GONE
     except OSError:
         return seen or _GONE
-    ident = (st.st_ino, st.st_mtime_ns)
-    if seen is None or seen.ident != ident or not seen.content:
-        seen = _Seen(ident, _read(path))
-    if _stale(seen.content, time.time() - st.st_mtime) and _break(path, seen.content):
+    if seen is None or seen.ident != (st.st_ino, st.st_mtime_ns) or not seen.content:
+        try:
+            st, content = _read(path)
+        except FileNotFoundError:
+            return _GONE
+        except OSError:  # not readable (yet: another member's lock before its mode is set)
+            content = {}
+        seen = _Seen((st.st_ino, st.st_mtime_ns), content)
+    if _stale(seen.content, time.time() - st.st_mtime) and _break(path, seen):
         stats.count("stale_locks")
         return _STALE
     return seen
 
 
 def _stale(content: dict, age: float) -> bool:
-    """A holder on this host is judged by its process (gone, or its id reused by a process
-    started at another time); one elsewhere, or a lock without content, by the lock's age."""
+    """Whether the holder of a lock with `content`, `age` seconds old, is gone: known dead
+    (this host: no such process, or its id taken by a process started at another time), or
+    of unknown state (another host, a start time that cannot be read, no content) and the lock
+    older than the timeout. A holder known alive is never stale."""
     pid = content.get("pid")
-    if content.get("host") != socket.gethostname() or not isinstance(pid, int):
-        return age > timeout()
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:  # alive, another user's
-        pass
-    return content.get("start") != _start_time(pid)
+    if content.get("host") == socket.gethostname() and isinstance(pid, int):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except OSError:  # alive, another user's
+            pass
+        started, now = content.get("start"), _start_time(pid)
+        if started is not None and now is not None:
+            return started != now
+    return age > timeout()
 
 
 def _start_time(pid: int) -> str | None:
@@ -192,18 +244,62 @@ def _start_time(pid: int) -> str | None:
     return fields[19].decode() if len(fields) > 19 else None
 
 
-def _break(path: Path, content: dict) -> bool:
-    """Remove the stale lock `content` unless another process replaced it meanwhile: it is
-    renamed aside first (atomic), and put back when what was renamed is another lock."""
-    aside = path.with_name(f".tmp-stale-{secrets.token_hex(6)}")
+def _break(path: Path, seen: _Seen) -> bool:
+    """Remove the lock judged stale as `seen`, unless the name holds another lock by now."""
+    inode, mtime_ns = seen.ident
+    return _remove(
+        path, inode, lambda st, content: st.st_mtime_ns == mtime_ns and content == seen.content
+    )
+
+
+def _remove(path: Path, inode: int, same: Callable[[os.stat_result, dict], bool]) -> bool:
+    """Unlink the lock `path` when it is still the file `inode` and `same(stat, content)`
+    recognises it; True when this call removed it. Claims the file first (module docstring):
+    False, removing nothing, while another process holds the claim."""
+    claim = _claim(path, inode)
+    if claim is None:
+        return False
     try:
-        os.rename(path, aside)
-    except OSError:
-        return False  # already removed by another waiter
-    taken = _read(aside)
-    if taken != content:
-        with contextlib.suppress(OSError):
-            os.link(aside, path)  # fails when yet another lock exists: then that one holds
-    with contextlib.suppress(OSError):
-        os.unlink(aside)
-    return taken == content
+        try:
+            st, content = _read(path)
+        except OSError:
+            return False
+        if st.st_ino != inode or not same(st, content):
+            return False
+        try:
+            os.unlink(path)
+        except OSError:
+            return False
+        return True
+    finally:
+        for n in range(claim + 1):  # ours and any abandoned ones before it
+            with contextlib.suppress(OSError):
+                os.unlink(_claim_path(path, inode, n))
+
+
+def _claim(path: Path, inode: int) -> int | None:
+    """The number of the claim on lock file `inode` this call created, or None when another
+    process holds one (or the claim cannot be made). A claim older than the timeout was left
+    by a process that died holding it: the next number is tried."""
+    n = 0
+    while True:
+        claim = _claim_path(path, inode, n)
+        try:
+            os.close(os.open(claim, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            return n
+        except FileExistsError:
+            try:
+                age = time.time() - os.stat(claim).st_mtime
+            except OSError:
+                return None  # just released: the lock is gone or was not the one meant
+            if age <= timeout():
+                return None
+        except OSError:
+            return None
+        n += 1
+
+
+def _claim_path(path: Path, inode: int, n: int) -> Path:
+    """The name of claim `n` on lock file `inode` (a temporary file: `tinytc-cache clear`
+    removes it with the locks)."""
+    return path.with_name(f".tmp-{path.name}-{inode}-{n}")

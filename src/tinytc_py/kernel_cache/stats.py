@@ -74,19 +74,28 @@ def reset_process() -> None:
 
 
 def _add_to_totals(delta: dict[str, int], where: trust.Folder) -> dict[str, int]:
+    """Adds `delta` under the file's lock. The new content is written over the old from the
+    start and the file then cut to its length: truncating it to zero first and writing it
+    again makes ext4 (auto_da_alloc) write the file back at close, which made each update
+    cost 0.25 ms of CPU time instead of 0.02."""
     trust.make_folder(where)
     fd = os.open(where.path / FILE, os.O_RDWR | os.O_CREAT, 0o644)
-    with os.fdopen(fd, "r+") as f:
+    try:
         with contextlib.suppress(OSError):  # another member's file keeps its mode
             trust.share(fd, where, GROUP_MODE)
-        fcntl.flock(f, fcntl.LOCK_EX)
-        totals = Counter(_parse(f.read()))
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        totals = Counter(_parse(b"".join(chunks).decode(errors="replace")))
         totals.update(delta)
         if EPOCH not in totals:
             totals[EPOCH] = secrets.randbits(62)
-        f.seek(0)
-        f.truncate()
-        f.write(json.dumps(dict(totals), sort_keys=True))
+        data = json.dumps(dict(totals), sort_keys=True).encode()
+        os.pwrite(fd, data, 0)
+        os.ftruncate(fd, len(data))
+    finally:
+        os.close(fd)  # releases the lock
     return dict(totals)
 
 

@@ -26,7 +26,8 @@ damaged entries, other scans) only make it too high, which costs one early scan.
 damaged record, or one of another statistics epoch (the statistics file was cleared or
 damaged, so its totals began again), means a scan. A scan that finds the bound crossed evicts
 down to `LOW_WATER` of it, so a full folder is scanned once per tenth of the bound written, not
-at every write. For the estimate to hold, every byte in the folder must be counted: an entry
+at every write. A scan of fewer than `RECORD_FROM` entries leaves no record: listing them again
+at the next write costs less than writing one (a new folder's first writes, a first start). For the estimate to hold, every byte in the folder must be counted: an entry
 whose bytes cannot be added to the statistics is removed again and writing is turned off, and a
 listing that fails part-way leaves no record.
 """
@@ -51,6 +52,7 @@ SUFFIX = ".entry"
 LOCK_SUFFIX = ".lock"  # a build in progress (locks.py)
 _HEADER = len(MAGIC) + hashlib.sha256().digest_size
 SCAN_FILE = "last_scan.json"
+RECORD_FROM = 32  # entries a scan must find to leave a record (a new folder's first writes)
 LOW_WATER = 0.9
 
 
@@ -133,31 +135,37 @@ def remove(name: str) -> bool | None:
     return True
 
 
-def put(name: str, payload: bytes, counts: dict[str, int] | None = None) -> None:
+def put(
+    name: str,
+    payload: bytes,
+    counts: dict[str, int] | None = None,
+    where: trust.Folder | None = None,
+) -> None:
     """Store `payload` as entry `name` (atomically), then evict down to the size bound.
     `counts` (the caller's counters of this lookup) are recorded with bytes_written, in one
-    update of the statistics file."""
+    update of the statistics file. `where`: the folder as the caller checked it (else
+    checked here)."""
     counts = dict(counts or {})
-    checked = trust.checked()
+    checked = where or trust.checked()
     if checked is None:  # a folder the cache may not use: the counts stay in this process
         stats.count_all(counts)
         return
-    where = checked.path
-    if where not in _unwritable:
+    path = checked.path
+    if path not in _unwritable:
         data = MAGIC + hashlib.sha256(payload).digest() + payload
         try:
             trust.make_folder(checked)
-            atomic_write(where / (name + SUFFIX), data, lambda fd: trust.share(fd, checked))
+            atomic_write(path / (name + SUFFIX), data, lambda fd: trust.share(fd, checked))
         except OSError as err:
-            _disable_writing(where, err)
+            _disable_writing(path, err)
         else:
             counts["bytes_written"] = len(data)
-    totals = stats.count_all(counts) if counts else {}
+    totals = stats.count_all(counts, checked) if counts else {}
     if "bytes_written" not in counts:
         return
     if not totals:  # bytes no estimate would count: take the entry back and stop writing
         remove(name)
-        _disable_writing(where, OSError(f"cannot update the statistics in {where}"))
+        _disable_writing(path, OSError(f"cannot update the statistics in {path}"))
         return
     _keep_under_bound(totals, keep=name, where=checked)
 
@@ -167,23 +175,26 @@ def _keep_under_bound(totals: dict[str, int], keep: str, where: trust.Folder) ->
     exceed the bound. `totals` are the statistics including this write."""
     limit = max_bytes()
     epoch, written = totals[stats.EPOCH], totals["bytes_written"]
-    record = _last_scan()
+    record = _last_scan(where.path)
     if record is not None and record[0] == epoch and record[2] + written - record[1] <= limit:
         return
     try:
-        size = evict(limit, keep)
+        found = entries()
+        size = evict(limit, keep, found)
     except OSError:
         return  # the folder's size is unknown: no record, the next write scans again
+    if len(found) < RECORD_FROM:
+        return  # listing these few again at the next write costs less than a record
     with contextlib.suppress(OSError):
         scan = json.dumps([epoch, written, size]).encode()
         atomic_write(where.path / SCAN_FILE, scan, lambda fd: trust.share(fd, where))
 
 
-def _last_scan() -> tuple[int, int, int] | None:
+def _last_scan(where: Path) -> tuple[int, int, int] | None:
     """(statistics epoch and bytes_written total when the last scan began, folder bytes after
-    it), or None when there is no usable record."""
+    it) recorded in folder `where`, or None when there is no usable record."""
     try:
-        record = tuple(json.loads((folder() / SCAN_FILE).read_bytes()))
+        record = tuple(json.loads((where / SCAN_FILE).read_bytes()))
     except (OSError, ValueError, TypeError):
         return None
     if len(record) != 3 or not all(isinstance(v, int) for v in record):
@@ -213,12 +224,13 @@ def entries() -> list[Entry]:
     return found
 
 
-def evict(limit: int, keep: str = "") -> int:
+def evict(limit: int, keep: str = "", found: list[Entry] | None = None) -> int:
     """When the folder holds more than `limit` bytes, remove the least recently used entries
     (never `keep`) until it holds at most LOW_WATER of it; returns the bytes left. The
     removals are counted in one update of the statistics file, once each however many
-    processes evict at once. Raises OSError when the folder cannot be listed."""
-    found = entries()
+    processes evict at once. `found`: the folder's `entries()`, when the caller listed them.
+    Raises OSError when the folder cannot be listed."""
+    found = entries() if found is None else found
     total = sum(e.size for e in found)
     if total <= limit:
         return total

@@ -4,11 +4,15 @@ whoever can write the folder can run code in every process that reads it.
 Two modes, chosen by `TINYTC_CACHE_SHARED`:
 - per user (unset, or `user`): the cache folder and its `kernels/` sub-folder must belong to
   the user and not be writable by anyone else. Group write is allowed only for the user's
-  private group (named after the user, no other members), which many distributions give each
-  user with a umask of 002. Entries must belong to the user.
-- `group` (a project folder): the folder must exist, belong to a group the user is in and not
-  be writable by everyone; `kernels/` must have the same group. Entries are written readable
-  and owned by that group, and a reader only takes entries of that group.
+  private group (named after the user, no other account in it: none listed as a member and
+  none with it as primary group), which many distributions give each user with a umask of
+  002. Entries must belong to the user.
+- `group` (a project folder): the folder must exist, belong to a group the user is in and to
+  an owner in that group (or root), and not be writable by everyone; `kernels/` must have the
+  same group and an owner in it too. Entries are written readable and owned by that group, and
+  a reader only takes entries of that group whose owner is in the group: an outsider who owned
+  the folder could change its mode, and one who can write it gets entries of the group from
+  the setgid bit.
 A folder that fails the check turns caching off for it (reading, writing, statistics, locks),
 with one warning per folder and reason that says why and how to fix it. The checks look at the
 owner and mode bits, not at access(2): root may write anything, yet its folder must be as
@@ -165,6 +169,12 @@ def _check_group(folder: Path, st: os.stat_result, gid: int) -> None:
             f"cannot be trusted; caching is off. Fix: chgrp it to the project's group, or "
             f"unset {ENV_SHARED} and use a folder of your own"
         )
+    if not _in_group(st.st_uid, gid):
+        raise Untrusted(
+            f"{folder} belongs to {_user(st.st_uid)}, who is not in its group {_group(gid)} "
+            f"and could place device code there that runs as you; caching is off. Fix: chown "
+            f"it to a member of {_group(gid)}"
+        )
     if st.st_mode & stat.S_IWOTH:
         raise Untrusted(
             f"{folder} is writable by everyone (mode {stat.S_IMODE(st.st_mode):o}), who could "
@@ -173,11 +183,16 @@ def _check_group(folder: Path, st: os.stat_result, gid: int) -> None:
 
 
 def entry_trusted(st: os.stat_result, folder: Folder) -> bool:
-    """Whether an entry file may be read: the user's own (per-user folder) or of the folder's
-    group (shared folder), and not writable by those the folder keeps out."""
+    """Whether an entry file may be read: the user's own (per-user folder), or of the folder's
+    group and written by one of its members (shared folder), and not writable by those the
+    folder keeps out."""
     if folder.group is None:
         return st.st_uid == os.geteuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-    return st.st_gid == folder.group and not st.st_mode & stat.S_IWOTH
+    return (
+        st.st_gid == folder.group
+        and not st.st_mode & stat.S_IWOTH
+        and _in_group(st.st_uid, folder.group)
+    )
 
 
 def make_folder(folder: Folder) -> None:
@@ -217,14 +232,33 @@ def _writers(st: os.stat_result) -> str:
 
 @functools.cache
 def _private_group(gid: int) -> bool:
-    """A user private group: the user's primary group, named after the user, no other
-    members (looked up once per process: on a cluster the lookup may ask a directory)."""
+    """A user private group: the user's primary group, named after the user, with no other
+    account in it, neither listed as a member nor having it as primary group (looked up once
+    per process: on a cluster the lookup may ask a directory, and the list of accounts holds
+    only those the directory lets the machine enumerate)."""
     try:
         group = grp.getgrgid(gid)
         user = pwd.getpwuid(os.geteuid())
     except KeyError:
         return False
-    return user.pw_gid == gid and group.gr_name == user.pw_name and not group.gr_mem
+    if user.pw_gid != gid or group.gr_name != user.pw_name or set(group.gr_mem) - {user.pw_name}:
+        return False
+    return all(other.pw_uid == user.pw_uid for other in pwd.getpwall() if other.pw_gid == gid)
+
+
+@functools.cache
+def _in_group(uid: int, gid: int) -> bool:
+    """Whether account `uid` may write a folder of group `gid` as a member: the user (who is
+    in the group when this is asked), root (who may write anything anyway), an account whose
+    primary group it is, or one listed as its member (looked up once per owner and process)."""
+    if uid in (os.geteuid(), 0):
+        return True
+    try:
+        account = pwd.getpwuid(uid)
+        members = grp.getgrgid(gid).gr_mem
+    except KeyError:
+        return False
+    return account.pw_gid == gid or account.pw_name in members
 
 
 def _user(uid: int) -> str:

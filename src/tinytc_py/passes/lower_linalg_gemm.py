@@ -14,9 +14,7 @@ nb1 accumulator coopmatrices <acc(Tc) x block0 x block1, matrix_acc>:
 nb0 (and nb1 for DPAS) come from `choose_block_size_multiple`. On a SIMD CPU core (core info
 `cpu`) the standard path's nb0, max_cols and K unrolling come instead from a blocking the
 autotuner stored in the core info (`gemm_blockings`, by `GemmKey`) or else from the CPU cost
-model (analysis/gemm_model.py), except that a block with FMA slack (`has_fma_slack`) unrolls
-K at most SLACK_K_UNROLL times: deeper unrolling costs device build time and no kernel time.
-Subgroup tiles go round-robin
+model (analysis/gemm_model.py). Subgroup tiles go round-robin
 over subgroup_id.x (M, inner loop) and subgroup_id.y (N, outer loop); the remainder tile goes to
 the last subgroup, with rows_checked (M) / cols_checked (N) on the coopmatrices that can cross
 the edge. Per subgroup tile: accumulators start at 0, the K loop steps by the largest K candidate
@@ -31,25 +29,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..analysis.gemm_model import GemmProblem, cpu_blocking, gemm_key, registers_per_block
+from ..analysis.gemm_model import GemmProblem, cpu_blocking, gemm_key
 from ..analysis.tiling import MAX_K_UNROLLING, acc_type, max_register_block_gemm
 from ..ir.enums import CheckedFlag, Comp3, MatrixUse, Transpose
 from ..ir.values import Value
 from ..target.core_info import GemmShape, ceil_div
-from ..target.cpu_core import CpuCore
 from ..target.gemm_blocking import GemmBlocking
 from .lower_foreach import Int
 from .lower_linalg_common import SCOPE, SEMANTICS, LinalgGen, known_number
 
 STANDARD_K = tuple(1 << i for i in range(MAX_K_UNROLLING.bit_length()))  # 1, 2, 4, 8
-# The most K steps a CPU block with FMA slack (has_fma_slack) unrolls, whatever its k_unroll.
-# Measured on the AVX-512 EPYC, kernel CPU time with K unrolled 8 / 4 / 1 times: f64 7x3 K=9
-# (21 accumulators) 1.00 / 0.97 / 0.99, f64 64^3 8x2 (16) 1.00 / 1.00 / 0.99, f32 64^3 4x4
-# (16) 1.00 / - / 1.01; the device build of the whole kernel took 0.65 (7x3, four-GEMM program)
-# and 0.68 (8x2) times as long with 4 steps as with 8. Less slack needs the unrolling: f64 48^3
-# 6x2 (12) 1.00 / 1.00 / 1.09; AVX2 f64 3x3 (9) ran 5 % slower with 4 steps; a tight f32 1x8
-# K=16 3.5 times slower as a loop of one step.
-SLACK_K_UNROLL = 4
 
 
 def choose_block_size_multiple(block: int, max_size: int, tiles: int, size: int) -> int:
@@ -60,15 +49,6 @@ def choose_block_size_multiple(block: int, max_size: int, tiles: int, size: int)
     while k > 1 and (ceil_div(size, k * block) % tiles != 0 or k * block - size >= block):
         k //= 2
     return k
-
-
-def has_fma_slack(b: GemmBlocking, p: GemmProblem, cpu: CpuCore) -> bool:
-    """Whether the register block has at least twice as many accumulator registers as FMA
-    units times their latency: its FMA chains then keep the units busy with few K steps in
-    flight, and unrolling K beyond SLACK_K_UNROLL steps only multiplies the code the device
-    JIT builds."""
-    accumulators = b.row_blocks * b.cols * registers_per_block(p, cpu)
-    return accumulators >= 2 * cpu.fma_units * cpu.fma_latency
 
 
 def _checked(rows: bool, cols: bool) -> CheckedFlag:
@@ -133,19 +113,18 @@ class GemmLowering:
             self.block0, max_rows, g.m_tiles, max_rows if m is None else m
         )
         if shape is None and g.info.cpu is not None:
-            problem = self.cpu_problem()
-            blocking = self.g.info.gemm_blockings.get(gemm_key(g.inst))
-            if blocking is None:
-                blocking = cpu_blocking(problem, g.info.cpu)
+            blocking = self.cpu_blocking()
             self.nb0, self.block1 = blocking.row_blocks, blocking.cols
-            k_unroll = blocking.k_unroll
-            if has_fma_slack(blocking, problem, g.info.cpu):
-                k_unroll = min(k_unroll, SLACK_K_UNROLL)
-            self.k_candidates = tuple(k for k in STANDARD_K if k <= k_unroll)
+            self.k_candidates = tuple(k for k in STANDARD_K if k <= blocking.k_unroll)
 
-    def cpu_problem(self) -> GemmProblem:
+    def cpu_blocking(self) -> GemmBlocking:
+        """The autotuner's blocking for this gemm if the core info has one, else the model's."""
         key = gemm_key(self.g.inst)
-        return GemmProblem(key.M, key.N, key.K, self.ta.size, self.acc.size, self.g.sgs)
+        tuned = self.g.info.gemm_blockings.get(key)
+        if tuned is not None:
+            return tuned
+        problem = GemmProblem(key.M, key.N, key.K, self.ta.size, self.acc.size, self.g.sgs)
+        return cpu_blocking(problem, self.g.info.cpu)
 
     # ---- loops over subgroup tiles ---------------------------------------------------------------
 

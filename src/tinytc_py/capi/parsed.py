@@ -1,0 +1,117 @@
+"""Programs the C API parsed from text: compiling one again is a kernel-cache lookup by its
+text, without parsing, printing or hashing the program.
+
+A prog handle made by `tinytc_parse_*` remembers its text (a `ParsedSource` on its handle
+entry) for as long as its program is the parse of that text. Compiling it then goes to the
+kernel cache's source-text memo (kernel_cache.text_binary): a program compiled before in the
+process costs two dictionary lookups. The handle forgets the text as soon as its program may
+change: when any call takes the program from the handle table (`HandleTable.get`: the
+builder's add-function and add-global, passes, dumps, kernel bundles) and when a compile that
+missed runs the passes on it in place.
+
+A text that parsed before in the process under the same context settings parses again: such a
+handle is made without parsing (the program behind it stays empty, the source is registered
+in the context as a parse registers it) and is parsed when the program is first needed, under
+the settings of the parse call. At most `KNOWN_TEXTS` texts are remembered.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from ..binary import Binary
+from ..compiler import compile_text, compile_to_spirv, text_parsing
+from ..errors import CompilationError, Status
+from ..ir.context import CompilerContext
+from ..ir.region import Prog
+from ..kernel_cache.keys import FLAGS, settings
+from ..target.core_info import CoreInfo
+from ..text.dialect import parse
+from .errors import CApiError
+from .handles import Entry, table
+
+KNOWN_TEXTS = 256
+
+_known: OrderedDict[tuple[str, tuple], None] = OrderedDict()
+"""(text, settings) of the texts that parsed, the one parsed longest ago first."""
+
+
+@dataclass(slots=True)
+class ParsedSource:
+    """The text behind a prog handle and how it is read (compiler.text_parsing: its name, the
+    dialect and the context's settings at the parse call). `source_id` is nonzero while the
+    parse is put off (the id the text is registered under)."""
+
+    text: str
+    parsing: tuple
+    source_id: int = 0
+
+    def settle(self, entry: Entry) -> None:
+        """The program may change from here on: parse it now if that was put off, and let
+        the handle forget the text."""
+        if self.source_id:
+            table.replace(entry, self._parse(entry.obj.ctx))
+        entry.source = None
+
+    def _parse(self, ctx: CompilerContext) -> Prog:
+        """The program, parsed under the settings of the parse call (a context flag may have
+        changed since)."""
+        name, _dialect, parsed_with = self.parsing
+        now = settings(ctx)
+        changed = now[1:] != parsed_with[1:]
+        if changed:
+            _set_flags(ctx, parsed_with)
+        try:
+            return parse(self.text, ctx, name, source_id=self.source_id)
+        finally:
+            if changed:
+                _set_flags(ctx, now)
+
+
+def _set_flags(ctx: CompilerContext, states: tuple) -> None:
+    """The flags of `states` (keys.settings) set in `ctx`."""
+    for flag, state in zip(FLAGS, states[1:]):
+        ctx.set_optimization_flag(flag, int(state))
+
+
+def parse_to_handle(text: str, name: str, context: CompilerContext, ctx_addr: int) -> int:
+    """A new prog handle (retaining `ctx_addr`) of `text` parsed into `context`; a parse
+    error raises CApiError(parse_error) after the context reported it."""
+    parsing = text_parsing(name, "auto", context)
+    known = (text, parsing[2])
+    if known in _known:
+        _known.move_to_end(known)
+        source = ParsedSource(text, parsing, context.add_source(name, text))
+        prog = Prog(context)
+    else:
+        try:
+            prog = parse(text, context, name)
+        except CompilationError as err:
+            raise CApiError(Status.parse_error, str(err)) from None
+        _known[known] = None
+        if len(_known) > KNOWN_TEXTS:
+            _known.popitem(last=False)
+        source = ParsedSource(text, parsing)
+    handle = table.new_shared("prog", prog, (ctx_addr,))
+    table.by_addr[handle].source = source
+    return handle
+
+
+def binary_of_handle(entry: Entry, info: CoreInfo) -> Binary:
+    """The SPIR-V binary of the program of a prog handle: by its text while it has one
+    (parsed on a miss, then compiled in place), else by the program."""
+    source: ParsedSource | None = entry.source
+    if source is None:
+        return compile_to_spirv(entry.obj, info)
+
+    def program() -> Prog:
+        source.settle(entry)
+        return entry.obj
+
+    return compile_text(source.text, info, entry.obj.ctx, program, source.parsing)
+
+
+def forget() -> None:
+    """Forget which texts parsed (tests)."""
+    _known.clear()
