@@ -2,6 +2,7 @@
 process that finds the kernel cache filled; ours and, given an upstream build, upstream's.
 
     .venv/bin/python benchmarks/first_result.py [--upstream-build DIR] [-d tgl+f64|pvc|...]
+                                                [--repeat N]
 
 For every program of programs.py a fresh Python process (so nothing is warm) opens the default
 OpenCL device (the CPU device here), then
@@ -21,7 +22,15 @@ same way, with our compile's kernel metadata (the calling convention is the same
 work-group size upstream's kernel declares (upstream has no kernel cache: its second process
 repeats the first). "first" = compile + build + launch; the device
 build total and the SPIR-V sizes are summed over the programs at the end.
-Elapsed milliseconds; one run per cell, so repeat the script for spread.
+
+Elapsed milliseconds, the median of --repeat runs (default 3; every run of ours starts from a new
+empty cache folder), except "build CPU": the CPU time of the process (all its threads) during
+the device build. On a shared machine the elapsed time of a build mostly measures the other
+processes (load average about 5 on 2 cores: seven builds of the same SPIR-V in one process took
+400 ms at least and 596 ms in the median, but 279 and 291 ms of CPU time), so the build ratio
+(ours / upstream, per program and in total) compares CPU times. The CPU runtime's code
+generation target follows CL_CONFIG_CPU_TARGET_ARCH (`core-avx2` for AVX2 code), for ours and
+upstream's SPIR-V alike.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ import argparse
 import dataclasses
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -119,9 +129,10 @@ def child(name: str, spirv: Path | None) -> dict[str, float]:
     times = {"compile": ms_since(t0)}
     if spirv is not None:  # upstream's SPIR-V with our metadata (the same calling convention)
         binary = dataclasses.replace(binary, data=spirv.read_bytes(), cache=False)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     prog = rt.Program(binary, ctx, dev)
     times["build"] = ms_since(t0)
+    times["build_cpu"] = (time.process_time() - c0) * 1e3
     kernel_name = next(iter(binary.kernels))
     kernel = prog.kernel(kernel_name)
     if spirv is not None:  # the work-group size upstream's kernel declares
@@ -166,10 +177,19 @@ def first(t: dict[str, float]) -> float:
     return t["compile"] + t["build"] + t["launch"]
 
 
+def median_run(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Per key the median over the runs ("first" of each run included); "error" the largest."""
+    out = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    out["first"] = statistics.median(first(r) for r in runs)
+    out["error"] = max(r["error"] for r in runs)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--upstream-build", type=Path, default=upstream_build())
     ap.add_argument("-d", "--device", default="tgl+f64", help="upstream's target")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per cell (median is shown)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--spirv", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -183,47 +203,67 @@ def main(argv: list[str] | None = None) -> int:
             upstream_compile(args.upstream_build, args.device, work) if args.upstream_build else {}
         )
         for name, path in PROGRAMS.items():
-            env = clean_env(TINYTC_CACHE_DIR=str(work / f"cache-{len(rows)}"))
-            env.update({k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ})
-            ours = run_child(name, env), run_child(name, env)
-            up = None
+            runs: dict[str, list[list[dict[str, float]]]] = {"ours": [[], []]}
             if args.upstream_build:
-                spv = work / "spv" / f"{path.name}.spv"
-                up = [run_child(name, clean_env(TINYTC_CACHE="0"), spv) for _ in range(2)]
-                for t in up:
-                    t["compile"] = up_ms[name]
-            rows.append((name, ours, up))
+                runs["upstream"] = [[], []]
+            for rep in range(args.repeat):
+                env = clean_env(TINYTC_CACHE_DIR=str(work / f"cache-{len(rows)}-{rep}"))
+                env.update({k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ})
+                for t, who in zip((run_child(name, env), run_child(name, env)), runs["ours"]):
+                    who.append(t)
+                if args.upstream_build:
+                    spv = work / "spv" / f"{path.name}.spv"
+                    for who in runs["upstream"]:
+                        t = run_child(name, clean_env(TINYTC_CACHE="0"), spv)
+                        t["compile"] = up_ms[name]
+                        who.append(t)
+            rows.append((name, {who: [median_run(r) for r in pair] for who, pair in runs.items()}))
     print_table(rows, args)
     return 0
 
 
 def print_table(rows: list, args: argparse.Namespace) -> None:
+    arch = os.environ.get("CL_CONFIG_CPU_TARGET_ARCH", "")
     print(f"{cpu_description()}; load average {os.getloadavg()[0]:.2f}")
-    print("elapsed ms, one run per cell; first = compile + build + launch; 2nd = a second process")
+    print(f"CPU runtime target: {arch or 'native (the host ISA)'}")
+    print(
+        f"elapsed ms (build CPU: CPU ms of the device build), median of {args.repeat} runs; "
+        "first = compile + build + launch; 2nd = a second process"
+    )
     if args.upstream_build:
         print(f"upstream: its C API compile for {args.device}, SPIR-V built on the same device")
     head = (
-        f"{'program':<18} {'who':<8} {'compile':>8} {'build':>8} {'launch':>8} {'first':>8} "
-        f"{'2nd':>8} {'SPIR-V B':>9} {'err':>8}"
+        f"{'program':<18} {'who':<8} {'compile':>8} {'build':>8} {'build CPU':>9} {'launch':>8} "
+        f"{'first':>8} {'2nd':>8} {'SPIR-V B':>9} {'err':>8}"
     )
     print(head)
     print("-" * len(head))
     totals: dict[str, list[float]] = {}
-    for name, ours, up in rows:
-        for who, runs in (("ours", ours), ("upstream", up)):
-            if runs is None:
-                continue
-            t1, t2 = runs
+    ratios = []
+    for name, by_who in rows:
+        for who, (t1, t2) in by_who.items():
             print(
                 f"{name:<18} {who:<8} {t1['compile']:>8.1f} {t1['build']:>8.1f} "
-                f"{t1['launch']:>8.1f} {first(t1):>8.1f} {first(t2):>8.1f} "
-                f"{int(t1['spirv']):>9} {max(t1['error'], t2['error']):>8.1e}"
+                f"{t1['build_cpu']:>9.1f} {t1['launch']:>8.1f} {t1['first']:>8.1f} "
+                f"{t2['first']:>8.1f} {int(t1['spirv']):>9} {max(t1['error'], t2['error']):>8.1e}"
             )
-            total = totals.setdefault(who, [0.0, 0.0])
+            total = totals.setdefault(who, [0.0, 0.0, 0.0])
             total[0] += t1["build"]
-            total[1] += t1["spirv"]
-    for who, (build, size) in totals.items():
-        print(f"total {who}: device build {build / 1e3:.2f} s, SPIR-V {size / 1024:.1f} KiB")
+            total[1] += t1["build_cpu"]
+            total[2] += t1["spirv"]
+        if "upstream" in by_who:
+            ratios.append(
+                (name, by_who["ours"][0]["build_cpu"] / by_who["upstream"][0]["build_cpu"])
+            )
+    for who, (build, build_cpu, size) in totals.items():
+        print(
+            f"total {who}: device build {build / 1e3:.2f} s (CPU {build_cpu / 1e3:.2f} s), "
+            f"SPIR-V {size / 1024:.1f} KiB"
+        )
+    if ratios:
+        cells = ", ".join(f"{name} {r:.2f}" for name, r in ratios)
+        total_ratio = totals["ours"][1] / totals["upstream"][1]
+        print(f"device build CPU ours/upstream: {cells}; total {total_ratio:.2f}")
 
 
 if __name__ == "__main__":

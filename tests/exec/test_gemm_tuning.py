@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import numpy as np
 import pytest
@@ -22,6 +23,8 @@ from tinytc_py.analysis.gemm_model import (
     unroll_fits,
 )
 from tinytc_py.compiler import compile_to_spirv
+from tinytc_py.passes.pipeline import run_default_pipeline
+from tinytc_py.spirv import dump
 from tinytc_py.target.cpu_core import cpu_core
 from tinytc_py.target.gemm_blocking import GemmBlocking, GemmKey
 from tinytc_py.text.dialect import parse
@@ -225,8 +228,6 @@ def test_pinned_isa_gemm_runs(isa, mnk, t, trans_b):
 def test_tuned_blocking_overrides_the_model(blocking):
     """A blocking in the core info's gemm_blockings is what the lowering uses: the tile's
     accumulators are row_blocks x cols coopmatrix mul_adds per K step."""
-    from tinytc_py.passes.pipeline import run_default_pipeline
-
     info = lib_options.core_info_for_device("cpu-avx512")
     key = GemmKey(64, 64, 64, ("f32",) * 3, (False, False))
     b = GemmBlocking.from_text(blocking)
@@ -236,6 +237,52 @@ def test_tuned_blocking_overrides_the_model(blocking):
     text = print_prog(prog)
     assert f"coopmatrix<f32x16x{b.cols},matrix_acc>" in text
     compile_to_spirv(parse(kernel(64, 64, 64, "f32", False)), tuned)  # spirv-val
+
+
+# function-body instructions without side effects: a result of one that nothing uses is dead code
+PURE_OPS = {
+    "OpLoad", "OpIAdd", "OpIMul", "OpUMod", "OpUDiv", "OpSConvert", "OpULessThan",
+    "OpLogicalAnd", "OpInBoundsPtrAccessChain", "OpInBoundsAccessChain", "OpBitcast", "OpPhi",
+    "OpExtInst", "OpFAdd", "OpFMul", "OpFNegate", "OpCompositeExtract", "OpCompositeInsert",
+    "OpCompositeConstruct", "OpSubgroupBlockReadINTEL",
+}  # fmt: skip
+
+
+def unused_results(text: str) -> list[str]:
+    """The lines of a SPIR-V dump that define a result of PURE_OPS that no line uses."""
+    defs = re.findall(r"^\s*(%\w+) = (Op\w+)", text, re.M)
+    uses = re.findall(r"(%\w+)(?! =)", text)
+    count = {name: 0 for name, _ in defs}
+    for name in uses:
+        if name in count:
+            count[name] += 1
+    return [f"{name} = {op}" for name, op in defs if op in PURE_OPS and count[name] == 0]
+
+
+ATOMIC_KERNEL = """\
+func @gemm(%A: memref<{t}x20x9>, %B: memref<{t}x9x9>, %C: memref<{t}x20x9>) {{
+    %alpha = constant {two} : {t}
+    %beta = constant {one} : {t}
+    gemm.atomic.n.t %alpha, %A, %B, %beta, %C
+}}
+"""
+
+
+@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        kernel(56, 9, 9, "f64", True),
+        kernel(23, 37, 19, "f32", False),
+        ATOMIC_KERNEL.format(t="f64", two="2.0", one="1.0"),
+        ATOMIC_KERNEL.format(t="c32", two="[2.0,0.5]", one="[1.0,0.0]"),
+    ],
+)
+def test_cpu_gemm_spirv_has_no_dead_code(isa, text):
+    """What the device JIT builds is all used: no per-lane B values beside the uniform reads
+    the FMAs take, no old values of atomics nothing reads."""
+    info = lib_options.core_info_for_device(f"cpu-{isa}")
+    assert unused_results(dump(compile_to_spirv(parse(text), info).data)) == []
 
 
 @pytest.fixture

@@ -20,7 +20,8 @@ element §B3.1 assigns to v.
   for every k and column n, B(k, n) is promoted to C's type and broadcast from the lane that
   holds it (OpGroupBroadcast, at least 32 bits wide) - or, on a SIMD CPU core, when B comes
   straight from an unchecked load, read again at a uniform address (cm_uniform_loader), which
-  the CPU JIT turns into an FMA with a broadcast memory operand - then each row block accumulates
+  the CPU JIT turns into an FMA with a broadcast memory operand (a load whose every use reads it
+  so emits nothing itself) - then each row block accumulates
   A(m, k)*B(k, n) with fma (bf16 accumulates in f32; complex keeps re/im accumulators).
 - reduce .row: each lane folds the columns of each of its row blocks. reduce .column: fold over
   the row blocks, then a butterfly of OpGroupNonUniformShuffleXor over each chunk of S columns
@@ -257,7 +258,9 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         at, bt, ct, rt = A.type, B.type, C.type, as_coopmatrix(inst.results[0].type)
         self.cm_check_rows(inst, at, ct, rt)
         la, lb, lc = (self.layout_of(t, inst) for t in (at, bt, ct))
-        a, b, c = self.cm(A, inst), self.cm(B, inst), self.cm(C, inst)
+        uniform = self.cm_uniform_loader(B, inst)
+        a, c = self.cm(A, inst), self.cm(C, inst)
+        b = self.cm(B, inst) if uniform is None else []
         ctx = ct.ctx
         acc_ty = ctx.f32 if ct.component.kind is ScalarKind.bf16 else ct.component
         real = acc_ty.component_type
@@ -275,7 +278,6 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         )
         a_re, a_im = _unzip([promote(x, at.component) for x in a])
         a_neg_im: dict[int, int] = {}
-        uniform = self.cm_uniform_loader(B, inst)
         broadcast = self.cm_broadcaster(real)
         # component numbers of A(., k) and C(., n) in each row block
         a_comp = [[la.component(m, k) for m in range(lc.K)] for k in range(bt.rows)]

@@ -41,7 +41,7 @@ from ...analysis.coopmatrix_layout import CoopLayout
 from ...analysis.gcd import memref_gcd, value_gcd
 from ...ir.enums import AddressSpace, CheckedFlag, Transpose
 from ...ir.inst import Inst
-from ...ir.ops.coopmatrix import CoopLoadInst, CoopPrefetchInst, CoopStoreInst
+from ...ir.ops.coopmatrix import CoopLoadInst, CoopMulAddInst, CoopPrefetchInst, CoopStoreInst
 from ...ir.types import DYNAMIC, CoopmatrixType, NumberType, ScalarKind, as_coopmatrix
 from ...ir.values import Value
 from ...target.core_info import SpirvFeature
@@ -205,6 +205,8 @@ class CoopmatrixMemoryConversion(AtomicConversion, SpmdConversion):
         d = self.dv(inst.operand("operand"), inst)
         elem_ty = self.ty(ct.component)
         atomic = inst.atomic
+        if not atomic and self.cm_only_read_uniformly(inst):
+            return  # no value: its users read memory themselves (coop_mul_add)
         if not atomic:
             res = self.cm_block_io(inst, ct, d, None)
             if res is not None:
@@ -233,18 +235,18 @@ class CoopmatrixMemoryConversion(AtomicConversion, SpmdConversion):
             return
         at = self.cm_atomic(inst, d)
         w = self.cm_walk_setup(inst, ct, d)
-        rty = self.ty(ct.component) if inst.results else None
+        # the old values only where they are used (else their phis under the guards are dead)
+        used = bool(inst.results) and inst.results[0].has_uses()
+        rty = self.ty(ct.component) if used else None
         res = self.cm_walk(w, lambda p, v: at(p, vals[v]), rty)
-        if inst.results:
+        if used:
             self.set(inst, res)
 
-    def cm_uniform_loader(self, v: Value, user: Inst) -> Callable[[int, int], int] | None:
-        """On a SIMD CPU core (core info `vector_register_size`): a function giving element
-        (i, j) of the coopmatrix `v` read again from memory at an address that is the same in
-        every lane, when `v` is an unchecked cooperative_matrix_load earlier in `user`'s region
-        and nothing in between may write memory. The CPU JIT folds such a load into a broadcast
-        operand of the FMA, where broadcasting the component from its lane costs shuffles (and
-        the shuffled values spill). None otherwise."""
+    def cm_reads_uniformly(self, v: Value, user: Inst) -> bool:
+        """Whether `user` may read the elements of coopmatrix `v` again from memory at addresses
+        that are the same in every lane (cm_uniform_loader): on a SIMD CPU core (core info
+        `vector_register_size`), when `v` is an unchecked cooperative_matrix_load earlier in
+        `user`'s region and nothing in between may write memory."""
         load = v.defining_inst
         if (
             not self.core_info.vector_register_size
@@ -254,11 +256,31 @@ class CoopmatrixMemoryConversion(AtomicConversion, SpmdConversion):
             or load.props["checked"] is not CheckedFlag.none
             or load.parent is not user.parent
         ):
-            return None
+            return False
         insts = user.parent.insts
         between = insts[insts.index(load) + 1 : insts.index(user)]
-        if any(x.spec.writes or x.spec.side_effects or x.regions for x in between):
+        return not any(x.spec.writes or x.spec.side_effects or x.regions for x in between)
+
+    def cm_only_read_uniformly(self, load: Inst) -> bool:
+        """Whether every use of the coopmatrix `load` defines is the B operand of a mul_add
+        that reads it uniformly: then the load's own per-lane values would be dead code."""
+        v = load.results[0]
+        return v.has_uses() and all(
+            isinstance(use.owner, CoopMulAddInst)
+            and use.owner.operand("b") is v
+            and self.cm_reads_uniformly(v, use.owner)
+            for use in v.uses
+        )
+
+    def cm_uniform_loader(self, v: Value, user: Inst) -> Callable[[int, int], int] | None:
+        """A function giving element (i, j) of the coopmatrix `v` read again from memory at an
+        address that is the same in every lane, where cm_reads_uniformly allows it. The CPU JIT
+        folds such a load into a broadcast operand of the FMA, where broadcasting the component
+        from its lane costs shuffles (and the shuffled values spill). None otherwise."""
+        if not self.cm_reads_uniformly(v, user):
             return None
+        load = v.defining_inst
+        assert load is not None
         d = self.dv(load.operand("operand"), load)
         pos = [self.val(load.operand("pos0"), load), self.val(load.operand("pos1"), load)]
         stride, static = list(d.stride), list(d.ty.stride)
@@ -327,6 +349,7 @@ class CoopmatrixMemoryConversion(AtomicConversion, SpmdConversion):
             ety = self.ty(elem)
             return lambda p, x: scalar(ety, p, x)
         cptr = m.type_pointer(sc, comp, comp_ty.size)
+        used = bool(inst.results) and inst.results[0].has_uses()  # else no old value is made
 
         def cplx(p: int, x: int) -> int | None:
             blk = self.block
@@ -334,7 +357,9 @@ class CoopmatrixMemoryConversion(AtomicConversion, SpmdConversion):
             im_p = blk.op(Op.InBoundsAccessChain, cptr, p, m.constant(i32, 1))
             xr, xi = self.parts(x, comp) if x else (0, 0)
             r, i = scalar(comp, re_p, xr), scalar(comp, im_p, xi)
-            return None if r is None or i is None else self.make_complex(self.ty(elem), r, i)
+            if r is None or i is None or not used:
+                return None
+            return self.make_complex(self.ty(elem), r, i)
 
         return cplx
 
