@@ -65,9 +65,8 @@ class Signature:
 
 @dataclass
 class Root:
-    var: int  # the OpVariable (array of bytes)
+    offset: int  # of its first byte in the register file
     size: int
-    base: int = 0  # pointer to its first byte, set in the body block
 
 
 def _next_pow2(n: int) -> int:
@@ -88,8 +87,10 @@ class Emitter:
         self.bool = m.type_bool()
         self.p_u8 = m.type_pointer(StorageClass.Function, self.u8)
         self.roots: dict[str, Root] = {}
+        self.size = 0  # of the register file
         self.vtypes: dict[str, str] = {}  # variable -> vISA type
         self.consts: dict[tuple[str, int], tuple[int, int]] = {}  # (root, byte) -> (size, value)
+        self.bases: dict[str, int] = {}  # root -> pointer to its first byte, in self.fn
         fty = m.type_function(sig.ret, list(sig.params))
         self.fn: Function = m.add_function(sig.ret, fty, control=FunctionControl.Inline)
         self.params = [self.fn.add_parameter(t) for t in sig.params]
@@ -119,12 +120,18 @@ class Emitter:
     # ---- the register image --------------------------------------------------------------------
 
     def add_root(self, name: str, size: int, vtype: str) -> None:
-        arr = self.m.type_array(self.u8, max(size, 1))
-        ptr = self.m.type_pointer(StorageClass.Function, arr)
-        var = self.entry.op(Op.Variable, ptr, StorageClass.Function)
-        self.m.decorate(var, Decoration.Alignment, GRF)
-        self.roots[name] = Root(var, size)
+        """Place a variable in the register file, at a register boundary."""
+        self.roots[name] = Root(self.size, size)
+        self.size += -(-max(size, 1) // GRF) * GRF
         self.vtypes[name] = vtype
+
+    def set_bases(self, regfile: int) -> None:
+        """Pointers to every root's first byte from `regfile` (a pointer to the file) in the
+        current function."""
+        self.bases = {
+            name: self.op(Op.InBoundsPtrAccessChain, self.p_u8, regfile, self.c64(r.offset))
+            for name, r in self.roots.items()
+        }
 
     def resolve(self, name: str) -> tuple[str, int]:
         """(root variable, byte offset) of a declared name, following aliases."""
@@ -144,9 +151,8 @@ class Emitter:
 
     def ptr(self, root: str, off: int | int, ty: int, dynamic: bool = False) -> int:
         """Pointer to a `ty` at byte `off` (a Python int, or an i64 id if dynamic)."""
-        r = self.roots[root]
         index = off if dynamic else self.c64(off)
-        p = self.op(Op.InBoundsPtrAccessChain, self.p_u8, r.base, index)
+        p = self.op(Op.InBoundsPtrAccessChain, self.p_u8, self.bases[root], index)
         return self.op(Op.Bitcast, self.m.type_pointer(StorageClass.Function, ty), p)
 
     def load(self, root: str, off: int, vt: str, dynamic: bool = False) -> int:
@@ -257,15 +263,16 @@ class Emitter:
         for name, decl in self.prog.decls.items():
             if decl.alias is None:
                 self.add_root(name, TYPES[decl.type][0] * decl.num_elts, decl.type)
-        for root in self.roots.values():
-            root.base = self.op(
-                Op.InBoundsAccessChain, self.p_u8, root.var, self.m.constant(self.i32, 0)
-            )
+        arr = self.m.type_pointer(StorageClass.Function, self.m.type_array(self.u8, self.size))
+        var = self.entry.op(Op.Variable, arr, StorageClass.Function)
+        self.m.decorate(var, Decoration.Alignment, GRF)
+        regfile = self.op(Op.InBoundsAccessChain, self.p_u8, var, self.m.constant(self.i32, 0))
+        self.set_bases(regfile)
         for k, param in enumerate(self.params):
             j = len(ret) + k
             self._gather(f"${j}", param, shapes[j], sig.constraints[j].endswith(".u"))
-        for inst in self.prog.code:
-            self.instruction(inst)
+        void = self.m.type_void()
+        self.op(Op.FunctionCall, void, self._program(), regfile)
         if ret:
             parts = [
                 self._scatter(f"${k}", t, shapes[k], sig.constraints[k].endswith(".u"))
@@ -279,6 +286,28 @@ class Emitter:
             self.blk.emit(Op.Return)
         self.entry.emit(Op.Branch, self.fn.blocks[1].label)
         return self.fn.id
+
+    def _program(self) -> int:
+        """The function running the vISA instructions on the register file it is handed. It is
+        not inlined: the CPU JIT compiles it once rather than at every asm call (with the
+        kernel's vectorization across lanes), which keeps the build of emulated kernels
+        fast; it has no subgroup operations (those stay in the inlined caller)."""
+        outer = self.fn, self.entry, self.blk, self.bases
+        void = self.m.type_void()
+        self.fn = self.m.add_function(
+            void, self.m.type_function(void, [self.p_u8]), control=FunctionControl.DontInline
+        )
+        regfile = self.fn.add_parameter(self.p_u8)
+        self.entry = self.fn.add_block()
+        self.blk = self.fn.add_block()
+        self.set_bases(regfile)
+        for inst in self.prog.code:
+            self.instruction(inst)
+        self.blk.emit(Op.Return)
+        self.entry.emit(Op.Branch, self.fn.blocks[1].label)
+        fn = self.fn.id
+        self.fn, self.entry, self.blk, self.bases = outer
+        return fn
 
     def _members(self, ty: int) -> list[int]:
         key = self._type_key(ty)
@@ -319,30 +348,34 @@ class Emitter:
         size = TYPES[vt][0]
         if comp_ty != self.ty(vt):  # a pointer
             value = self.op(Op.ConvertPtrToU, self.i64, value)
-        comps = self._components(value, n, comp_ty)
-        for v, comp in enumerate(comps):
-            if uniform:
+        if uniform:
+            for v, comp in enumerate(self._components(value, n, comp_ty)):
                 self.store(name, v * size, vt, comp)
-                continue
-            # broadcast 32- or 64-bit integers only: the CPU runtime has no 8- or 16-bit or
-            # half subgroup broadcasts
-            ut = UNSIGNED[size]
-            bits = comp if TYPES[vt][1] in "su" else self.op(Op.Bitcast, self.ty(ut), comp)
-            wide_t = self.i64 if size == 8 else self.i32
+            return
+        # One loop over the n*S bytes-slots (component v of lane p is slot v*S + p): a loop,
+        # not n*S broadcasts, keeps the function small (the CPU JIT time grows with its size).
+        # Broadcast 32- or 64-bit integers only: the CPU runtime has no 8- or 16-bit or half
+        # subgroup broadcasts.
+        ut = UNSIGNED[size]
+        wide_t = self.i64 if size == 8 else self.i32
+        self.m.add_capability(Capability.Groups)
+        scope = self.m.constant(self.i32, Scope.Subgroup)
+
+        def slot(i: int) -> None:
+            i64, c, op = self.i64, self.c64, self.op
+            comp = value
+            if n > 1:
+                comp = op(Op.VectorExtractDynamic, comp_ty, value, op(Op.SDiv, i64, i, c(self.sgs)))
+            bits = comp if TYPES[vt][1] in "su" else op(Op.Bitcast, self.ty(ut), comp)
             if size < 4:
-                bits = self.op(Op.UConvert, wide_t, bits)
-            self.m.add_capability(Capability.Groups)
-            for lane in range(self.sgs):
-                b = self.op(
-                    Op.GroupBroadcast,
-                    wide_t,
-                    self.m.constant(self.i32, Scope.Subgroup),
-                    bits,
-                    self.m.constant(self.i32, lane),
-                )
-                if size < 4:
-                    b = self.op(Op.UConvert, self.ty(ut), b)
-                self.store(name, (v * self.sgs + lane) * size, ut, b)
+                bits = op(Op.UConvert, wide_t, bits)
+            lane = op(Op.UConvert, self.i32, op(Op.SRem, i64, i, c(self.sgs)))
+            b = op(Op.GroupBroadcast, wide_t, scope, bits, lane)
+            if size < 4:
+                b = op(Op.UConvert, self.ty(ut), b)
+            self.store(name, op(Op.IMul, i64, i, c(size)), ut, b, dynamic=True)
+
+        self.loop(n * self.sgs, slot)
 
     def _scatter(self, name: str, ty: int, shape: tuple[str, int, int], uniform: bool) -> int:
         vt, n, _ = shape
@@ -574,29 +607,45 @@ class Emitter:
         add = Op.FAdd if floating else Op.IAdd
         mul = Op.FMul if floating else Op.IMul
 
-        def body(i: int) -> None:
+        acc_ty = self.ty(acc_t)
+        acc_var = self.entry.op(
+            Op.Variable, self.m.type_pointer(StorageClass.Function, acc_ty), StorageClass.Function
+        )
+
+        def channel(i: int) -> None:  # dst(r, ch) for i = r*es + ch
             i64, c, op = self.i64, self.c64, self.op
             r = op(Op.SDiv, i64, i, c(es))
             ch = op(Op.SRem, i64, i, c(es))
             if s0 is None:
-                acc = self.m.constant(self.ty(acc_t), 0.0 if floating else 0)
+                acc = self.m.constant(acc_ty, 0.0 if floating else 0)
             else:
                 (r0, b0), vt0, st0 = s0
                 off0 = op(Op.IAdd, i64, c(b0 + st0), op(Op.IMul, i64, i, c(TYPES[vt0][0])))
                 acc = self.convert(self.load(r0, off0, vt0, dynamic=True), vt0, acc_t)
+            self.blk.emit(Op.Store, acc_var, acc)
             a_row = op(Op.IAdd, i64, c(b1 + st1), op(Op.IMul, i64, ch, c(4)))
             b_row = op(Op.IAdd, i64, c(b2 + st2), op(Op.IMul, i64, r, c(4 * depth)))
-            for k in range(depth):
+
+            def step(k: int) -> None:  # one dword of the systolic depth: omega products
+                a_k = self.op(Op.IAdd, i64, a_row, self.op(Op.IMul, i64, k, c(es * 4)))
+                b_k = self.op(Op.IAdd, i64, b_row, self.op(Op.IMul, i64, k, c(4)))
+                acc = self.op(Op.Load, acc_ty, acc_var)
                 for e in range(omega):
-                    a_off = op(Op.IAdd, i64, a_row, c(k * es * 4 + e * s1))
-                    b_off = op(Op.IAdd, i64, b_row, c(k * 4 + e * s1))
+                    a_off = self.op(Op.IAdd, i64, a_k, c(e * s1))
+                    b_off = self.op(Op.IAdd, i64, b_k, c(e * s1))
                     av = self.convert(self.load(r1, a_off, t1, dynamic=True), t1, acc_t)
                     bv = self.convert(self.load(r2, b_off, t2, dynamic=True), t2, acc_t)
-                    acc = op(add, self.ty(acc_t), acc, op(mul, self.ty(acc_t), av, bv))
-            doff = op(Op.IAdd, i64, c(dbase + dstart), op(Op.IMul, i64, i, c(TYPES[dvt][0])))
+                    acc = self.op(add, acc_ty, acc, self.op(mul, acc_ty, av, bv))
+                self.blk.emit(Op.Store, acc_var, acc)
+
+            self.loop(depth, step)
+            acc = self.op(Op.Load, acc_ty, acc_var)
+            doff = self.op(
+                Op.IAdd, i64, c(dbase + dstart), self.op(Op.IMul, i64, i, c(TYPES[dvt][0]))
+            )
             self.store(droot, doff, dvt, self.convert(acc, acc_t, dvt), dynamic=True)
 
-        self.loop(repeat * es, body)
+        self.loop(repeat * es, channel)
         self.forget(droot, 0, 1 << 30)
 
     def _start(self, o: Operand) -> int:
