@@ -10,6 +10,7 @@ expression), `assert_ulp` compares floating results in units in the last place o
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -33,16 +34,40 @@ def _device_or_none():
         return None
 
 
-@functools.cache
+_EMULATED: list[str] = []  # the GPU of an `emulating` block, innermost last
+
+
+@contextlib.contextmanager
+def emulating(gpu: str):
+    """Within the block, `build` compiles for `gpu` (pvc or bmg) and runs the binary through
+    tinytc-emulate (tests/emulate/test_exec_selection.py runs chosen tests so)."""
+    _EMULATED.append(gpu)
+    try:
+        yield
+    finally:
+        _EMULATED.pop()
+
+
+def target() -> str | None:
+    """The GPU programs are built for now (an `emulating` block, else TINYTC_EMULATE), or None
+    for the CPU device. Caches of built programs key on it."""
+    return _EMULATED[-1] if _EMULATED else os.environ.get("TINYTC_EMULATE") or None
+
+
 def build(text: str) -> Program:
-    """The program of `text`, compiled (and spirv-val validated) and built once. With
-    TINYTC_EMULATE=pvc (or bmg) it is compiled for that GPU and run through tinytc-emulate
-    (docs/emulate.rst); kernels whose subgroup size the GPU lacks are skipped then."""
+    """The program of `text`, compiled (and spirv-val validated) and built once. Inside
+    `emulating(gpu)`, or with TINYTC_EMULATE=pvc (or bmg), it is compiled for that GPU and run
+    through tinytc-emulate (docs/emulate.rst); kernels whose subgroup size the GPU lacks are
+    skipped then."""
+    return _build(text, target())
+
+
+@functools.cache
+def _build(text: str, gpu: str | None) -> Program:
     if _device_or_none() is None:
         pytest.skip("no SPIR-V capable OpenCL device")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        gpu = os.environ.get("TINYTC_EMULATE")
         return _emulated(text, gpu) if gpu else program(text)
 
 
