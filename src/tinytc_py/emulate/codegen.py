@@ -1,13 +1,14 @@
 """Translate one parsed vISA program into a portable SPIR-V function (OpenCL environment).
 
-Model. vISA names registers of the whole SIMD thread; an OpenCL work-item is one lane. Every
-work-item therefore keeps a private byte image of all the registers the program touches (one
-Function-storage byte array per root variable, aliases at their offsets) and executes every
-instruction on it, so all lanes of a subgroup hold the same image. A per-lane operand ("rw"
-constraint) of a vector of n components is gathered into the image with subgroup broadcasts,
-component v of lane p at byte (v*S + p)*size for the subgroup size S; a uniform one ("rw.u")
-is its single value at byte 0 (a pointer as its 64-bit address). Outputs are read back from
-the image the same way, each lane taking its own components.
+Model. vISA names registers of the whole SIMD thread, and an OpenCL subgroup is one thread.
+Every subgroup therefore has a byte image of the registers the program touches (one register
+file per subgroup in a Workgroup array, roots at register boundaries, aliases at their
+offsets). A per-lane operand ("rw" constraint) of a vector of n components is written into it
+by each lane, component v of lane p at byte (v*S + p)*size for the subgroup size S; a uniform
+one ("rw.u") is its single value at byte 0 (a pointer as its 64-bit address). Then lane 0
+runs the instructions (one function per asm, not inlined: the CPU JIT compiles it once) and
+every lane reads its output components back the same way. The steps are ordered by memory
+barriers and subgroup broadcasts the next step's accesses depend on.
 
 Instructions (semantics of the public vISA and Xe LSC specifications):
 - mov/add/mul/shl/shr/asr/and/or/xor with regions `V(r,c)<v;w,h>`, destination `<h>`, GRF of
@@ -35,7 +36,6 @@ from dataclasses import dataclass
 from ..spirv.module import Block, Function, Module, iter_instructions
 from ..spirv.tables import (
     Capability,
-    Decoration,
     FunctionControl,
     LoopControl,
     MemoryAccess,
@@ -64,6 +64,20 @@ class Signature:
 
 
 @dataclass
+class Shared:
+    """What every emulation function of a module uses: the SubgroupLocalInvocationId and
+    SubgroupId inputs, and the Workgroup byte array holding one register file per subgroup
+    (`stride` bytes apart, an i64 constant both defined by the caller once `sizes`, the
+    register-file sizes of the functions, are known)."""
+
+    lane: int
+    subgroup: int
+    image: int
+    stride: int
+    sizes: list[int]
+
+
+@dataclass
 class Root:
     offset: int  # of its first byte in the register file
     size: int
@@ -79,13 +93,14 @@ def _next_pow2(n: int) -> int:
 class Emitter:
     """Builds the function emulating one vISA program for subgroup size `sgs`."""
 
-    def __init__(self, mod: Module, prog: Program, sig: Signature, sgs: int, lane_var: int):
-        self.m, self.prog, self.sig, self.sgs, self.lane_var = mod, prog, sig, sgs, lane_var
+    def __init__(self, mod: Module, prog: Program, sig: Signature, sgs: int, shared: Shared):
+        self.m, self.prog, self.sig, self.sgs, self.shared = mod, prog, sig, sgs, shared
+        self.lane = 0  # this lane's id as an i64 ordered after the program ran (build)
         m = mod
         self.u8, self.i16, self.i32, self.i64 = (m.type_int(w) for w in (8, 16, 32, 64))
         self.f32 = m.type_float(32)
         self.bool = m.type_bool()
-        self.p_u8 = m.type_pointer(StorageClass.Function, self.u8)
+        self.p_u8 = m.type_pointer(StorageClass.Workgroup, self.u8)
         self.roots: dict[str, Root] = {}
         self.size = 0  # of the register file
         self.vtypes: dict[str, str] = {}  # variable -> vISA type
@@ -153,7 +168,7 @@ class Emitter:
         """Pointer to a `ty` at byte `off` (a Python int, or an i64 id if dynamic)."""
         index = off if dynamic else self.c64(off)
         p = self.op(Op.InBoundsPtrAccessChain, self.p_u8, self.bases[root], index)
-        return self.op(Op.Bitcast, self.m.type_pointer(StorageClass.Function, ty), p)
+        return self.op(Op.Bitcast, self.m.type_pointer(StorageClass.Workgroup, ty), p)
 
     def load(self, root: str, off: int, vt: str, dynamic: bool = False) -> int:
         ty = self.ty(vt)
@@ -263,16 +278,32 @@ class Emitter:
         for name, decl in self.prog.decls.items():
             if decl.alias is None:
                 self.add_root(name, TYPES[decl.type][0] * decl.num_elts, decl.type)
-        arr = self.m.type_pointer(StorageClass.Function, self.m.type_array(self.u8, self.size))
-        var = self.entry.op(Op.Variable, arr, StorageClass.Function)
-        self.m.decorate(var, Decoration.Alignment, GRF)
-        regfile = self.op(Op.InBoundsAccessChain, self.p_u8, var, self.m.constant(self.i32, 0))
+        self.shared.sizes.append(self.size)
+        sh, i64 = self.shared, self.i64
+        lane32 = self.op(Op.Load, self.i32, sh.lane)
+        lane = self.op(Op.IAdd, i64, self.op(Op.UConvert, i64, lane32), self._sync(lane32))
+        sg = self.op(Op.UConvert, i64, self.op(Op.Load, self.i32, sh.subgroup))
+        image = self.op(Op.InBoundsAccessChain, self.p_u8, sh.image, self.m.constant(self.i32, 0))
+        regfile = self.op(
+            Op.InBoundsPtrAccessChain, self.p_u8, image, self.op(Op.IMul, i64, sg, sh.stride)
+        )
         self.set_bases(regfile)
-        for k, param in enumerate(self.params):
-            j = len(ret) + k
-            self._gather(f"${j}", param, shapes[j], sig.constraints[j].endswith(".u"))
-        void = self.m.type_void()
-        self.op(Op.FunctionCall, void, self._program(), regfile)
+        operands = [(f"${len(ret) + k}", p) for k, p in enumerate(self.params)]
+        in_regs = {n: not sig.constraints[int(n[1:])].endswith(".u") for n, _ in operands}
+        for name, param in operands:
+            if in_regs[name]:
+                self._gather(name, param, shapes[int(name[1:])], lane)
+        ready = self.op(Op.IAdd, i64, lane, self._sync(lane32))
+        program = self._program()
+
+        def run() -> None:  # one lane runs the program on the subgroup's registers
+            for name, param in operands:
+                if not in_regs[name]:
+                    self._store_uniform(name, param, shapes[int(name[1:])])
+            self.op(Op.FunctionCall, self.m.type_void(), program, regfile)
+
+        self.when(self.op(Op.IEqual, self.bool, ready, self.c64(0)), run)
+        self.lane = self.op(Op.IAdd, i64, lane, self._sync(lane32))
         if ret:
             parts = [
                 self._scatter(f"${k}", t, shapes[k], sig.constraints[k].endswith(".u"))
@@ -343,44 +374,45 @@ class Emitter:
             return [value]
         return [self.op(Op.CompositeExtract, comp_ty, value, v) for v in range(n)]
 
-    def _gather(self, name: str, value: int, shape: tuple[str, int, int], uniform: bool) -> None:
+    def _sync(self, lane32: int) -> int:
+        """An i64 zero that no lane has before every lane got here, with the workgroup-memory
+        accesses before it visible after it: a memory barrier and a subgroup broadcast (of
+        lane 0's id) that the following accesses depend on. (Not OpControlBarrier with subgroup
+        scope: with it, upstream's 48x16x32 GEMM, whose subgroups run different numbers of asm
+        calls, gave wrong rows on the CPU runtime.)"""
+        c = lambda v: self.m.constant(self.i32, v)  # noqa: E731
+        self.blk.emit(Op.MemoryBarrier, c(Scope.Subgroup), c(0x108))
+        self.m.add_capability(Capability.Groups)
+        first = self.op(Op.GroupBroadcast, self.i32, c(Scope.Subgroup), lane32, c(0))
+        return self.op(Op.UConvert, self.i64, first)
+
+    def _value_components(self, value: int, shape: tuple[str, int, int]) -> list[int]:
         vt, n, comp_ty = shape
-        size = TYPES[vt][0]
         if comp_ty != self.ty(vt):  # a pointer
             value = self.op(Op.ConvertPtrToU, self.i64, value)
-        if uniform:
-            for v, comp in enumerate(self._components(value, n, comp_ty)):
-                self.store(name, v * size, vt, comp)
-            return
-        # One loop over the n*S bytes-slots (component v of lane p is slot v*S + p): a loop,
-        # not n*S broadcasts, keeps the function small (the CPU JIT time grows with its size).
-        # Broadcast 32- or 64-bit integers only: the CPU runtime has no 8- or 16-bit or half
-        # subgroup broadcasts.
-        ut = UNSIGNED[size]
-        wide_t = self.i64 if size == 8 else self.i32
-        self.m.add_capability(Capability.Groups)
-        scope = self.m.constant(self.i32, Scope.Subgroup)
+            comp_ty = self.i64
+        return self._components(value, n, comp_ty)
 
-        def slot(i: int) -> None:
-            i64, c, op = self.i64, self.c64, self.op
-            comp = value
-            if n > 1:
-                comp = op(Op.VectorExtractDynamic, comp_ty, value, op(Op.SDiv, i64, i, c(self.sgs)))
-            bits = comp if TYPES[vt][1] in "su" else op(Op.Bitcast, self.ty(ut), comp)
-            if size < 4:
-                bits = op(Op.UConvert, wide_t, bits)
-            lane = op(Op.UConvert, self.i32, op(Op.SRem, i64, i, c(self.sgs)))
-            b = op(Op.GroupBroadcast, wide_t, scope, bits, lane)
-            if size < 4:
-                b = op(Op.UConvert, self.ty(ut), b)
-            self.store(name, op(Op.IMul, i64, i, c(size)), ut, b, dynamic=True)
+    def _store_uniform(self, name: str, value: int, shape: tuple[str, int, int]) -> None:
+        vt = shape[0]
+        for v, comp in enumerate(self._value_components(value, shape)):
+            self.store(name, v * TYPES[vt][0], vt, comp)
 
-        self.loop(n * self.sgs, slot)
+    def _gather(self, name: str, value: int, shape: tuple[str, int, int], lane: int) -> None:
+        """Each lane writes its own components: component v of lane p at byte (v*S + p)*size
+        of the subgroup's register file (no cross-lane operation)."""
+        vt = shape[0]
+        size = TYPES[vt][0]
+        for v, comp in enumerate(self._value_components(value, shape)):
+            slot = self.op(Op.IAdd, self.i64, lane, self.c64(v * self.sgs))
+            self.store(
+                name, self.op(Op.IMul, self.i64, slot, self.c64(size)), vt, comp, dynamic=True
+            )
 
     def _scatter(self, name: str, ty: int, shape: tuple[str, int, int], uniform: bool) -> int:
         vt, n, _ = shape
         size = TYPES[vt][0]
-        lane = self.op(Op.UConvert, self.i64, self.op(Op.Load, self.i32, self.lane_var))
+        lane = self.lane
         comps = []
         for v in range(n):
             if uniform:
@@ -562,9 +594,6 @@ class Emitter:
             return self.blk.op(Op.ConvertUToPtr, gptr, addr)
 
         if store:
-            lane = op(Op.UConvert, i64, op(Op.Load, self.i32, self.lane_var))
-            mine = op(Op.IEqual, self.bool, op(Op.SRem, i64, i, c(self.sgs)), lane)
-            cond = op(Op.LogicalAnd, self.bool, cond, mine)
 
             def write() -> None:
                 value = self.load(root, grf, vt, dynamic=True)
@@ -702,9 +731,9 @@ class _Layout:
         return op(Op.IAdd, i64, blk, op(Op.IMul, i64, inner, c(self.size)))
 
 
-def emulation_function(mod: Module, prog: Program, sig: Signature, sgs: int, lane_var: int) -> int:
+def emulation_function(mod: Module, prog: Program, sig: Signature, sgs: int, shared: Shared) -> int:
     """Add the function emulating `prog` to `mod`; returns its id."""
-    return Emitter(mod, prog, sig, sgs, lane_var).build()
+    return Emitter(mod, prog, sig, sgs, shared).build()
 
 
-__all__ = ["Signature", "emulation_function"]
+__all__ = ["Shared", "Signature", "emulation_function"]

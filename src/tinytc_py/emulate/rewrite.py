@@ -16,7 +16,7 @@ from array import array
 
 from ..errors import Status, TinytcError
 from ..spirv.assembler import assemble
-from ..spirv.module import Module, iter_instructions
+from ..spirv.module import Module, emit, iter_instructions
 from ..spirv.tables import (
     HAS_RESULT_TYPE,
     BuiltIn,
@@ -28,7 +28,7 @@ from ..spirv.tables import (
 )
 from ..spirv.validate import SpirvValidationError, validate
 from .blockio import block_io_function
-from .codegen import Signature, emulation_function
+from .codegen import GRF, Shared, Signature, emulation_function
 from .reader import literal_string, read_module
 from .visa import UnsupportedConstruct, parse
 
@@ -64,12 +64,18 @@ def emulate_spirv(binary: bytes, device: str = "pvc") -> bytes:
     ):
         return binary  # nothing GPU-only (multi-index extracts come with asm results only)
     sgs = _subgroup_sizes(mod)
-    lane = _lane_variable(mod)
+    lane = _builtin_variable(mod, BuiltIn.SubgroupLocalInvocationId)
+    shared = Shared(lane, 0, mod.new_id(), mod.new_id(), [])
+    if asms:
+        shared.subgroup = _builtin_variable(mod, BuiltIn.SubgroupId)
+        _add_to_interfaces(mod, shared.image)
     types = _type_table(mod)
     made: dict[tuple[object, ...], int] = {}
     for function in list(mod.functions):  # not the emulation functions added on the way
         size = sgs.get(function.id) or _only(sgs)
-        function.code = _rewrite_function(mod, function.code, asms, types, made, size, lane)
+        function.code = _rewrite_function(mod, function.code, asms, types, made, size, shared)
+    if asms:
+        _define_image(mod, shared, sgs)
     _drop(mod, set(asms) | targets)
     data = assemble(mod)
     try:
@@ -87,7 +93,7 @@ def emulate_spirv(binary: bytes, device: str = "pvc") -> bytes:
     return data
 
 
-def _rewrite_function(mod, code: array, asms, types, made, sgs: int, lane: int) -> array:
+def _rewrite_function(mod, code: array, asms, types, made, sgs: int, shared: Shared) -> array:
     """`code` with asm calls and non-32-bit block IO turned into calls of emulation functions."""
     value_types = {
         code[off + 2]: code[off + 1]
@@ -105,7 +111,7 @@ def _rewrite_function(mod, code: array, asms, types, made, sgs: int, lane: int) 
                 ret, fty, text, constraints = asms[asm]
                 params = tuple(_function_params(mod, fty))
                 sig = Signature(ret, params, tuple(c.strip() for c in constraints.split(",")))
-                made[key] = emulation_function(mod, parse(text), sig, sgs, lane)
+                made[key] = emulation_function(mod, parse(text), sig, sgs, shared)
             inst[0] = (n << 16) | Op.FunctionCall
             inst[3] = made[key]
         elif op in _ATOMIC_MOVES:
@@ -125,7 +131,7 @@ def _rewrite_function(mod, code: array, asms, types, made, sgs: int, lane: int) 
                 key = ("block", write, ptr_ty, data_ty, sgs)
                 if key not in made:
                     made[key] = block_io_function(
-                        mod, write, ptr_ty, data_ty, comp_ty, count, width // 8, sgs, lane
+                        mod, write, ptr_ty, data_ty, comp_ty, count, width // 8, sgs, shared.lane
                     )
                 if write:
                     inst = array(
@@ -285,8 +291,8 @@ def _only(sgs: dict[int, int]) -> int:
     return sizes.pop()
 
 
-def _lane_variable(mod: Module) -> int:
-    """The SubgroupLocalInvocationId input, declared if needed and listed by every entry
+def _builtin_variable(mod: Module, builtin: int) -> int:
+    """The input variable of `builtin` (an i32), declared if needed and listed by every entry
     point (an interface may name more variables than the entry point uses)."""
     an = mod.annotations
     var = next(
@@ -296,13 +302,17 @@ def _lane_variable(mod: Module) -> int:
             if op == Op.Decorate
             and n == 4
             and an[off + 2] == Decoration.BuiltIn
-            and an[off + 3] == BuiltIn.SubgroupLocalInvocationId
+            and an[off + 3] == builtin
         ),
         0,
     )
     if not var:
-        ptr = mod.type_pointer(StorageClass.Input, mod.type_int(32))
-        var = mod.builtin(BuiltIn.SubgroupLocalInvocationId, ptr)
+        var = mod.builtin(builtin, mod.type_pointer(StorageClass.Input, mod.type_int(32)))
+    _add_to_interfaces(mod, var)
+    return var
+
+
+def _add_to_interfaces(mod: Module, var: int) -> None:
     ep = mod.entry_points
     out = array("I")
     for _, off, n in iter_instructions(ep):
@@ -313,7 +323,24 @@ def _lane_variable(mod: Module) -> int:
         inst[0] = (len(inst) << 16) | Op.EntryPoint
         out.extend(inst)
     mod.entry_points = out
-    return var
+
+
+def _define_image(mod: Module, shared: Shared, sgs: dict[int, int]) -> None:
+    """The Workgroup array of one register file per subgroup (as many subgroups as the
+    largest work-group holds) and its stride, the largest register file."""
+    stride = -(-max(shared.sizes, default=GRF) // GRF) * GRF
+    em = mod.execution_modes
+    groups = 1
+    for op, off, _ in iter_instructions(em):
+        if op == Op.ExecutionMode and em[off + 2] == ExecutionMode.LocalSize:
+            x, y, z = em[off + 3 : off + 6]
+            groups = max(groups, -(-x // sgs.get(em[off + 1], min(sgs.values()))) * y * z)
+    i64 = mod.type_int(64)
+    emit(mod.globals, Op.Constant, i64, shared.stride, stride & 0xFFFFFFFF, stride >> 32)
+    arr = mod.type_array(mod.type_int(8), groups * stride)
+    ptr = mod.type_pointer(StorageClass.Workgroup, arr)
+    emit(mod.globals, Op.Variable, ptr, shared.image, StorageClass.Workgroup)
+    mod.decorate(shared.image, Decoration.Alignment, GRF)
 
 
 def _drop(mod: Module, ids: set[int]) -> None:
