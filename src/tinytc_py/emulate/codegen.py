@@ -66,13 +66,12 @@ class Signature:
 @dataclass
 class Shared:
     """What every emulation function of a module uses: the SubgroupLocalInvocationId and
-    SubgroupId inputs, and the Workgroup byte array holding one register file per subgroup
-    (`stride` bytes apart, an i64 constant both defined by the caller once `sizes`, the
-    register-file sizes of the functions, are known)."""
+    SubgroupId inputs, and the stride of the register files of the subgroups in a kernel's
+    Workgroup array (an i64 constant the caller defines once `sizes`, the register-file sizes
+    of the functions, are known). The kernel hands its array as the first argument."""
 
     lane: int
     subgroup: int
-    image: int
     stride: int
     sizes: list[int]
 
@@ -106,8 +105,9 @@ class Emitter:
         self.vtypes: dict[str, str] = {}  # variable -> vISA type
         self.consts: dict[tuple[str, int], tuple[int, int]] = {}  # (root, byte) -> (size, value)
         self.bases: dict[str, int] = {}  # root -> pointer to its first byte, in self.fn
-        fty = m.type_function(sig.ret, list(sig.params))
+        fty = m.type_function(sig.ret, [self.p_u8, *sig.params])
         self.fn: Function = m.add_function(sig.ret, fty, control=FunctionControl.Inline)
+        self.image = self.fn.add_parameter(self.p_u8)
         self.params = [self.fn.add_parameter(t) for t in sig.params]
         self.entry = self.fn.add_block()
         self.blk: Block = self.fn.add_block()
@@ -283,9 +283,8 @@ class Emitter:
         lane32 = self.op(Op.Load, self.i32, sh.lane)
         lane = self.op(Op.IAdd, i64, self.op(Op.UConvert, i64, lane32), self._sync(lane32))
         sg = self.op(Op.UConvert, i64, self.op(Op.Load, self.i32, sh.subgroup))
-        image = self.op(Op.InBoundsAccessChain, self.p_u8, sh.image, self.m.constant(self.i32, 0))
         regfile = self.op(
-            Op.InBoundsPtrAccessChain, self.p_u8, image, self.op(Op.IMul, i64, sg, sh.stride)
+            Op.InBoundsPtrAccessChain, self.p_u8, self.image, self.op(Op.IMul, i64, sg, sh.stride)
         )
         self.set_bases(regfile)
         operands = [(f"${len(ret) + k}", p) for k, p in enumerate(self.params)]
