@@ -10,6 +10,7 @@ expression), `assert_ulp` compares floating results in units in the last place o
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -33,24 +34,49 @@ def _device_or_none():
         return None
 
 
-@functools.cache
+_EMULATED: list[str] = []  # the GPU of an `emulating` block, innermost last
+
+
+@contextlib.contextmanager
+def emulating(gpu: str):
+    """Within the block, `build` compiles for `gpu` (pvc or bmg) and runs the binary through
+    tinytc-emulate (tests/emulate/test_exec_selection.py runs chosen tests so)."""
+    _EMULATED.append(gpu)
+    try:
+        yield
+    finally:
+        _EMULATED.pop()
+
+
+def target() -> str | None:
+    """The GPU programs are built for now (an `emulating` block, else TINYTC_EMULATE), or None
+    for the CPU device. Caches of built programs key on it."""
+    return _EMULATED[-1] if _EMULATED else os.environ.get("TINYTC_EMULATE") or None
+
+
 def build(text: str) -> Program:
-    """The program of `text`, compiled (and spirv-val validated) and built once. With
-    TINYTC_EMULATE=pvc (or bmg) it is compiled for that GPU and run through tinytc-emulate
-    (docs/emulate.rst); kernels whose subgroup size the GPU lacks are skipped then."""
+    """The program of `text`, compiled (and spirv-val validated) and built once. Inside
+    `emulating(gpu)`, or with TINYTC_EMULATE=pvc (or bmg), it is compiled for that GPU and run
+    through tinytc-emulate (docs/emulate.rst); kernels whose subgroup size the GPU lacks are
+    skipped then."""
+    return _build(text, target())
+
+
+@functools.cache
+def _build(text: str, gpu: str | None) -> Program:
     if _device_or_none() is None:
         pytest.skip("no SPIR-V capable OpenCL device")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        gpu = os.environ.get("TINYTC_EMULATE")
         return _emulated(text, gpu) if gpu else program(text)
 
 
 def _emulated(text: str, gpu: str) -> Program:
     """`text` for the GPU `gpu`, emulated. A subgroup size the GPU lacks (4, 8) becomes 16 and
     work-group widths are rounded up to a multiple of it, so the GPU code paths still run,
-    unless the kernel uses lane ids (its data may be sized by them); kernels that still do
-    not compile for the GPU are skipped."""
+    unless the kernel uses lane ids without reading the subgroup size (its data is then
+    sized by a fixed lane count); kernels that still do not compile for the GPU are
+    skipped."""
     from tinytc_py.compiler import binary_of
     from tinytc_py.emulate import emulate
     from tinytc_py.errors import CompilationError
@@ -62,7 +88,9 @@ def _emulated(text: str, gpu: str) -> Program:
     except CompilationError as e:
         if "subgroup size" not in str(e):
             raise
-        if "subgroup_local_id" in text:  # data sized by lanes: a wider subgroup overruns it
+        if "subgroup_local_id" in text and "subgroup_size :" not in text:
+            # data indexed by lane ids of a fixed count: a wider subgroup would overrun it
+            # (kernels that read the subgroup size, like `elementwise`, adapt to it)
             pytest.skip(f"{gpu}: {str(e).splitlines()[0]}")
         wider = re.sub(r"subgroup_size=(4|8)\b", "subgroup_size=16", text)
         wider = re.sub(

@@ -40,7 +40,7 @@ from tinytc_py.errors import CompilationError, Status
 from tinytc_py.passes.registry import run_function_pass
 from tinytc_py.text.dialect import parse
 
-from .support import NP_DTYPE, bf16_bits, bf16_value, build
+from .support import NP_DTYPE, bf16_bits, bf16_value, build, target
 
 pytestmark = pytest.mark.timeout(300, method="thread")
 
@@ -153,9 +153,13 @@ def op_t(x: np.ndarray, t: str) -> np.ndarray:
     return x.T if t == "t" else x
 
 
-@functools.cache
 def program_or_error(text: str):
     """The built program, or the CompilationError (cached so a failing program is compiled once)."""
+    return _program_or_error(text, target())
+
+
+@functools.cache
+def _program_or_error(text: str, gpu: str | None):
     try:
         return build(text)
     except CompilationError as err:

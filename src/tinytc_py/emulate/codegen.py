@@ -1,13 +1,14 @@
 """Translate one parsed vISA program into a portable SPIR-V function (OpenCL environment).
 
-Model. vISA names registers of the whole SIMD thread; an OpenCL work-item is one lane. Every
-work-item therefore keeps a private byte image of all the registers the program touches (one
-Function-storage byte array per root variable, aliases at their offsets) and executes every
-instruction on it, so all lanes of a subgroup hold the same image. A per-lane operand ("rw"
-constraint) of a vector of n components is gathered into the image with subgroup broadcasts,
-component v of lane p at byte (v*S + p)*size for the subgroup size S; a uniform one ("rw.u")
-is its single value at byte 0 (a pointer as its 64-bit address). Outputs are read back from
-the image the same way, each lane taking its own components.
+Model. vISA names registers of the whole SIMD thread, and an OpenCL subgroup is one thread.
+Every subgroup therefore has a byte image of the registers the program touches (one register
+file per subgroup in a Workgroup array, roots at register boundaries, aliases at their
+offsets). A per-lane operand ("rw" constraint) of a vector of n components is written into it
+by each lane, component v of lane p at byte (v*S + p)*size for the subgroup size S; a uniform
+one ("rw.u") is its single value at byte 0 (a pointer as its 64-bit address). Then lane 0
+runs the instructions (one function per asm, not inlined: the CPU JIT compiles it once) and
+every lane reads its output components back the same way. The steps are ordered by memory
+barriers and subgroup broadcasts the next step's accesses depend on.
 
 Instructions (semantics of the public vISA and Xe LSC specifications):
 - mov/add/mul/shl/shr/asr/and/or/xor with regions `V(r,c)<v;w,h>`, destination `<h>`, GRF of
@@ -35,7 +36,6 @@ from dataclasses import dataclass
 from ..spirv.module import Block, Function, Module, iter_instructions
 from ..spirv.tables import (
     Capability,
-    Decoration,
     FunctionControl,
     LoopControl,
     MemoryAccess,
@@ -64,10 +64,22 @@ class Signature:
 
 
 @dataclass
+class Shared:
+    """What every emulation function of a module uses: the SubgroupLocalInvocationId and
+    SubgroupId inputs, and the stride of the register files of the subgroups in a kernel's
+    Workgroup array (an i64 constant the caller defines once `sizes`, the register-file sizes
+    of the functions, are known). The kernel hands its array as the first argument."""
+
+    lane: int
+    subgroup: int
+    stride: int
+    sizes: list[int]
+
+
+@dataclass
 class Root:
-    var: int  # the OpVariable (array of bytes)
+    offset: int  # of its first byte in the register file
     size: int
-    base: int = 0  # pointer to its first byte, set in the body block
 
 
 def _next_pow2(n: int) -> int:
@@ -80,18 +92,22 @@ def _next_pow2(n: int) -> int:
 class Emitter:
     """Builds the function emulating one vISA program for subgroup size `sgs`."""
 
-    def __init__(self, mod: Module, prog: Program, sig: Signature, sgs: int, lane_var: int):
-        self.m, self.prog, self.sig, self.sgs, self.lane_var = mod, prog, sig, sgs, lane_var
+    def __init__(self, mod: Module, prog: Program, sig: Signature, sgs: int, shared: Shared):
+        self.m, self.prog, self.sig, self.sgs, self.shared = mod, prog, sig, sgs, shared
+        self.lane = 0  # this lane's id as an i64 ordered after the program ran (build)
         m = mod
         self.u8, self.i16, self.i32, self.i64 = (m.type_int(w) for w in (8, 16, 32, 64))
         self.f32 = m.type_float(32)
         self.bool = m.type_bool()
-        self.p_u8 = m.type_pointer(StorageClass.Function, self.u8)
+        self.p_u8 = m.type_pointer(StorageClass.Workgroup, self.u8)
         self.roots: dict[str, Root] = {}
+        self.size = 0  # of the register file
         self.vtypes: dict[str, str] = {}  # variable -> vISA type
         self.consts: dict[tuple[str, int], tuple[int, int]] = {}  # (root, byte) -> (size, value)
-        fty = m.type_function(sig.ret, list(sig.params))
+        self.bases: dict[str, int] = {}  # root -> pointer to its first byte, in self.fn
+        fty = m.type_function(sig.ret, [self.p_u8, *sig.params])
         self.fn: Function = m.add_function(sig.ret, fty, control=FunctionControl.Inline)
+        self.image = self.fn.add_parameter(self.p_u8)
         self.params = [self.fn.add_parameter(t) for t in sig.params]
         self.entry = self.fn.add_block()
         self.blk: Block = self.fn.add_block()
@@ -119,12 +135,18 @@ class Emitter:
     # ---- the register image --------------------------------------------------------------------
 
     def add_root(self, name: str, size: int, vtype: str) -> None:
-        arr = self.m.type_array(self.u8, max(size, 1))
-        ptr = self.m.type_pointer(StorageClass.Function, arr)
-        var = self.entry.op(Op.Variable, ptr, StorageClass.Function)
-        self.m.decorate(var, Decoration.Alignment, GRF)
-        self.roots[name] = Root(var, size)
+        """Place a variable in the register file, at a register boundary."""
+        self.roots[name] = Root(self.size, size)
+        self.size += -(-max(size, 1) // GRF) * GRF
         self.vtypes[name] = vtype
+
+    def set_bases(self, regfile: int) -> None:
+        """Pointers to every root's first byte from `regfile` (a pointer to the file) in the
+        current function."""
+        self.bases = {
+            name: self.op(Op.InBoundsPtrAccessChain, self.p_u8, regfile, self.c64(r.offset))
+            for name, r in self.roots.items()
+        }
 
     def resolve(self, name: str) -> tuple[str, int]:
         """(root variable, byte offset) of a declared name, following aliases."""
@@ -144,10 +166,9 @@ class Emitter:
 
     def ptr(self, root: str, off: int | int, ty: int, dynamic: bool = False) -> int:
         """Pointer to a `ty` at byte `off` (a Python int, or an i64 id if dynamic)."""
-        r = self.roots[root]
         index = off if dynamic else self.c64(off)
-        p = self.op(Op.InBoundsPtrAccessChain, self.p_u8, r.base, index)
-        return self.op(Op.Bitcast, self.m.type_pointer(StorageClass.Function, ty), p)
+        p = self.op(Op.InBoundsPtrAccessChain, self.p_u8, self.bases[root], index)
+        return self.op(Op.Bitcast, self.m.type_pointer(StorageClass.Workgroup, ty), p)
 
     def load(self, root: str, off: int, vt: str, dynamic: bool = False) -> int:
         ty = self.ty(vt)
@@ -257,15 +278,31 @@ class Emitter:
         for name, decl in self.prog.decls.items():
             if decl.alias is None:
                 self.add_root(name, TYPES[decl.type][0] * decl.num_elts, decl.type)
-        for root in self.roots.values():
-            root.base = self.op(
-                Op.InBoundsAccessChain, self.p_u8, root.var, self.m.constant(self.i32, 0)
-            )
-        for k, param in enumerate(self.params):
-            j = len(ret) + k
-            self._gather(f"${j}", param, shapes[j], sig.constraints[j].endswith(".u"))
-        for inst in self.prog.code:
-            self.instruction(inst)
+        self.shared.sizes.append(self.size)
+        sh, i64 = self.shared, self.i64
+        lane32 = self.op(Op.Load, self.i32, sh.lane)
+        lane = self.op(Op.IAdd, i64, self.op(Op.UConvert, i64, lane32), self._sync(lane32))
+        sg = self.op(Op.UConvert, i64, self.op(Op.Load, self.i32, sh.subgroup))
+        regfile = self.op(
+            Op.InBoundsPtrAccessChain, self.p_u8, self.image, self.op(Op.IMul, i64, sg, sh.stride)
+        )
+        self.set_bases(regfile)
+        operands = [(f"${len(ret) + k}", p) for k, p in enumerate(self.params)]
+        in_regs = {n: not sig.constraints[int(n[1:])].endswith(".u") for n, _ in operands}
+        for name, param in operands:
+            if in_regs[name]:
+                self._gather(name, param, shapes[int(name[1:])], lane)
+        ready = self.op(Op.IAdd, i64, lane, self._sync(lane32))
+        program = self._program()
+
+        def run() -> None:  # one lane runs the program on the subgroup's registers
+            for name, param in operands:
+                if not in_regs[name]:
+                    self._store_uniform(name, param, shapes[int(name[1:])])
+            self.op(Op.FunctionCall, self.m.type_void(), program, regfile)
+
+        self.when(self.op(Op.IEqual, self.bool, ready, self.c64(0)), run)
+        self.lane = self.op(Op.IAdd, i64, lane, self._sync(lane32))
         if ret:
             parts = [
                 self._scatter(f"${k}", t, shapes[k], sig.constraints[k].endswith(".u"))
@@ -279,6 +316,28 @@ class Emitter:
             self.blk.emit(Op.Return)
         self.entry.emit(Op.Branch, self.fn.blocks[1].label)
         return self.fn.id
+
+    def _program(self) -> int:
+        """The function running the vISA instructions on the register file it is handed. It is
+        not inlined: the CPU JIT compiles it once rather than at every asm call (with the
+        kernel's vectorization across lanes), which keeps the build of emulated kernels
+        fast; it has no subgroup operations (those stay in the inlined caller)."""
+        outer = self.fn, self.entry, self.blk, self.bases
+        void = self.m.type_void()
+        self.fn = self.m.add_function(
+            void, self.m.type_function(void, [self.p_u8]), control=FunctionControl.DontInline
+        )
+        regfile = self.fn.add_parameter(self.p_u8)
+        self.entry = self.fn.add_block()
+        self.blk = self.fn.add_block()
+        self.set_bases(regfile)
+        for inst in self.prog.code:
+            self.instruction(inst)
+        self.blk.emit(Op.Return)
+        self.entry.emit(Op.Branch, self.fn.blocks[1].label)
+        fn = self.fn.id
+        self.fn, self.entry, self.blk, self.bases = outer
+        return fn
 
     def _members(self, ty: int) -> list[int]:
         key = self._type_key(ty)
@@ -314,40 +373,45 @@ class Emitter:
             return [value]
         return [self.op(Op.CompositeExtract, comp_ty, value, v) for v in range(n)]
 
-    def _gather(self, name: str, value: int, shape: tuple[str, int, int], uniform: bool) -> None:
+    def _sync(self, lane32: int) -> int:
+        """An i64 zero that no lane has before every lane got here, with the workgroup-memory
+        accesses before it visible after it: a memory barrier and a subgroup broadcast (of
+        lane 0's id) that the following accesses depend on. (Not OpControlBarrier with subgroup
+        scope: with it, upstream's 48x16x32 GEMM, whose subgroups run different numbers of asm
+        calls, gave wrong rows on the CPU runtime.)"""
+        c = lambda v: self.m.constant(self.i32, v)  # noqa: E731
+        self.blk.emit(Op.MemoryBarrier, c(Scope.Subgroup), c(0x108))
+        self.m.add_capability(Capability.Groups)
+        first = self.op(Op.GroupBroadcast, self.i32, c(Scope.Subgroup), lane32, c(0))
+        return self.op(Op.UConvert, self.i64, first)
+
+    def _value_components(self, value: int, shape: tuple[str, int, int]) -> list[int]:
         vt, n, comp_ty = shape
-        size = TYPES[vt][0]
         if comp_ty != self.ty(vt):  # a pointer
             value = self.op(Op.ConvertPtrToU, self.i64, value)
-        comps = self._components(value, n, comp_ty)
-        for v, comp in enumerate(comps):
-            if uniform:
-                self.store(name, v * size, vt, comp)
-                continue
-            # broadcast 32- or 64-bit integers only: the CPU runtime has no 8- or 16-bit or
-            # half subgroup broadcasts
-            ut = UNSIGNED[size]
-            bits = comp if TYPES[vt][1] in "su" else self.op(Op.Bitcast, self.ty(ut), comp)
-            wide_t = self.i64 if size == 8 else self.i32
-            if size < 4:
-                bits = self.op(Op.UConvert, wide_t, bits)
-            self.m.add_capability(Capability.Groups)
-            for lane in range(self.sgs):
-                b = self.op(
-                    Op.GroupBroadcast,
-                    wide_t,
-                    self.m.constant(self.i32, Scope.Subgroup),
-                    bits,
-                    self.m.constant(self.i32, lane),
-                )
-                if size < 4:
-                    b = self.op(Op.UConvert, self.ty(ut), b)
-                self.store(name, (v * self.sgs + lane) * size, ut, b)
+            comp_ty = self.i64
+        return self._components(value, n, comp_ty)
+
+    def _store_uniform(self, name: str, value: int, shape: tuple[str, int, int]) -> None:
+        vt = shape[0]
+        for v, comp in enumerate(self._value_components(value, shape)):
+            self.store(name, v * TYPES[vt][0], vt, comp)
+
+    def _gather(self, name: str, value: int, shape: tuple[str, int, int], lane: int) -> None:
+        """Each lane writes its own components: component v of lane p at byte (v*S + p)*size
+        of the subgroup's register file (no cross-lane operation)."""
+        vt = shape[0]
+        size = TYPES[vt][0]
+        for v, comp in enumerate(self._value_components(value, shape)):
+            slot = self.op(Op.IAdd, self.i64, lane, self.c64(v * self.sgs))
+            self.store(
+                name, self.op(Op.IMul, self.i64, slot, self.c64(size)), vt, comp, dynamic=True
+            )
 
     def _scatter(self, name: str, ty: int, shape: tuple[str, int, int], uniform: bool) -> int:
         vt, n, _ = shape
         size = TYPES[vt][0]
-        lane = self.op(Op.UConvert, self.i64, self.op(Op.Load, self.i32, self.lane_var))
+        lane = self.lane
         comps = []
         for v in range(n):
             if uniform:
@@ -529,9 +593,6 @@ class Emitter:
             return self.blk.op(Op.ConvertUToPtr, gptr, addr)
 
         if store:
-            lane = op(Op.UConvert, i64, op(Op.Load, self.i32, self.lane_var))
-            mine = op(Op.IEqual, self.bool, op(Op.SRem, i64, i, c(self.sgs)), lane)
-            cond = op(Op.LogicalAnd, self.bool, cond, mine)
 
             def write() -> None:
                 value = self.load(root, grf, vt, dynamic=True)
@@ -574,29 +635,45 @@ class Emitter:
         add = Op.FAdd if floating else Op.IAdd
         mul = Op.FMul if floating else Op.IMul
 
-        def body(i: int) -> None:
+        acc_ty = self.ty(acc_t)
+        acc_var = self.entry.op(
+            Op.Variable, self.m.type_pointer(StorageClass.Function, acc_ty), StorageClass.Function
+        )
+
+        def channel(i: int) -> None:  # dst(r, ch) for i = r*es + ch
             i64, c, op = self.i64, self.c64, self.op
             r = op(Op.SDiv, i64, i, c(es))
             ch = op(Op.SRem, i64, i, c(es))
             if s0 is None:
-                acc = self.m.constant(self.ty(acc_t), 0.0 if floating else 0)
+                acc = self.m.constant(acc_ty, 0.0 if floating else 0)
             else:
                 (r0, b0), vt0, st0 = s0
                 off0 = op(Op.IAdd, i64, c(b0 + st0), op(Op.IMul, i64, i, c(TYPES[vt0][0])))
                 acc = self.convert(self.load(r0, off0, vt0, dynamic=True), vt0, acc_t)
+            self.blk.emit(Op.Store, acc_var, acc)
             a_row = op(Op.IAdd, i64, c(b1 + st1), op(Op.IMul, i64, ch, c(4)))
             b_row = op(Op.IAdd, i64, c(b2 + st2), op(Op.IMul, i64, r, c(4 * depth)))
-            for k in range(depth):
+
+            def step(k: int) -> None:  # one dword of the systolic depth: omega products
+                a_k = self.op(Op.IAdd, i64, a_row, self.op(Op.IMul, i64, k, c(es * 4)))
+                b_k = self.op(Op.IAdd, i64, b_row, self.op(Op.IMul, i64, k, c(4)))
+                acc = self.op(Op.Load, acc_ty, acc_var)
                 for e in range(omega):
-                    a_off = op(Op.IAdd, i64, a_row, c(k * es * 4 + e * s1))
-                    b_off = op(Op.IAdd, i64, b_row, c(k * 4 + e * s1))
+                    a_off = self.op(Op.IAdd, i64, a_k, c(e * s1))
+                    b_off = self.op(Op.IAdd, i64, b_k, c(e * s1))
                     av = self.convert(self.load(r1, a_off, t1, dynamic=True), t1, acc_t)
                     bv = self.convert(self.load(r2, b_off, t2, dynamic=True), t2, acc_t)
-                    acc = op(add, self.ty(acc_t), acc, op(mul, self.ty(acc_t), av, bv))
-            doff = op(Op.IAdd, i64, c(dbase + dstart), op(Op.IMul, i64, i, c(TYPES[dvt][0])))
+                    acc = self.op(add, acc_ty, acc, self.op(mul, acc_ty, av, bv))
+                self.blk.emit(Op.Store, acc_var, acc)
+
+            self.loop(depth, step)
+            acc = self.op(Op.Load, acc_ty, acc_var)
+            doff = self.op(
+                Op.IAdd, i64, c(dbase + dstart), self.op(Op.IMul, i64, i, c(TYPES[dvt][0]))
+            )
             self.store(droot, doff, dvt, self.convert(acc, acc_t, dvt), dynamic=True)
 
-        self.loop(repeat * es, body)
+        self.loop(repeat * es, channel)
         self.forget(droot, 0, 1 << 30)
 
     def _start(self, o: Operand) -> int:
@@ -653,9 +730,9 @@ class _Layout:
         return op(Op.IAdd, i64, blk, op(Op.IMul, i64, inner, c(self.size)))
 
 
-def emulation_function(mod: Module, prog: Program, sig: Signature, sgs: int, lane_var: int) -> int:
+def emulation_function(mod: Module, prog: Program, sig: Signature, sgs: int, shared: Shared) -> int:
     """Add the function emulating `prog` to `mod`; returns its id."""
-    return Emitter(mod, prog, sig, sgs, lane_var).build()
+    return Emitter(mod, prog, sig, sgs, shared).build()
 
 
-__all__ = ["Signature", "emulation_function"]
+__all__ = ["Shared", "Signature", "emulation_function"]

@@ -16,7 +16,7 @@ from array import array
 
 from ..errors import Status, TinytcError
 from ..spirv.assembler import assemble
-from ..spirv.module import Module, iter_instructions
+from ..spirv.module import Module, emit, iter_instructions
 from ..spirv.tables import (
     HAS_RESULT_TYPE,
     BuiltIn,
@@ -28,7 +28,7 @@ from ..spirv.tables import (
 )
 from ..spirv.validate import SpirvValidationError, validate
 from .blockio import block_io_function
-from .codegen import Signature, emulation_function
+from .codegen import GRF, Shared, Signature, emulation_function
 from .reader import literal_string, read_module
 from .visa import UnsupportedConstruct, parse
 
@@ -64,12 +64,18 @@ def emulate_spirv(binary: bytes, device: str = "pvc") -> bytes:
     ):
         return binary  # nothing GPU-only (multi-index extracts come with asm results only)
     sgs = _subgroup_sizes(mod)
-    lane = _lane_variable(mod)
+    lane = _builtin_variable(mod, BuiltIn.SubgroupLocalInvocationId)
+    shared = Shared(lane, 0, mod.new_id(), [])
+    if asms:
+        shared.subgroup = _builtin_variable(mod, BuiltIn.SubgroupId)
     types = _type_table(mod)
     made: dict[tuple[object, ...], int] = {}
+    images: dict[int, int] = {}  # kernel -> its Workgroup array of register files
     for function in list(mod.functions):  # not the emulation functions added on the way
         size = sgs.get(function.id) or _only(sgs)
-        function.code = _rewrite_function(mod, function.code, asms, types, made, size, lane)
+        function.code = _rewrite_function(mod, function, asms, types, made, size, shared, images)
+    if asms:
+        _define_images(mod, shared, images, sgs)
     _drop(mod, set(asms) | targets)
     data = assemble(mod)
     try:
@@ -87,8 +93,12 @@ def emulate_spirv(binary: bytes, device: str = "pvc") -> bytes:
     return data
 
 
-def _rewrite_function(mod, code: array, asms, types, made, sgs: int, lane: int) -> array:
-    """`code` with asm calls and non-32-bit block IO turned into calls of emulation functions."""
+def _rewrite_function(
+    mod, function, asms, types, made, sgs: int, shared: Shared, images: dict[int, int]
+) -> array:
+    """The code of `function` with asm calls and non-32-bit block IO turned into calls of
+    emulation functions (an asm call gets the kernel's register-file array first)."""
+    code = function.code
     value_types = {
         code[off + 2]: code[off + 1]
         for op, off, _ in iter_instructions(code)
@@ -105,9 +115,17 @@ def _rewrite_function(mod, code: array, asms, types, made, sgs: int, lane: int) 
                 ret, fty, text, constraints = asms[asm]
                 params = tuple(_function_params(mod, fty))
                 sig = Signature(ret, params, tuple(c.strip() for c in constraints.split(",")))
-                made[key] = emulation_function(mod, parse(text), sig, sgs, lane)
-            inst[0] = (n << 16) | Op.FunctionCall
-            inst[3] = made[key]
+                made[key] = emulation_function(mod, parse(text), sig, sgs, shared)
+            if function.id not in images:
+                if function.id not in _entry_ids(mod):
+                    raise UnsupportedConstruct("inline assembly outside a kernel function")
+                images[function.id] = mod.new_id()
+                _add_to_interfaces(mod, images[function.id], function.id)
+            p_u8 = mod.type_pointer(StorageClass.Workgroup, mod.type_int(8))
+            image = mod.new_id()
+            out.extend([4 << 16 | Op.Bitcast, p_u8, image, images[function.id]])
+            inst = array("I", [(n + 1) << 16 | Op.FunctionCall, *inst[1:3], made[key], image])
+            inst.extend(code[off + 4 : off + n])
         elif op in _ATOMIC_MOVES:
             inst = _atomic_bits(mod, op, inst, value_types, types)
         elif op == Op.CompositeExtract and n > 5:
@@ -125,7 +143,7 @@ def _rewrite_function(mod, code: array, asms, types, made, sgs: int, lane: int) 
                 key = ("block", write, ptr_ty, data_ty, sgs)
                 if key not in made:
                     made[key] = block_io_function(
-                        mod, write, ptr_ty, data_ty, comp_ty, count, width // 8, sgs, lane
+                        mod, write, ptr_ty, data_ty, comp_ty, count, width // 8, sgs, shared.lane
                     )
                 if write:
                     inst = array(
@@ -285,8 +303,8 @@ def _only(sgs: dict[int, int]) -> int:
     return sizes.pop()
 
 
-def _lane_variable(mod: Module) -> int:
-    """The SubgroupLocalInvocationId input, declared if needed and listed by every entry
+def _builtin_variable(mod: Module, builtin: int) -> int:
+    """The input variable of `builtin` (an i32), declared if needed and listed by every entry
     point (an interface may name more variables than the entry point uses)."""
     an = mod.annotations
     var = next(
@@ -296,24 +314,60 @@ def _lane_variable(mod: Module) -> int:
             if op == Op.Decorate
             and n == 4
             and an[off + 2] == Decoration.BuiltIn
-            and an[off + 3] == BuiltIn.SubgroupLocalInvocationId
+            and an[off + 3] == builtin
         ),
         0,
     )
     if not var:
-        ptr = mod.type_pointer(StorageClass.Input, mod.type_int(32))
-        var = mod.builtin(BuiltIn.SubgroupLocalInvocationId, ptr)
+        var = mod.builtin(builtin, mod.type_pointer(StorageClass.Input, mod.type_int(32)))
+    _add_to_interfaces(mod, var)
+    return var
+
+
+def _entry_ids(mod: Module) -> set[int]:
+    ep = mod.entry_points
+    return {ep[off + 2] for _, off, _ in iter_instructions(ep)}
+
+
+def _add_to_interfaces(mod: Module, var: int, entry: int = 0) -> None:
+    """List `var` in the interface of every entry point (or of `entry` only)."""
     ep = mod.entry_points
     out = array("I")
     for _, off, n in iter_instructions(ep):
         inst = list(ep[off : off + n])
         name_words = len(literal_string(ep, off + 3).encode()) // 4 + 1
-        if var not in inst[3 + name_words :]:
+        if (not entry or inst[2] == entry) and var not in inst[3 + name_words :]:
             inst.append(var)
         inst[0] = (len(inst) << 16) | Op.EntryPoint
         out.extend(inst)
     mod.entry_points = out
-    return var
+
+
+def _define_images(
+    mod: Module, shared: Shared, images: dict[int, int], sgs: dict[int, int]
+) -> None:
+    """Each kernel's Workgroup array of one register file per subgroup of its work-group, and
+    their stride, the largest register file of the module."""
+    stride = -(-max(shared.sizes, default=GRF) // GRF) * GRF
+    i64 = mod.type_int(64)
+    emit(mod.globals, Op.Constant, i64, shared.stride, stride & 0xFFFFFFFF, stride >> 32)
+    em = mod.execution_modes
+    local = {
+        em[off + 1]: tuple(em[off + 3 : off + 6])
+        for op, off, _ in iter_instructions(em)
+        if op == Op.ExecutionMode and em[off + 2] == ExecutionMode.LocalSize
+    }
+    for kernel, var in images.items():
+        if kernel not in local:
+            raise UnsupportedConstruct(
+                "inline assembly in a kernel without a fixed work-group size"
+            )
+        x, y, z = local[kernel]
+        groups = -(-x // (sgs.get(kernel) or _only(sgs))) * y * z
+        arr = mod.type_array(mod.type_int(8), groups * stride)
+        ptr = mod.type_pointer(StorageClass.Workgroup, arr)
+        emit(mod.globals, Op.Variable, ptr, var, StorageClass.Workgroup)
+        mod.decorate(var, Decoration.Alignment, GRF)
 
 
 def _drop(mod: Module, ids: set[int]) -> None:
