@@ -219,7 +219,7 @@ def test_scalar_parameters_pass_unchanged(case):
 
 
 @pytest.mark.parametrize(
-    ("ty", "value"), [("i8", 128), ("i16", -32769), ("i64", 2**63), ("i32", np.nan), ("f32", 1j)]
+    ("ty", "value"), [("i8", 128), ("i16", -32769), ("i64", 2**63), ("i32", np.nan)]
 )
 def test_scalar_parameter_out_of_range_is_an_error(ty, value):
     """A value the parameter type cannot hold is refused (not wrapped silently)."""
@@ -230,3 +230,13 @@ def test_scalar_parameter_out_of_range_is_an_error(ty, value):
     with pytest.raises(TinytcError) as e:
         k(*outs, *args)
     assert e.value.status is Status.invalid_kernel_arguments
+
+
+def test_complex_number_for_a_real_parameter_is_a_type_error():
+    """A value of the wrong kind, as Python's float(1j), not a number out of range."""
+    k = params_kernel()
+    args = [0] * len(NUMBER_TYPES)
+    args[NUMBER_TYPES.index("f32")] = 1j
+    outs = [np.zeros(1, NP_DTYPE[t]) for t in NUMBER_TYPES]
+    with pytest.raises(TypeError, match=r"expected f32, got the complex number 1j"):
+        k(*outs, *args)
