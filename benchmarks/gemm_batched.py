@@ -179,8 +179,9 @@ class Upstream:
         return (self.work / "gemm.ir.spv").read_bytes()
 
 
-def block_names(m: int, n: int, k: int, ty: str, dev: object) -> str:
-    """model/tuned register blocks of the case (the tuned one from the tuning cache)."""
+def block_names(m: int, n: int, k: int, ty: str, dev: object, tune: bool) -> str:
+    """model/tuned register blocks of the case (the tuned one from the tuning cache; with
+    --no-tune the "tuned" column runs the model's blocks, shown as model/-)."""
     from tinytc_py.analysis.gemm_model import GemmProblem, cpu_blocking
     from tinytc_py.runtime.autotune import autotune
     from tinytc_py.runtime.opencl import core_info_for, program
@@ -192,6 +193,8 @@ def block_names(m: int, n: int, k: int, ty: str, dev: object) -> str:
         return "-"
     size = np.dtype(TYPES[ty]).itemsize
     model = cpu_blocking(GemmProblem(m, n, k, size, size, info.cpu.lanes(size)), info.cpu)
+    if not tune:
+        return f"{model.text()}/-"
     tuned = autotune(parse(kernel_text(m, n, k, ty)), dev, info, program).gemm_blockings
     key = GemmKey(m, n, k, (ty, ty, ty), (False, False))
     return f"{model.text()}/{tuned[key].text() if key in tuned else '-'}"
@@ -298,7 +301,7 @@ def row(
     print(
         f"{f'{m}x{n}x{k}':>10} {ty:>4} {batch:>7} {ours:>7.1f} {100 * ours / peak:>5.1f}% "
         f"{tuned:>7.1f} {100 * tuned / peak:>5.1f}% {cells} {ours / best:>9.2f} "
-        f"{block_names(m, n, k, ty, dev):>19} {err:>8.1e}",
+        f"{block_names(m, n, k, ty, dev, not args.no_tune):>19} {err:>8.1e}",
         flush=True,
     )
 
@@ -331,6 +334,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     argv = sys.argv[1:] if argv is None else argv
     args = ap.parse_args(argv)
+    # The OpenMP runtimes of MKL, libxsmm and torch keep their threads spinning for a while
+    # after a call (libgomp's and libiomp5's default): in interleaved rounds the column timed
+    # next would share the cores with them. Idle threads sleep instead, for every column alike
+    # (before the runtimes are loaded: they read these once).
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    os.environ.setdefault("KMP_BLOCKTIME", "0")
     isas = args.isa.split(",")
     if len(isas) == 1:
         if isas[0] != "native":  # before the runtimes' first use
