@@ -1,12 +1,13 @@
 """Chosen execution tests of tests/exec run for pvc and bmg through tinytc-emulate in every run.
 
-`TINYTC_EMULATE=pvc` (or bmg) runs all of tests/exec so (about half an hour per GPU here);
-this selection keeps the default suite within a few minutes and still takes every GPU-only
+`TINYTC_EMULATE=pvc` (or bmg) runs all of tests/exec so (about 6 minutes per GPU on 2 cores);
+this selection keeps the default suite's share under a minute and still takes every GPU-only
 path the compiler has: 2D block loads and stores (cooperative-matrix loads/stores of f32,
 f64, i8, bf16 with odd column counts; checked loads and stores at the edges, incl. the atomic
 store), DPAS products (f16, bf16, i8 operands with f32, i32, f16 and bf16 accumulators, and
 the f32 fallback), atomics from several work-groups, a loop-carried accumulator, and the
-linalg GEMM (static 17x33x9 in all four transposes, batched with odd sizes) and GEMV. Each
+linalg GEMM (static 17x33x9 in all four transposes, batched with odd sizes) and GEMV, and the
+extensions (subgroup shuffles, work-group collectives, the softmax example). Each
 case is the unchanged test function of tests/exec; `emulating` makes its programs build for
 the GPU (support.py).
 """
@@ -18,6 +19,8 @@ import pytest
 from exec import support  # noqa: I001
 from exec import test_exec_coopmatrix as cm
 from exec import test_exec_linalg as la
+from exec import test_exec_shuffle as sh
+from exec import test_exec_work_group as wg
 
 pytest.importorskip("pyopencl")
 pytestmark = pytest.mark.timeout(600, method="thread")
@@ -39,6 +42,10 @@ SELECTION = [
     (cm.test_gemm_loop_carried_accumulator, (16,)),
     (la.test_gemm_static, (17, 33, 9)),
     (la.test_gemm_batched, ()),
+    (la.test_gemv, ("f32", "f32", "f32", "t")),
+    (sh.test_shuffles, ("f16", 16)),
+    (wg.test_work_group_collectives, ("f64", 16, (64, 1))),
+    (wg.test_softmax_examples, ("softmax.ir", 100)),
 ]
 
 
