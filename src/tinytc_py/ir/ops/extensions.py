@@ -30,7 +30,7 @@ from .common import (
     Row,
     result_type,
 )
-from .spmd import SubgroupOperationInst
+from .spmd import SubgroupOperationInst, collective_op
 
 
 def _same_result(inst: Inst, v) -> None:
@@ -217,16 +217,7 @@ def _shuffle(mnemonic: str, lane: str, uniform_lane: bool) -> Row:
 
 def _work_group_op(mnemonic: str, uniformity: ResultUniformity) -> Row:
     """A scan (varying) or a reduction (uniform) over the work-group."""
-    spec = InstSpec(
-        mnemonic,
-        operands=("a",),
-        result=R,
-        exec=Exec.spmd,
-        fmt="$a : type",
-        extension=True,
-        uniformity=uniformity,
-    )
-    return (WorkGroupOperationInst, spec, {"ordered": not mnemonic.endswith("_add")})
+    return collective_op(mnemonic, uniformity, WorkGroupOperationInst, extension=True)
 
 
 def _math(mnemonic: str) -> Row:

@@ -109,17 +109,25 @@ def _builtin(
     return (BuiltinInst, spec, {"result_kind": kind})
 
 
-def _subgroup_op(mnemonic: str, uniformity: ResultUniformity) -> Row:
-    """A scan (varying: one prefix per work-item) or a reduction (uniform)."""
+def collective_op(
+    mnemonic: str,
+    uniformity: ResultUniformity,
+    cls: type[SubgroupOperationInst] | None = None,
+    extension: bool = False,
+) -> Row:
+    """A scan (varying: one prefix per work-item) or a reduction (uniform) of a subgroup, or of
+    a work-group (`cls` WorkGroupOperationInst, an extension); max and min are ordered."""
     spec = InstSpec(
         mnemonic,
         operands=("a",),
         result=R,
         exec=Exec.spmd,
         fmt="$a : type",
+        extension=extension,
         uniformity=uniformity,
     )
-    return (SubgroupOperationInst, spec, {"ordered": not mnemonic.endswith("_add")})
+    kind = cls or SubgroupOperationInst
+    return (kind, spec, {"ordered": not mnemonic.endswith("_add")})
 
 
 ROWS: list[Row] = [
@@ -148,13 +156,13 @@ ROWS: list[Row] = [
         ),
         {},
     ),
-    _subgroup_op("subgroup_exclusive_scan_add", VARYING),
-    _subgroup_op("subgroup_exclusive_scan_max", VARYING),
-    _subgroup_op("subgroup_exclusive_scan_min", VARYING),
-    _subgroup_op("subgroup_inclusive_scan_add", VARYING),
-    _subgroup_op("subgroup_inclusive_scan_max", VARYING),
-    _subgroup_op("subgroup_inclusive_scan_min", VARYING),
-    _subgroup_op("subgroup_reduce_add", UNIFORM),
-    _subgroup_op("subgroup_reduce_max", UNIFORM),
-    _subgroup_op("subgroup_reduce_min", UNIFORM),
+    collective_op("subgroup_exclusive_scan_add", VARYING),
+    collective_op("subgroup_exclusive_scan_max", VARYING),
+    collective_op("subgroup_exclusive_scan_min", VARYING),
+    collective_op("subgroup_inclusive_scan_add", VARYING),
+    collective_op("subgroup_inclusive_scan_max", VARYING),
+    collective_op("subgroup_inclusive_scan_min", VARYING),
+    collective_op("subgroup_reduce_add", UNIFORM),
+    collective_op("subgroup_reduce_max", UNIFORM),
+    collective_op("subgroup_reduce_min", UNIFORM),
 ]
