@@ -21,16 +21,11 @@ from .base import MemrefDV, converts
 from .memory import MemoryConversion
 from .scalar import ScalarConversion
 
-_INT_UPDATE = {
-    "atomic_add": Op.AtomicIAdd,
-    "atomic_max": Op.AtomicSMax,
-    "atomic_min": Op.AtomicSMin,
-}
-_FLOAT_UPDATE = {
-    "atomic_add": Op.AtomicFAddEXT,
-    "atomic_max": Op.AtomicFMaxEXT,
-    "atomic_min": Op.AtomicFMinEXT,
-}
+INT_UPDATE = {"add": Op.AtomicIAdd, "max": Op.AtomicSMax, "min": Op.AtomicSMin}
+"""The opcode of an atomic update of integers, by its kind (atomic_<kind>, and the
+cooperative-matrix atomics' cooperative_matrix_atomic_<kind>)."""
+FLOAT_UPDATE = {"add": Op.AtomicFAddEXT, "max": Op.AtomicFMaxEXT, "min": Op.AtomicFMinEXT}
+"""The same for floating-point (and complex, per component) numbers."""
 _NO_ATOMICS = (ScalarKind.i8, ScalarKind.i16, ScalarKind.bf16)
 
 
@@ -160,14 +155,15 @@ class AtomicConversion(ScalarConversion, MemoryConversion):
         d, elem, ptr, scope, sem = self.atomic_target(inst)
         val = self.val(inst.operand("val"), inst)
         name = inst.name
+        kind = name.removeprefix("atomic_")
         blk = self.block
         if elem.is_integer:
-            self.set(inst, blk.op(_INT_UPDATE[name], self.ty(elem), ptr, scope, sem, val))
+            self.set(inst, blk.op(INT_UPDATE[kind], self.ty(elem), ptr, scope, sem, val))
             return
         local = d.ty.addrspace is AddressSpace.local
         bits = 8 * (elem.component_type.size if elem.is_complex else elem.size)
         self.require(inst, *float_update_requirement(name, bits, local))
-        op = _FLOAT_UPDATE[name]
+        op = FLOAT_UPDATE[kind]
         if elem.is_complex:  # only add is defined on complex numbers
             comp, re, im = self.component_pointers(d, ptr)
             vr, vi = self.parts(val, comp)

@@ -46,12 +46,9 @@ from ...ir.types import DYNAMIC, CoopmatrixType, NumberType, ScalarKind, as_coop
 from ...ir.values import Value
 from ...target.core_info import SpirvFeature
 from ..tables import BuiltIn, Capability, Op, SelectionControl, StorageClass
-from .atomics import AtomicConversion, float_update_requirement
+from .atomics import FLOAT_UPDATE, INT_UPDATE, AtomicConversion, float_update_requirement
 from .base import MemrefDV, converts
 from .spmd import SpmdConversion
-
-_INT_UPDATE = {"add": Op.AtomicIAdd, "max": Op.AtomicSMax, "min": Op.AtomicSMin}
-_FLOAT_UPDATE = {"add": Op.AtomicFAddEXT, "max": Op.AtomicFMaxEXT, "min": Op.AtomicFMinEXT}
 
 
 @dataclass
@@ -318,10 +315,10 @@ class CoopmatrixMemoryConversion(AtomicConversion, SpmdConversion):
         comp_ty = elem.component_type
         comp = self.ty(comp_ty)
         op = 0
-        if kind in _FLOAT_UPDATE and elem.is_integer:
-            op = _INT_UPDATE[kind]
-        elif kind in _FLOAT_UPDATE:
-            op = _FLOAT_UPDATE[kind]
+        if kind in FLOAT_UPDATE and elem.is_integer:
+            op = INT_UPDATE[kind]
+        elif kind in FLOAT_UPDATE:
+            op = FLOAT_UPDATE[kind]
             self.require(inst, *float_update_requirement("atomic_" + kind, 8 * comp_ty.size, local))
 
         sc = StorageClass.Workgroup if local else StorageClass.CrossWorkgroup
