@@ -9,8 +9,8 @@ autotuner times the best few candidates (`cpu_candidates`) on the device.
 
 Per K step a subgroup tile of r row blocks and c columns loads r vectors of A and broadcasts c
 elements of B, and issues r*c FMAs into r*c accumulators. Its cycles per K step are the
-largest of: the FMA issue time r*c / fma_units, the load time (r * A_FROM_L2 + c) / load_units
-(A_FROM_L2 = 1 when A stays in L1 across the column chunks) and the FMA latency (each
+largest of: the FMA issue time r*c / fma_units, the load time (r * regs * a + c) / load_units
+(a = 1 when A stays in L1 across the column chunks, else A_FROM_L2) and the FMA latency (each
 accumulator waits for its previous FMA). A tile pays a fixed overhead plus loading and storing
 its part of C. The block must fit the register file (`fits`), else the JIT spills.
 
