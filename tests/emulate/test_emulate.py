@@ -316,9 +316,13 @@ def test_kernels_with_different_subgroup_sizes():
         "subgroup_size=16, work_group_size=[16,1]", "subgroup_size=32, work_group_size=[32,1]"
     )
     src = sg16 + sg32
-    for one, name in ((sg16, "rd"), (sg32, "rd32")):  # each kernel takes the GPU path
+    # each kernel takes its GPU path: 2D block (inline vISA) at 16, subgroup block IO at 32
+    for one, name, path in (
+        (sg16, "rd", Op.AsmCallINTEL),
+        (sg32, "rd32", Op.SubgroupBlockReadINTEL),
+    ):
         ops = _ops_of(_gpu_spirv(one, "pvc"), name)
-        assert ops[Op.SubgroupBlockReadINTEL] or ops[Op.AsmCallINTEL], name
+        assert ops[path], name
     prog = _compile(src, "pvc")
     i, j = np.indices((32, 16))
     a = np.asfortranarray((7 * i + 3 * j * j + 1) % 120).astype(np.float16)

@@ -295,9 +295,14 @@ def group_reference(op: str, x: np.ndarray, wrap) -> np.ndarray:
 
 
 def device_subgroup_sizes() -> tuple[int, ...]:
-    """The subgroup sizes the CPU OpenCL device supports (from its detected core info)."""
+    """The subgroup sizes of the device programs are built for: the emulated GPU's (`target`),
+    else the CPU OpenCL device's (from its detected core info)."""
     from tinytc_py.runtime.opencl import core_info_for
+    from tinytc_py.target.core_info import CoreInfo, IntelGpuArchitecture
 
+    gpu = target()
+    if gpu is not None:
+        return tuple(CoreInfo.intel_from_arch(IntelGpuArchitecture[gpu]).subgroup_sizes)
     dev = _device_or_none()
     if dev is None:
         pytest.skip("no SPIR-V capable OpenCL device")
