@@ -33,7 +33,9 @@ class BuildPyWithCSources(build_py):
         )
         version = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(version)
-        digest = version.sources_digest(str(package), content=True)
+        # the checkout's sources, not build_lib (a reused build folder keeps files of earlier
+        # builds: _c_sources, modules since deleted)
+        digest = version.sources_digest(str(ROOT / "src" / "tinytc_py"), content=True)
         (package / version.VERSION_FILE).write_text(digest + "\n", encoding="ascii")
         target = package / "_c_sources"
         for name in C_SOURCES:

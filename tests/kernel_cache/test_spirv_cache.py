@@ -67,6 +67,23 @@ def test_second_lookup_hits_disk_then_memo(cache: Path) -> None:
     validate(from_disk.data)
 
 
+def test_binary_stored_without_self_checks_is_not_read_with_them(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process that asks for the self-checks (TINYTC_VALIDATE=1) compiles and checks the
+    program itself rather than reading what a process without them stored unchecked."""
+    text = gemm(16)
+    monkeypatch.delenv("TINYTC_VALIDATE", raising=False)
+    binary_of(text, CoreInfo.default())
+    kernel_cache.clear_memo()
+    monkeypatch.setenv("TINYTC_VALIDATE", "1")
+    binary_of(text, CoreInfo.default())
+    assert stats.process()["compiles"] == 2
+    assert len(entry_files(cache)) == 2
+    binary_of(text, CoreInfo.default())  # the memo keeps the two apart as well
+    assert stats.process()["compiles"] == 2
+
+
 def test_program_objects_are_keyed_by_their_printed_text(cache: Path) -> None:
     """A program built in memory (here: parsed, then passed as a program) hits the entry of a
     second, equal program; a different program misses."""

@@ -110,8 +110,3 @@ def binary_of_handle(entry: Entry, info: CoreInfo) -> Binary:
         return entry.obj
 
     return compile_text(source.text, info, entry.obj.ctx, program, source.parsing)
-
-
-def forget() -> None:
-    """Forget which texts parsed (tests)."""
-    _known.clear()

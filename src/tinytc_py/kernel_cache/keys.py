@@ -21,6 +21,7 @@ import json
 import weakref
 from typing import Any
 
+from .. import self_checks
 from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
 from ..target.core_info import CoreInfo
@@ -98,8 +99,11 @@ def spirv_key(
     parsing: tuple | None = None,
 ) -> str:
     """Key of the SPIR-V binary of `program_text` (source or printed program) under `ctx`.
-    `parsing`: how a source is read (compiler.compile_text), when it matters."""
+    `parsing`: how a source is read (compiler.compile_text), when it matters. Whether the
+    self-checks ran is part of it: a process that asks for them never reads a binary that a
+    process without them stored unchecked."""
     parts = [compiler_version(), program_text, info_digest(core_info), settings(ctx)]
+    parts.append(("self-checks", self_checks.requested()))
     if parsing is not None:
         parts.append(parsing)
     return "spirv-" + _digest(parts)

@@ -137,6 +137,7 @@ def _create(path: Path, where: trust.Folder) -> _Held | None:
         return None
     except OSError:
         return _Held(-1, token)  # nobody can lock: build without one (no lock file is made)
+    held = _Held(-1, token)  # if even fstat fails, the file is left to turn stale
     try:
         held = _Held(os.fstat(fd).st_ino, token)
         trust.share(fd, where)

@@ -17,6 +17,7 @@ import contextlib
 from collections import OrderedDict
 from collections.abc import Hashable
 
+from .. import self_checks
 from ..binary import Binary
 from ..ir.context import CompilerContext
 from ..target.core_info import CoreInfo
@@ -34,8 +35,8 @@ def text_key(
     parsing: tuple | None = None,
 ) -> tuple:
     """The key of source `text` compiled under `ctx` for `core_info`; `parsing`: how the
-    text is read, when it matters (keys.spirv_key)."""
-    return (text, parsing, info_digest(core_info), settings(ctx))
+    text is read, when it matters (keys.spirv_key); whether the self-checks run, as there."""
+    return (text, parsing, info_digest(core_info), settings(ctx), self_checks.requested())
 
 
 def get(key: Hashable) -> Binary | None:
