@@ -239,6 +239,29 @@ def test_tuned_blocking_overrides_the_model(blocking):
     compile_to_spirv(parse(kernel(64, 64, 64, "f32", False)), tuned)  # spirv-val
 
 
+@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+@pytest.mark.parametrize(
+    ("mnk", "t", "blocking"), [((16, 24, 16), "f32", "1x8k8"), ((16, 16, 16), "f64", "1x16k2")]
+)
+def test_cpu_tiles_of_8_or_16_columns_are_held_in_pieces_of_4(isa, mnk, t, blocking):
+    """A tile of 8 or 16 columns keeps its accumulators in coopmatrices of 4 columns, so no
+    8- or 16-component vector crosses the K loop (the CPU runtime's JIT shuffled and spilled
+    such vectors in every K step); the result is the same."""
+    cl_device()
+    from tinytc_py.runtime.opencl import program
+
+    info = lib_options.core_info_for_device(f"cpu-{isa}")
+    key = GemmKey(*mnk, (t,) * 3, (False, False))
+    tuned = dataclasses.replace(info, gemm_blockings={key: GemmBlocking.from_text(blocking)})
+    prog = parse(kernel(*mnk, t, False))
+    run_default_pipeline(prog, tuned)
+    accs = set(re.findall(r"coopmatrix<\w+x\d+x(\d+),matrix_acc>", print_prog(prog)))
+    assert accs == {"4"}
+    spirv = dump(compile_to_spirv(parse(kernel(*mnk, t, False)), tuned).data)
+    assert not re.search(r"OpTypeVector %\w+ (8|16)$", spirv, re.M)
+    run_and_check(program(kernel(*mnk, t, False), core_info=tuned), *mnk, t, False)
+
+
 # function-body instructions without side effects: a result of one that nothing uses is dead code
 PURE_OPS = {
     "OpLoad", "OpIAdd", "OpIMul", "OpUMod", "OpUDiv", "OpSConvert", "OpULessThan",

@@ -40,6 +40,7 @@ from .lower_foreach import Int
 from .lower_linalg_common import SCOPE, SEMANTICS, LinalgGen, known_number
 
 STANDARD_K = tuple(1 << i for i in range(MAX_K_UNROLLING.bit_length()))  # 1, 2, 4, 8
+CPU_PIECE_COLS = 4  # columns of an accumulator coopmatrix of a split CPU tile (`col_pieces`)
 
 
 def choose_block_size_multiple(block: int, max_size: int, tiles: int, size: int) -> int:
@@ -264,19 +265,35 @@ class GemmLowering:
         trans = Transpose.t if self.tB else Transpose.n
         return self.b.cooperative_matrix_load(self.B, *pos, ty, tA=trans, checked=flag)
 
+    def col_pieces(self, cols_checks: list[bool], cols: int) -> list[tuple[int, int, bool]]:
+        """(offset, columns, checked) of the accumulator coopmatrices of a subgroup tile's
+        row block: one per entry of `cols_checks` (block1 apart), except that on a SIMD CPU a
+        real tile of 8 or 16 columns is held as coopmatrices of 4. Their accumulators would
+        cross the K loop as one 8- or 16-component vector per work-item, which the CPU
+        runtime's JIT shuffles and spills in every K step (its disassembly, AVX-512 f32 16^3
+        1 x 8: 283 instructions, 28 of them stack accesses, for 64 FMAs; 2 x 4 columns: 48
+        instructions, none); 2, 3 and 4 components and scalars (5-7, 9-15) stay in registers."""
+        if self.g.info.cpu is None or self.acc.is_complex or cols not in (8, 16):
+            return [(j * self.block1, cols, chk) for j, chk in enumerate(cols_checks)]
+        (chk,) = cols_checks
+        return [(p, CPU_PIECE_COLS, chk) for p in range(0, cols, CPU_PIECE_COLS)]
+
     def microkernel(
         self, m0: Int, n0: Int, rows: list[bool], cols_checks: list[bool], cols: int
     ) -> None:
         g, f, ix = self.g, self.f, self.g.index
-        nm, nn = len(rows), len(cols_checks)
-        acc_ty = g.ctx.coopmatrix(self.acc, self.block0, cols, MatrixUse.acc)
+        pieces = self.col_pieces(cols_checks, cols)
+        nm, nn = len(rows), len(pieces)
         m_pos = [f.add(m0, i * self.block0, ix) for i in range(nm)]
-        n_pos = [f.add(n0, j * self.block1, ix) for j in range(nn)]
+        n_pos = [f.add(n0, p[0], ix) for p in pieces]
 
         def k_step(kb: int, k_check: bool):
             def body(k: Value, accs: list[Value]) -> list[Value]:
                 a = [self.load_a(m_pos[i], k, kb, rows[i], k_check) for i in range(nm)]
-                b = [self.load_b(k, n_pos[j], kb, cols, cols_checks[j], k_check) for j in range(nn)]
+                b = [
+                    self.load_b(k, n_pos[j], kb, w, chk, k_check)
+                    for j, (_, w, chk) in enumerate(pieces)
+                ]
                 return [
                     self.b.cooperative_matrix_mul_add(a[i], b[j], accs[i * nn + j])
                     for i in range(nm)
@@ -285,13 +302,15 @@ class GemmLowering:
 
             return body
 
-        zero = g.zero(acc_ty)
-        accs = [zero] * (nm * nn)
+        zeros = [
+            g.zero(g.ctx.coopmatrix(self.acc, self.block0, w, MatrixUse.acc)) for _, w, _ in pieces
+        ]
+        accs = [zeros[j] for _ in range(nm) for j in range(nn)]
         kb, K0 = self.k_block(), self.K0
         if f.known(K0) != 0:
             accs = self.k_loop(0, K0, kb, accs, k_step(kb, False))
         accs = self.k_remainder(K0, accs, k_step(self.k_candidates[0], self.check_k))
-        self.epilogue(accs, m_pos, n_pos, rows, cols_checks, cols)
+        self.epilogue(accs, m_pos, n_pos, rows, pieces)
 
     def k_loop(self, start: Int, end: Int, step: int, accs: list[Value], body) -> list[Value]:
         """for k = start; k < end; k += step carrying the accumulators; straight-line when the
@@ -324,18 +343,18 @@ class GemmLowering:
         m_pos: list[Int],
         n_pos: list[Int],
         rows: list[bool],
-        cols_checks: list[bool],
-        cols: int,
+        pieces: list[tuple[int, int, bool]],
     ) -> None:
         g, b = self.g, self.b
         nn = len(n_pos)
         alpha = None if known_number(self.alpha) == 1 else g.promote(self.alpha, self.acc)
-        c_ty = g.ctx.coopmatrix(self.tc, self.block0, cols, MatrixUse.acc)
-        acc_ty = g.ctx.coopmatrix(self.acc, self.block0, cols, MatrixUse.acc)
         for t, acc in enumerate(accs):
             i, j = divmod(t, nn)
+            _, cols, col_check = pieces[j]
+            c_ty = g.ctx.coopmatrix(self.tc, self.block0, cols, MatrixUse.acc)
+            acc_ty = g.ctx.coopmatrix(self.acc, self.block0, cols, MatrixUse.acc)
             p0, p1 = g.idx(m_pos[i]), g.idx(n_pos[j])
-            flag = _checked(rows[i], cols_checks[j])
+            flag = _checked(rows[i], col_check)
             if alpha is not None:
                 acc = b.cooperative_matrix_scale(alpha, acc)
             if g.atomic:
@@ -352,7 +371,9 @@ class GemmLowering:
                 )
                 continue
 
-            def load_c(p0: Value = p0, p1: Value = p1, flag: CheckedFlag = flag) -> Value:
+            def load_c(
+                p0: Value = p0, p1: Value = p1, flag: CheckedFlag = flag, c_ty=c_ty, acc_ty=acc_ty
+            ) -> Value:
                 c = b.cooperative_matrix_load(self.C, p0, p1, c_ty, checked=flag)
                 return g.cast(c, acc_ty)
 
