@@ -105,6 +105,24 @@ def test_registers_hold_the_accumulators_the_b_broadcasts_and_one_vector_of_a():
     assert fits(GemmBlocking(2, 10, 4), problem("avx512", 4), wide)
 
 
+def test_row_checked_tiles_need_registers_for_the_mask_on_avx2():
+    """M = 23 is no multiple of the subgroup size, so the last tile's last row block is
+    masked; on AVX2 the mask and the masked loads of A take vector registers (f64 6 x 2 spilled
+    in the runtime's disassembly, 5 x 2 with 2 K steps did not), AVX-512 masks in k registers."""
+    narrow, wide = cpu_core("avx2"), cpu_core("avx512")
+    f64 = problem("avx2", 8, (23, 37, 19))
+    assert fits(GemmBlocking(6, 2, 1), problem("avx2", 8, (24, 37, 19)), narrow)
+    assert not fits(GemmBlocking(6, 2, 1), f64, narrow)
+    assert fits(GemmBlocking(5, 2, 2), f64, narrow)
+    f32 = problem("avx2", 4, (23, 37, 19))
+    assert fits(GemmBlocking(3, 3, 1), f32, narrow)
+    assert not fits(GemmBlocking(3, 3, 2), f32, narrow)
+    assert fits(GemmBlocking(3, 2, 4), f32, narrow)
+    assert fits(GemmBlocking(6, 2, 4), problem("avx512", 4, (23, 37, 19)), wide)
+    assert all(fits(b, f64, narrow) for b in all_blockings(f64, narrow))
+    assert cpu_blocking(f64, narrow) != GemmBlocking(6, 2, 4)
+
+
 def test_model_uses_twelve_accumulators_on_avx2():
     """AVX2 48^3: f32 6 x 2 (measured 1.3x the 6 x 1 that fits with all of A live), f64
     12 x 1 (a column of 48 rows: 12 accumulators, A as memory operands)."""

@@ -98,11 +98,28 @@ def fits(b: GemmBlocking, p: GemmProblem, cpu: CpuCore) -> bool:
     runtime's disassembly, AVX2 f32: 6x2 and 4x3 run without spills, 3x4, 2x6 and 1x12
     spill; AVX-512: 2x11 and 1x16 spill; the K unrolling does not add live registers, the JIT
     interleaves the unrolled steps: 8x1 f64 with 8 unrolled steps runs without spills on
-    AVX-512)."""
+    AVX-512). The tile that holds the last rows of an M that is no multiple of the subgroup
+    size must fit too (`masked_registers`)."""
     regs = registers_per_block(p, cpu)
     a_regs = max(1, ceil_div(p.subgroup_size * p.a_size, cpu.vector_bytes))
     r, c = b.row_blocks, b.cols
-    return r * c * regs + a_regs + c <= cpu.registers
+    if r * c * regs + a_regs + c > cpu.registers:
+        return False
+    M = p.sizes()[0]
+    last = ceil_div(M % (r * p.subgroup_size), p.subgroup_size)
+    if cpu.mask_registers or M % p.subgroup_size == 0 or not last:
+        return True
+    return last * c * regs + a_regs + c + masked_registers(b) <= cpu.registers
+
+
+def masked_registers(b: GemmBlocking) -> int:
+    """Vector registers a tile with a row-checked block needs beyond the accumulators, A and
+    the broadcasts on a core without mask registers (AVX2): the mask, the masked load of A
+    (it cannot be an FMA's memory operand), and c - 1 per further unrolled K step, whose
+    loads the JIT then hoists. Seen in the runtime's AVX2 disassembly at M = 23: f64 6 x 2
+    with 1 K step spills (12 + 1 + 2 + 2 > 16), 5 x 2 with 2 steps does not; f32 3 x 3 with 2
+    steps spills, with 1 step and 3 x 2 with 4 steps do not."""
+    return 2 + (b.k_unroll - 1) * (b.cols - 1)
 
 
 def stalls_unrolled(b: GemmBlocking, p: GemmProblem, cpu: CpuCore) -> bool:

@@ -37,6 +37,12 @@ class CpuCore:
     def lanes(self, elem_size: int) -> int:
         return self.vector_bytes // elem_size
 
+    @property
+    def mask_registers(self) -> bool:
+        """Whether masked loads and stores take their mask from mask registers (AVX-512)
+        rather than from a vector register."""
+        return self.isa == "avx512"
+
 
 ISAS = {
     "avx512": CpuCore("avx512", 64, 32),
