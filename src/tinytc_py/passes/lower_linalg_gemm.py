@@ -14,7 +14,8 @@ nb1 accumulator coopmatrices <acc(Tc) x block0 x block1, matrix_acc>:
 nb0 (and nb1 for DPAS) come from `choose_block_size_multiple`. On a SIMD CPU core (core info
 `cpu`) the standard path's nb0, max_cols and K unrolling come instead from a blocking the
 autotuner stored in the core info (`gemm_blockings`, by `GemmKey`) or else from the CPU cost
-model (analysis/gemm_model.py). Subgroup tiles go round-robin
+model (analysis/gemm_model.py), and a tile of 8 or 16 columns holds its accumulators as
+coopmatrices of 4 columns (`col_pieces`). Subgroup tiles go round-robin
 over subgroup_id.x (M, inner loop) and subgroup_id.y (N, outer loop); the remainder tile goes to
 the last subgroup, with rows_checked (M) / cols_checked (N) on the coopmatrices that can cross
 the edge. Per subgroup tile: accumulators start at 0, the K loop steps by the largest K candidate
