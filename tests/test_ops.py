@@ -5,6 +5,9 @@ from, and the facts a row carries for the analyses name what the row has."""
 from __future__ import annotations
 
 import inspect
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -44,6 +47,27 @@ def test_a_family_leaf_named_like_its_family_is_refused():
     with pytest.raises(TypeError, match="needs a name of its own"):
         _register(FancyInst, InstSpec("fancy", fmt=""), {})
     assert "fancy" not in INSTRUCTIONS
+
+
+def test_the_family_leaf_classes_are_current():
+    # ops/leaves.py is generated from the family rows (mypyc compiles its classes)
+    tool = Path(__file__).resolve().parent.parent / "tools" / "gen_inst_leaves.py"
+    proc = subprocess.run(
+        [sys.executable, str(tool), "--check"], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_family_row_without_its_leaf_class_is_refused():
+    with pytest.raises(TypeError, match="NewopInst: ops/leaves.py is out of date"):
+        _register(ArithBinaryInst, InstSpec("newop", fmt=""), {})
+    assert "newop" not in INSTRUCTIONS
+
+
+def test_a_family_row_gets_its_leaf_class_with_the_row_attributes():
+    add = INSTRUCTIONS["add"]
+    assert add.__name__ == "AddInst" and add.__bases__ == (ArithBinaryInst,)
+    assert add.name == "add" and add.spec.mnemonic == "add" and "int" in add.allowed
 
 
 def test_a_second_row_for_an_instruction_class_is_refused():
