@@ -342,7 +342,7 @@ class IRBuilder(builder_methods.InstructionMethods):
     ) -> Value:
         """A constant of type `ty` (a number, bool or coopmatrix type): a bool, int, float or
         complex value (:ref:`reference <inst-constant>`)."""
-        value = _python_number(value, element_type(ty))
+        value = _python_number(value, ty)
         return self.create("constant", {}, {"value": value}, ty, name, loc).result
 
     def subview(
@@ -467,10 +467,12 @@ class IRBuilder(builder_methods.InstructionMethods):
         self.create("yield", {"yielded_vals": list(values)}, None, None, None, loc)
 
 
-def _python_number(value: Any, scalar: Type) -> Any:
-    """A Python number as a constant of the scalar type, as the parser makes constants: an int
+def _python_number(value: Any, ty: Any) -> Any:
+    """A Python number as a constant of the type `ty`, as the parser makes constants: an int
     becomes a float for a floating type, a real or complex number (re, im) for a complex type
-    (the builder takes what Python code naturally passes; the text asks for the exact kind)."""
+    (the builder takes what Python code naturally passes; the text asks for the exact kind).
+    `ty` is what the caller passed, which create() checks."""
+    scalar = element_type(ty) if isinstance(ty, Type) else None
     if isinstance(value, bool) or not isinstance(scalar, NumberType):
         return value
     if isinstance(value, complex):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..errors import (
     UNKNOWN_LOCATION,
@@ -75,9 +76,7 @@ def _check_column_major(shape: tuple[int, ...], stride: tuple[int, ...], loc: Lo
             )
 
 
-def _extents(
-    values: Sequence[int | None], what: str, status: Status, loc: Location
-) -> tuple[int, ...]:
+def _extents(values: Sequence[Any], what: str, status: Status, loc: Location) -> tuple[int, ...]:
     """Sizes, strides or offsets as ints: None stands for DYNAMIC ('?'); anything but an int
     is a located error (a float or a string would otherwise fail deep in a comparison)."""
     out = []

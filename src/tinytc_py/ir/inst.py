@@ -110,7 +110,6 @@ class Inst:
     spec: ClassVar[InstSpec]
     name: ClassVar[str]  # the spec's mnemonic, set on each leaf class (read very often)
     region_kinds: ClassVar[tuple[Exec, ...]] = ()
-    variadic: ClassVar[frozenset[str]] = frozenset()
     # True on a family class (declared in its own body): each of its table rows gets a subclass
     is_family: ClassVar[bool] = False
 
@@ -206,19 +205,6 @@ class Inst:
     def result(self) -> Value:
         return self.results[0]
 
-    def __getattr__(self, key: str) -> Any:
-        # Named access to operands and properties, e.g. gemm.A or gemm.atomic.
-        segments = object.__getattribute__(self, "_segments")
-        if key in segments:
-            start, stop = segments[key]
-            if key in self.variadic:
-                return [u.value for u in self.uses[start:stop]]
-            return self.uses[start].value if stop > start else None
-        props = object.__getattribute__(self, "props")
-        if key in props:
-            return props[key]
-        raise AttributeError(key)
-
     @property
     def exec_kind(self) -> Exec:
         return self.spec.exec
@@ -246,6 +232,10 @@ class Inst:
     def region_param_types(self) -> list[list[Type]]:
         """Parameter types of each region (loop variables, loop-carried values, ...)."""
         return [[] for _ in self.regions]
+
+    def check_attrs(self) -> None:
+        """Checks the attribute dictionary, also when a parser sets it after the instruction's
+        region; overridden by the instructions that read attributes."""
 
     def verify_subgroup_size(self, sgs: int) -> None:
         """Checks the restrictions that need the subgroup size, once the function fixes it;

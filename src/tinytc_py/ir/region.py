@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from itertools import chain
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Status
@@ -15,6 +16,11 @@ if TYPE_CHECKING:
     from .context import CompilerContext
     from .global_data import GlobalData
     from .inst import Inst
+
+
+# A region's instruction list, read when the walk reaches the region (map, not a generator
+# expression, which mypyc would evaluate at once).
+_insts = attrgetter("insts")
 
 
 class Region:
@@ -89,7 +95,7 @@ class Region:
             for inst in stack[-1]:
                 yield inst
                 if inst.regions:
-                    stack.append(chain.from_iterable(r.insts for r in inst.regions))
+                    stack.append(chain.from_iterable(map(_insts, inst.regions)))
                     break
             else:
                 stack.pop()

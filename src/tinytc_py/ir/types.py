@@ -43,12 +43,16 @@ class ScalarKind(Enum):
     c32 = ("c32", 8, "complex")
     c64 = ("c64", 16, "complex")
 
-    def __init__(self, text: str, size: int, family: str) -> None:
-        # Plain attributes: the compiler asks for these constantly, and an enum's `.value` is a
-        # descriptor call each time.
-        self.text = text
-        self.size = size  # bytes
-        self.family = family
+    # Plain attributes, set below from each member's value: the compiler asks for these
+    # constantly, and an enum's `.value` is a descriptor call each time. (Set after the class,
+    # not by an `__init__`, so that mypyc can compile the module.)
+    text: str
+    size: int  # bytes
+    family: str
+
+
+for _kind in ScalarKind:
+    _kind.text, _kind.size, _kind.family = _kind.value
 
 
 # α ⪯ β ("every value of α is exactly representable in β"). index is 64 bits wide, so it behaves

@@ -54,7 +54,7 @@ class ArithInst(Inst):
 
     __slots__ = ()
     is_family = True
-    allowed: frozenset[str] = frozenset()
+    allowed: ClassVar[frozenset[str]] = frozenset()
 
     def check_allowed(self, ty: Type, v: Value) -> None:
         scalar = element_type(ty)
@@ -108,7 +108,7 @@ class ArithUnaryInst(ArithInst):
             return ty.component_type
         return ty
 
-    to_component = False
+    to_component: ClassVar[bool] = False
 
     def verify(self) -> None:
         a = self.operand("a")
@@ -164,7 +164,7 @@ class CompareInst(Inst):
     def infer_result_type(cls, operands: dict[str, Any]) -> Type | None:
         return next(iter(operands.values())).type.ctx.bool
 
-    ordered = False
+    ordered: ClassVar[bool] = False
 
     def verify(self) -> None:
         a, b = self.operand("a"), self.operand("b")

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...errors import Status
 from .. import checks
 from ..enums import Syntax
@@ -20,12 +18,12 @@ from .common import (
 )
 
 
-class LoopRangeMixin:
+class LoopRangeInst(Inst):
     """from/to lists of foreach and foreach_tile."""
 
     __slots__ = ()
 
-    def check_ranges(self: Any) -> list[Type]:
+    def check_ranges(self) -> list[Type]:
         frm, to = self.operand_list("from"), self.operand_list("to")
         if not frm or len(frm) != len(to):
             raise self.error(
@@ -39,7 +37,7 @@ class LoopRangeMixin:
         return [f.type for f in frm]
 
 
-class ForeachInst(LoopRangeMixin, Inst):
+class ForeachInst(LoopRangeInst):
     __slots__ = ()
     region_kinds = (Exec.spmd,)
 
@@ -50,7 +48,7 @@ class ForeachInst(LoopRangeMixin, Inst):
         return [[f.type for f in self.operand_list("from")]]
 
 
-class ForeachTileInst(LoopRangeMixin, Inst):
+class ForeachTileInst(LoopRangeInst):
     __slots__ = ()
     region_kinds = (Exec.spmd,)
 

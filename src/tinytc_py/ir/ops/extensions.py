@@ -8,7 +8,7 @@ enabled is checked by ir/extensions.py."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from ...errors import Status
 from .. import checks, printf_format
@@ -44,7 +44,8 @@ def _same_result(inst: Inst, v) -> None:
     )
 
 
-def _a_type(cls: type[Inst], operands: dict[str, Any]) -> Type | None:
+def _a_type(operands: dict[str, Any]) -> Type | None:
+    """The result type of the rows whose result has the type of operand `a`."""
     return operands["a"].type
 
 
@@ -57,8 +58,11 @@ class ShuffleInst(Inst):
 
     __slots__ = ()
     is_family = True
-    lane = "lane"
-    infer_result_type = classmethod(_a_type)
+    lane: ClassVar[str] = "lane"
+
+    @classmethod
+    def infer_result_type(cls, operands: dict[str, Any]) -> Type | None:
+        return _a_type(operands)
 
     def verify(self) -> None:
         a = self.operand("a")
@@ -77,7 +81,10 @@ class WorkGroupOperationInst(SubgroupOperationInst):
 
 class WorkGroupBroadcastInst(Inst):
     __slots__ = ()
-    infer_result_type = classmethod(_a_type)
+
+    @classmethod
+    def infer_result_type(cls, operands: dict[str, Any]) -> Type | None:
+        return _a_type(operands)
 
     def verify(self) -> None:
         a = self.operand("a")
@@ -107,7 +114,10 @@ class SelectInst(Inst):
     the same operand (the condition is a scalar bool)."""
 
     __slots__ = ()
-    infer_result_type = classmethod(_a_type)
+
+    @classmethod
+    def infer_result_type(cls, operands: dict[str, Any]) -> Type | None:
+        return _a_type(operands)
 
     def verify(self) -> None:
         cond, a, b = self.operand("cond"), self.operand("a"), self.operand("b")
@@ -164,7 +174,10 @@ class MathNaryInst(ArithInst):
 
     __slots__ = ()
     is_family = True
-    infer_result_type = classmethod(_a_type)
+
+    @classmethod
+    def infer_result_type(cls, operands: dict[str, Any]) -> Type | None:
+        return _a_type(operands)
 
     def verify(self) -> None:
         ops = self.operands

@@ -3,7 +3,7 @@ broadcast and the subgroup scans and reductions."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from ...errors import Status
 from .. import checks
@@ -33,7 +33,7 @@ class BuiltinInst(Inst):
 
     __slots__ = ()
     is_family = True
-    result_kind = ScalarKind.i32
+    result_kind: ClassVar[ScalarKind] = ScalarKind.i32
 
     def verify(self) -> None:
         r = result_type(self)
