@@ -52,10 +52,14 @@ def atomic_write(path: Path, data: bytes, prepare: Callable[[int], None] | None 
     file behind."""
     fd, tmp = temporary_file(path.parent)
     try:
-        with os.fdopen(fd, "wb") as f:
+        try:
             if prepare is not None:
-                prepare(f.fileno())
-            f.write(data)
+                prepare(fd)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
