@@ -17,6 +17,9 @@ one by one on a fresh parse each run:
 only on a cooperative-matrix shape (the layout tables and the 2-D block-message plans), which a
 process compiling many kernels of one shape reuses; each run starts with them emptied
 (`forget_shape_memos`), so repeating a kernel does not measure them warm.
+"off": `binary_of(text)` with the kernel cache off (TINYTC_CACHE=0), the cold compile as a
+caller pays it and the baseline of "miss": unlike "total" it includes the garbage collector's
+scan that starts right after the compile, which pauses the collector (gc_pause.py).
 Cached time ("hit"): `binary_of(text)` answered by the kernel cache from disk (a temporary
 folder, filled once; the in-process memo is cleared before each run, so every run reads,
 checks and decodes the entry). "memo": `binary_of(text)` again in the same process, answered by
@@ -277,6 +280,24 @@ def installed_version() -> Iterator[None]:
             version.compiler_version.cache_clear()
 
 
+def measure_off(text: str, info: CoreInfo, repeat: int) -> float:
+    """Median CPU ms of `binary_of` with the cache off (TINYTC_CACHE=0): a cold compile as a
+    caller pays it, the baseline of "miss". Unlike "total", it includes the collector's scan
+    that the first allocations after the compile's pause of the garbage collector start
+    (gc_pause.py): 0.1-0.5 ms for a small kernel, several ms for the chain of 1000 ops."""
+    cpu = []
+    os.environ[kernel_cache.ENV_SWITCH] = "0"
+    try:
+        for _ in range(repeat):
+            forget_shape_memos()
+            t0 = clock()
+            binary_of(text, info)
+            cpu.append(ms_since(t0))
+    finally:
+        del os.environ[kernel_cache.ENV_SWITCH]
+    return statistics.median(cpu)
+
+
 def measure_miss(text: str, info: CoreInfo, repeat: int) -> float:
     """Median CPU ms of `binary_of` with the cache on and nothing cached, as at a program's
     first start: a new empty folder under the caller's cache folder each run (also new for
@@ -354,7 +375,8 @@ def main(argv: list[str] | None = None) -> int:
         "cold: kernel cache off, CPU ms per step; miss: cache on, first start (new folder);"
         " hit: read from the kernel cache's folder; memo: compiled before in the process"
     )
-    heads = [f"{k} ms" for k in keys] + ["miss ms", "miss inst ms", "hit ms", "hit wall ms"]
+    heads = [f"{k} ms" for k in keys] + ["off ms", "miss ms", "miss inst ms", "hit ms"]
+    heads.append("hit wall ms")
     heads.append("memo ms")
     heads.append("SPIR-V B")
     print(row("kernel", "instructions", heads))
@@ -372,6 +394,7 @@ def print_rows(keys: list[str], info: CoreInfo, repeat: int, names: list[str]) -
         try:
             insts = str(count_prog(parse(text, CompilerContext(), name)))
             times, data = measure(text, info, repeat)
+            off = measure_off(text, info, repeat)
             miss = measure_miss(text, info, repeat)
             with installed_version():
                 miss_installed = measure_miss(text, info, repeat)
@@ -384,7 +407,7 @@ def print_rows(keys: list[str], info: CoreInfo, repeat: int, names: list[str]) -
             print(row(name, "FAILED", [f"{type(e).__name__}: {e}"]))
             continue
         cells = [f"{times[k]:.2f}" for k in keys]
-        cells += [f"{t:.2f}" for t in (miss, miss_installed, *hit)]
+        cells += [f"{t:.2f}" for t in (off, miss, miss_installed, *hit)]
         cells += [f"{memo:.4f}", str(len(data))]
         print(row(name, insts, cells))
 
