@@ -1,7 +1,7 @@
 """Compile time: tensor-language text to a SPIR-V binary, in-process, median of many runs.
 
     .venv/bin/python benchmarks/compile_time.py [--repeat N] [-d pvc|tgl|bmg|cpu] [--detail]
-                                                [--profile KERNEL]
+                                                [--profile KERNEL] [-k KERNEL]...
 
 Cold times (the kernel cache is not involved): this script times the steps of compile_to_spirv
 one by one on a fresh parse each run:
@@ -17,14 +17,20 @@ one by one on a fresh parse each run:
 only on a cooperative-matrix shape (the layout tables and the 2-D block-message plans), which a
 process compiling many kernels of one shape reuses; each run starts with them emptied
 (`forget_shape_memos`), so repeating a kernel does not measure them warm.
+"off": `binary_of(text)` with the kernel cache off (TINYTC_CACHE=0), the cold compile as a
+caller pays it and the baseline of "miss": unlike "total" it includes the garbage collector's
+scan that starts right after the compile, which pauses the collector (gc_pause.py).
 Cached time ("hit"): `binary_of(text)` answered by the kernel cache from disk (a temporary
 folder, filled once; the in-process memo is cleared before each run, so every run reads,
 checks and decodes the entry). "memo": `binary_of(text)` again in the same process, answered by
 the in-process memo before the text is parsed. "miss": `binary_of(text)` with the cache on and a
 new empty folder each run, what a program's first start pays: the compile plus the cache's key
-(with the compiler version looked up again: in a checkout a stat of every source file, in an
-installed package one file read), lock file, entry write, statistics file and first scan. A kernel that fails to compile is shown as FAILED, and the table
-goes on. Each column is the median of its own step, so "total" (the median of the per-run sums)
+(with the compiler version looked up again: in this checkout a stat of every source file),
+the folder's creation, lock file, entry write, statistics file and first scan. "miss inst":
+the same as an installed package pays it, whose compiler version is one file read (the digest
+its wheel recorded; here written to a temporary folder that the version lookup is pointed
+at). A kernel that fails to compile is shown as FAILED, and the table goes on; -k picks
+kernels by name. Each column is the median of its own step, so "total" (the median of the per-run sums)
 need not equal their sum.
 
 The step columns are the process's CPU time (the compiler is single-threaded, so on an idle
@@ -36,6 +42,7 @@ the issue that set the goals measured it. The header names the CPU.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import os
 import pstats
@@ -43,7 +50,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from programs import PROGRAMS
@@ -55,7 +62,7 @@ from tinytc_py.errors import TinytcError
 from tinytc_py.gc_pause import paused_gc
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.region import Prog, Region
-from tinytc_py.kernel_cache import keys
+from tinytc_py.kernel_cache import version
 from tinytc_py.options import DEVICES, core_info_for_device
 from tinytc_py.passes.pipeline import run_default_pipeline
 from tinytc_py.spirv.assembler import assemble
@@ -257,17 +264,51 @@ def measure(text: str, info: CoreInfo, repeat: int) -> tuple[dict[str, float], b
     return {key: statistics.median(values) for key, values in runs.items()}, data
 
 
+@contextlib.contextmanager
+def installed_version() -> Iterator[None]:
+    """The compiler version looked up as in an installed package: from a recorded digest
+    (version.VERSION_FILE, which the wheel build writes), in a temporary folder that the
+    lookup reads instead of this checkout's package folder."""
+    with tempfile.TemporaryDirectory(prefix="tinytc-bench-version-") as folder:
+        digest = version.sources_digest(version.PACKAGE, content=True)
+        Path(folder, version.VERSION_FILE).write_text(digest, encoding="ascii")
+        checkout, version.PACKAGE = version.PACKAGE, folder
+        try:
+            yield
+        finally:
+            version.PACKAGE = checkout
+            version.compiler_version.cache_clear()
+
+
+def measure_off(text: str, info: CoreInfo, repeat: int) -> float:
+    """Median CPU ms of `binary_of` with the cache off (TINYTC_CACHE=0): a cold compile as a
+    caller pays it, the baseline of "miss". Unlike "total", it includes the collector's scan
+    that the first allocations after the compile's pause of the garbage collector start
+    (gc_pause.py): 0.1-0.5 ms for a small kernel, several ms for the chain of 1000 ops."""
+    cpu = []
+    os.environ[kernel_cache.ENV_SWITCH] = "0"
+    try:
+        for _ in range(repeat):
+            forget_shape_memos()
+            t0 = clock()
+            binary_of(text, info)
+            cpu.append(ms_since(t0))
+    finally:
+        del os.environ[kernel_cache.ENV_SWITCH]
+    return statistics.median(cpu)
+
+
 def measure_miss(text: str, info: CoreInfo, repeat: int) -> float:
     """Median CPU ms of `binary_of` with the cache on and nothing cached, as at a program's
     first start: a new empty folder under the caller's cache folder each run (also new for
-    every kernel), no shape memo, and the compiler version not yet hashed."""
+    every kernel), no shape memo, and the compiler version not yet looked up."""
     parent = os.environ["TINYTC_CACHE_DIR"]
     cpu = []
     try:
         for _ in range(repeat):
             os.environ["TINYTC_CACHE_DIR"] = tempfile.mkdtemp(prefix="miss-", dir=parent)
             kernel_cache.clear_memo()
-            keys.compiler_version.cache_clear()
+            version.compiler_version.cache_clear()
             forget_shape_memos()
             t0 = clock()
             binary_of(text, info)
@@ -320,6 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-d", "--device", default="pvc", choices=DEVICES, help="target (default pvc)")
     ap.add_argument("--detail", action="store_true", help="also show passes and convert ms")
     ap.add_argument("--profile", metavar="KERNEL", choices=KERNELS, help="cProfile one run")
+    ap.add_argument("-k", "--kernel", action="append", choices=KERNELS, help="only these")
     args = ap.parse_args(argv)
     info = core_info_for_device(args.device)
     if args.profile:
@@ -333,24 +375,29 @@ def main(argv: list[str] | None = None) -> int:
         "cold: kernel cache off, CPU ms per step; miss: cache on, first start (new folder);"
         " hit: read from the kernel cache's folder; memo: compiled before in the process"
     )
-    heads = [f"{k} ms" for k in keys] + ["miss ms", "hit ms", "hit wall ms", "memo ms"]
+    heads = [f"{k} ms" for k in keys] + ["off ms", "miss ms", "miss inst ms", "hit ms"]
+    heads.append("hit wall ms")
+    heads.append("memo ms")
     heads.append("SPIR-V B")
     print(row("kernel", "instructions", heads))
     with tempfile.TemporaryDirectory(prefix="tinytc-bench-cache-") as folder:
         os.environ["TINYTC_CACHE_DIR"] = folder
         os.environ.pop("TINYTC_CACHE", None)
-        print_rows(keys, info, args.repeat)
+        print_rows(keys, info, args.repeat, args.kernel or list(KERNELS))
     return 0
 
 
-def print_rows(keys: list[str], info: CoreInfo, repeat: int) -> None:
-    for name, source in KERNELS.items():
-        text = source()
+def print_rows(keys: list[str], info: CoreInfo, repeat: int, names: list[str]) -> None:
+    for name in names:
+        text = KERNELS[name]()
         insts = "?"
         try:
             insts = str(count_prog(parse(text, CompilerContext(), name)))
             times, data = measure(text, info, repeat)
+            off = measure_off(text, info, repeat)
             miss = measure_miss(text, info, repeat)
+            with installed_version():
+                miss_installed = measure_miss(text, info, repeat)
             hit = measure_hit(text, info, repeat)
             memo = measure_memo(text, info, repeat)
         except TinytcError as e:
@@ -359,7 +406,8 @@ def print_rows(keys: list[str], info: CoreInfo, repeat: int) -> None:
         except Exception as e:  # noqa: BLE001 - a compiler bug in one kernel: report, go on
             print(row(name, "FAILED", [f"{type(e).__name__}: {e}"]))
             continue
-        cells = [f"{times[k]:.2f}" for k in keys] + [f"{t:.2f}" for t in (miss, *hit)]
+        cells = [f"{times[k]:.2f}" for k in keys]
+        cells += [f"{t:.2f}" for t in (off, miss, miss_installed, *hit)]
         cells += [f"{memo:.4f}", str(len(data))]
         print(row(name, insts, cells))
 

@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "base",
         (
             "errors",
+            "environ",
             "gc_pause",
             "self_checks",
             "cache_dir",

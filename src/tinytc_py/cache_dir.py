@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,19 +32,34 @@ def cache_subdir(name: str) -> Path:
     return cache_root() / name
 
 
+def temporary_file(folder: Path) -> tuple[int, Path]:
+    """A new file `.tmp-<random>` in `folder`, open for writing, private (mode 600), and its
+    path; creates the folder when it is missing."""
+    tmp = folder / f".tmp-{secrets.token_hex(8)}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    try:
+        return os.open(tmp, flags, 0o600), tmp
+    except FileNotFoundError:
+        folder.mkdir(parents=True, exist_ok=True)
+        return os.open(tmp, flags, 0o600), tmp
+
+
 def atomic_write(path: Path, data: bytes, prepare: Callable[[int], None] | None = None) -> None:
     """Writes `path` whole or not at all: a temporary file in the same folder, renamed over it
     (`os.replace` is atomic), so processes sharing the cache (MPI ranks) never read a partial
     file. `prepare(fd)` may set the new file's owner group and mode before it is renamed.
     Creates the folder; raises OSError (unwritable folder, full disk) and leaves no temporary
     file behind."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    fd, tmp = temporary_file(path.parent)
     try:
-        with os.fdopen(fd, "wb") as f:
+        try:
             if prepare is not None:
-                prepare(f.fileno())
-            f.write(data)
+                prepare(fd)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

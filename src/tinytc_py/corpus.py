@@ -19,6 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import environ
+
 if TYPE_CHECKING:
     from .ir.context import CompilerContext
     from .target.core_info import CoreInfo
@@ -28,7 +30,7 @@ ENV = "TINYTC_RECORD_CORPUS"
 
 def record(program_text: Callable[[], str], core_info: CoreInfo, ctx: CompilerContext) -> None:
     """Writes the program about to be compiled to the corpus folder, if one is set."""
-    folder = os.environ.get(ENV)
+    folder = environ.get(ENV)
     if not folder:
         return
     from .ir.enums import OptFlag

@@ -10,7 +10,7 @@ the debugging mode (docs/performance.rst).
 
 from __future__ import annotations
 
-import os
+from . import environ
 
 ENV_VALIDATE = "TINYTC_VALIDATE"
 
@@ -18,5 +18,5 @@ ENV_VALIDATE = "TINYTC_VALIDATE"
 def requested() -> bool:
     """Whether TINYTC_VALIDATE asks for the self-checks (read on each compile, so a host may
     switch it at any time)."""
-    value = os.environ.get(ENV_VALIDATE)
+    value = environ.get(ENV_VALIDATE)
     return value is not None and value.strip().lower() not in ("", "0", "off", "false", "no")

@@ -5,12 +5,13 @@ source name miss; both memories stay within their bounds."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 import tinytc_py
-from tinytc_py import kernel_cache
+from tinytc_py import environ, kernel_cache
 from tinytc_py.capi import parsed
 from tinytc_py.capi.handles import table
 from tinytc_py.compiler import binary_of
@@ -144,3 +145,35 @@ def test_c_api_remembers_a_bounded_number_of_parsed_texts(
             table.release_addr(handle)
         table.release_addr(ctx_addr)
     kernel_cache.clear_memo()
+
+
+def test_switches_follow_the_environment_between_compiles(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TINYTC_CACHE and TINYTC_VALIDATE, changed through os.environ between two compiles of
+    one text, decide the second (tinytc_py/environ.py reads what os.environ holds)."""
+    monkeypatch.setenv("TINYTC_VALIDATE", "1")
+    info = CoreInfo.default()
+    first = binary_of(gemm(16), info)
+    monkeypatch.setenv("TINYTC_CACHE", "off")
+    assert binary_of(gemm(16), info).cache is False
+    monkeypatch.delenv("TINYTC_CACHE")
+    assert binary_of(gemm(16), info) is first
+    monkeypatch.setenv("TINYTC_VALIDATE", "0")
+    unchecked = binary_of(gemm(16), info)
+    monkeypatch.setenv("TINYTC_VALIDATE", "1")
+    assert binary_of(gemm(16), info) is first
+    assert unchecked is not first
+    assert stats.process()["compiles"] == 3
+    assert_same(unchecked, first)
+
+
+def test_environment_values_read_as_os_environ_reads_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    name = "TINYTC_TEST_ENVIRON_VALUE"
+    monkeypatch.delenv(name, raising=False)
+    assert environ.get(name) is None
+    for value in ("", "1", " Off ", "déjà vu"):
+        monkeypatch.setenv(name, value)
+        assert environ.get(name) == os.environ.get(name) == value
+    monkeypatch.delenv(name)
+    assert environ.get(name) is None

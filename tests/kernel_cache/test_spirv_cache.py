@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import errno
 import os
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from tinytc_py import kernel_cache
+from tinytc_py import cache_dir, kernel_cache
 from tinytc_py.compiler import binary_of, compile_to_spirv
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.enums import OptFlag
@@ -169,7 +168,7 @@ def _unwritable(how: str, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             def denied(*args, **kwargs):
                 raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
 
-            monkeypatch.setattr(tempfile, "mkstemp", denied)
+            monkeypatch.setattr(cache_dir, "temporary_file", denied)
     elif how == "folder is a file":
         root.mkdir(exist_ok=True)
         blocker = root / "file"
@@ -180,7 +179,7 @@ def _unwritable(how: str, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         def full(*args, **kwargs):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-        monkeypatch.setattr(tempfile, "mkstemp", full)
+        monkeypatch.setattr(cache_dir, "temporary_file", full)
 
 
 @pytest.mark.parametrize("how", ["read-only folder", "folder is a file", "disk full"])

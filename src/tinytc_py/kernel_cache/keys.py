@@ -64,15 +64,15 @@ def settings(ctx: CompilerContext) -> tuple[int, ...]:
     return (ctx.opt_level, *map(ctx.optimization_flag, FLAGS))
 
 
-_info_digests: dict[int, tuple[weakref.ref, CoreInfo, str]] = {}
-"""id(core info) -> (a reference to it, a copy of it, its digest), while it lives."""
+_info_digests: dict[int, tuple[weakref.ref, dict[str, Any], str]] = {}
+"""id(core info) -> (a reference to it, a copy of its attributes, its digest), while it lives."""
 
 
 def info_digest(info: CoreInfo) -> str:
-    """The core info's part of a key: a digest of all its fields, reused while `info` equals
-    the copy taken when it was computed (one comparison of the fields)."""
+    """The core info's part of a key: a digest of all its fields, reused while `info`'s
+    attributes equal the copy taken when it was computed (one dictionary comparison)."""
     known = _info_digests.get(id(info))
-    if known is not None and known[0]() is info and known[1] == info:
+    if known is not None and known[0]() is info and known[1] == info.__dict__:
         return known[2]
     digest = _digest([canonical(info)])[:32]
     ident = id(info)
@@ -81,15 +81,14 @@ def info_digest(info: CoreInfo) -> str:
     return digest
 
 
-def _copy(info: CoreInfo) -> CoreInfo:
-    """A copy whose containers (the feature set, the work-group size tables) are copies too,
-    so that changing them in `info` makes the two differ; their elements are immutable."""
-    copied = copy.copy(info)
-    for f in dataclasses.fields(info):
-        value = getattr(info, f.name)
-        if isinstance(value, list | dict | set):
-            setattr(copied, f.name, copy.copy(value))
-    return copied
+def _copy(info: CoreInfo) -> dict[str, Any]:
+    """A copy of `info`'s attributes whose containers (the feature set, the work-group size
+    tables) are copies too, so that changing them in `info` makes the two differ; their
+    elements are immutable."""
+    return {
+        name: copy.copy(value) if isinstance(value, list | dict | set) else value
+        for name, value in info.__dict__.items()
+    }
 
 
 def spirv_key(

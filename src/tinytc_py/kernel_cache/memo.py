@@ -13,7 +13,6 @@ At most `ENTRIES` binaries are kept; the one used longest ago goes first.
 
 from __future__ import annotations
 
-import contextlib
 from collections import OrderedDict
 from collections.abc import Hashable
 
@@ -40,11 +39,11 @@ def text_key(
 
 
 def get(key: Hashable) -> Binary | None:
-    binary = _entries.get(key)
-    if binary is not None:
-        with contextlib.suppress(KeyError):  # another thread's `put` may have evicted it
-            _entries.move_to_end(key)
-    return binary
+    try:
+        _entries.move_to_end(key)  # the most recently used goes last
+    except KeyError:
+        return None
+    return _entries.get(key)  # None if another thread's `put` evicted it just now
 
 
 def put(key: Hashable, binary: Binary) -> Binary:

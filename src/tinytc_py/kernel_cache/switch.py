@@ -3,11 +3,12 @@ warm.py, which the package re-exports, reads it without importing the package ba
 
 from __future__ import annotations
 
-import os
+from .. import environ
 
 ENV_SWITCH = "TINYTC_CACHE"
 
 
 def switched_on() -> bool:
     """Whether TINYTC_CACHE leaves caching on for the process."""
-    return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "off", "false", "no")
+    value = environ.get(ENV_SWITCH)
+    return value is None or value.strip().lower() not in ("0", "off", "false", "no")

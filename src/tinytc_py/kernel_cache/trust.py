@@ -196,18 +196,34 @@ def entry_trusted(st: os.stat_result, folder: Folder) -> bool:
 
 
 def make_folder(folder: Folder) -> None:
-    """Create the kernels folder if it is missing: private for a user, group-writable with
-    the setgid bit for a shared one. It is prepared under a temporary name and renamed into
-    place, so another process never sees it with the wrong mode."""
+    """Create the kernels folder if it is missing: private for a user (mkdir's mode, so it
+    is never visible with another), group-writable with the setgid bit for a shared one,
+    which is prepared under a temporary name and renamed into place, so another process never
+    sees it with the wrong group or mode. The cache folder above is created when missing."""
     if folder.exists or folder.path.is_dir():
         return
-    folder.path.parent.mkdir(parents=True, exist_ok=True, mode=USER_DIR_MODE)
+    try:
+        _make(folder)
+    except FileNotFoundError:
+        folder.path.parent.mkdir(parents=True, exist_ok=True, mode=USER_DIR_MODE)
+        _make(folder)
+
+
+def _make(folder: Folder) -> None:
+    """`make_folder` below an existing cache folder; raises OSError when it cannot be made
+    and no folder of that name exists."""
+    if folder.group is None:
+        try:
+            folder.path.mkdir(mode=USER_DIR_MODE)
+        except FileExistsError:
+            if not folder.path.is_dir():
+                raise
+        return
     tmp = folder.path.with_name(f".tmp-{SUB}-{secrets.token_hex(6)}")
     tmp.mkdir(mode=USER_DIR_MODE)
     try:
-        if folder.group is not None:
-            os.chown(tmp, -1, folder.group)
-            os.chmod(tmp, GROUP_DIR_MODE)
+        os.chown(tmp, -1, folder.group)
+        os.chmod(tmp, GROUP_DIR_MODE)
         os.rename(tmp, folder.path)
     except OSError:
         with contextlib.suppress(OSError):

@@ -1,0 +1,28 @@
+"""Environment variables read on every compile, at the cost of a dictionary lookup.
+
+The compiler reads some variables each time it is asked for a program (TINYTC_CACHE,
+TINYTC_VALIDATE, TINYTC_RECORD_CORPUS), so that a host may switch them at any time. For a
+variable that is not set, `os.environ.get` raises and catches a KeyError in Python code, about
+1-2 µs each: together a fifth of compiling a program again through the C API, which the kernel
+cache answers from memory. `get` reads the mapping `os.environ` keeps its values in (CPython,
+POSIX: a dict of bytes, changed together with `os.environ` by every assignment or deletion
+through it, so both always agree) and decodes the value as `os.environ` does. Elsewhere it is
+`os.environ.get`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_data = getattr(os.environ, "_data", None)
+_FAST = isinstance(_data, dict) and os.name == "posix"
+_ENCODING = sys.getfilesystemencoding()
+
+
+def get(name: str) -> str | None:
+    """The value of variable `name`, or None when it is not set (what `os.environ.get` says)."""
+    if not _FAST:
+        return os.environ.get(name)
+    raw = _data.get(name.encode(_ENCODING, "surrogateescape"))  # type: ignore[union-attr]
+    return None if raw is None else raw.decode(_ENCODING, "surrogateescape")
