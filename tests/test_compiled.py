@@ -75,11 +75,11 @@ def _compile_all(pure: bool) -> dict[str, object]:
 def test_compiled_modules_are_in_use_when_built() -> None:
     in_use, reason = compiled.status()
     assert in_use, reason
-    import tinytc_py.compiler
     import tinytc_py.passes.fold
+    import tinytc_py.passes.pipeline
     import tinytc_py.spirv.module
 
-    for module in (tinytc_py.compiler, tinytc_py.passes.fold, tinytc_py.spirv.module):
+    for module in (tinytc_py.passes.pipeline, tinytc_py.passes.fold, tinytc_py.spirv.module):
         assert module.__file__ is not None
         assert module.__file__.startswith(compiled.BUILD_DIR), module.__file__
         assert module.__file__.endswith(".so"), module.__file__
@@ -132,7 +132,9 @@ def test_a_changed_source_turns_the_compiled_modules_off(tmp_path: Path) -> None
 
 
 def test_missing_compiled_files_turn_them_off(tmp_path: Path) -> None:
-    _manifest(tmp_path, compiled.sources_digest(compiled.MODULES), {"tinytc_py.compiler": "x.so"})
+    _manifest(
+        tmp_path, compiled.sources_digest(compiled.MODULES), {"tinytc_py.passes.fold": "x.so"}
+    )
     finder = compiled._Finder(str(tmp_path))
     finder._decide()
     assert (finder.paths, finder.reason) == ({}, "compiled files missing")
