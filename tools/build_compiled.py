@@ -69,7 +69,10 @@ def build(compiled, out: Path) -> dict:
     dist.run_commands()
     cmd = dist.get_command_obj("build_ext")
     files = {
-        ext.name: os.path.relpath(os.path.join(cmd.build_lib, cmd.get_ext_filename(ext.name)), out)
+        # a package's extension is named after its __init__; it is imported by the package name
+        ext.name.removesuffix(".__init__"): os.path.relpath(
+            os.path.join(cmd.build_lib, cmd.get_ext_filename(ext.name)), out
+        )
         for ext in extensions
     }
     return {"digest": digest, "modules": list(compiled.MODULES), "files": files}

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 MODULES: tuple[str, ...] = (
+    "tinytc_py.analysis",
     "tinytc_py.analysis.coopmatrix_layout",
     "tinytc_py.analysis.gcd",
     "tinytc_py.analysis.gemm_model",
@@ -85,9 +86,10 @@ PURE_ENV = "TINYTC_PURE_PYTHON"
 
 
 def source_path(module: str, package: str = PACKAGE) -> str:
-    """The .py file of a listed module under the package folder `package`."""
-    parts = module.split(".")[1:]
-    return os.path.join(package, *parts) + ".py"
+    """The .py file of a listed module under the package folder `package` (a package's
+    __init__.py)."""
+    base = os.path.join(package, *module.split(".")[1:])
+    return os.path.join(base, "__init__.py") if os.path.isdir(base) else base + ".py"
 
 
 def sources_digest(modules: Sequence[str], package: str = PACKAGE) -> str:
@@ -109,6 +111,7 @@ class _Finder:
         self.build_dir = build_dir
         self.decided = False
         self.paths: dict[str, str] = {}  # module -> extension file, when in use
+        self.packages: dict[str, str] = {}  # compiled package -> its sources' folder
         self.reason = "no listed module imported yet"
 
     def _decide(self) -> None:
@@ -133,14 +136,36 @@ class _Finder:
         self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
         if fullname not in _ANSWERS:
-            return None
+            # a module not compiled in a compiled package (also while the package's own body
+            # runs, before its __path__ is set right): from the sources
+            folder = self.packages.get(fullname.rpartition(".")[0])
+            return (
+                None
+                if folder is None
+                else importlib.machinery.PathFinder.find_spec(fullname, [folder])
+            )
         if not self.decided:
             self._decide()
         so = self.paths.get(fullname)
         if so is None:
             return None
-        loader = importlib.machinery.ExtensionFileLoader(fullname, so)
-        return importlib.util.spec_from_file_location(fullname, so, loader=loader)
+        source = source_path(fullname) if fullname in MODULES else ""
+        if not source.endswith("__init__.py"):
+            loader = importlib.machinery.ExtensionFileLoader(fullname, so)
+            return importlib.util.spec_from_file_location(fullname, so, loader=loader)
+        folder = os.path.dirname(source)
+        self.packages[fullname] = folder
+        return importlib.util.spec_from_file_location(
+            fullname, so, loader=_PackageLoader(fullname, so), submodule_search_locations=[folder]
+        )
+
+
+class _PackageLoader(importlib.machinery.ExtensionFileLoader):
+    """A compiled package whose __path__ is its sources' folder (mypyc sets the extension's)."""
+
+    def exec_module(self, module: ModuleType) -> None:
+        super().exec_module(module)
+        module.__path__ = [os.path.dirname(source_path(module.__name__))]
 
 
 _ANSWERS = frozenset((*MODULES, f"{GROUP}__mypyc"))
