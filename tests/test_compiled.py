@@ -154,3 +154,22 @@ def test_the_digest_follows_each_listed_source(tmp_path: Path) -> None:
     before = compiled.sources_digest(names, str(tmp_path))
     Path(compiled.source_path(names[1], str(tmp_path))).write_text("x = 2\n")
     assert compiled.sources_digest(names, str(tmp_path)) != before
+
+
+def test_no_final_constants_outside_the_compiled_modules() -> None:
+    """mypyc copies the value of a `Final` constant into the compiled code that reads it, also
+    from a module it does not compile, whose edits the import guard does not see (its digest
+    covers the compiled modules only). Every other use of such a module goes through Python."""
+    import re
+
+    final = re.compile(r":\s*(typing\.)?Final\b")
+    found = []
+    for path in sorted((ROOT / "src" / "tinytc_py").rglob("*.py")):
+        rel = path.relative_to(ROOT / "src").with_suffix("")
+        name = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+        if name in compiled.MODULES:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if final.search(line):
+                found.append(f"{rel}.py:{number}: {line.strip()}")
+    assert not found, "Final outside compiled.MODULES:\n" + "\n".join(found)
