@@ -19,9 +19,9 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export PIP_NO_INPUT := 1
 
-.PHONY: setup apt test run docs fuzz bench-gemm
+.PHONY: setup apt test run docs fuzz bench-gemm compiled
 
-setup: apt $(STAMP) capi
+setup: apt $(STAMP) capi compiled
 	@test -f $(SPIRV_GRAMMAR) || { echo "error: $(SPIRV_GRAMMAR) missing after setup" >&2; exit 1; }
 
 # System packages: skipped when the tools and headers are already there.
@@ -64,6 +64,12 @@ capi: $(CAPI_STAMP)
 $(CAPI_STAMP): $(STAMP) $(CAPI_INPUTS)
 	$(VPY) capi/build.py --out build/lib
 	touch $@
+
+# The compiler's hot modules compiled with mypyc into build/mypyc (the list and the import rules:
+# src/tinytc_py/compiled.py). The script rebuilds only when their sources changed, and skips
+# (pure Python) without mypyc or a C compiler; TINYTC_PURE_PYTHON=1 runs the sources anyway.
+compiled: $(STAMP)
+	$(VPY) tools/build_compiled.py
 
 test: setup
 	$(VPY) -m pytest -q

@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "base",
         (
+            "compiled",
             "errors",
             "environ",
             "gc_pause",

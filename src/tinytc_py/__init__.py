@@ -32,6 +32,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import compiled as _compiled
 from .errors import (
     CompilationError,
     Location,
@@ -41,6 +42,8 @@ from .errors import (
     Status,
     TinytcError,
 )
+
+_compiled.install()  # the mypyc-compiled compiler modules, when built and current (compiled.py)
 
 if TYPE_CHECKING:
     from .api import Device, Program, compile, devices, parse

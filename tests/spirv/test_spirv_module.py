@@ -83,7 +83,9 @@ def test_types_and_constants_are_uniqued():
     assert mod.constant(i32, -1) == mod.constant(i32, 0xFFFF_FFFF)
     assert mod.constant(f32, 1) == mod.constant(f32, 1.0) != mod.constant(i32, 1)
     assert mod.constant(f32, 0.0) != mod.constant(f32, -0.0)
-    assert mod.constant_bool(True) == mod.constant(mod.type_bool(), True) != mod.constant_bool(0)
+    assert (
+        mod.constant_bool(True) == mod.constant(mod.type_bool(), True) != mod.constant_bool(False)
+    )
     v2 = mod.type_vector(f32, 2)
     pair = [mod.constant(f32, 1.0), mod.constant(f32, 2.0)]
     assert mod.constant_composite(v2, pair) == mod.constant_composite(v2, tuple(pair))

@@ -219,9 +219,12 @@ class _Query:
                 _attr_ints(attrs, "shape_gcd") or (),
                 _attr_ints(attrs, "stride_gcd") or (),
             )
-        if name in ("subview", "expand", "fuse"):
-            src = self.memref(d.operand("operand"))
-            return self._DERIVED[name](self, d, src, mt)
+        if name == "subview":
+            return self._subview(d, self.memref(d.operand("operand")), mt)
+        if name == "expand":
+            return self._expand(d, self.memref(d.operand("operand")), mt)
+        if name == "fuse":
+            return self._fuse(d, self.memref(d.operand("operand")), mt)
         return _from_type(mt, 1)
 
     def _subview(self, d: Inst, src: MemrefGcd, mt: MemrefType) -> MemrefGcd:
@@ -255,5 +258,3 @@ class _Query:
         shape = [*src.shape[:frm], math.prod(src.shape[frm : to + 1]), *src.shape[to + 1 :]]
         stride = [*src.stride[: frm + 1], *src.stride[to + 1 :]]
         return _from_type(mt, src.offset, shape, stride)
-
-    _DERIVED = {"subview": _subview, "expand": _expand, "fuse": _fuse}

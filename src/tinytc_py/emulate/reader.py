@@ -55,9 +55,7 @@ def read_module(binary: bytes) -> Module:
             else:
                 function.code.extend(inst)
         elif op == Op.Function:
-            function = Function.__new__(Function)
-            function.module, function.id, function.blocks = mod, inst[2], []
-            function.code = array("I", inst)
+            function = Function(mod, inst[1], inst[4], inst[3], id=inst[2])
             mod.functions.append(function)
         elif op == Op.Capability:
             mod.capabilities[inst[1]] = None

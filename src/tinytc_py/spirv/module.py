@@ -61,7 +61,7 @@ def literal64(value: int) -> tuple[int, int]:
     return value & 0xFFFF_FFFF, value >> 32
 
 
-def _emit_slow(code: array, opcode: int, operands: Sequence[int | str]) -> None:
+def _emit_slow(code: array, opcode: int, operands: Sequence[object]) -> None:
     """Encode operands that are not all plain words (strings), or explain why they are invalid."""
     words = array("I")
     for operand in operands:
@@ -221,9 +221,12 @@ class Function:
 
     __slots__ = ("module", "id", "code", "blocks")
 
-    def __init__(self, module: Module, return_type: int, function_type: int, control: int):
+    def __init__(
+        self, module: Module, return_type: int, function_type: int, control: int, id: int = 0
+    ) -> None:
+        """`id`: the function's id when it is known (a binary read back), else a new one."""
         self.module = module
-        self.id = module.new_id()
+        self.id = id or module.new_id()
         self.code = array("I")
         emit(self.code, Op.Function, return_type, self.id, control, function_type)
         self.blocks: list[Block] = []
