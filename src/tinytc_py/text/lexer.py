@@ -104,9 +104,12 @@ class Cursor:
         pos = self.pos
         if pos != self._skipped:
             text = self.text
-            # Tokens often touch ("%a," "[0:16]"): one character says so without a match.
-            if pos < len(text) and text[pos] not in _BLANK_STARTS:
+            # Tokens often touch ("%a," "[0:16]") or are one space apart ("%a, %b"): one or
+            # two characters say so without a match.
+            if text[pos : pos + 1] not in _BLANK_STARTS:
                 self._skipped = pos
+            elif text[pos] == " " and text[pos + 1 : pos + 2] not in _BLANK_STARTS:
+                pos = self.pos = self._skipped = pos + 1
             else:
                 pos = self.pos = self._skipped = WS.match(text, pos).end()
         return pos
