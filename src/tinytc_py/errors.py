@@ -234,16 +234,21 @@ def status_description(status: Status) -> str:
     return _DESCRIPTIONS.get(status, "unknown")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Position:
-    """A point in a source: source id (0 = unknown), line and column counting from 1."""
+    """A point in a source: source id (0 = unknown), line and column counting from 1.
+
+    Positions and locations are values, never changed once made (equal and hashed by value),
+    but not frozen dataclasses: a frozen dataclass's constructor sets each field through
+    object.__setattr__, which made the two positions and the location a parser attaches to
+    every instruction and value about a tenth of a parse."""
 
     source_id: int = 0
     line: int = 0
     column: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Location:
     """A half-open source range [begin, end)."""
 

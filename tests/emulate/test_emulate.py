@@ -330,3 +330,92 @@ def test_kernels_with_different_subgroup_sizes():
         b = np.zeros((33, 16), np.float16, order="F")
         prog.kernel(name)(a, b)
         np.testing.assert_array_equal(b[1:], a, err_msg=name)
+
+
+def _batched_mma(name: str, wg: int, dpas: bool) -> str:
+    """@name: subgroup y of a [16, wg] work-group computes C[:,:,y] += A[:,:,y] @ B[:,:,y] on
+    32x32 f16/f32 cooperative matrices (dpas) or copies A[:,:,y] into C[:,:,y] (block IO
+    only)."""
+    body = (
+        """%a = cooperative_matrix_load %a0[%c0,%c0] : coopmatrix<f16x32x32,matrix_a>
+        %b = cooperative_matrix_load %b0[%c0,%c0] : coopmatrix<f16x32x32,matrix_b>
+        %c = cooperative_matrix_load %c0v[%c0,%c0] : coopmatrix<f32x32x32,matrix_acc>
+        %d = cooperative_matrix_mul_add %a, %b, %c : coopmatrix<f32x32x32,matrix_acc>"""
+        if dpas
+        else """%a = cooperative_matrix_load %a0[%c0,%c0] : coopmatrix<f16x32x32,matrix_acc>
+        %d = cast %a : coopmatrix<f32x32x32,matrix_acc>"""
+    )
+    return f"""
+func @{name}(%A: memref<f16x32x32x{wg}>, %B: memref<f16x32x32x{wg}>, %C: memref<f32x32x32x{wg}>)
+        attributes {{subgroup_size=16, work_group_size=[16,{wg}]}} {{
+    parallel {{
+        %c0 = constant 0 : index
+        %y = subgroup_id.y : i32
+        %sg = cast %y : index
+        %a0 = subview %A[0:32,0:32,%sg] : memref<f16x32x32>
+        %b0 = subview %B[0:32,0:32,%sg] : memref<f16x32x32>
+        %c0v = subview %C[0:32,0:32,%sg] : memref<f32x32x32>
+        {body}
+        cooperative_matrix_store %d, %c0v[%c0,%c0]
+    }}
+}}
+"""
+
+
+def _register_storage(spirv: bytes) -> dict[str, list[tuple[str, int]]]:
+    """Per kernel name: the register-file arrays it uses, as (storage class, bytes)."""
+    from tinytc_py.emulate.reader import read_module
+    from tinytc_py.spirv.module import iter_instructions
+    from tinytc_py.spirv.tables import Op, StorageClass
+
+    mod = read_module(spirv)
+    g = mod.globals
+    sizes, consts, arrays, pointers, variables = {}, {}, {}, {}, {}
+    for op, off, _ in iter_instructions(g):
+        if op == Op.TypeInt:
+            sizes[g[off + 1]] = g[off + 2] // 8
+        elif op == Op.Constant:
+            consts[g[off + 2]] = g[off + 3]
+        elif op == Op.TypeArray:
+            arrays[g[off + 1]] = sizes[g[off + 2]] * consts[g[off + 3]]
+        elif op == Op.TypePointer and g[off + 3] in arrays:
+            pointers[g[off + 1]] = arrays[g[off + 3]]
+        elif op == Op.Variable and g[off + 3] == StorageClass.Workgroup:
+            variables[g[off + 2]] = ("Workgroup", pointers[g[off + 1]])
+    ids = {f.id: f for f in mod.functions}
+    out = {}
+    for fid, name in _entry_names(mod):
+        code = ids[fid].code
+        used = {w for _, off, n in iter_instructions(code) for w in code[off + 1 : off + n]}
+        found = [v for k, v in variables.items() if k in used]
+        found += [
+            ("Function", pointers[code[off + 1]])
+            for op, off, _ in iter_instructions(code)
+            if op == Op.Variable and code[off + 1] in pointers
+        ]
+        out[name] = found
+    return out
+
+
+def test_register_files_of_a_big_work_group():
+    """64 subgroups of 32x32x32 f16 DPAS need 64 register files of 12 KiB, more than the CPU
+    device's local memory (the launch failed with OUT_OF_RESOURCES): such a kernel keeps a
+    copy per work-item. A kernel with smaller files in the same module gets a Workgroup
+    array sized by its own files, not the module's largest."""
+    big, copy = _batched_mma("big", 64, True), _batched_mma("copy", 8, False)
+    emulated = emulate_spirv(_gpu_spirv(big + copy, "pvc"))
+    storage = _register_storage(emulated)
+    assert [s for s, _ in storage["big"]] == ["Function"]
+    assert storage["big"][0][1] >= 12 * 1024
+    ((space, size),) = storage["copy"]
+    assert space == "Workgroup" and size < 8 * storage["big"][0][1] and size % (8 * 64) == 0
+    prog = _compile(big + copy, "pvc")
+    rng = np.random.default_rng(2)
+    A, B = (np.asfortranarray(rng.integers(-4, 4, (32, 32, 64)) / 4, np.float16) for _ in "AB")
+    C = np.asfortranarray(rng.integers(-8, 8, (32, 32, 64)), np.float32)
+    want = np.einsum("ikb,kjb->ijb", A.astype(np.float64), B.astype(np.float64)) + C
+    prog.kernel("big")(A, B, C)
+    np.testing.assert_array_equal(C, want)
+    C = np.zeros((32, 32, 8), np.float32, order="F")
+    prog.kernel("copy")(A[:, :, :8].copy(order="F"), B[:, :, :8].copy(order="F"), C)
+    np.testing.assert_array_equal(C, A[:, :, :8].astype(np.float32))

@@ -32,6 +32,8 @@ SHARED = frozenset(
     ("compiler_context", "prog", "binary", "spv_mod", "core_info", "recipe", "recipe_handler")
 )
 _ADDRESS_STEP = 0x10
+# The kinds of handle that die with the program they belong to (purge_prog).
+_IR_KINDS = frozenset(("func", "region", "end", "inst", "value"))
 
 
 class _State:
@@ -61,6 +63,9 @@ class HandleTable:
         self.by_addr: dict[int, Entry] = {}
         self.by_obj: dict[tuple[str, int], int] = {}
         self._next = 0x7F0000100000
+        # Live handles of _IR_KINDS: while there are none (a program parsed and compiled
+        # without the builder API), releasing a program need not walk it.
+        self.ir_handles = 0
 
     def __len__(self) -> int:
         return len(self.by_addr)
@@ -72,6 +77,8 @@ class HandleTable:
         self._next += _ADDRESS_STEP
         self.by_addr[addr] = entry
         self.by_obj[(kind, id(obj))] = addr
+        if kind in _IR_KINDS:
+            self.ir_handles += 1
         return addr
 
     def new_shared(self, kind: str, obj: Any, refs: list[int] | tuple[int, ...] = ()) -> int:
@@ -162,7 +169,7 @@ class HandleTable:
             dep = self.by_addr.pop(d, None)
             if dep is not None:
                 self.by_obj.pop((dep.kind, id(dep.obj)), None)
-        if entry.kind == "prog":
+        if entry.kind == "prog" and self.ir_handles:
             purge_prog(self, entry.obj)
         for r in entry.refs:
             if r in self.by_addr:
@@ -174,6 +181,8 @@ class HandleTable:
         a = self.by_obj.pop((kind, id(obj)), None)
         if a is not None:
             self.by_addr.pop(a, None)
+            if kind in _IR_KINDS:
+                self.ir_handles -= 1
 
 
 table = HandleTable()

@@ -1,14 +1,22 @@
 """Translate one parsed vISA program into a portable SPIR-V function (OpenCL environment).
 
 Model. vISA names registers of the whole SIMD thread, and an OpenCL subgroup is one thread.
-Every subgroup therefore has a byte image of the registers the program touches (one register
-file per subgroup in a Workgroup array, roots at register boundaries, aliases at their
-offsets). A per-lane operand ("rw" constraint) of a vector of n components is written into it
-by each lane, component v of lane p at byte (v*S + p)*size for the subgroup size S; a uniform
-one ("rw.u") is its single value at byte 0 (a pointer as its 64-bit address). Then lane 0
-runs the instructions (one function per asm, not inlined: the CPU JIT compiles it once) and
-every lane reads its output components back the same way. The steps are ordered by memory
-barriers and subgroup broadcasts the next step's accesses depend on.
+The program runs on a byte image of the registers it touches (roots at register boundaries,
+aliases at their offsets). A per-lane operand ("rw" constraint) of a vector of n components
+sits in it with component v of lane p at byte (v*S + p)*size for the subgroup size S; a
+uniform one ("rw.u") is its single value at byte 0 (a pointer as its 64-bit address). The
+image is in one of two places, chosen per kernel by the caller (rewrite.py), which hands the
+emulation function a pointer to it:
+- shared (Workgroup memory, one register file per subgroup): each lane writes its own input
+  components, lane 0 runs the instructions and every lane reads its output components back;
+  the steps are ordered by memory barriers and subgroup broadcasts the next step's accesses
+  depend on.
+- private (Function memory, one copy per work-item; for work-groups whose register files do
+  not fit in local memory): every lane fills its copy with all lanes' input components
+  (subgroup broadcasts), every lane runs the instructions on its copy and reads its own
+  outputs; only lane 0 writes memory.
+The instructions are one function per asm and storage, not inlined: the CPU JIT compiles them
+once.
 
 Instructions (semantics of the public vISA and Xe LSC specifications):
 - mov/add/mul/shl/shr/asr/and/or/xor with regions `V(r,c)<v;w,h>`, destination `<h>`, GRF of
@@ -64,22 +72,88 @@ class Signature:
 
 
 @dataclass
-class Shared:
-    """What every emulation function of a module uses: the SubgroupLocalInvocationId and
-    SubgroupId inputs, and the stride of the register files of the subgroups in a kernel's
-    Workgroup array (an i64 constant the caller defines once `sizes`, the register-file sizes
-    of the functions, are known). The kernel hands its array as the first argument."""
-
-    lane: int
-    subgroup: int
-    stride: int
-    sizes: list[int]
-
-
-@dataclass
 class Root:
     offset: int  # of its first byte in the register file
     size: int
+
+
+@dataclass(frozen=True)
+class RegisterFile:
+    """Where the operands and variables of one asm sit in its register image, and the image's
+    size in bytes (whole registers)."""
+
+    roots: dict[str, Root]
+    vtypes: dict[str, str]  # root -> vISA type
+    shapes: tuple[tuple[str, int, int], ...]  # operand -> (vISA type, components, type id)
+    size: int
+
+
+def register_file(mod: Module, prog: Program, sig: Signature, sgs: int) -> RegisterFile:
+    """The register image of `prog` called with `sig` at subgroup size `sgs`: the operands
+    $k first (a per-lane one holds sgs values of each component), then the declared
+    variables, each at a register boundary."""
+    types = _TypeReader(mod)
+    ret = types.members(sig.ret) if sig.ret != mod.type_void() else []
+    outputs = [c for c in sig.constraints if c.startswith("=")]
+    inputs = [c for c in sig.constraints if not c.startswith("=")]
+    if len(outputs) != len(ret) or len(inputs) != len(sig.params):
+        raise UnsupportedConstruct("inline assembly whose constraints do not match its type")
+    for c in sig.constraints:
+        if c.lstrip("=") not in ("rw", "rw.u"):
+            raise UnsupportedConstruct(f"inline assembly constraint {c!r}")
+    shapes = tuple(types.shape(t) for t in [*ret, *sig.params])
+    roots: dict[str, Root] = {}
+    vtypes: dict[str, str] = {}
+    size = 0
+
+    def add(name: str, nbytes: int, vt: str) -> None:
+        nonlocal size
+        roots[name] = Root(size, nbytes)
+        vtypes[name] = vt
+        size += -(-max(nbytes, 1) // GRF) * GRF
+
+    for k, (c, (vt, n, _)) in enumerate(zip(sig.constraints, shapes)):
+        add(f"${k}", TYPES[vt][0] * n * (1 if c.endswith(".u") else sgs), vt)
+    for name, decl in prog.decls.items():
+        if decl.alias is None:
+            add(name, TYPES[decl.type][0] * decl.num_elts, decl.type)
+    return RegisterFile(roots, vtypes, shapes, size)
+
+
+class _TypeReader:
+    """Reads the SPIR-V types of asm operands from a module."""
+
+    def __init__(self, mod: Module):
+        self.m = mod
+
+    def members(self, ty: int) -> list[int]:
+        key = self.key(ty)
+        return list(key[1:]) if key[0] == Op.TypeStruct else [ty]
+
+    def key(self, ty: int) -> tuple[int, ...]:
+        """(opcode, operands...) of the type instruction defining `ty`."""
+        for key, value in self.m._unique.items():
+            if value == ty and isinstance(key[0], int):
+                return key  # type: ignore[return-value]
+        g = self.m.globals
+        for op, off, n in iter_instructions(g):
+            if op == Op.TypeStruct and g[off + 1] == ty:
+                return (Op.TypeStruct, *g[off + 2 : off + n])
+        raise UnsupportedConstruct(f"inline assembly operand type %{ty}")
+
+    def shape(self, ty: int) -> tuple[str, int, int]:
+        """(vISA type, components, component type id) of an operand type."""
+        key = self.key(ty)
+        if key[0] == Op.TypeVector:
+            vt = self.shape(key[1])[0]
+            return vt, key[2], key[1]
+        if key[0] == Op.TypePointer:
+            return "uq", 1, ty
+        if key[0] == Op.TypeFloat:
+            return {16: "hf", 32: "f", 64: "df"}[key[1]], 1, ty
+        if key[0] == Op.TypeInt:
+            return {8: "b", 16: "w", 32: "d", 64: "q"}[key[1]], 1, ty
+        raise UnsupportedConstruct(f"inline assembly operand of type opcode {key[0]}")
 
 
 def _next_pow2(n: int) -> int:
@@ -90,19 +164,26 @@ def _next_pow2(n: int) -> int:
 
 
 class Emitter:
-    """Builds the function emulating one vISA program for subgroup size `sgs`."""
+    """Builds the function emulating one vISA program for subgroup size `sgs`, on a register
+    image in Workgroup memory (shared by the subgroup) or, if `private`, in Function memory
+    (a copy per work-item); `lane` is the SubgroupLocalInvocationId input."""
 
-    def __init__(self, mod: Module, prog: Program, sig: Signature, sgs: int, shared: Shared):
-        self.m, self.prog, self.sig, self.sgs, self.shared = mod, prog, sig, sgs, shared
+    def __init__(
+        self, mod: Module, prog: Program, sig: Signature, sgs: int, lane: int, private: bool
+    ):
+        self.m, self.prog, self.sig, self.sgs = mod, prog, sig, sgs
+        self.lane_input, self.private = lane, private
         self.lane = 0  # this lane's id as an i64 ordered after the program ran (build)
+        self.writer = 0  # a bool: this lane writes memory (in the program function)
         m = mod
         self.u8, self.i16, self.i32, self.i64 = (m.type_int(w) for w in (8, 16, 32, 64))
         self.f32 = m.type_float(32)
         self.bool = m.type_bool()
-        self.p_u8 = m.type_pointer(StorageClass.Workgroup, self.u8)
-        self.roots: dict[str, Root] = {}
-        self.size = 0  # of the register file
-        self.vtypes: dict[str, str] = {}  # variable -> vISA type
+        self.sc = StorageClass.Function if private else StorageClass.Workgroup
+        self.p_u8 = m.type_pointer(self.sc, self.u8)
+        self.file = register_file(mod, prog, sig, sgs)
+        self.roots: dict[str, Root] = self.file.roots
+        self.vtypes: dict[str, str] = self.file.vtypes  # root -> vISA type
         self.consts: dict[tuple[str, int], tuple[int, int]] = {}  # (root, byte) -> (size, value)
         self.bases: dict[str, int] = {}  # root -> pointer to its first byte, in self.fn
         fty = m.type_function(sig.ret, [self.p_u8, *sig.params])
@@ -134,12 +215,6 @@ class Emitter:
 
     # ---- the register image --------------------------------------------------------------------
 
-    def add_root(self, name: str, size: int, vtype: str) -> None:
-        """Place a variable in the register file, at a register boundary."""
-        self.roots[name] = Root(self.size, size)
-        self.size += -(-max(size, 1) // GRF) * GRF
-        self.vtypes[name] = vtype
-
     def set_bases(self, regfile: int) -> None:
         """Pointers to every root's first byte from `regfile` (a pointer to the file) in the
         current function."""
@@ -168,7 +243,7 @@ class Emitter:
         """Pointer to a `ty` at byte `off` (a Python int, or an i64 id if dynamic)."""
         index = off if dynamic else self.c64(off)
         p = self.op(Op.InBoundsPtrAccessChain, self.p_u8, self.bases[root], index)
-        return self.op(Op.Bitcast, self.m.type_pointer(StorageClass.Workgroup, ty), p)
+        return self.op(Op.Bitcast, self.m.type_pointer(self.sc, ty), p)
 
     def load(self, root: str, off: int, vt: str, dynamic: bool = False) -> int:
         ty = self.ty(vt)
@@ -262,47 +337,43 @@ class Emitter:
     # ---- the function --------------------------------------------------------------------------
 
     def build(self) -> int:
-        sig, sgs = self.sig, self.sgs
-        ret = self._members(sig.ret) if sig.ret != self.m.type_void() else []
-        outputs = [c for c in sig.constraints if c.startswith("=")]
-        inputs = [c for c in sig.constraints if not c.startswith("=")]
-        if len(outputs) != len(ret) or len(inputs) != len(self.params):
-            raise UnsupportedConstruct("inline assembly whose constraints do not match its type")
-        for c in sig.constraints:
-            if c.lstrip("=") not in ("rw", "rw.u"):
-                raise UnsupportedConstruct(f"inline assembly constraint {c!r}")
-        shapes = [self._shape(t) for t in ret] + [self._shape(t) for t in sig.params]
-        for k, (c, (vt, n, _)) in enumerate(zip(sig.constraints, shapes)):
-            uniform = c.endswith(".u")
-            self.add_root(f"${k}", TYPES[vt][0] * n * (1 if uniform else sgs), vt)
-        for name, decl in self.prog.decls.items():
-            if decl.alias is None:
-                self.add_root(name, TYPES[decl.type][0] * decl.num_elts, decl.type)
-        self.shared.sizes.append(self.size)
-        sh, i64 = self.shared, self.i64
-        lane32 = self.op(Op.Load, self.i32, sh.lane)
-        lane = self.op(Op.IAdd, i64, self.op(Op.UConvert, i64, lane32), self._sync(lane32))
-        sg = self.op(Op.UConvert, i64, self.op(Op.Load, self.i32, sh.subgroup))
-        regfile = self.op(
-            Op.InBoundsPtrAccessChain, self.p_u8, self.image, self.op(Op.IMul, i64, sg, sh.stride)
-        )
+        sig, i64 = self.sig, self.i64
+        ret = _TypeReader(self.m).members(sig.ret) if sig.ret != self.m.type_void() else []
+        shapes = self.file.shapes
+        regfile = self.image
         self.set_bases(regfile)
         operands = [(f"${len(ret) + k}", p) for k, p in enumerate(self.params)]
         in_regs = {n: not sig.constraints[int(n[1:])].endswith(".u") for n, _ in operands}
-        for name, param in operands:
-            if in_regs[name]:
-                self._gather(name, param, shapes[int(name[1:])], lane)
-        ready = self.op(Op.IAdd, i64, lane, self._sync(lane32))
+        lane32 = self.op(Op.Load, self.i32, self.lane_input)
         program = self._program()
 
-        def run() -> None:  # one lane runs the program on the subgroup's registers
+        def store_uniforms() -> None:
             for name, param in operands:
                 if not in_regs[name]:
                     self._store_uniform(name, param, shapes[int(name[1:])])
-            self.op(Op.FunctionCall, self.m.type_void(), program, regfile)
 
-        self.when(self.op(Op.IEqual, self.bool, ready, self.c64(0)), run)
-        self.lane = self.op(Op.IAdd, i64, lane, self._sync(lane32))
+        if self.private:  # every lane runs the program on its copy of all lanes' inputs
+            self.lane = self.op(Op.UConvert, i64, lane32)
+            for name, param in operands:
+                if in_regs[name]:
+                    self._gather_all(name, param, shapes[int(name[1:])])
+            store_uniforms()
+            self.op(Op.FunctionCall, self.m.type_void(), program, regfile)
+            # lane 0's memory writes before any lane's later accesses
+            self._barrier(0x208)
+        else:  # lane 0 runs the program on the subgroup's registers
+            lane = self.op(Op.IAdd, i64, self.op(Op.UConvert, i64, lane32), self._sync(lane32))
+            for name, param in operands:
+                if in_regs[name]:
+                    self._gather(name, param, shapes[int(name[1:])], lane)
+            ready = self.op(Op.IAdd, i64, lane, self._sync(lane32))
+
+            def run() -> None:
+                store_uniforms()
+                self.op(Op.FunctionCall, self.m.type_void(), program, regfile)
+
+            self.when(self.op(Op.IEqual, self.bool, ready, self.c64(0)), run)
+            self.lane = self.op(Op.IAdd, i64, lane, self._sync(lane32))
         if ret:
             parts = [
                 self._scatter(f"${k}", t, shapes[k], sig.constraints[k].endswith(".u"))
@@ -321,7 +392,8 @@ class Emitter:
         """The function running the vISA instructions on the register file it is handed. It is
         not inlined: the CPU JIT compiles it once rather than at every asm call (with the
         kernel's vectorization across lanes), which keeps the build of emulated kernels
-        fast; it has no subgroup operations (those stay in the inlined caller)."""
+        fast; it has no subgroup operations (those stay in the inlined caller). On private
+        copies every lane runs it and only lane 0 writes memory."""
         outer = self.fn, self.entry, self.blk, self.bases
         void = self.m.type_void()
         self.fn = self.m.add_function(
@@ -331,6 +403,9 @@ class Emitter:
         self.entry = self.fn.add_block()
         self.blk = self.fn.add_block()
         self.set_bases(regfile)
+        if self.private:
+            lane = self.op(Op.Load, self.i32, self.lane_input)
+            self.writer = self.op(Op.IEqual, self.bool, lane, self.m.constant(self.i32, 0))
         for inst in self.prog.code:
             self.instruction(inst)
         self.blk.emit(Op.Return)
@@ -338,35 +413,6 @@ class Emitter:
         fn = self.fn.id
         self.fn, self.entry, self.blk, self.bases = outer
         return fn
-
-    def _members(self, ty: int) -> list[int]:
-        key = self._type_key(ty)
-        return list(key[1:]) if key[0] == Op.TypeStruct else [ty]
-
-    def _type_key(self, ty: int) -> tuple[int, ...]:
-        """(opcode, operands...) of the type instruction defining `ty`."""
-        for key, value in self.m._unique.items():
-            if value == ty and isinstance(key[0], int):
-                return key  # type: ignore[return-value]
-        g = self.m.globals
-        for op, off, n in iter_instructions(g):
-            if op == Op.TypeStruct and g[off + 1] == ty:
-                return (Op.TypeStruct, *g[off + 2 : off + n])
-        raise UnsupportedConstruct(f"inline assembly operand type %{ty}")
-
-    def _shape(self, ty: int) -> tuple[str, int, int]:
-        """(vISA type, components, component type id) of an operand type."""
-        key = self._type_key(ty)
-        if key[0] == Op.TypeVector:
-            vt = self._shape(key[1])[0]
-            return vt, key[2], key[1]
-        if key[0] == Op.TypePointer:
-            return "uq", 1, ty
-        if key[0] == Op.TypeFloat:
-            return {16: "hf", 32: "f", 64: "df"}[key[1]], 1, ty
-        if key[0] == Op.TypeInt:
-            return {8: "b", 16: "w", 32: "d", 64: "q"}[key[1]], 1, ty
-        raise UnsupportedConstruct(f"inline assembly operand of type opcode {key[0]}")
 
     def _components(self, value: int, n: int, comp_ty: int) -> list[int]:
         if n == 1:
@@ -379,11 +425,20 @@ class Emitter:
         lane 0's id) that the following accesses depend on. (Not OpControlBarrier with subgroup
         scope: with it, upstream's 48x16x32 GEMM, whose subgroups run different numbers of asm
         calls, gave wrong rows on the CPU runtime.)"""
-        c = lambda v: self.m.constant(self.i32, v)  # noqa: E731
-        self.blk.emit(Op.MemoryBarrier, c(Scope.Subgroup), c(0x108))
-        self.m.add_capability(Capability.Groups)
-        first = self.op(Op.GroupBroadcast, self.i32, c(Scope.Subgroup), lane32, c(0))
+        self._barrier(0x108)
+        first = self._broadcast(lane32, self.m.constant(self.i32, 0))
         return self.op(Op.UConvert, self.i64, first)
+
+    def _barrier(self, semantics: int) -> None:
+        """A subgroup-scope memory barrier (acquire-release on the memory in `semantics`)."""
+        c = lambda v: self.m.constant(self.i32, v)  # noqa: E731
+        self.blk.emit(Op.MemoryBarrier, c(Scope.Subgroup), c(semantics))
+
+    def _broadcast(self, value: int, lane: int) -> int:
+        """`value` (an i32) of lane `lane` (a uniform i32)."""
+        self.m.add_capability(Capability.Groups)
+        scope = self.m.constant(self.i32, Scope.Subgroup)
+        return self.op(Op.GroupBroadcast, self.i32, scope, value, lane)
 
     def _value_components(self, value: int, shape: tuple[str, int, int]) -> list[int]:
         vt, n, comp_ty = shape
@@ -407,6 +462,43 @@ class Emitter:
             self.store(
                 name, self.op(Op.IMul, self.i64, slot, self.c64(size)), vt, comp, dynamic=True
             )
+
+    def _gather_all(self, name: str, value: int, shape: tuple[str, int, int]) -> None:
+        """Each lane writes every lane's components into its copy: component v of lane q at
+        byte (v*S + q)*size, lane q's value by subgroup broadcast (in 32-bit pieces)."""
+        vt = shape[0]
+        size = TYPES[vt][0]
+        ity = self.m.type_int(size * 8)
+        pieces = []  # (component, byte offset in it, i32 piece)
+        for v, comp in enumerate(self._value_components(value, shape)):
+            bits = self.op(Op.Bitcast, ity, comp) if TYPES[vt][1] == "f" else comp
+            if size < 4:
+                pieces.append((v, 0, self.op(Op.UConvert, self.i32, bits)))
+            elif size == 4:
+                pieces.append((v, 0, bits))
+            else:
+                pair = self.op(Op.Bitcast, self.m.type_vector(self.i32, 2), bits)
+                for h in range(2):
+                    pieces.append((v, 4 * h, self.op(Op.CompositeExtract, self.i32, pair, h)))
+
+        def copy(q: int) -> None:
+            q32 = self.op(Op.UConvert, self.i32, q)
+            for v, byte, piece in pieces:
+                got = self._broadcast(piece, q32)
+                slot = self.op(Op.IAdd, self.i64, q, self.c64(v * self.sgs))
+                off = self.op(
+                    Op.IAdd,
+                    self.i64,
+                    self.op(Op.IMul, self.i64, slot, self.c64(size)),
+                    self.c64(byte),
+                )
+                if size < 4:
+                    narrow = self.op(Op.UConvert, ity, got)
+                    self.store(name, off, UNSIGNED[size], narrow, dynamic=True)
+                else:
+                    self.store(name, off, "ud", got, dynamic=True)
+
+        self.loop(self.sgs, copy)
 
     def _scatter(self, name: str, ty: int, shape: tuple[str, int, int], uniform: bool) -> int:
         vt, n, _ = shape
@@ -598,6 +690,8 @@ class Emitter:
                 value = self.load(root, grf, vt, dynamic=True)
                 self.blk.emit(Op.Store, memory(), value, MemoryAccess.Aligned, lay.size)
 
+            if self.private:
+                cond = op(Op.LogicalAnd, self.bool, cond, self.writer)
             self.when(cond, write)
             return
         self.store(root, grf, vt, self.m.constant(ety, 0), dynamic=True)
@@ -730,9 +824,13 @@ class _Layout:
         return op(Op.IAdd, i64, blk, op(Op.IMul, i64, inner, c(self.size)))
 
 
-def emulation_function(mod: Module, prog: Program, sig: Signature, sgs: int, shared: Shared) -> int:
-    """Add the function emulating `prog` to `mod`; returns its id."""
-    return Emitter(mod, prog, sig, sgs, shared).build()
+def emulation_function(
+    mod: Module, prog: Program, sig: Signature, sgs: int, lane: int, private: bool
+) -> int:
+    """Add the function emulating `prog` to `mod`; returns its id. Its first parameter is the
+    register image: the subgroup's in Workgroup memory, or the work-item's own copy in
+    Function memory if `private`."""
+    return Emitter(mod, prog, sig, sgs, lane, private).build()
 
 
-__all__ = ["Shared", "Signature", "emulation_function"]
+__all__ = ["RegisterFile", "Signature", "emulation_function", "register_file"]

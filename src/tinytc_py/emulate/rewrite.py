@@ -13,10 +13,11 @@ translate is an `UnsupportedConstruct` naming it, never a silently different ker
 from __future__ import annotations
 
 from array import array
+from dataclasses import dataclass
 
 from ..errors import Status, TinytcError
 from ..spirv.assembler import assemble
-from ..spirv.module import Module, emit, iter_instructions
+from ..spirv.module import Module, iter_instructions
 from ..spirv.tables import (
     HAS_RESULT_TYPE,
     BuiltIn,
@@ -28,7 +29,7 @@ from ..spirv.tables import (
 )
 from ..spirv.validate import SpirvValidationError, validate
 from .blockio import block_io_function
-from .codegen import GRF, Shared, Signature, emulation_function
+from .codegen import GRF, Signature, emulation_function, register_file
 from .reader import literal_string, read_module
 from .visa import UnsupportedConstruct, parse
 
@@ -45,6 +46,11 @@ KEPT_EXTENSIONS = frozenset(
     }
 )
 DEVICES = ("pvc", "bmg")
+#: A kernel keeps one register file per subgroup in Workgroup memory if they take at most this
+#: many bytes together, else a copy per work-item in Function memory (slower: every lane runs
+#: the instructions). Local memory is 256 KiB on the CPU device (32 KiB is OpenCL's minimum)
+#: and the kernel's own local memory needs room too.
+SHARED_REGISTER_BUDGET = 64 * 1024
 
 
 def emulate_spirv(binary: bytes, device: str = "pvc") -> bytes:
@@ -64,18 +70,12 @@ def emulate_spirv(binary: bytes, device: str = "pvc") -> bytes:
     ):
         return binary  # nothing GPU-only (multi-index extracts come with asm results only)
     sgs = _subgroup_sizes(mod)
-    lane = _builtin_variable(mod, BuiltIn.SubgroupLocalInvocationId)
-    shared = Shared(lane, 0, mod.new_id(), [])
+    ctx = _Context(mod, asms, _type_table(mod), sgs)
+    ctx.lane = _builtin_variable(mod, BuiltIn.SubgroupLocalInvocationId)
     if asms:
-        shared.subgroup = _builtin_variable(mod, BuiltIn.SubgroupId)
-    types = _type_table(mod)
-    made: dict[tuple[object, ...], int] = {}
-    images: dict[int, int] = {}  # kernel -> its Workgroup array of register files
+        ctx.subgroup = _builtin_variable(mod, BuiltIn.SubgroupId)
     for function in list(mod.functions):  # not the emulation functions added on the way
-        size = sgs.get(function.id) or _only(sgs)
-        function.code = _rewrite_function(mod, function, asms, types, made, size, shared, images)
-    if asms:
-        _define_images(mod, shared, images, sgs)
+        function.code = _rewrite_function(ctx, function)
     _drop(mod, set(asms) | targets)
     data = assemble(mod)
     try:
@@ -93,38 +93,108 @@ def emulate_spirv(binary: bytes, device: str = "pvc") -> bytes:
     return data
 
 
-def _rewrite_function(
-    mod, function, asms, types, made, sgs: int, shared: Shared, images: dict[int, int]
-) -> array:
+class _Context:
+    """The module being rewritten and what its functions share: the asm declarations, the
+    type table, the kernels' subgroup sizes, the lane and subgroup id inputs, and the
+    emulation functions made so far (by key)."""
+
+    def __init__(self, mod: Module, asms, types, sgs: dict[int, int]):
+        self.mod, self.asms, self.types, self.sgs = mod, asms, types, sgs
+        self.lane = self.subgroup = 0
+        self.made: dict[tuple[object, ...], int] = {}
+        self.files: dict[tuple[int, int], int] = {}  # (asm, subgroup size) -> bytes
+        self.local = _local_sizes(mod)
+
+    def signature(self, asm: int) -> Signature:
+        ret, fty, _, constraints = self.asms[asm]
+        params = tuple(_function_params(self.mod, fty))
+        return Signature(ret, params, tuple(c.strip() for c in constraints.split(",")))
+
+    def file_size(self, asm: int, sgs: int) -> int:
+        key = (asm, sgs)
+        if key not in self.files:
+            prog = parse(self.asms[asm][2])
+            self.files[key] = register_file(self.mod, prog, self.signature(asm), sgs).size
+        return self.files[key]
+
+
+@dataclass(frozen=True)
+class _Images:
+    """Where a kernel keeps the register files of its asm calls: a Workgroup array of one
+    file of `stride` bytes per subgroup, or (`private`) a Function array of `stride` bytes
+    per work-item."""
+
+    var: int
+    stride: int
+    private: bool
+
+
+def _kernel_images(ctx: _Context, function, sgs: int) -> _Images | None:
+    """The register-file storage of `function` sized by its own asm calls (None without
+    any): shared while its work-group's files fit SHARED_REGISTER_BUDGET, else private."""
+    mod, code = ctx.mod, function.code
+    called = {code[off + 3] for op, off, _ in iter_instructions(code) if op == Op.AsmCallINTEL}
+    if not called:
+        return None
+    if function.id not in _entry_ids(mod):
+        raise UnsupportedConstruct("inline assembly outside a kernel function")
+    if function.id not in ctx.local:
+        raise UnsupportedConstruct("inline assembly in a kernel without a fixed work-group size")
+    stride = max(ctx.file_size(asm, sgs) for asm in called)
+    x, y, z = ctx.local[function.id]
+    subgroups = -(-x // sgs) * y * z
+    if subgroups * stride <= SHARED_REGISTER_BUDGET:
+        arr = mod.type_array(mod.type_int(8), subgroups * stride)
+        var = mod.variable(mod.type_pointer(StorageClass.Workgroup, arr), StorageClass.Workgroup)
+        mod.decorate(var, Decoration.Alignment, GRF)
+        _add_to_interfaces(mod, var, function.id)
+        return _Images(var, stride, False)
+    return _Images(mod.new_id(), stride, True)  # the OpVariable goes into the entry block
+
+
+def _rewrite_function(ctx: _Context, function) -> array:
     """The code of `function` with asm calls and non-32-bit block IO turned into calls of
-    emulation functions (an asm call gets the kernel's register-file array first)."""
+    emulation functions (an asm call gets its register file first)."""
+    mod, types, made = ctx.mod, ctx.types, ctx.made
+    sgs = ctx.sgs.get(function.id) or _only(ctx.sgs)
     code = function.code
+    images = _kernel_images(ctx, function, sgs)
     value_types = {
         code[off + 2]: code[off + 1]
         for op, off, _ in iter_instructions(code)
         if op in HAS_RESULT_TYPE
     }
     value_types.update(types["values"])
+    i64 = mod.type_int(64)
     out = array("I")
     for op, off, n in iter_instructions(code):
         inst = code[off : off + n]
-        if op == Op.AsmCallINTEL:
+        if op == Op.Label and images is not None and images.private and off == _first_label(code):
+            out.extend(inst)
+            arr = mod.type_array(i64, images.stride // 8)  # 8-byte aligned
+            ptr = mod.type_pointer(StorageClass.Function, arr)
+            inst = array("I", [4 << 16 | Op.Variable, ptr, images.var, StorageClass.Function])
+        elif op == Op.AsmCallINTEL:
+            assert images is not None
             asm = inst[3]
-            key: tuple[object, ...] = ("asm", asm, sgs)
+            key: tuple[object, ...] = ("asm", asm, sgs, images.private)
             if key not in made:
-                ret, fty, text, constraints = asms[asm]
-                params = tuple(_function_params(mod, fty))
-                sig = Signature(ret, params, tuple(c.strip() for c in constraints.split(",")))
-                made[key] = emulation_function(mod, parse(text), sig, sgs, shared)
-            if function.id not in images:
-                if function.id not in _entry_ids(mod):
-                    raise UnsupportedConstruct("inline assembly outside a kernel function")
-                images[function.id] = mod.new_id()
-                _add_to_interfaces(mod, images[function.id], function.id)
-            p_u8 = mod.type_pointer(StorageClass.Workgroup, mod.type_int(8))
-            image = mod.new_id()
-            out.extend([4 << 16 | Op.Bitcast, p_u8, image, images[function.id]])
-            inst = array("I", [(n + 1) << 16 | Op.FunctionCall, *inst[1:3], made[key], image])
+                prog = parse(ctx.asms[asm][2])
+                sig = ctx.signature(asm)
+                made[key] = emulation_function(mod, prog, sig, sgs, ctx.lane, images.private)
+            sc = StorageClass.Function if images.private else StorageClass.Workgroup
+            p_u8 = mod.type_pointer(sc, mod.type_int(8))
+            base, regfile = mod.new_id(), mod.new_id()
+            out.extend([4 << 16 | Op.Bitcast, p_u8, base, images.var])
+            if images.private:
+                regfile = base
+            else:
+                sg32, sg, start = mod.new_id(), mod.new_id(), mod.new_id()
+                out.extend([4 << 16 | Op.Load, mod.type_int(32), sg32, ctx.subgroup])
+                out.extend([4 << 16 | Op.UConvert, i64, sg, sg32])
+                out.extend([5 << 16 | Op.IMul, i64, start, sg, mod.constant(i64, images.stride)])
+                out.extend([5 << 16 | Op.InBoundsPtrAccessChain, p_u8, regfile, base, start])
+            inst = array("I", [(n + 1) << 16 | Op.FunctionCall, *inst[1:3], made[key], regfile])
             inst.extend(code[off + 4 : off + n])
         elif op in _ATOMIC_MOVES:
             inst = _atomic_bits(mod, op, inst, value_types, types)
@@ -143,7 +213,7 @@ def _rewrite_function(
                 key = ("block", write, ptr_ty, data_ty, sgs)
                 if key not in made:
                     made[key] = block_io_function(
-                        mod, write, ptr_ty, data_ty, comp_ty, count, width // 8, sgs, shared.lane
+                        mod, write, ptr_ty, data_ty, comp_ty, count, width // 8, sgs, ctx.lane
                     )
                 if write:
                     inst = array(
@@ -343,31 +413,17 @@ def _add_to_interfaces(mod: Module, var: int, entry: int = 0) -> None:
     mod.entry_points = out
 
 
-def _define_images(
-    mod: Module, shared: Shared, images: dict[int, int], sgs: dict[int, int]
-) -> None:
-    """Each kernel's Workgroup array of one register file per subgroup of its work-group, and
-    their stride, the largest register file of the module."""
-    stride = -(-max(shared.sizes, default=GRF) // GRF) * GRF
-    i64 = mod.type_int(64)
-    emit(mod.globals, Op.Constant, i64, shared.stride, stride & 0xFFFFFFFF, stride >> 32)
+def _local_sizes(mod: Module) -> dict[int, tuple[int, int, int]]:
     em = mod.execution_modes
-    local = {
-        em[off + 1]: tuple(em[off + 3 : off + 6])
+    return {
+        em[off + 1]: (em[off + 3], em[off + 4], em[off + 5])
         for op, off, _ in iter_instructions(em)
         if op == Op.ExecutionMode and em[off + 2] == ExecutionMode.LocalSize
     }
-    for kernel, var in images.items():
-        if kernel not in local:
-            raise UnsupportedConstruct(
-                "inline assembly in a kernel without a fixed work-group size"
-            )
-        x, y, z = local[kernel]
-        groups = -(-x // (sgs.get(kernel) or _only(sgs))) * y * z
-        arr = mod.type_array(mod.type_int(8), groups * stride)
-        ptr = mod.type_pointer(StorageClass.Workgroup, arr)
-        emit(mod.globals, Op.Variable, ptr, var, StorageClass.Workgroup)
-        mod.decorate(var, Decoration.Alignment, GRF)
+
+
+def _first_label(code: array) -> int:
+    return next(off for op, off, _ in iter_instructions(code) if op == Op.Label)
 
 
 def _drop(mod: Module, ids: set[int]) -> None:

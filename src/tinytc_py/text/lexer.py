@@ -15,6 +15,10 @@ from ..errors import CompilationError, Location, Position, Status
 
 WS = re.compile(r"(?:[ \t\r\n]+|;[^\n]*)*")
 _BLANK_STARTS = frozenset(" \t\r\n;")  # the first characters WS can match
+# A keyword ends in a letter or digit, and must not run into an identifier character
+# (str.isalnum, as the sets below for ASCII; `accept` asks isalnum about the others).
+_WORD_ENDS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_IDENT_CHARS = _WORD_ENDS | {"_"}
 LOCAL = re.compile(r"%([A-Za-z][A-Za-z0-9_]*|[0-9]+)")
 GLOBAL = re.compile(r"@([A-Za-z][A-Za-z0-9_]*|[0-9]+)")
 DEFVAR = re.compile(r"\$([A-Za-z][A-Za-z0-9_]*|[0-9]+)")
@@ -100,9 +104,12 @@ class Cursor:
         pos = self.pos
         if pos != self._skipped:
             text = self.text
-            # Tokens often touch ("%a," "[0:16]"): one character says so without a match.
-            if pos < len(text) and text[pos] not in _BLANK_STARTS:
+            # Tokens often touch ("%a," "[0:16]") or are one space apart ("%a, %b"): one or
+            # two characters say so without a match.
+            if text[pos : pos + 1] not in _BLANK_STARTS:
                 self._skipped = pos
+            elif text[pos] == " " and text[pos + 1 : pos + 2] not in _BLANK_STARTS:
+                pos = self.pos = self._skipped = pos + 1
             else:
                 pos = self.pos = self._skipped = WS.match(text, pos).end()
         return pos
@@ -121,9 +128,9 @@ class Cursor:
         if not text.startswith(literal, pos):
             return False
         end = pos + len(literal)
-        if literal[-1].isalnum() and end < len(text):
+        if literal[-1] in _WORD_ENDS and end < len(text):
             c = text[end]
-            if c.isalnum() or c == "_":
+            if c in _IDENT_CHARS or (c > "\x7f" and c.isalnum()):
                 return False
         self.pos = end
         return True

@@ -35,6 +35,8 @@ _RPN_OPS = re.compile(r"\^|-(?![0-9])|\+(?![0-9])|\*|/|%|min\b|max\b")
 # The extent of a memref spelling on one line without $variables or comments (see parse_memref).
 _MEMREF_SPELLING = re.compile(r"memref<(?:[^<>$;\n]|<[^<>$;\n]*>)*>")
 _USES = {"matrix_a": MatrixUse.a, "matrix_b": MatrixUse.b, "matrix_acc": MatrixUse.acc}
+# The modifier properties of each instruction class (syntax.modifier_props), looked up once.
+_MODIFIER_PROPS: dict[type[Inst], tuple[tuple[Any, dict[str, Any]], ...]] = {}
 
 
 class Parser:
@@ -43,7 +45,11 @@ class Parser:
         self.ctx = ctx
         self.c = lx.Cursor(text, source_id or ctx.add_source(name, text))
         self.defs = Definitions()
-        self.scopes: list[dict[str, Value]] = []
+        # The values in scope by name: a name is defined once in a scope and all the scopes
+        # nested in it, so one table serves every lookup; `scopes` lists the names each open
+        # scope defined, to take them out when it closes.
+        self.visible: dict[str, Value] = {}
+        self.scopes: list[list[str]] = []
         self.regions: list[Region] = []  # regions being parsed, innermost last
         self.attr_depth = 0  # array and dictionary attributes being parsed
         self.prog: Prog | None = None  # the program being parsed (its globals are visible)
@@ -99,11 +105,11 @@ class Parser:
             value.name = "" if pname.isdigit() else pname
             value.loc = ploc
         func.param_attrs = [p[3] for p in params]
-        self.scopes.append({})
+        self.scopes.append([])
         for value, (pname, *_rest) in zip(func.params, params):
             self.define_value(pname, value)
         self.parse_region(func.body)
-        self.scopes.pop()
+        self.close_scope()
         finish_func(func)
         return func
 
@@ -127,7 +133,7 @@ class Parser:
             owner.parent = self.regions[-1]
         self.regions.append(region)
         kind = region.effective_kind()  # fixed while the region is read
-        self.scopes.append({})
+        self.scopes.append([])
         self.defs.push()
         for value, (name, loc) in zip(region.params, names):
             value.name = "" if name.isdigit() else name
@@ -144,32 +150,40 @@ class Parser:
             region.append(inst)
         region.loc = c.loc(begin)
         self.defs.pop()
-        self.scopes.pop()
+        self.close_scope()
         self.regions.pop()
         check_region_end(region)
 
     def define_value(self, name: str, value: Value) -> None:
-        for scope in self.scopes:
-            if name in scope:
-                raise CompilationError(
-                    value.loc,
-                    Status.parse_error,
-                    f"identifier %{name} is already defined",
-                    [scope[name]],
-                )
-        self.scopes[-1][name] = value
+        defined = self.visible.get(name)
+        if defined is not None:
+            raise CompilationError(
+                value.loc,
+                Status.parse_error,
+                f"identifier %{name} is already defined",
+                [defined],
+            )
+        self.visible[name] = value
+        self.scopes[-1].append(name)
+
+    def close_scope(self) -> None:
+        visible = self.visible
+        for name in self.scopes.pop():
+            del visible[name]
 
     def parse_value(self) -> Value:
         c = self.c
         begin = c.skip()
-        m = c.match(lx.LOCAL)
+        m = lx.LOCAL.match(c.text, begin)
         if not m:
             raise c.error("expected local identifier (%name)")
-        name = m.group(1)
-        for scope in reversed(self.scopes):
-            if name in scope:
-                return scope[name]
-        raise CompilationError(c.loc(begin), Status.parse_error, f"undefined identifier %{name}")
+        c.pos = m.end()
+        value = self.visible.get(m.group(1))
+        if value is None:
+            raise CompilationError(
+                c.loc(begin), Status.parse_error, f"undefined identifier %{m.group(1)}"
+            )
+        return value
 
     def parse_value_list(self, close: str) -> list[Value]:
         """Comma-separated values up to (not including) `close`; may be empty."""
@@ -630,7 +644,17 @@ class Parser:
     def parse_modifiers(self, cls: type[Inst], mods: list[str], begin: int) -> dict[str, Any]:
         props: dict[str, Any] = {}
         i = 0
-        spec_props = modifier_props(cls.spec.props)
+        spec_props = _MODIFIER_PROPS.get(cls)
+        if spec_props is None:
+            spec_props = _MODIFIER_PROPS[cls] = modifier_props(cls.spec.props)
+        if not spec_props:
+            if mods:
+                raise CompilationError(
+                    self.c.loc(begin),
+                    Status.parse_error,
+                    f"unexpected modifier '.{mods[0]}' for {cls.spec.mnemonic}",
+                )
+            return props
         for mod in mods:
             while i < len(spec_props):
                 prop, table = spec_props[i]

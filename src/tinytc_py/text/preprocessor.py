@@ -101,7 +101,9 @@ class Definitions:
         return found[0]
 
     def _find(self, name: str) -> tuple[Any] | None:
-        for scope in reversed(self._scopes):
-            if name in scope:
-                return scope[name]
+        scopes = self._scopes
+        for i in range(len(scopes) - 1, -1, -1):
+            found = scopes[i].get(name)
+            if found is not None:
+                return found
         return None
