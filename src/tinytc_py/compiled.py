@@ -91,6 +91,16 @@ MODULES: tuple[str, ...] = (
     "tinytc_py.spirv.capex",
     "tinytc_py.spirv.dump",
     "tinytc_py.spirv.module",
+    "tinytc_py.text.dialect",
+    "tinytc_py.text.extension_syntax",
+    "tinytc_py.text.legacy_insts",
+    "tinytc_py.text.legacy_parser",
+    "tinytc_py.text.lexer",
+    "tinytc_py.text.parser",
+    "tinytc_py.text.preprocessor",
+    "tinytc_py.text.printer",
+    "tinytc_py.text.syntax",
+    "tinytc_py.text.upgrade",
 )
 """The compiled modules: the one list to extend (tools/build_compiled.py builds these).
 
