@@ -68,7 +68,7 @@ $(CAPI_STAMP): $(STAMP) $(CAPI_INPUTS)
 # The compiler's hot modules compiled with mypyc into build/mypyc (the list and the import rules:
 # src/tinytc_py/compiled.py). The script rebuilds only when their sources changed, and skips
 # (pure Python) without mypyc or a C compiler; TINYTC_PURE_PYTHON=1 runs the sources anyway.
-compiled: $(STAMP)
+compiled: $(STAMP) | apt
 	$(VPY) tools/build_compiled.py
 
 test: setup

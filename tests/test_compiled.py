@@ -113,63 +113,177 @@ def test_pure_python_env_var_imports_the_sources() -> None:
     assert out == ["False", str(ROOT / "src" / "tinytc_py" / "passes" / "fold.py")]
 
 
-def _manifest(folder: Path, digest: str, files: dict[str, str]) -> None:
-    modules = list(compiled.MODULES)
-    (folder / compiled.MANIFEST).write_text(
-        json.dumps({"digest": digest, "modules": modules, "files": files}), encoding="utf-8"
-    )
+@pytest.mark.parametrize("value", ["0", "off", " False ", "no", ""])
+def test_pure_python_env_var_set_to_off_keeps_the_compiled_modules(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv(compiled.PURE_ENV, value)
+    assert not compiled.pure_python_asked()
+    monkeypatch.setenv(compiled.PURE_ENV, "1")
+    assert compiled.pure_python_asked()
+
+
+def _manifest(folder: Path, files: dict[str, str], **changes: object) -> None:
+    manifest: dict[str, object] = {
+        "digest": compiled.sources_digest(content=True),
+        "modules": list(compiled.MODULES),
+        **compiled.build_target(),
+        "files": files,
+    }
+    manifest.update(changes)
+    (folder / compiled.MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+
+
+def _all_files(folder: Path) -> dict[str, str]:
+    """An empty file for every module the finder answers for."""
+    files = {}
+    for name in sorted(compiled._ANSWERS):
+        (folder / f"{name}.so").write_bytes(b"")
+        files[name] = f"{name}.so"
+    return files
+
+
+def _decided(folder: Path) -> tuple[dict[str, str], str]:
+    finder = compiled._Finder(str(folder))
+    finder.decide()
+    return finder.paths, finder.reason
 
 
 def test_a_changed_source_turns_the_compiled_modules_off(tmp_path: Path) -> None:
-    (tmp_path / "fold.so").write_bytes(b"")
-    digest = compiled.sources_digest(compiled.MODULES)
-    _manifest(tmp_path, digest, {"tinytc_py.passes.fold": "fold.so"})
-    finder = compiled._Finder(str(tmp_path))
-    finder._decide()
-    assert finder.paths == {"tinytc_py.passes.fold": str(tmp_path / "fold.so")}
+    files = _all_files(tmp_path)
+    _manifest(tmp_path, files)
+    paths, reason = _decided(tmp_path)
+    assert reason == "compiled modules in use"
+    assert paths["tinytc_py.passes.fold"] == str(tmp_path / "tinytc_py.passes.fold.so")
     # the same build, recorded for sources one byte different
+    digest = compiled.sources_digest(content=True)
+    _manifest(tmp_path, files, digest=digest[:-1] + ("0" if digest[-1] != "0" else "1"))
     stale = compiled._Finder(str(tmp_path))
-    _manifest(tmp_path, digest[:-1] + ("0" if digest[-1] != "0" else "1"), {})
-    stale._decide()
-    assert stale.paths == {}
-    assert stale.reason == "sources changed since the build (make setup rebuilds)"
     assert stale.find_spec("tinytc_py.passes.fold") is None
+    assert (stale.paths, stale.reason) == (
+        {},
+        "sources changed since the build (make setup rebuilds)",
+    )
 
 
 def test_missing_compiled_files_turn_them_off(tmp_path: Path) -> None:
-    _manifest(
-        tmp_path, compiled.sources_digest(compiled.MODULES), {"tinytc_py.passes.fold": "x.so"}
-    )
+    files = _all_files(tmp_path)
+    _manifest(tmp_path, files)
+    (tmp_path / files["tinytc_py.ir.verify"]).unlink()
+    assert _decided(tmp_path) == ({}, "compiled files missing")
+
+
+def test_a_manifest_of_other_modules_turns_them_off(tmp_path: Path) -> None:
+    files = _all_files(tmp_path)
+    _manifest(tmp_path, files, modules=list(compiled.MODULES[:-1]))
+    paths, reason = _decided(tmp_path)
+    assert paths == {} and "other modules than MODULES" in reason
+    del files[compiled.MODULES[-1]]
+    _manifest(tmp_path, files)
+    assert _decided(tmp_path) == ({}, "the manifest's files are not those of MODULES")
+
+
+@pytest.mark.parametrize("key", ["suffix", "python"])
+def test_a_build_for_another_python_is_not_loaded(tmp_path: Path, key: str) -> None:
+    """An extension loaded by its path skips the interpreter's ABI check: a build of another
+    Python (a venv made again with another version) is declined."""
+    other = {"suffix": ".cpython-399-x86_64-linux-gnu.so", "python": "3.99.0 (main)"}[key]
+    _manifest(tmp_path, _all_files(tmp_path), **{key: other})
+    paths, reason = _decided(tmp_path)
+    assert paths == {}
+    assert reason.startswith(f"built for another Python ({key} {other!r}"), reason
+
+
+def test_the_decision_waits_for_a_thread_deciding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thread importing a listed module while another decides gets the decision, not the
+    sources (which would mix pure and compiled classes)."""
+    import threading
+    import time
+
+    _manifest(tmp_path, _all_files(tmp_path))
+    digest = compiled.sources_digest
+
+    def slow_digest(*args: object, **kwargs: object) -> str:
+        time.sleep(0.2)
+        return digest(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(compiled, "sources_digest", slow_digest)
     finder = compiled._Finder(str(tmp_path))
-    finder._decide()
-    assert (finder.paths, finder.reason) == ({}, "compiled files missing")
+    found: dict[str, object] = {}
+
+    def find(name: str) -> None:
+        found[name] = finder.find_spec(name)
+
+    threads = [
+        threading.Thread(target=find, args=(name,))
+        for name in ("tinytc_py.passes.fold", "tinytc_py.spirv.dump")
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(spec is not None for spec in found.values()), found
 
 
-def test_the_digest_follows_each_listed_source(tmp_path: Path) -> None:
-    names = ("tinytc_py.passes.fold", "tinytc_py.spirv.module")
+def test_the_digest_follows_every_source_of_the_package(tmp_path: Path) -> None:
+    """Also the modules not compiled: mypyc bakes what a compiled module imports from them
+    (classes, annotations) into its code."""
+    names = ("passes/fold.py", "target/core_info.py", "errors.py")
     for name in names:
-        path = Path(compiled.source_path(name, str(tmp_path)))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("x = 1\n")
-    before = compiled.sources_digest(names, str(tmp_path))
-    Path(compiled.source_path(names[1], str(tmp_path))).write_text("x = 2\n")
-    assert compiled.sources_digest(names, str(tmp_path)) != before
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n")
+    before = compiled.sources_digest(str(tmp_path), content=True)
+    (tmp_path / "target" / "core_info.py").write_text("x = 2\n")
+    assert compiled.sources_digest(str(tmp_path), content=True) != before
 
 
-def test_no_final_constants_outside_the_compiled_modules() -> None:
-    """mypyc copies the value of a `Final` constant into the compiled code that reads it, also
-    from a module it does not compile, whose edits the import guard does not see (its digest
-    covers the compiled modules only). Every other use of such a module goes through Python."""
-    import re
+def test_an_edited_uncompiled_module_turns_them_off(tmp_path: Path) -> None:
+    files = _all_files(tmp_path)
+    package = tmp_path / "pkg"
+    (package / "target").mkdir(parents=True)
+    (package / "target" / "core_info.py").write_text("x = 1\n")
+    _manifest(tmp_path, files, digest=compiled.sources_digest(str(package), content=True))
+    manifest = json.loads((tmp_path / compiled.MANIFEST).read_text(encoding="utf-8"))
+    assert compiled.stale(manifest, str(package)) == ""
+    (package / "target" / "core_info.py").write_text("x = 2\n")
+    assert compiled.stale(manifest, str(package)).startswith("sources changed")
 
-    final = re.compile(r":\s*(typing\.)?Final\b")
-    found = []
-    for path in sorted((ROOT / "src" / "tinytc_py").rglob("*.py")):
-        rel = path.relative_to(ROOT / "src").with_suffix("")
-        name = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
-        if name in compiled.MODULES:
-            continue
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if final.search(line):
-                found.append(f"{rel}.py:{number}: {line.strip()}")
-    assert not found, "Final outside compiled.MODULES:\n" + "\n".join(found)
+
+def test_an_installed_package_is_not_a_checkout(tmp_path: Path) -> None:
+    """The hook is installed for a checkout only: build/mypyc next to a wheel's package is not
+    its build."""
+    site = tmp_path / "lib" / "site-packages" / "tinytc_py"
+    site.mkdir(parents=True)
+    assert not compiled.is_checkout(str(site))
+    assert compiled.is_checkout(str(ROOT / "src" / "tinytc_py"))
+
+
+def _load_build_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "build_compiled", ROOT / "tools" / "build_compiled.py"
+    )
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+@pytest.mark.parametrize("ci", [None, "true"])
+def test_missing_tools_fail_the_build_on_ci(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ci: str | None
+) -> None:
+    script = _load_build_script()
+    build_compiled = script.load_list()
+    monkeypatch.setattr(build_compiled, "BUILD_DIR", str(tmp_path))
+    monkeypatch.setattr(script, "load_list", lambda: build_compiled)
+    monkeypatch.setattr(script, "missing_tools", lambda: "no C compiler (cc)")
+    monkeypatch.setattr(sys, "argv", ["build_compiled.py"])
+    if ci is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", ci)
+    assert script.main() == (0 if ci is None else 1)
+    assert not (tmp_path / compiled.MANIFEST).exists()

@@ -2,10 +2,12 @@
 
     .venv/bin/python tools/build_compiled.py [--force]
 
-Run by `make setup`. Does nothing when the manifest's digest equals the sources' (so `make
-setup` after an edit rebuilds, and is cheap otherwise); skips with a message, exit status 0,
-when mypyc or a C compiler is missing (the package then runs as pure Python). A mypyc or C
-compiler error is an error. The import hook and its rules: src/tinytc_py/compiled.py.
+Run by `make setup`. Does nothing when the manifest still holds (the digest of the package's
+sources, the modules, this Python and this mypy: compiled.stale), so `make setup` after an edit
+or with another Python rebuilds, and is cheap otherwise; skips with a message, exit status 0,
+when mypyc, a C compiler or Python.h is missing (the package then runs as pure Python), except
+on CI (`CI` set), where that is an error: CI tests the compiled modules. A mypyc or C compiler
+error is an error. The import hook and its rules: src/tinytc_py/compiled.py.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ def build(compiled, out: Path) -> dict:
     from setuptools import Distribution
 
     os.chdir(ROOT)  # mypy names the modules from their paths under src/
-    digest = compiled.sources_digest(compiled.MODULES, str(PACKAGE))
+    digest = compiled.sources_digest(str(PACKAGE), content=True)
     paths = [os.path.relpath(compiled.source_path(m, str(PACKAGE)), ROOT) for m in compiled.MODULES]
     # the options of pyproject's [tool.mypy] apply; its overrides name packages not compiled
     extensions = mypycify(
@@ -75,7 +77,25 @@ def build(compiled, out: Path) -> dict:
         )
         for ext in extensions
     }
-    return {"digest": digest, "modules": list(compiled.MODULES), "files": files}
+    expected = {*compiled.MODULES, f"{compiled.GROUP}__mypyc"}
+    if set(files) != expected:
+        raise SystemExit(f"mypyc built {sorted(set(files) ^ expected)} against MODULES")
+    return {
+        "digest": digest,
+        "modules": list(compiled.MODULES),
+        **compiled.build_target(),
+        "mypy": mypy_version(),
+        "files": files,
+    }
+
+
+def mypy_version() -> str:
+    """The installed mypy's version ("" without mypy): another mypyc makes other code."""
+    try:
+        from mypy.version import __version__
+    except ImportError:
+        return ""
+    return __version__
 
 
 def main() -> int:
@@ -85,17 +105,21 @@ def main() -> int:
     compiled = load_list()
     out = Path(compiled.BUILD_DIR)
     manifest_path = out / compiled.MANIFEST
-    digest = compiled.sources_digest(compiled.MODULES, str(PACKAGE))
     if not args.force and manifest_path.is_file():
         try:
             recorded = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except ValueError:
-            recorded = {}
-        files = recorded.get("files", {}).values()
-        if recorded.get("digest") == digest and all((out / f).is_file() for f in files):
+            files = recorded["files"].values()
+            current = not compiled.stale(recorded, str(PACKAGE))
+            current = current and recorded.get("mypy") == mypy_version()
+        except (ValueError, KeyError, TypeError, AttributeError):
+            current, files = False, []
+        if current and all((out / f).is_file() for f in files):
             print(f"mypyc: {len(compiled.MODULES)} compiled modules up to date")
             return 0
     why = missing_tools()
+    if why and os.environ.get("CI"):
+        print(f"mypyc: cannot compile on CI ({why})", file=sys.stderr)
+        return 1
     if why:
         print(f"mypyc: not compiling ({why}); the package runs as pure Python")
         return 0

@@ -32,25 +32,43 @@ def cache_subdir(name: str) -> Path:
     return cache_root() / name
 
 
+PRIVATE_DIR_MODE = 0o700
+"""The mode of a cache folder `atomic_write` creates (the kernel cache makes its own folder)."""
+
+_FLAGS = (
+    os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+)
+
+
 def temporary_file(folder: Path) -> tuple[int, Path]:
     """A new file `.tmp-<random>` in `folder`, open for writing, private (mode 600), and its
-    path; creates the folder when it is missing."""
+    path; raises FileNotFoundError when the folder is missing (its maker chooses its mode)."""
     tmp = folder / f".tmp-{secrets.token_hex(8)}"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
-    try:
-        return os.open(tmp, flags, 0o600), tmp
-    except FileNotFoundError:
-        folder.mkdir(parents=True, exist_ok=True)
-        return os.open(tmp, flags, 0o600), tmp
+    return os.open(tmp, _FLAGS, 0o600), tmp
 
 
-def atomic_write(path: Path, data: bytes, prepare: Callable[[int], None] | None = None) -> None:
+def make_private_folder(folder: Path) -> None:
+    """`folder` and the missing folders above it, private to the user (mode 700)."""
+    folder.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
+
+
+def atomic_write(
+    path: Path,
+    data: bytes,
+    prepare: Callable[[int], None] | None = None,
+    make_folder: Callable[[Path], None] = make_private_folder,
+) -> None:
     """Writes `path` whole or not at all: a temporary file in the same folder, renamed over it
     (`os.replace` is atomic), so processes sharing the cache (MPI ranks) never read a partial
     file. `prepare(fd)` may set the new file's owner group and mode before it is renamed.
-    Creates the folder; raises OSError (unwritable folder, full disk) and leaves no temporary
-    file behind."""
-    fd, tmp = temporary_file(path.parent)
+    A missing folder (also one removed since the caller made it) is created by
+    `make_folder(folder)`; raises OSError (unwritable folder, full disk) and leaves no
+    temporary file behind."""
+    try:
+        fd, tmp = temporary_file(path.parent)
+    except FileNotFoundError:
+        make_folder(path.parent)
+        fd, tmp = temporary_file(path.parent)
     try:
         try:
             if prepare is not None:

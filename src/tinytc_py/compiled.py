@@ -2,18 +2,29 @@
 
 The Python sources stay the reference: `make setup` (tools/build_compiled.py) compiles the
 modules of `MODULES` into build/mypyc/ of the checkout, together with a manifest holding the
-digest of their sources. Importing one of them takes the compiled module only if
+digest of the package's sources and the Python and mypy the build used. Importing one of them
+takes the compiled module only if
 
-- ``TINYTC_PURE_PYTHON`` is unset or empty (``TINYTC_PURE_PYTHON=1`` runs the sources),
-- the manifest exists (no mypyc or no C compiler at setup: nothing was built), and
-- the digest of the sources now equals the manifest's (an edited source turns all of them off,
-  as compiled modules call each other's native code directly: all or none).
+- ``TINYTC_PURE_PYTHON`` is unset, empty or says off (``0``, ``off``, ``false``, ``no``), as
+  ``TINYTC_CACHE`` is read (``TINYTC_PURE_PYTHON=1`` runs the sources),
+- the package is a checkout (build/mypyc next to src/; an installed wheel carries the sources
+  only) and the manifest exists (no mypyc or no C compiler at setup: nothing was built),
+- the manifest lists exactly `MODULES` and was built for this Python (its extension suffix and
+  version: an extension is loaded by its path, past the interpreter's own ABI check), and
+- the digest of every .py file of the package now equals the manifest's. Every file, not just
+  the listed ones: mypyc bakes the annotations and classes of the uncompiled modules a compiled
+  one imports (errors, target/, spirv/tables.py...) into the compiled code, and compiled modules
+  call each other's native code directly, so an edit anywhere turns all of them off.
 
 Otherwise every module is imported from its .py file, as without this hook. The check reads
 the sources once per process, at the first import of a listed module (`status` says what was
-decided and why). The output is the same either way (tests/test_compiled.py), so the kernel
-cache's compiler version (kernel_cache/version.py, a digest of the sources) holds for both.
-An installed wheel carries the sources only.
+decided and why; reading and hashing the package's 1.4 MB costs a few milliseconds). The
+output is the same either way (tests/test_compiled.py), so the kernel cache's compiler version
+(kernel_cache/version.py, a digest of the sources) holds for both.
+
+A test that replaces a function of a listed module with monkeypatch does not reach compiled
+callers (they call the native function directly): such tests observe the effect instead, or
+run the code in a subprocess with ``TINYTC_PURE_PYTHON=1`` (tests/test_self_checks.py).
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ import importlib.util
 import json
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from types import ModuleType
 
@@ -119,6 +131,22 @@ PACKAGE = os.path.dirname(os.path.abspath(__file__))
 BUILD_DIR = os.path.join(os.path.dirname(os.path.dirname(PACKAGE)), "build", "mypyc")
 MANIFEST = "manifest.json"
 PURE_ENV = "TINYTC_PURE_PYTHON"
+OFF_VALUES = ("", "0", "off", "false", "no")
+"""Values of `PURE_ENV` (stripped, lower case) that leave the compiled modules on."""
+
+
+def pure_python_asked() -> bool:
+    """Whether `PURE_ENV` asks for the Python sources (read as TINYTC_CACHE is)."""
+    return os.environ.get(PURE_ENV, "").strip().lower() not in OFF_VALUES
+
+
+def is_checkout(package: str = PACKAGE) -> bool:
+    """Whether the package is a checkout's src/tinytc_py (pyproject.toml two folders up), where
+    build/mypyc belongs to it; not an installed package."""
+    src = os.path.dirname(package)
+    return os.path.basename(src) == "src" and os.path.isfile(
+        os.path.join(os.path.dirname(src), "pyproject.toml")
+    )
 
 
 def source_path(module: str, package: str = PACKAGE) -> str:
@@ -128,15 +156,47 @@ def source_path(module: str, package: str = PACKAGE) -> str:
     return os.path.join(base, "__init__.py") if os.path.isdir(base) else base + ".py"
 
 
-def sources_digest(modules: Sequence[str], package: str = PACKAGE) -> str:
-    """Digest of the names and contents of the modules' sources (what the manifest records)."""
-    h = hashlib.sha256()
-    for name in modules:
-        with open(source_path(name, package), "rb") as f:
-            data = f.read()
-        h.update(f"{name}:{len(data)}:".encode())
-        h.update(data)
-    return h.hexdigest()
+def sources_digest(package: str = PACKAGE, content: bool = False) -> str:
+    """Digest of the .py files under `package` (without __pycache__): of their relative path,
+    size and modification time, or of their path and `content` (what the compiled modules'
+    manifest and a wheel record: a file's time changes without its content)."""
+    parts: list[str] = []
+
+    def walk(folder: str, rel: str) -> None:
+        with os.scandir(folder) as it:
+            found = sorted(it, key=lambda e: e.name)
+        for e in found:
+            if e.name.endswith(".py"):
+                if content:
+                    with open(e.path, "rb") as f:
+                        parts.append(f"{rel}{e.name}:{hashlib.sha256(f.read()).hexdigest()};")
+                else:
+                    st = e.stat()
+                    parts.append(f"{rel}{e.name}:{st.st_size}:{st.st_mtime_ns};")
+            elif e.name != "__pycache__" and e.is_dir():
+                walk(e.path, f"{rel}{e.name}/")
+
+    walk(package, "")
+    return hashlib.sha256("".join(parts).encode()).hexdigest()[:16]
+
+
+def build_target() -> dict[str, str]:
+    """What an extension module is built for (the manifest records it): this Python's extension
+    suffix (its ABI) and version."""
+    return {"suffix": importlib.machinery.EXTENSION_SUFFIXES[0], "python": sys.version}
+
+
+def stale(manifest: dict[str, object], package: str = PACKAGE) -> str:
+    """Why the build `manifest` describes cannot be used with these sources and this Python
+    ("" when it can). The mypy version is the build script's concern (it rebuilds for another)."""
+    if manifest.get("modules") != list(MODULES):
+        return "the manifest lists other modules than MODULES (make setup rebuilds)"
+    for key, value in build_target().items():
+        if manifest.get(key) != value:
+            return f"built for another Python ({key} {manifest.get(key)!r}, not {value!r})"
+    if manifest.get("digest") != sources_digest(package, content=True):
+        return "sources changed since the build (make setup rebuilds)"
+    return ""
 
 
 class _Finder:
@@ -146,27 +206,37 @@ class _Finder:
     def __init__(self, build_dir: str) -> None:
         self.build_dir = build_dir
         self.decided = False
+        self.lock = threading.Lock()
         self.paths: dict[str, str] = {}  # module -> extension file, when in use
         self.packages: dict[str, str] = {}  # compiled package -> its sources' folder
         self.reason = "no listed module imported yet"
 
-    def _decide(self) -> None:
-        self.decided = True
+    def decide(self) -> None:
+        """Decides once, under the lock: a thread that imports a listed module while another
+        decides waits for the decision (else it would import the sources: a mix of pure and
+        compiled classes)."""
+        if self.decided:
+            return
+        with self.lock:
+            if not self.decided:
+                self.paths, self.reason = self._decide()
+                self.decided = True
+
+    def _decide(self) -> tuple[dict[str, str], str]:
         try:
             with open(os.path.join(self.build_dir, MANIFEST), encoding="utf-8") as f:
                 manifest = json.load(f)
-            if manifest["digest"] != sources_digest(manifest["modules"]):
-                self.reason = "sources changed since the build (make setup rebuilds)"
-                return
+            why = stale(manifest)
+            if why:
+                return {}, why
             paths = {m: os.path.join(self.build_dir, p) for m, p in manifest["files"].items()}
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            self.reason = f"unreadable manifest: {e}"
-            return
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            return {}, f"unreadable manifest: {e!r}"
+        if set(paths) != _ANSWERS:
+            return {}, "the manifest's files are not those of MODULES"
         if not all(os.path.isfile(p) for p in paths.values()):
-            self.reason = "compiled files missing"
-            return
-        self.paths = paths
-        self.reason = "compiled modules in use"
+            return {}, "compiled files missing"
+        return paths, "compiled modules in use"
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
@@ -180,8 +250,7 @@ class _Finder:
                 if folder is None
                 else importlib.machinery.PathFinder.find_spec(fullname, [folder])
             )
-        if not self.decided:
-            self._decide()
+        self.decide()
         so = self.paths.get(fullname)
         if so is None:
             return None
@@ -209,10 +278,10 @@ _finder: _Finder | None = None
 
 
 def install() -> None:
-    """Put the finder first on sys.meta_path, unless pure Python is asked for or nothing was
-    built (called once, by the package's __init__)."""
+    """Put the finder first on sys.meta_path, unless pure Python is asked for, the package is
+    not a checkout or nothing was built (called once, by the package's __init__)."""
     global _finder
-    if os.environ.get(PURE_ENV) or _finder is not None:
+    if _finder is not None or pure_python_asked() or not is_checkout():
         return
     if not os.path.isfile(os.path.join(BUILD_DIR, MANIFEST)):
         return
@@ -222,10 +291,11 @@ def install() -> None:
 
 def status() -> tuple[bool, str]:
     """Whether the compiled modules are in use, and why (or why not)."""
-    if os.environ.get(PURE_ENV) and _finder is None:
-        return False, f"{PURE_ENV} is set"
     if _finder is None:
+        if pure_python_asked():
+            return False, f"{PURE_ENV} is set"
+        if not is_checkout():
+            return False, "an installed package (only a checkout's make setup compiles)"
         return False, f"not built ({os.path.join(BUILD_DIR, MANIFEST)} missing)"
-    if not _finder.decided:
-        _finder._decide()
+    _finder.decide()
     return bool(_finder.paths), _finder.reason

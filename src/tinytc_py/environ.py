@@ -1,7 +1,9 @@
 """Environment variables read on every compile, at the cost of a dictionary lookup.
 
 The compiler reads some variables each time it is asked for a program (TINYTC_CACHE,
-TINYTC_VALIDATE, TINYTC_RECORD_CORPUS), so that a host may switch them at any time. For a
+TINYTC_VALIDATE, TINYTC_RECORD_CORPUS), so that a Python host may switch them at any time
+through `os.environ`. `os.environ` is a snapshot of the environment taken at start-up: a C
+host's `setenv` after the interpreter started is not seen (set them before). For a
 variable that is not set, `os.environ.get` raises and catches a KeyError in Python code, about
 1-2 µs each: together a fifth of compiling a program again through the C API, which the kernel
 cache answers from memory. `get` reads the mapping `os.environ` keeps its values in (CPython,

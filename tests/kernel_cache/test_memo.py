@@ -18,7 +18,7 @@ from tinytc_py.compiler import binary_of
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.kernel_cache import memo, stats
 from tinytc_py.target.core_info import CoreInfo, SpirvFeature
-from tinytc_py.text.parser import Parser
+from tinytc_py.text import dialect
 
 from .test_spirv_cache import assert_same, gemm
 
@@ -40,14 +40,18 @@ def test_text_compiled_again_skips_the_parser(cache: Path, monkeypatch: pytest.M
     info = CoreInfo.default()
     first = binary_of(gemm(16), info)
 
-    def no_parsing(self):
+    def no_parsing(*args, **kwargs):
         raise AssertionError("parsed again")
 
-    monkeypatch.setattr(Parser, "parse_prog", no_parsing)
+    # the parser's entry point, which the (uncompiled) callers binary_of and tinytc_py.compile
+    # look up at each parse: replacing a compiled function reaches Python callers only
+    monkeypatch.setattr(dialect, "parse", no_parsing)
     assert binary_of(gemm(16), info) is first
     assert tinytc_py.compile(gemm(16), target=info).binary is first  # the same key
     counts = stats.process()
     assert (counts["compiles"], counts["memo_hits"]) == (1, 2)
+    with pytest.raises(AssertionError, match="parsed again"):  # a new text reaches the stand-in
+        binary_of(gemm(8), info)
     monkeypatch.undo()
     assert_same(first, cold(gemm(16), info))
 

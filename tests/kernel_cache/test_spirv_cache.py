@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -174,15 +175,30 @@ def _unwritable(how: str, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         blocker = root / "file"
         blocker.write_text("not a folder")
         monkeypatch.setenv("TINYTC_CACHE_DIR", str(blocker))
-    else:  # disk full: creating the temporary file fails with ENOSPC
+    elif how == "disk full":  # creating the temporary file fails with ENOSPC
 
         def full(*args, **kwargs):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
         monkeypatch.setattr(cache_dir, "temporary_file", full)
+    else:  # disk full after a partial write: the temporary file exists, half written
+
+        class FillingOs:
+            def __getattr__(self, name: str):
+                return getattr(os, name)
+
+            @staticmethod
+            def write(fd: int, data) -> int:
+                if len(data) > 1:
+                    return os.write(fd, data[: len(data) // 2])
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        monkeypatch.setattr(cache_dir, "os", FillingOs())
 
 
-@pytest.mark.parametrize("how", ["read-only folder", "folder is a file", "disk full"])
+@pytest.mark.parametrize(
+    "how", ["read-only folder", "folder is a file", "disk full", "disk full mid-write"]
+)
 def test_unwritable_folder_works_and_warns_once(
     cache: Path, how: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -193,6 +209,7 @@ def test_unwritable_folder_works_and_warns_once(
     assert len(record) == 1
     assert stats.process()["compiles"] == 3
     assert not entry_files(cache)
+    assert not list(cache.parent.rglob(".tmp-*"))  # no temporary file left behind
     for m, binary in zip((16, 24, 32), binaries):
         assert_same(binary, fresh_compile(gemm(m)))
 
@@ -214,3 +231,29 @@ def test_eviction_keeps_the_folder_under_the_bound(
     kept = {keys[f.name.removesuffix(store.SUFFIX)] for f in entry_files(cache)}
     assert {16, 64} <= kept and 24 not in kept
     assert stats.process()["evicted"] == len(sizes) - len(kept)
+
+
+def test_a_kernels_folder_removed_before_a_write_comes_back_private(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process clears the cache between the folder's making and the write: the folder
+    is made again by the cache's folder maker (mode 700), not with mkdir's default mode."""
+    real_write = store.atomic_write
+    lost = []
+
+    def lose_then_write(path: Path, *args, **kwargs) -> None:
+        if not lost:
+            lost.append(sorted(p.name for p in path.parent.iterdir()))
+            shutil.rmtree(path.parent)
+        real_write(path, *args, **kwargs)
+
+    monkeypatch.setattr(store, "atomic_write", lose_then_write)
+    umask = os.umask(0o022)
+    try:
+        binary = binary_of(gemm(16), CoreInfo.default())
+    finally:
+        os.umask(umask)
+    assert lost  # the write found the folder gone
+    assert cache.stat().st_mode & 0o777 == 0o700
+    assert len(entry_files(cache)) == 1
+    assert_same(binary, fresh_compile(gemm(16)))

@@ -39,6 +39,7 @@ def text_key(
 
 
 def get(key: Hashable) -> Binary | None:
+    """The binary kept for `key` (now the most recently used), or None."""
     try:
         _entries.move_to_end(key)  # the most recently used goes last
     except KeyError:

@@ -39,7 +39,7 @@ import hashlib
 import json
 import os
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..cache_dir import atomic_write, cache_subdir
@@ -155,7 +155,13 @@ def put(
         data = MAGIC + hashlib.sha256(payload).digest() + payload
         try:
             trust.make_folder(checked)
-            atomic_write(path / (name + SUFFIX), data, lambda fd: trust.share(fd, checked))
+            atomic_write(
+                path / (name + SUFFIX),
+                data,
+                lambda fd: trust.share(fd, checked),
+                # removed since (another process cleared the cache): made again, with its mode
+                lambda _: trust.make_folder(replace(checked, exists=False)),
+            )
         except OSError as err:
             _disable_writing(path, err)
         else:

@@ -5,7 +5,7 @@ An installed package carries the digest of its sources' content (`VERSION_FILE`,
 the wheel is built: setup.py loads this module by its path, so it imports nothing of the
 package), and reading that one file is the whole cost. A checkout has no such file: there the
 version is a digest of the name, size and modification time of each source file, which costs
-one stat call per file (about half a millisecond, once per process) and follows every edit.
+one stat call per file (0.5-1 ms, once per process) and follows every edit.
 """
 
 from __future__ import annotations
