@@ -19,6 +19,16 @@ C_SOURCES = ("capi", "include", "tools/gen_capi.py", "tools/gen_cxx.py")
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "*.so", "*.so.*", "*.o")
 
 
+def _load(path: str):
+    """A module of the package by its path (those loaded so import nothing of the package)."""
+    spec = importlib.util.spec_from_file_location(
+        "tinytc_" + Path(path).stem, ROOT / "src" / "tinytc_py" / path
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 class BuildPyWithCSources(build_py):
     """build_py that also copies the C sources into the package (not for editable installs,
     which use the checkout itself)."""
@@ -28,14 +38,10 @@ class BuildPyWithCSources(build_py):
         if getattr(self, "editable_mode", False):
             return
         package = Path(self.build_lib) / "tinytc_py"
-        spec = importlib.util.spec_from_file_location(
-            "tinytc_version", ROOT / "src" / "tinytc_py" / "kernel_cache" / "version.py"
-        )
-        version = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(version)
+        version = _load("kernel_cache/version.py")
         # the checkout's sources, not build_lib (a reused build folder keeps files of earlier
         # builds: _c_sources, modules since deleted)
-        digest = version.sources_digest(str(ROOT / "src" / "tinytc_py"), content=True)
+        digest = _load("compiled.py").sources_digest(str(ROOT / "src" / "tinytc_py"), content=True)
         (package / version.VERSION_FILE).write_text(digest + "\n", encoding="ascii")
         target = package / "_c_sources"
         for name in C_SOURCES:

@@ -36,7 +36,8 @@ need not equal their sum.
 The step columns are the process's CPU time (the compiler is single-threaded, so on an idle
 machine this equals the elapsed time; on a shared one, elapsed time mostly measures the other
 processes); "wall" columns give the elapsed time of the same runs (total) and of the hits, as
-the issue that set the goals measured it. The header names the CPU.
+the issue that set the goals measured it. The header names the CPU and whether the compiled
+modules (src/tinytc_py/compiled.py) were in use.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from pathlib import Path
 
 from programs import PROGRAMS
 from timing import cpu_description
-from tinytc_py import kernel_cache, self_checks
+from tinytc_py import compiled, kernel_cache, self_checks
 from tinytc_py.analysis.coopmatrix_layout import coop_layout_memo
 from tinytc_py.compiler import binary_of
 from tinytc_py.errors import TinytcError
@@ -371,6 +372,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.detail:
         keys = [k for k in keys if k not in ("passes", "convert")]
     print(f"{cpu_description()}; target: {args.device}, median of {args.repeat} runs")
+    in_use, why = compiled.status()
+    print(f"mypyc-compiled modules: {'yes' if in_use else 'no'} ({why})")
     print(
         "cold: kernel cache off, CPU ms per step; miss: cache on, first start (new folder);"
         " hit: read from the kernel cache's folder; memo: compiled before in the process"

@@ -133,10 +133,11 @@ def test_installed_package_reads_its_recorded_compiler_version(installed: Path, 
     """The kernel cache's compiler version is the digest the wheel recorded, not a stat walk
     of the installed sources."""
     code = (
-        "from pathlib import Path; from tinytc_py.kernel_cache import version;"
-        "recorded = (Path(version.PACKAGE) / version.VERSION_FILE).read_text().strip();"
+        "from pathlib import Path; from tinytc_py import compiled;"
+        "from tinytc_py.kernel_cache import version;"
+        "recorded = (Path(compiled.PACKAGE) / version.VERSION_FILE).read_text().strip();"
         "print(len(recorded), version.compiler_version() == recorded,"
-        " version.sources_digest(version.PACKAGE) != recorded)"
+        " compiled.sources_digest(compiled.PACKAGE) != recorded)"
     )
     python = str(installed / "bin" / "python")
     result = _run([python, "-c", code], cwd=tmp_path, env=_clean_env())

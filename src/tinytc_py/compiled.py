@@ -118,7 +118,7 @@ MODULES: tuple[str, ...] = (
 
 Not listed: modules whose functions tests replace with monkeypatch (a compiled caller calls a
 compiled callee directly, past the module attribute) and whose own time is small anyway:
-compiler.py (the driver; tests/test_gc_pause.py, tests/test_self_checks.py) and
+compiler.py (the driver; tests/test_gc_pause.py) and
 spirv/validate.py (a call into SPIRV-Tools; tests/spirv/test_spirv_validate.py). Nor, as mypyc
 cannot compile them as they are: the SPIR-V grammar tables (spirv/tables.py: plain class
 attributes read as constants) and the conversion mixins (spirv/convert/: multiple
