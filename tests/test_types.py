@@ -26,3 +26,11 @@ def test_mypy_passes_on_src():
         text=True,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_scalar_kind_loop_leaves_no_module_name():
+    # ir/types.py fills each ScalarKind's text, size and family in a loop at import
+    from tinytc_py.ir import types
+
+    assert not hasattr(types, "_kind")
+    assert types.ScalarKind.f64.size == 8

@@ -7,7 +7,7 @@ and base; ops/__init__.py gives each its row's class attributes. They are writte
 than made with `type()` at import, so that mypyc compiles them with their families: a class
 made at run time would be an interpreted subclass of a compiled class.
 
-Input: the rows of the family modules (FAMILIES of ir/ops/__init__.py, in table order).
+Input: the rows of the family modules (FAMILIES of ir/ops/families.py, in table order).
 
 Usage: gen_inst_leaves.py [--check]
   --check   exit 1 when the committed file differs from what the rows give
@@ -24,16 +24,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 OUT = ROOT / "src" / "tinytc_py" / "ir" / "ops" / "leaves.py"
-FAMILY_MODULES = ("blas", "arith", "memory", "control", "spmd", "coopmatrix", "extensions")
 
 
-def _families() -> list:
-    """The family modules. When leaves.py is out of date the package's import fails after it
-    has imported them (or while importing leaves.py), so they are taken from sys.modules."""
-    # leaves.py missing, or a family row without its class there: what this tool writes
+def _families() -> tuple:
+    """FAMILIES of ir/ops/families.py. When leaves.py is out of date (missing, importing a
+    family class that was renamed, or without the class of a row) the package's import fails,
+    but only after it has imported ops/families.py, so that is taken from sys.modules."""
     with contextlib.suppress(ImportError, TypeError):
         import tinytc_py.ir.ops  # noqa: F401
-    return [sys.modules[f"tinytc_py.ir.ops.{name}"] for name in FAMILY_MODULES]
+    return sys.modules["tinytc_py.ir.ops.families"].FAMILIES
 
 
 def class_name(mnemonic: str) -> str:

@@ -25,6 +25,7 @@ from tinytc_py.analysis.gemm_model import (
 from tinytc_py.compiler import compile_to_spirv
 from tinytc_py.passes.pipeline import run_default_pipeline
 from tinytc_py.spirv import dump
+from tinytc_py.target.core_info import CoreInfo, GemmShape, MatrixExt
 from tinytc_py.target.cpu_core import cpu_core
 from tinytc_py.target.gemm_blocking import GemmBlocking, GemmKey
 from tinytc_py.text.dialect import parse
@@ -119,8 +120,23 @@ def test_row_checked_tiles_need_registers_for_the_mask_on_avx2():
     assert not fits(GemmBlocking(3, 3, 2), f32, narrow)
     assert fits(GemmBlocking(3, 2, 4), f32, narrow)
     assert fits(GemmBlocking(6, 2, 4), problem("avx512", 4, (23, 37, 19)), wide)
-    assert all(fits(b, f64, narrow) for b in all_blockings(f64, narrow))
-    assert cpu_blocking(f64, narrow) != GemmBlocking(6, 2, 4)
+    assert GemmBlocking(6, 2, 4) in all_blockings(problem("avx2", 8, (24, 37, 19)), narrow)
+    assert GemmBlocking(6, 2, 4) not in all_blockings(f64, narrow)  # 12 + 1 + 2 + 3 > 16
+    assert cpu_blocking(f64, narrow) == GemmBlocking(6, 1, 8)
+
+
+def test_a_dynamic_m_counts_the_mask_of_every_row_block_on_avx2():
+    """An unknown M may leave a remainder in every tile, and the lowering then checks all
+    row blocks of the remainder tile: f64 4 x 3 with 4 K steps takes 12 accumulators, 1 A and
+    3 broadcasts, plus the mask, the masked A and 2 x 3 hoisted loads (24 > 16 ymm); with a
+    static M that is a multiple of the subgroup size it fits, and AVX-512 masks in k
+    registers."""
+    narrow, wide = cpu_core("avx2"), cpu_core("avx512")
+    block = GemmBlocking(4, 3, 4)
+    assert not fits(block, GemmProblem(-1, 37, 19, 8, 8, 4), narrow)
+    assert fits(block, GemmProblem(64, 37, 19, 8, 8, 4), narrow)
+    assert fits(block, GemmProblem(-1, 37, 19, 8, 8, 8), wide)
+    assert cpu_blocking(GemmProblem(-1, 37, 19, 8, 8, 4), narrow) != block
 
 
 def test_model_uses_twelve_accumulators_on_avx2():
@@ -265,9 +281,6 @@ def test_cpu_tiles_of_8_or_16_columns_are_held_in_pieces_of_4(isa, mnk, t, block
     """A tile of 8 or 16 columns keeps its accumulators in coopmatrices of 4 columns, so no
     8- or 16-component vector crosses the K loop (the CPU runtime's JIT shuffled and spilled
     such vectors in every K step); the result is the same."""
-    cl_device()
-    from tinytc_py.runtime.opencl import program
-
     info = lib_options.core_info_for_device(f"cpu-{isa}")
     key = GemmKey(*mnk, (t,) * 3, (False, False))
     tuned = dataclasses.replace(info, gemm_blockings={key: GemmBlocking.from_text(blocking)})
@@ -277,7 +290,71 @@ def test_cpu_tiles_of_8_or_16_columns_are_held_in_pieces_of_4(isa, mnk, t, block
     assert accs == {"4"}
     spirv = dump(compile_to_spirv(parse(kernel(*mnk, t, False)), tuned).data)
     assert not re.search(r"OpTypeVector %\w+ (8|16)$", spirv, re.M)
+    cl_device()
+    from tinytc_py.runtime.opencl import program
+
     run_and_check(program(kernel(*mnk, t, False), core_info=tuned), *mnk, t, False)
+
+
+PIECES_KERNEL = """\
+func @gemm(%A: memref<f32x16x16>, %B: memref<f32x{b}>, %C: memref<f32x16x{n}>) {{
+    %alpha = constant 1.5 : f32
+    %beta = constant {beta} : f32
+    gemm{atomic}.{ta}.{tb} %alpha, %A, %B, %beta, %C
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("ta", "tb", "atomic", "beta", "n"),
+    [
+        ("n", "n", "", "0.5", "16"),
+        ("t", "n", "", "0.5", "16"),
+        ("n", "t", "", "0.5", "16"),
+        ("t", "t", "", "0.5", "16"),
+        ("n", "n", ".atomic", "0.0", "16"),
+        ("n", "t", ".atomic", "1.0", "16"),
+        ("n", "n", "", "0.5", "?"),  # a dynamic N: the remainder's pieces are column-checked
+        ("t", "t", ".atomic", "1.0", "?"),
+    ],
+)
+def test_cpu_tile_pieces_of_4_for_every_gemm_form(ta, tb, atomic, beta, n):
+    """The 4-column pieces hold for transposed A and B, atomic stores (beta 0) and adds
+    (beta 1) and a dynamic N; the SPIR-V passes spirv-val (no device needed)."""
+    info = lib_options.core_info_for_device("cpu-avx512")
+    key = GemmKey(16, -1 if n == "?" else 16, 16, ("f32",) * 3, (ta == "t", tb == "t"))
+    tuned = dataclasses.replace(info, gemm_blockings={key: GemmBlocking.from_text("1x8k2")})
+    text = PIECES_KERNEL.format(
+        b=f"{n}x16" if tb == "t" else f"16x{n}", n=n, beta=beta, atomic=atomic, ta=ta, tb=tb
+    )
+    prog = parse(text)
+    run_default_pipeline(prog, tuned)
+    accs = set(re.findall(r"coopmatrix<\w+x\d+x(\d+),matrix_acc>", print_prog(prog)))
+    assert accs == {"4"}
+    spirv = dump(compile_to_spirv(parse(text), tuned).data)  # spirv-val
+    assert not re.search(r"OpTypeVector %\w+ (8|16)$", spirv, re.M)
+
+
+def test_dpas_tiles_keep_the_matrix_tables_shapes_on_a_cpu_core_info():
+    """A core info with both `cpu` and a matrix table lowers a gemm the table covers on the
+    DPAS path, whose accumulator shapes the table fixes: they are not cut into 4-column pieces
+    (which the table does not list, and which a tile of several column blocks cannot be)."""
+    info = CoreInfo.intel_from_name("pvc")
+    table = MatrixExt(16, (GemmShape("f16", "f16", ("f32",), (16, 32), (8, 16), (16, 32)),))
+    both = dataclasses.replace(info, cpu=cpu_core("avx512"), matrix=table)
+    text = """\
+func @gemm(%A: memref<f16x128x128>, %B: memref<f16x128x128>, %C: memref<f32x128x128>) \
+attributes {subgroup_size=16} {
+    %alpha = constant 1.0 : f16
+    %beta = constant 0.0 : f16
+    gemm.n.n %alpha, %A, %B, %beta, %C
+}
+"""
+    prog = parse(text)
+    run_default_pipeline(prog, both)
+    accs = set(re.findall(r"coopmatrix<f32x(\d+)x(\d+),matrix_acc>", print_prog(prog)))
+    assert accs and all(table.have_type("f32", int(m), int(c), "acc") for m, c in accs)
+    compile_to_spirv(parse(text), both)  # spirv-val
 
 
 # function-body instructions without side effects: a result of one that nothing uses is dead code

@@ -99,22 +99,29 @@ def fits(b: GemmBlocking, p: GemmProblem, cpu: CpuCore) -> bool:
     spill; AVX-512: 2x11 and 1x16 spill; the K unrolling does not add live registers, the JIT
     interleaves the unrolled steps: 8x1 f64 with 8 unrolled steps runs without spills on
     AVX-512). The tile that holds the last rows of an M that is no multiple of the subgroup
-    size must fit too (`masked_registers`)."""
+    size must fit too (`masked_registers`), and so must every tile of a dynamic M, whose
+    remainder tile checks all its row blocks."""
     regs = registers_per_block(p, cpu)
     a_regs = max(1, ceil_div(p.subgroup_size * p.a_size, cpu.vector_bytes))
     r, c = b.row_blocks, b.cols
     if r * c * regs + a_regs + c > cpu.registers:
         return False
-    M = p.sizes()[0]
-    last = ceil_div(M % (r * p.subgroup_size), p.subgroup_size)
-    if cpu.mask_registers or M % p.subgroup_size == 0 or not last:
+    if cpu.mask_registers:
         return True
+    s = p.subgroup_size
+    if p.M < 0:
+        last = r  # the lowering checks every row block of a dynamic M's remainder tile
+    elif p.M % s == 0:
+        return True
+    else:
+        last = ceil_div(p.M % (r * s), s)
     return last * c * regs + a_regs + c + masked_registers(b) <= cpu.registers
 
 
 def masked_registers(b: GemmBlocking) -> int:
     """Vector registers a tile with a row-checked block needs beyond the accumulators, A and
-    the broadcasts on a core without mask registers (AVX2): the mask, the masked load of A
+    the broadcasts on a core without mask registers (`CpuCore.mask_registers`: AVX2, AVX and
+    SSE4.2 keep the mask in a vector register): the mask, the masked load of A
     (it cannot be an FMA's memory operand), and c - 1 per further unrolled K step, whose
     loads the JIT then hoists. Seen in the runtime's AVX2 disassembly at M = 23: f64 6 x 2
     with 1 K step spills (12 + 1 + 2 + 2 > 16), 5 x 2 with 2 steps does not; f32 3 x 3 with 2

@@ -53,6 +53,7 @@ class ScalarKind(Enum):
 
 for _kind in ScalarKind:
     _kind.text, _kind.size, _kind.family = _kind.value
+del _kind
 
 
 # α ⪯ β ("every value of α is exactly representable in β"). index is 64 bits wide, so it behaves

@@ -14,11 +14,11 @@ nb1 accumulator coopmatrices <acc(Tc) x block0 x block1, matrix_acc>:
 nb0 (and nb1 for DPAS) come from `choose_block_size_multiple`. On a SIMD CPU core (core info
 `cpu`) the standard path's nb0, max_cols and K unrolling come instead from a blocking the
 autotuner stored in the core info (`gemm_blockings`, by `GemmKey`) or else from the CPU cost
-model (analysis/gemm_model.py), and a tile of 8 or 16 columns holds its accumulators as
-coopmatrices of 4 columns (`col_pieces`). Subgroup tiles go round-robin
-over subgroup_id.x (M, inner loop) and subgroup_id.y (N, outer loop); the remainder tile goes to
-the last subgroup, with rows_checked (M) / cols_checked (N) on the coopmatrices that can cross
-the edge. Per subgroup tile: accumulators start at 0, the K loop steps by the largest K candidate
+model (analysis/gemm_model.py), and a tile of 8 or 16 real columns holds its accumulators as
+coopmatrices of 4 columns (`col_pieces`; complex accumulators are not split). Subgroup tiles go
+round-robin over subgroup_id.x (M, inner loop) and subgroup_id.y (N, outer loop); the remainder
+tile goes to the last subgroup, with rows_checked (M) / cols_checked (N) on the coopmatrices
+that can cross the edge. Per subgroup tile: accumulators start at 0, the K loop steps by the largest K candidate
 <= K (A and B tiles loaded, outer-product mul_adds), a remainder loop steps by the smallest one
 (DPAS: with A's columns and B's rows checked). Transposes are folded into the loads (`.t` at
 swapped coordinates). Epilogue: acc = alpha*acc, then C = acc + beta*C (C is not read when beta
@@ -115,7 +115,9 @@ class GemmLowering:
         self.nb0 = choose_block_size_multiple(
             self.block0, max_rows, g.m_tiles, max_rows if m is None else m
         )
-        if shape is None and g.info.cpu is not None:
+        # the standard path on a SIMD CPU core (a core info may also carry a matrix table)
+        self.cpu_path = shape is None and g.info.cpu is not None
+        if self.cpu_path:
             blocking = self.cpu_blocking()
             self.nb0, self.block1 = blocking.row_blocks, blocking.cols
             self.k_candidates = tuple(k for k in STANDARD_K if k <= blocking.k_unroll)
@@ -268,15 +270,16 @@ class GemmLowering:
 
     def col_pieces(self, cols_checks: list[bool], cols: int) -> list[tuple[int, int, bool]]:
         """(offset, columns, checked) of the accumulator coopmatrices of a subgroup tile's
-        row block: one per entry of `cols_checks` (block1 apart), except that on a SIMD CPU a
+        row block: one per entry of `cols_checks` (block1 apart), except that on the standard
+        path of a SIMD CPU core (not the DPAS path, whose shapes the matrix table fixes) a
         real tile of 8 or 16 columns is held as coopmatrices of 4. Their accumulators would
         cross the K loop as one 8- or 16-component vector per work-item, which the CPU
         runtime's JIT shuffles and spills in every K step (its disassembly, AVX-512 f32 16^3
         1 x 8: 283 instructions, 28 of them stack accesses, for 64 FMAs; 2 x 4 columns: 48
         instructions, none); 2, 3 and 4 components and scalars (5-7, 9-15) stay in registers."""
-        if self.g.info.cpu is None or self.acc.is_complex or cols not in (8, 16):
+        if not self.cpu_path or self.acc.is_complex or cols not in (8, 16):
             return [(j * self.block1, cols, chk) for j, chk in enumerate(cols_checks)]
-        (chk,) = cols_checks
+        (chk,) = cols_checks  # the standard path has one column block (nb1 = 1)
         return [(p, CPU_PIECE_COLS, chk) for p in range(0, cols, CPU_PIECE_COLS)]
 
     def microkernel(

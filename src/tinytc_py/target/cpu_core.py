@@ -40,7 +40,7 @@ class CpuCore:
     @property
     def mask_registers(self) -> bool:
         """Whether masked loads and stores take their mask from mask registers (AVX-512)
-        rather than from a vector register."""
+        rather than from a vector register (AVX2, AVX and SSE4.2)."""
         return self.isa == "avx512"
 
 

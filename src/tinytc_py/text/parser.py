@@ -647,14 +647,6 @@ class Parser:
         spec_props = _MODIFIER_PROPS.get(cls)
         if spec_props is None:
             spec_props = _MODIFIER_PROPS[cls] = modifier_props(cls.spec.props)
-        if not spec_props:
-            if mods:
-                raise CompilationError(
-                    self.c.loc(begin),
-                    Status.parse_error,
-                    f"unexpected modifier '.{mods[0]}' for {cls.spec.mnemonic}",
-                )
-            return props
         for mod in mods:
             while i < len(spec_props):
                 prop, table = spec_props[i]

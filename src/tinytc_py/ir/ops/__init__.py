@@ -16,11 +16,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..inst import Inst, InstSpec
-from . import arith, blas, control, coopmatrix, extensions, leaves, memory, spmd
 from .common import Row
+from .families import FAMILIES
 
-FAMILIES = (blas, arith, memory, control, spmd, coopmatrix, extensions)
-"""The family modules, in table order."""
+# isort: split
+# after families.py, which tools/gen_inst_leaves.py reads when leaves.py is out of date
+from . import leaves
 
 INSTRUCTIONS: dict[str, type[Inst]] = {}
 """Mnemonic -> instruction class."""
