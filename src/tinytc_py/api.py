@@ -313,7 +313,7 @@ def compile(  # noqa: A001 - the name users expect, as re.compile
     if emulate:
         from .emulate import emulate as emulated
 
-        binary = emulated(binary, emulate)
+        binary = emulated(binary, emulate, dev)
     return Program(binary, dev)
 
 

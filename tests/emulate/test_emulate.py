@@ -4,8 +4,10 @@ Representative shapes only (the CPU JIT of an emulated DPAS kernel takes 5-20 se
 this machine): the batched f32 GEMM example (2D block loads/stores), 16-bit and 8-bit
 cooperative-matrix loads/stores (subgroup block IO), a 2D block load partly outside its
 surface (zero fill, dropped writes) and f16, bf16 and i8 DPAS products (f32, i32 and f16
-accumulators). A template with its pitch off by one element makes the results wrong,
-unsupported constructs are errors naming them.
+accumulators). A template with its pitch off by one element makes the results wrong, with
+register files in work-group memory and in private copies; private copies see the lanes'
+earlier stores, store from lane 0 only, and are bounded; register files leave room for the
+kernel's own local memory; unsupported constructs are errors naming them.
 """
 
 from __future__ import annotations
@@ -239,9 +241,12 @@ def test_dpas(ta, tc, M, K, N, device):
     np.testing.assert_array_equal(_value(C), want)
 
 
-def test_pitch_off_by_one_element_is_caught(monkeypatch):
+@pytest.mark.parametrize("kernel", ["gemm", "private"])
+def test_pitch_off_by_one_element_is_caught(monkeypatch, kernel):
     """A 2D block template whose pitch is one element short gives wrong results when
-    emulated: the emulator follows the payload, not the compiler's intent."""
+    emulated: the emulator follows the payload, not the compiler's intent. Both with the
+    register files in work-group memory (the GEMM) and with private copies (a 64-subgroup
+    work-group), where every lane runs the template and lane 0 alone stores."""
     from tinytc_py.spirv.convert import coopmatrix_dpas
 
     original = coopmatrix_dpas._payload
@@ -255,10 +260,16 @@ def test_pitch_off_by_one_element_is_caught(monkeypatch):
     monkeypatch.setattr(coopmatrix_dpas, "_payload", broken)
     import tinytc_py
 
-    gpu = tinytc_py.compile(GEMM, target="pvc", flags=["no-kernel-cache"]).spirv
+    src = GEMM if kernel == "gemm" else _lane_writes(64)
+    gpu = tinytc_py.compile(src, target="pvc", flags=["no-kernel-cache"]).spirv
     assert b"-5:d" in gpu and b"-1:d" in gpu  # pitch broken, width and height not
-    prog = _compile(GEMM, "pvc", flags=["no-kernel-cache"])
-    got, want = _run_gemm(prog)
+    if kernel == "private":
+        assert [s for s, _ in _register_storage(emulate_spirv(gpu))["probe"]] == ["Function"]
+    prog = _compile(src, "pvc", flags=["no-kernel-cache"])
+    if kernel == "gemm":
+        got, want = _run_gemm(prog)
+    else:
+        got, want = _run_lane_writes(prog, 64)
     assert not np.allclose(got, want, rtol=1e-5, atol=1e-4)
 
 
@@ -376,7 +387,9 @@ def _register_storage(spirv: bytes) -> dict[str, list[tuple[str, int]]]:
             sizes[g[off + 1]] = g[off + 2] // 8
         elif op == Op.Constant:
             consts[g[off + 2]] = g[off + 3]
-        elif op == Op.TypeArray:
+        elif op == Op.TypeFloat:
+            sizes[g[off + 1]] = g[off + 2] // 8
+        elif op == Op.TypeArray and g[off + 2] in sizes:
             arrays[g[off + 1]] = sizes[g[off + 2]] * consts[g[off + 3]]
         elif op == Op.TypePointer and g[off + 3] in arrays:
             pointers[g[off + 1]] = arrays[g[off + 3]]
@@ -419,3 +432,184 @@ def test_register_files_of_a_big_work_group():
     C = np.zeros((32, 32, 8), np.float32, order="F")
     prog.kernel("copy")(A[:, :, :8].copy(order="F"), B[:, :, :8].copy(order="F"), C)
     np.testing.assert_array_equal(C, A[:, :, :8].astype(np.float32))
+
+
+def _lane_writes(wg: int) -> str:
+    """@probe: each lane of subgroup y adds 1 to its columns of A[:,:,y] (per-lane stores),
+    then the subgroup block-loads A[:,:,y] as a 32x32 f16 matrix (asm with uniform inputs
+    only) and stores it to C[:,:,y] as f32."""
+    return f"""
+func @probe(%A: memref<f16x32x32x{wg}>, %C: memref<f32x32x32x{wg}>)
+        attributes {{subgroup_size=16, work_group_size=[16,{wg}]}} {{
+    parallel {{
+        %c0 = constant 0 : index
+        %c16 = constant 16 : index
+        %c32 = constant 32 : index
+        %y = subgroup_id.y : i32
+        %sg = cast %y : index
+        %l = subgroup_local_id : i32
+        %p = cast %l : index
+        %a0 = subview %A[0:32,0:32,%sg] : memref<f16x32x32>
+        %c0v = subview %C[0:32,0:32,%sg] : memref<f32x32x32>
+        %one = constant 1.0 : f16
+        for %j=%p,%c32,%c16 {{
+            for %i=%c0,%c32 {{
+                %x = load %a0[%i,%j] : f16
+                %z = add %x, %one : f16
+                store %z, %a0[%i,%j]
+            }}
+        }}
+        %a = cooperative_matrix_load %a0[%c0,%c0] : coopmatrix<f16x32x32,matrix_acc>
+        %d = cast %a : coopmatrix<f32x32x32,matrix_acc>
+        cooperative_matrix_store %d, %c0v[%c0,%c0]
+    }}
+}}
+"""
+
+
+def _run_lane_writes(prog, wg: int):
+    rng = np.random.default_rng(2)
+    A = np.asfortranarray(rng.integers(-4, 4, (32, 32, wg)), np.float16)
+    want = A.astype(np.float32) + 1
+    C = np.zeros((32, 32, wg), np.float32, order="F")
+    prog.kernel("probe")(A, C)
+    return C, want
+
+
+def test_private_copies_see_the_lanes_writes():
+    """With private register files (64 subgroups), the lanes' own stores before an asm with
+    uniform inputs only (a 2D block load) are visible to it; its stores come from lane 0
+    only: every store of the program function is under the lane-0 condition."""
+    from tinytc_py.emulate.reader import read_module
+    from tinytc_py.spirv.module import iter_instructions
+    from tinytc_py.spirv.tables import BuiltIn, Decoration, FunctionControl, Op
+
+    emulated = emulate_spirv(_gpu_spirv(_lane_writes(64), "pvc"))
+    assert [s for s, _ in _register_storage(emulated)["probe"]] == ["Function"]
+    mod = read_module(emulated)
+    an = mod.annotations
+    lane_var = next(
+        an[off + 1]
+        for op, off, n in iter_instructions(an)
+        if op == Op.Decorate
+        and an[off + 2] == Decoration.BuiltIn
+        and an[off + 3] == BuiltIn.SubgroupLocalInvocationId
+    )
+    zero = {
+        mod.globals[off + 2]
+        for op, off, n in iter_instructions(mod.globals)
+        if op == Op.Constant and n == 4 and mod.globals[off + 3] == 0
+    }
+    programs = [f for f in mod.functions if f.code and f.code[3] & FunctionControl.DontInline]
+    assert programs
+    stores = 0
+    for f in programs:
+        code = f.code
+        defs = {
+            code[off + 2]: (op, list(code[off + 3 : off + n]))
+            for op, off, n in iter_instructions(code)
+            if n > 2
+        }
+        writer = {
+            r
+            for r, (op, args) in defs.items()
+            if op == Op.IEqual and defs.get(args[0]) == (Op.Load, [lane_var]) and args[1] in zero
+        }
+        assert writer, "no lane-0 condition in the program function"
+        guard, label = {}, 0
+        for op, off, _n in iter_instructions(code):
+            if op == Op.Label:
+                label = code[off + 1]
+            elif op == Op.BranchConditional:
+                guard[code[off + 2]] = code[off + 1]
+            elif op == Op.Store and defs.get(code[off + 1], (0,))[0] == Op.ConvertUToPtr:
+                stores += 1
+                cond = defs[guard[label]]
+                assert cond[0] == Op.LogicalAnd and set(cond[1]) & writer
+    assert stores
+    prog = _compile(_lane_writes(64), "pvc")
+    got, want = _run_lane_writes(prog, 64)
+    np.testing.assert_array_equal(got, want)
+
+
+def _own_local_memory(n: int, wg: int = 8) -> str:
+    """@k: subgroup y copies A[:,:,y] (f16) to C[:,:,y] (f32) by 2D block IO, and the
+    work-group reverses O (n f32) through its own local memory."""
+    return f"""
+func @k(%A: memref<f16x32x32x{wg}>, %C: memref<f32x32x32x{wg}>, %O: memref<f32x{n}>)
+        attributes {{subgroup_size=16, work_group_size=[16,{wg}]}} {{
+    %tmp = alloca : memref<f32x{n},local>
+    parallel {{
+        %c0 = constant 0 : index
+        %c1 = constant 1 : index
+        %c16 = constant 16 : index
+        %step = constant {16 * wg} : index
+        %y = subgroup_id.y : i32
+        %sg = cast %y : index
+        %a0 = subview %A[0:32,0:32,%sg] : memref<f16x32x32>
+        %c0v = subview %C[0:32,0:32,%sg] : memref<f32x32x32>
+        %a = cooperative_matrix_load %a0[%c0,%c0] : coopmatrix<f16x32x32,matrix_acc>
+        %d = cast %a : coopmatrix<f32x32x32,matrix_acc>
+        cooperative_matrix_store %d, %c0v[%c0,%c0]
+        %l = subgroup_local_id : i32
+        %p0 = cast %l : index
+        %yy = mul %sg, %c16 : index
+        %p = add %yy, %p0 : index
+        %n = constant {n} : index
+        for %i=%p,%n,%step {{
+            %v = load %O[%i] : f32
+            store %v, %tmp[%i]
+        }}
+        barrier.local
+        for %i=%p,%n,%step {{
+            %j = sub %n, %i : index
+            %j1 = sub %j, %c1 : index
+            %v = load %tmp[%j1] : f32
+            store %v, %O[%i]
+        }}
+    }}
+}}
+"""
+
+
+def test_register_files_leave_room_for_the_kernels_local_memory():
+    """8 subgroups' register files fit the shared budget, but not beside 221 KiB of the
+    kernel's own local memory in the device's 256 KiB (the launch failed with
+    OUT_OF_RESOURCES): such a kernel keeps private copies, and runs correctly."""
+    from tinytc_py.emulate import local_memory
+    from tinytc_py.runtime import device as rt
+
+    small, big = 1024, 221 * 256
+    files = 8 * 4544  # 8 subgroups' register files of a 32x32 f16 block load and f32 store
+    storage = _register_storage(emulate_spirv(_gpu_spirv(_own_local_memory(small), "pvc")))
+    assert storage["k"] == [("Workgroup", 4 * small), ("Workgroup", files)]
+    gpu = _gpu_spirv(_own_local_memory(big), "pvc")
+    assert _register_storage(emulate_spirv(gpu))["k"] == [
+        ("Workgroup", 4 * big),
+        ("Function", files // 8),
+    ]
+    # on a device with more local memory the same kernel shares its files
+    wide = _register_storage(emulate_spirv(gpu, local_memory=1 << 20))["k"]
+    assert wide == [("Workgroup", 4 * big), ("Workgroup", files)]
+    prog = _compile(_own_local_memory(big), "pvc")
+    import tinytc_py
+
+    assert local_memory(tinytc_py.Device("opencl", "cpu", rt.default_device())) >= 32 * 1024
+    rng = np.random.default_rng(3)
+    A = np.asfortranarray(rng.integers(-4, 4, (32, 32, 8)), np.float16)
+    C = np.zeros((32, 32, 8), np.float32, order="F")
+    O = np.arange(big, dtype=np.float32)
+    prog.kernel("k")(A, C, O)
+    np.testing.assert_array_equal(C, A.astype(np.float32))
+    np.testing.assert_array_equal(O, np.arange(big, dtype=np.float32)[::-1])
+
+
+def test_private_register_file_limit_is_named(monkeypatch):
+    """A register file larger than a work-item's private copy may be, in a work-group whose
+    files do not fit in local memory, is an error naming the kernel."""
+    from tinytc_py.emulate import rewrite
+
+    gpu = _gpu_spirv(_lane_writes(64), "pvc")
+    monkeypatch.setattr(rewrite, "PRIVATE_REGISTER_LIMIT", 1024)
+    with pytest.raises(UnsupportedConstruct, match=r"kernel 'probe'.* exceeds the 1024 bytes"):
+        emulate_spirv(gpu)

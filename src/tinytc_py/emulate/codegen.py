@@ -13,8 +13,9 @@ emulation function a pointer to it:
   depend on.
 - private (Function memory, one copy per work-item; for work-groups whose register files do
   not fit in local memory): every lane fills its copy with all lanes' input components
-  (subgroup broadcasts), every lane runs the instructions on its copy and reads its own
-  outputs; only lane 0 writes memory.
+  (subgroup broadcasts) and, after a memory barrier ordering the lanes' earlier stores before
+  the program's loads, runs the instructions on its copy and reads its own outputs; only
+  lane 0 writes memory.
 The instructions are one function per asm and storage, not inlined: the CPU JIT compiles them
 once.
 
@@ -86,6 +87,7 @@ class RegisterFile:
     vtypes: dict[str, str]  # root -> vISA type
     shapes: tuple[tuple[str, int, int], ...]  # operand -> (vISA type, components, type id)
     size: int
+    results: tuple[int, ...]  # the type ids of the outputs (the result or its members)
 
 
 def register_file(mod: Module, prog: Program, sig: Signature, sgs: int) -> RegisterFile:
@@ -117,7 +119,7 @@ def register_file(mod: Module, prog: Program, sig: Signature, sgs: int) -> Regis
     for name, decl in prog.decls.items():
         if decl.alias is None:
             add(name, TYPES[decl.type][0] * decl.num_elts, decl.type)
-    return RegisterFile(roots, vtypes, shapes, size)
+    return RegisterFile(roots, vtypes, shapes, size, tuple(ret))
 
 
 class _TypeReader:
@@ -169,7 +171,14 @@ class Emitter:
     (a copy per work-item); `lane` is the SubgroupLocalInvocationId input."""
 
     def __init__(
-        self, mod: Module, prog: Program, sig: Signature, sgs: int, lane: int, private: bool
+        self,
+        mod: Module,
+        prog: Program,
+        sig: Signature,
+        file: RegisterFile,
+        sgs: int,
+        lane: int,
+        private: bool,
     ):
         self.m, self.prog, self.sig, self.sgs = mod, prog, sig, sgs
         self.lane_input, self.private = lane, private
@@ -181,7 +190,7 @@ class Emitter:
         self.bool = m.type_bool()
         self.sc = StorageClass.Function if private else StorageClass.Workgroup
         self.p_u8 = m.type_pointer(self.sc, self.u8)
-        self.file = register_file(mod, prog, sig, sgs)
+        self.file = file
         self.roots: dict[str, Root] = self.file.roots
         self.vtypes: dict[str, str] = self.file.vtypes  # root -> vISA type
         self.consts: dict[tuple[str, int], tuple[int, int]] = {}  # (root, byte) -> (size, value)
@@ -338,7 +347,7 @@ class Emitter:
 
     def build(self) -> int:
         sig, i64 = self.sig, self.i64
-        ret = _TypeReader(self.m).members(sig.ret) if sig.ret != self.m.type_void() else []
+        ret = self.file.results
         shapes = self.file.shapes
         regfile = self.image
         self.set_bases(regfile)
@@ -358,7 +367,14 @@ class Emitter:
                 if in_regs[name]:
                     self._gather_all(name, param, shapes[int(name[1:])])
             store_uniforms()
-            self.op(Op.FunctionCall, self.m.type_void(), program, regfile)
+
+            def call() -> None:
+                self.op(Op.FunctionCall, self.m.type_void(), program, regfile)
+
+            # the lanes' memory writes before any lane's reads in the program (the call
+            # depends on a broadcast after the barrier, as lane 0's does in shared mode)
+            first = self._sync(lane32, 0x308)
+            self.when(self.op(Op.IEqual, self.bool, first, self.c64(0)), call)
             # lane 0's memory writes before any lane's later accesses
             self._barrier(0x208)
         else:  # lane 0 runs the program on the subgroup's registers
@@ -366,7 +382,7 @@ class Emitter:
             for name, param in operands:
                 if in_regs[name]:
                     self._gather(name, param, shapes[int(name[1:])], lane)
-            ready = self.op(Op.IAdd, i64, lane, self._sync(lane32))
+            ready = self.op(Op.IAdd, i64, lane, self._sync(lane32, 0x308))
 
             def run() -> None:
                 store_uniforms()
@@ -419,13 +435,14 @@ class Emitter:
             return [value]
         return [self.op(Op.CompositeExtract, comp_ty, value, v) for v in range(n)]
 
-    def _sync(self, lane32: int) -> int:
-        """An i64 zero that no lane has before every lane got here, with the workgroup-memory
-        accesses before it visible after it: a memory barrier and a subgroup broadcast (of
-        lane 0's id) that the following accesses depend on. (Not OpControlBarrier with subgroup
+    def _sync(self, lane32: int, semantics: int = 0x108) -> int:
+        """An i64 zero that no lane has before every lane got here, with the accesses of the
+        memory in `semantics` (default: workgroup memory) before it visible after it: a memory
+        barrier and a subgroup broadcast (of lane 0's id) that the following accesses depend
+        on. (Not OpControlBarrier with subgroup
         scope: with it, upstream's 48x16x32 GEMM, whose subgroups run different numbers of asm
         calls, gave wrong rows on the CPU runtime.)"""
-        self._barrier(0x108)
+        self._barrier(semantics)
         first = self._broadcast(lane32, self.m.constant(self.i32, 0))
         return self.op(Op.UConvert, self.i64, first)
 
@@ -825,12 +842,19 @@ class _Layout:
 
 
 def emulation_function(
-    mod: Module, prog: Program, sig: Signature, sgs: int, lane: int, private: bool
+    mod: Module,
+    prog: Program,
+    sig: Signature,
+    file: RegisterFile,
+    sgs: int,
+    lane: int,
+    private: bool,
 ) -> int:
-    """Add the function emulating `prog` to `mod`; returns its id. Its first parameter is the
+    """Add the function emulating `prog` with register file `file` (register_file of the same
+    program, signature and subgroup size) to `mod`; returns its id. Its first parameter is the
     register image: the subgroup's in Workgroup memory, or the work-item's own copy in
     Function memory if `private`."""
-    return Emitter(mod, prog, sig, sgs, lane, private).build()
+    return Emitter(mod, prog, sig, file, sgs, lane, private).build()
 
 
 __all__ = ["RegisterFile", "Signature", "emulation_function", "register_file"]

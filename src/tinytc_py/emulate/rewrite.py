@@ -29,9 +29,9 @@ from ..spirv.tables import (
 )
 from ..spirv.validate import SpirvValidationError, validate
 from .blockio import block_io_function
-from .codegen import GRF, Signature, emulation_function, register_file
+from .codegen import GRF, RegisterFile, Signature, emulation_function, register_file
 from .reader import literal_string, read_module
-from .visa import UnsupportedConstruct, parse
+from .visa import Program, UnsupportedConstruct, parse
 
 ASM_EXTENSION = "SPV_INTEL_inline_assembly"
 #: Extensions whose instructions the CPU OpenCL runtime executes itself (cl_intel_subgroups,
@@ -47,15 +47,21 @@ KEPT_EXTENSIONS = frozenset(
 )
 DEVICES = ("pvc", "bmg")
 #: A kernel keeps one register file per subgroup in Workgroup memory if they take at most this
-#: many bytes together, else a copy per work-item in Function memory (slower: every lane runs
-#: the instructions). Local memory is 256 KiB on the CPU device (32 KiB is OpenCL's minimum)
-#: and the kernel's own local memory needs room too.
+#: many bytes together and fit beside the kernel's own local memory, else a copy per work-item
+#: in Function memory (every lane then runs the instructions).
 SHARED_REGISTER_BUDGET = 64 * 1024
+#: The local memory of the CPU device (CL_DEVICE_LOCAL_MEM_SIZE; 32 KiB is OpenCL's minimum),
+#: assumed where the caller does not name the device.
+LOCAL_MEMORY = 256 * 1024
+#: The largest register file a work-item keeps a private copy of (the CPU runtime's private
+#: memory is the work-item's stack).
+PRIVATE_REGISTER_LIMIT = 64 * 1024
 
 
-def emulate_spirv(binary: bytes, device: str = "pvc") -> bytes:
+def emulate_spirv(binary: bytes, device: str = "pvc", local_memory: int = LOCAL_MEMORY) -> bytes:
     """The emulated module of `binary`, a SPIR-V module compiled for `device` ("pvc" or
-    "bmg"; the instructions are the same, the kernels' subgroup sizes must be the device's)."""
+    "bmg"; the instructions are the same, the kernels' subgroup sizes must be the device's),
+    for a device with `local_memory` bytes of local memory per work-group."""
     if device not in DEVICES:
         raise TinytcError(Status.invalid_arguments, f"tinytc-emulate: unknown device {device!r}")
     mod = read_module(binary)
@@ -70,10 +76,8 @@ def emulate_spirv(binary: bytes, device: str = "pvc") -> bytes:
     ):
         return binary  # nothing GPU-only (multi-index extracts come with asm results only)
     sgs = _subgroup_sizes(mod)
-    ctx = _Context(mod, asms, _type_table(mod), sgs)
+    ctx = _Context(mod, asms, _type_table(mod), sgs, local_memory)
     ctx.lane = _builtin_variable(mod, BuiltIn.SubgroupLocalInvocationId)
-    if asms:
-        ctx.subgroup = _builtin_variable(mod, BuiltIn.SubgroupId)
     for function in list(mod.functions):  # not the emulation functions added on the way
         function.code = _rewrite_function(ctx, function)
     _drop(mod, set(asms) | targets)
@@ -95,26 +99,40 @@ def emulate_spirv(binary: bytes, device: str = "pvc") -> bytes:
 
 class _Context:
     """The module being rewritten and what its functions share: the asm declarations, the
-    type table, the kernels' subgroup sizes, the lane and subgroup id inputs, and the
-    emulation functions made so far (by key)."""
+    type table, the kernels' subgroup sizes, the device's local memory, the lane and subgroup
+    id inputs, each asm's parsed program and register files, and the emulation functions made
+    so far (by key)."""
 
-    def __init__(self, mod: Module, asms, types, sgs: dict[int, int]):
+    def __init__(self, mod: Module, asms, types, sgs: dict[int, int], local_memory: int):
         self.mod, self.asms, self.types, self.sgs = mod, asms, types, sgs
-        self.lane = self.subgroup = 0
+        self.local_memory = local_memory
+        self.lane = self._subgroup = 0
         self.made: dict[tuple[object, ...], int] = {}
-        self.files: dict[tuple[int, int], int] = {}  # (asm, subgroup size) -> bytes
+        self.programs: dict[int, Program] = {}
+        self.files: dict[tuple[int, int], RegisterFile] = {}  # (asm, subgroup size) ->
         self.local = _local_sizes(mod)
+
+    @property
+    def subgroup(self) -> int:
+        """The SubgroupId input (declared when a kernel first needs it)."""
+        if not self._subgroup:
+            self._subgroup = _builtin_variable(self.mod, BuiltIn.SubgroupId)
+        return self._subgroup
 
     def signature(self, asm: int) -> Signature:
         ret, fty, _, constraints = self.asms[asm]
         params = tuple(_function_params(self.mod, fty))
         return Signature(ret, params, tuple(c.strip() for c in constraints.split(",")))
 
-    def file_size(self, asm: int, sgs: int) -> int:
+    def program(self, asm: int) -> Program:
+        if asm not in self.programs:
+            self.programs[asm] = parse(self.asms[asm][2])
+        return self.programs[asm]
+
+    def file(self, asm: int, sgs: int) -> RegisterFile:
         key = (asm, sgs)
         if key not in self.files:
-            prog = parse(self.asms[asm][2])
-            self.files[key] = register_file(self.mod, prog, self.signature(asm), sgs).size
+            self.files[key] = register_file(self.mod, self.program(asm), self.signature(asm), sgs)
         return self.files[key]
 
 
@@ -131,7 +149,9 @@ class _Images:
 
 def _kernel_images(ctx: _Context, function, sgs: int) -> _Images | None:
     """The register-file storage of `function` sized by its own asm calls (None without
-    any): shared while its work-group's files fit SHARED_REGISTER_BUDGET, else private."""
+    any): shared while its work-group's files fit SHARED_REGISTER_BUDGET and, beside the
+    kernel's own Workgroup variables, the device's local memory; else private (at most
+    PRIVATE_REGISTER_LIMIT bytes per work-item)."""
     mod, code = ctx.mod, function.code
     called = {code[off + 3] for op, off, _ in iter_instructions(code) if op == Op.AsmCallINTEL}
     if not called:
@@ -140,16 +160,58 @@ def _kernel_images(ctx: _Context, function, sgs: int) -> _Images | None:
         raise UnsupportedConstruct("inline assembly outside a kernel function")
     if function.id not in ctx.local:
         raise UnsupportedConstruct("inline assembly in a kernel without a fixed work-group size")
-    stride = max(ctx.file_size(asm, sgs) for asm in called)
+    stride = max(ctx.file(asm, sgs).size for asm in called)
     x, y, z = ctx.local[function.id]
     subgroups = -(-x // sgs) * y * z
-    if subgroups * stride <= SHARED_REGISTER_BUDGET:
+    own = _workgroup_bytes(mod, code)
+    if subgroups * stride <= min(SHARED_REGISTER_BUDGET, ctx.local_memory - own):
         arr = mod.type_array(mod.type_int(8), subgroups * stride)
         var = mod.variable(mod.type_pointer(StorageClass.Workgroup, arr), StorageClass.Workgroup)
         mod.decorate(var, Decoration.Alignment, GRF)
         _add_to_interfaces(mod, var, function.id)
         return _Images(var, stride, False)
+    if stride > PRIVATE_REGISTER_LIMIT:
+        raise UnsupportedConstruct(
+            f"inline assembly in kernel {_entry_name(mod, function.id)!r}: its register file"
+            f" of {stride} bytes exceeds the {PRIVATE_REGISTER_LIMIT} bytes a work-item keeps"
+            f" a copy of, and its work-group's {subgroups} files do not fit in local memory"
+        )
     return _Images(mod.new_id(), stride, True)  # the OpVariable goes into the entry block
+
+
+def _workgroup_bytes(mod: Module, code: array) -> int:
+    """The bytes of the module's Workgroup variables that `code` uses (the kernel's own local
+    memory)."""
+    g = mod.globals
+    used = {w for _, off, n in iter_instructions(code) for w in code[off + 1 : off + n]}
+    pointee = {
+        g[off + 1]: g[off + 3] for op, off, _ in iter_instructions(g) if op == Op.TypePointer
+    }
+    sizes = _type_sizes(g)
+    return sum(
+        sizes.get(pointee.get(g[off + 1], 0), 0)
+        for op, off, _ in iter_instructions(g)
+        if op == Op.Variable and g[off + 3] == StorageClass.Workgroup and g[off + 2] in used
+    )
+
+
+def _type_sizes(g: array) -> dict[int, int]:
+    """The size in bytes of every scalar, vector, array and struct type of the globals `g`
+    (vectors of 3 take the room of 4, as in OpenCL)."""
+    sizes: dict[int, int] = {}
+    consts: dict[int, int] = {}
+    for op, off, n in iter_instructions(g):
+        if op in (Op.TypeInt, Op.TypeFloat):
+            sizes[g[off + 1]] = g[off + 2] // 8
+        elif op == Op.Constant and n >= 4:
+            consts[g[off + 2]] = g[off + 3] | (g[off + 4] << 32 if n > 4 else 0)
+        elif op == Op.TypeVector:
+            sizes[g[off + 1]] = sizes.get(g[off + 2], 0) * (4 if g[off + 3] == 3 else g[off + 3])
+        elif op == Op.TypeArray:
+            sizes[g[off + 1]] = sizes.get(g[off + 2], 0) * consts.get(g[off + 3], 0)
+        elif op == Op.TypeStruct:
+            sizes[g[off + 1]] = sum(sizes.get(m, 0) for m in g[off + 2 : off + n])
+    return sizes
 
 
 def _rewrite_function(ctx: _Context, function) -> array:
@@ -167,9 +229,10 @@ def _rewrite_function(ctx: _Context, function) -> array:
     value_types.update(types["values"])
     i64 = mod.type_int(64)
     out = array("I")
+    first_label = _first_label(code) if images is not None and images.private else -1
     for op, off, n in iter_instructions(code):
         inst = code[off : off + n]
-        if op == Op.Label and images is not None and images.private and off == _first_label(code):
+        if op == Op.Label and images is not None and images.private and off == first_label:
             out.extend(inst)
             arr = mod.type_array(i64, images.stride // 8)  # 8-byte aligned
             ptr = mod.type_pointer(StorageClass.Function, arr)
@@ -179,9 +242,15 @@ def _rewrite_function(ctx: _Context, function) -> array:
             asm = inst[3]
             key: tuple[object, ...] = ("asm", asm, sgs, images.private)
             if key not in made:
-                prog = parse(ctx.asms[asm][2])
-                sig = ctx.signature(asm)
-                made[key] = emulation_function(mod, prog, sig, sgs, ctx.lane, images.private)
+                made[key] = emulation_function(
+                    mod,
+                    ctx.program(asm),
+                    ctx.signature(asm),
+                    ctx.file(asm, sgs),
+                    sgs,
+                    ctx.lane,
+                    images.private,
+                )
             sc = StorageClass.Function if images.private else StorageClass.Workgroup
             p_u8 = mod.type_pointer(sc, mod.type_int(8))
             base, regfile = mod.new_id(), mod.new_id()
@@ -392,6 +461,15 @@ def _builtin_variable(mod: Module, builtin: int) -> int:
         var = mod.builtin(builtin, mod.type_pointer(StorageClass.Input, mod.type_int(32)))
     _add_to_interfaces(mod, var)
     return var
+
+
+def _entry_name(mod: Module, function: int) -> str:
+    ep = mod.entry_points
+    return next(
+        literal_string(ep, off + 3)
+        for _, off, _ in iter_instructions(ep)
+        if ep[off + 2] == function
+    )
 
 
 def _entry_ids(mod: Module) -> set[int]:
