@@ -242,9 +242,9 @@ def test_dpas(ta, tc, M, K, N, device):
 def test_pitch_off_by_one_element_is_caught(monkeypatch):
     """A 2D block template whose pitch is one element short gives wrong results when
     emulated: the emulator follows the payload, not the compiler's intent."""
-    from tinytc_py.spirv.convert import coopmatrix_dpas
+    from tinytc_py.spirv.convert import visa
 
-    original = coopmatrix_dpas._payload
+    original = visa._payload
 
     def broken(p, q, ptr, w, h, pitch, cfg):
         lines = original(p, q, ptr, w, h, pitch, cfg)
@@ -252,7 +252,7 @@ def test_pitch_off_by_one_element_is_caught(monkeypatch):
             line.replace(f"{pitch}(0,0)<0;1,0> -1:d", f"{pitch}(0,0)<0;1,0> -5:d") for line in lines
         ]
 
-    monkeypatch.setattr(coopmatrix_dpas, "_payload", broken)
+    monkeypatch.setattr(visa, "_payload", broken)
     import tinytc_py
 
     gpu = tinytc_py.compile(GEMM, target="pvc", flags=["no-kernel-cache"]).spirv
