@@ -320,23 +320,27 @@ class ConverterBase:
         key = (type(inst), coop)
         handler = self._dispatch.get(key)
         if handler is None:
-            handler = self._dispatch[key] = self._find_handler(inst, coop)
+            found = self._find_handler(type(inst), coop)
+            if found is None:
+                raise not_implemented(inst)
+            handler = self._dispatch[key] = found
         handler(inst)
 
     def handler_names(self) -> Handlers:
         """The converter's handler table (handler_table of its mixins' HANDLERS)."""
         return {}
 
-    def _find_handler(self, inst: Inst, coop: bool) -> Callable[[Inst], None]:
+    def _find_handler(self, cls: type, coop: bool) -> Callable[[Inst], None] | None:
+        """The handler of instructions of class `cls` (None: it has none)."""
         names = self.handler_names()
-        mro = type(inst).__mro__
+        mro = cls.__mro__
         # a coopmatrix result: the component-wise handlers first (arith, cast, constant)
         for want_coop in (True, False) if coop else (False,):
             for klass in mro:
                 name = names.get((klass, want_coop))
                 if name is not None:
                     return getattr(self, name)
-        raise not_implemented(inst)
+        return None
 
     def val(self, v: Value, inst: Inst) -> int:
         r = self.values.get(v)
