@@ -75,6 +75,18 @@ MODULES: tuple[str, ...] = (
     "tinytc_py.passes.work_group_size",
     "tinytc_py.spirv.assembler",
     "tinytc_py.spirv.capex",
+    "tinytc_py.spirv.convert",
+    "tinytc_py.spirv.convert.atomics",
+    "tinytc_py.spirv.convert.base",
+    "tinytc_py.spirv.convert.control",
+    "tinytc_py.spirv.convert.coopmatrix",
+    "tinytc_py.spirv.convert.coopmatrix_dpas",
+    "tinytc_py.spirv.convert.coopmatrix_memory",
+    "tinytc_py.spirv.convert.extensions",
+    "tinytc_py.spirv.convert.memory",
+    "tinytc_py.spirv.convert.metadata",
+    "tinytc_py.spirv.convert.scalar",
+    "tinytc_py.spirv.convert.spmd",
     "tinytc_py.spirv.dump",
     "tinytc_py.spirv.module",
 )
@@ -82,16 +94,15 @@ MODULES: tuple[str, ...] = (
 
 Not listed: modules whose functions tests replace with monkeypatch (a compiled caller calls a
 compiled callee directly, past the module attribute) and whose own time is small anyway:
-compiler.py (the driver; tests/test_gc_pause.py) and
-spirv/validate.py (a call into SPIRV-Tools; tests/spirv/test_spirv_validate.py). Nor the IR
-(ir/) and the text front end (text/), which compile and give the same SPIR-V but meet user
-input: mypy checks them with `arg-type` and `assignment` off (pyproject.toml), and mypyc turns
-each such unchecked annotation into a run-time check, so malformed programs (the lit verify
-tests, the front-end fuzzer) got a bare TypeError instead of their located error. They join
-the list once mypy checks them with those codes on. Nor, as mypyc
-cannot compile them as they are: the SPIR-V grammar tables (spirv/tables.py: plain class
-attributes read as constants) and the conversion mixins (spirv/convert/: multiple
-inheritance)."""
+compiler.py (the driver; tests/test_gc_pause.py),
+spirv/validate.py (a call into SPIRV-Tools; tests/spirv/test_spirv_validate.py) and
+spirv/convert/visa.py (the vISA text of 2D block messages; tests/emulate/test_emulate.py). Nor
+the IR (ir/) and the text front end (text/), which compile and give the same SPIR-V but meet
+user input: mypy checks them with `arg-type` and `assignment` off (pyproject.toml), and mypyc
+turns each such unchecked annotation into a run-time check, so malformed programs (the lit
+verify tests, the front-end fuzzer) got a bare TypeError instead of their located error. They
+join the list once mypy checks them with those codes on. Nor, as mypyc cannot compile it as it
+is: the SPIR-V grammar tables (spirv/tables.py: plain class attributes read as constants)."""
 
 GROUP = "tinytc_py"
 """mypyc's name for the group: its shared library is the top-level module `tinytc_py__mypyc`."""

@@ -247,9 +247,9 @@ def test_pitch_off_by_one_element_is_caught(monkeypatch, kernel):
     emulated: the emulator follows the payload, not the compiler's intent. Both with the
     register files in work-group memory (the GEMM) and with private copies (a 64-subgroup
     work-group), where every lane runs the template and lane 0 alone stores."""
-    from tinytc_py.spirv.convert import coopmatrix_dpas
+    from tinytc_py.spirv.convert import visa
 
-    original = coopmatrix_dpas._payload
+    original = visa._payload
 
     def broken(p, q, ptr, w, h, pitch, cfg):
         lines = original(p, q, ptr, w, h, pitch, cfg)
@@ -257,7 +257,7 @@ def test_pitch_off_by_one_element_is_caught(monkeypatch, kernel):
             line.replace(f"{pitch}(0,0)<0;1,0> -1:d", f"{pitch}(0,0)<0;1,0> -5:d") for line in lines
         ]
 
-    monkeypatch.setattr(coopmatrix_dpas, "_payload", broken)
+    monkeypatch.setattr(visa, "_payload", broken)
     import tinytc_py
 
     src = GEMM if kernel == "gemm" else _lane_writes(64)

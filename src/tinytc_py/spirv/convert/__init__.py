@@ -23,8 +23,12 @@ The conversion is split into mixins by subject: scalar, memory (incl. local memo
 control, spmd (builtins, barrier, subgroup operations), extensions (the language extensions of
 docs/extensions.md) and coopmatrix (+ coopmatrix_memory, and
 coopmatrix_dpas for PVC/BMG, which falls back to the other two; the layout arithmetic is
-analysis/coopmatrix_layout.py); `Converter` combines them. Each handler is marked with the
-instruction class it converts (`@converts`, base.py) and found along the instruction's MRO.
+analysis/coopmatrix_layout.py); `Converter` combines them. The mixins form a single chain of
+bases (control <- memory <- scalar <- spmd <- extensions <- atomics <- coopmatrix_memory <-
+coopmatrix <- coopmatrix_dpas), so that mypyc compiles them as native classes (no multiple
+inheritance); a mixin's base is below every mixin whose methods it calls. Each module lists the
+instruction classes its mixin converts (HANDLERS); `Converter.handler_names` combines the lists
+(handler_table, base.py), and an instruction's handler is found along its class's MRO.
 """
 
 from __future__ import annotations
@@ -34,19 +38,31 @@ from ...errors import UNKNOWN_LOCATION, CompilationError, Status, TinytcError
 from ...ir.region import Prog
 from ...target.core_info import CoreInfo
 from ..module import Module
-from .base import ConverterBase, GroupDV, MemrefDV, not_implemented
-from .control import ControlFlowConversion
+from . import atomics, control, coopmatrix, coopmatrix_memory, extensions, memory, scalar, spmd
+from .base import ConverterBase, GroupDV, Handlers, MemrefDV, handler_table, not_implemented
 from .coopmatrix_dpas import CoopmatrixDpasConversion
-from .extensions import ExtensionConversion
 from .metadata import kernel_sizes
 from .scalar import float_to_bf16_bits
 
+HANDLERS: Handlers = handler_table(
+    control.HANDLERS,
+    memory.HANDLERS,
+    scalar.HANDLERS,
+    spmd.HANDLERS,
+    extensions.HANDLERS,
+    atomics.HANDLERS,
+    coopmatrix_memory.HANDLERS,
+    coopmatrix.HANDLERS,
+)
+"""The handlers of all mixins, in the order of the chain of bases (base first)."""
 
-class Converter(CoopmatrixDpasConversion, ExtensionConversion, ControlFlowConversion):
-    """Converts the functions of one program into one module (each mixin marks its handlers
-    with `@converts`; see ConverterBase). A mixin derives from the mixins whose methods it
-    calls (spmd and atomics from scalar, atomics from memory, extensions from spmd, the
-    coopmatrix ones from atomics and spmd), so these three bases bring in all of them."""
+
+class Converter(CoopmatrixDpasConversion):
+    """Converts the functions of one program into one module (the last of the chain of mixins:
+    it has them all as bases)."""
+
+    def handler_names(self) -> Handlers:
+        return HANDLERS
 
 
 def convert_prog(prog: Prog, core_info: CoreInfo) -> tuple[Module, list[KernelInfo]]:

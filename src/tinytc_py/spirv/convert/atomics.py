@@ -17,9 +17,8 @@ from ...ir.ops.memory import AtomicLoadInst, AtomicStoreInst, AtomicUpdateInst
 from ...ir.types import NumberType, ScalarKind
 from ...target.core_info import SpirvFeature
 from ..tables import Capability, LoopControl, Op, StorageClass
-from .base import MemrefDV, converts
-from .memory import MemoryConversion
-from .scalar import ScalarConversion
+from .base import HandlerRows, MemrefDV
+from .extensions import ExtensionConversion
 
 INT_UPDATE = {"add": Op.AtomicIAdd, "max": Op.AtomicSMax, "min": Op.AtomicSMin}
 """The opcode of an atomic update of integers, by its kind (atomic_<kind>, and the
@@ -44,7 +43,7 @@ def float_update_requirement(name: str, bits: int, local: bool):
     return feature, capability, ext
 
 
-class AtomicConversion(ScalarConversion, MemoryConversion):
+class AtomicConversion(ExtensionConversion):
     def atomic_operands(self, inst: Inst, elem: NumberType) -> tuple[int, int]:
         """(scope id, semantics id) of an atomic instruction on `elem` values, after checking
         that SPIR-V has atomics for the type and the target the features they need."""
@@ -122,7 +121,6 @@ class AtomicConversion(ScalarConversion, MemoryConversion):
         if elem.is_float and elem.size == 8 or elem.kind is ScalarKind.c64:
             self.require(inst, SpirvFeature.int64_atomics, Capability.Int64Atomics)
 
-    @converts(AtomicLoadInst)
     def atomic_load(self, inst: Inst) -> None:
         d, elem, ptr, scope, sem = self.atomic_target(inst)
         self.require_moves(inst, elem)
@@ -135,7 +133,6 @@ class AtomicConversion(ScalarConversion, MemoryConversion):
             return
         self.set(inst, self.load_atomically(d, elem, ptr, scope, sem))
 
-    @converts(AtomicStoreInst)
     def atomic_store(self, inst: Inst) -> None:
         d, elem, ptr, scope, sem = self.atomic_target(inst)
         self.require_moves(inst, elem)
@@ -149,7 +146,6 @@ class AtomicConversion(ScalarConversion, MemoryConversion):
             return
         self.store_atomically(d, elem, ptr, scope, sem, val)
 
-    @converts(AtomicUpdateInst)
     def atomic_update(self, inst: Inst) -> None:
         """atomic_add / atomic_max / atomic_min; the result is the value before the update."""
         d, elem, ptr, scope, sem = self.atomic_target(inst)
@@ -232,3 +228,11 @@ class AtomicConversion(ScalarConversion, MemoryConversion):
         done = cont.op(Op.IEqual, m.type_bool(), prev, old)
         cont.emit(Op.BranchConditional, done, merge_l, header_l)
         self.block = self.fn.add_block(merge_l)
+
+
+HANDLERS: HandlerRows = (
+    (AtomicLoadInst, False, "atomic_load"),
+    (AtomicStoreInst, False, "atomic_store"),
+    (AtomicUpdateInst, False, "atomic_update"),
+)
+"""The instructions AtomicConversion converts: (instruction class, coopmatrix result only, method)."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
 
 from ...analysis.coopmatrix_layout import CoopLayout, coop_layout
 from ...binary import ArgInfo, KernelInfo, ParamInfo
@@ -69,19 +68,26 @@ class CoopVector:
     comps: list[int] | None = None
 
 
-_F = TypeVar("_F", bound=Callable[..., Any])
+HandlerRows = tuple[tuple[type[Inst], bool, str], ...]
+"""A mixin's handlers: (instruction class, coopmatrix result only, name of the method). The
+method converts instructions of the class and of its subclasses (unless a subclass has a handler
+of its own); coopmatrix-only handlers are tried before the others for instructions with a
+coopmatrix result (component-wise versions)."""
+
+Handlers = dict[tuple[type, bool], str]
 
 
-def converts(*classes: type[Inst], coop: bool = False) -> Callable[[_F], _F]:
-    """Marks a conversion method as the handler of instructions of `classes` (and their
-    subclasses, unless a subclass has a handler of its own); `coop=True`: only for instructions
-    with a coopmatrix result, tried before the other handlers (component-wise versions)."""
-
-    def mark(method: _F) -> _F:
-        method._converts = getattr(method, "_converts", ()) + tuple((c, coop) for c in classes)  # type: ignore[attr-defined]
-        return method
-
-    return mark
+def handler_table(*mixins: HandlerRows) -> Handlers:
+    """(instruction class, coopmatrix-only) -> method name, from the HANDLERS rows of the mixins
+    (base first: a subclass may override a method, not give a class to a second method)."""
+    names: Handlers = {}
+    for rows in mixins:
+        for cls, coop, attr in rows:
+            key = (cls, coop)
+            if names.get(key, attr) != attr:
+                raise TypeError(f"{cls.__name__}: two handlers, {names[key]} and {attr}")
+            names[key] = attr
+    return names
 
 
 def not_implemented(inst: Inst, what: str = "") -> CompilationError:
@@ -93,25 +99,10 @@ class ConverterBase:
     """State shared by the conversion mixins: the module, the current function and block, and
     the map from IR values to SPIR-V ids or dope vectors.
 
-    Each mixin marks its conversion methods with `@converts(InstClass)`; an instruction goes to
-    the handler of the first class along its class's MRO that has one (so `AtomicLoadInst`
+    Each mixin lists its conversion methods in its module's HANDLERS rows, and the converter
+    combines them (`handler_names`, handler_table); an instruction goes to the handler of the first class along its class's MRO that has one (so `AtomicLoadInst`
     finds its own handler before `LoadInst`'s, whatever the order of the definitions), and the
     choice is remembered per class."""
-
-    # (instruction class, coopmatrix-result-only) -> name of the handling method, collected from
-    # the `@converts` marks of the class and its bases (a subclass may override the method)
-    _handler_names: ClassVar[dict[tuple[type, bool], str]] = {}
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        names: dict[tuple[type, bool], str] = {}
-        for klass in reversed(cls.__mro__):
-            for attr, method in vars(klass).items():
-                for key in getattr(method, "_converts", ()):
-                    if names.get(key, attr) != attr:
-                        raise TypeError(f"{key[0].__name__}: two handlers, {names[key]} and {attr}")
-                    names[key] = attr
-        cls._handler_names = names
 
     def __init__(self, core_info: CoreInfo) -> None:
         self.core_info = core_info
@@ -329,19 +320,27 @@ class ConverterBase:
         key = (type(inst), coop)
         handler = self._dispatch.get(key)
         if handler is None:
-            handler = self._dispatch[key] = self._find_handler(inst, coop)
+            found = self._find_handler(type(inst), coop)
+            if found is None:
+                raise not_implemented(inst)
+            handler = self._dispatch[key] = found
         handler(inst)
 
-    def _find_handler(self, inst: Inst, coop: bool) -> Callable[[Inst], None]:
-        names = self._handler_names
-        mro = type(inst).__mro__
+    def handler_names(self) -> Handlers:
+        """The converter's handler table (handler_table of its mixins' HANDLERS)."""
+        return {}
+
+    def _find_handler(self, cls: type, coop: bool) -> Callable[[Inst], None] | None:
+        """The handler of instructions of class `cls` (None: it has none)."""
+        names = self.handler_names()
+        mro = cls.__mro__
         # a coopmatrix result: the component-wise handlers first (arith, cast, constant)
         for want_coop in (True, False) if coop else (False,):
             for klass in mro:
                 name = names.get((klass, want_coop))
                 if name is not None:
                     return getattr(self, name)
-        raise not_implemented(inst)
+        return None
 
     def val(self, v: Value, inst: Inst) -> int:
         r = self.values.get(v)

@@ -13,17 +13,15 @@ from ..tables import (
     Op,
     SelectionControl,
 )
-from .base import ConverterBase, converts
+from .base import ConverterBase, HandlerRows
 
 
 class ControlFlowConversion(ConverterBase):
     # ---- control flow -------------------------------------------------------------------------
 
-    @converts(ParallelInst)
     def parallel(self, inst: Inst) -> None:
         self.region(inst.regions[0])
 
-    @converts(IfInst)
     def if_(self, inst: Inst) -> None:
         m = self.mod
         cond = self.val(inst.operand("condition"), inst)
@@ -32,7 +30,7 @@ class ControlFlowConversion(ConverterBase):
         else_l = m.new_id() if else_r.insts else merge_l
         self.block.emit(Op.SelectionMerge, merge_l, SelectionControl.None_)
         self.block.emit(Op.BranchConditional, cond, then_l, else_l)
-        incoming: list[tuple[list[int], int]] = []
+        incoming: list[tuple[list[int | list[int]], int]] = []
         start = self.block.label
         for region, label in ((then_r, then_l), (else_r, else_l)):
             if label == merge_l:
@@ -49,7 +47,6 @@ class ControlFlowConversion(ConverterBase):
             pairs = [(vals[k], lbl) for vals, lbl in incoming]
             self.values[r] = self.phi(self.block, r.type, inst, pairs)
 
-    @converts(ForInst)
     def for_(self, inst: Inst) -> None:
         m = self.mod
         frm = self.val(inst.operand("from"), inst)
@@ -97,3 +94,11 @@ def loop_control(inst: Inst) -> tuple[int, ...]:
     if isinstance(unroll, IntegerAttr) and unroll.value > 0:
         return (LoopControl.PartialCount, unroll.value)
     return (LoopControl.None_,)
+
+
+HANDLERS: HandlerRows = (
+    (ParallelInst, False, "parallel"),
+    (IfInst, False, "if_"),
+    (ForInst, False, "for_"),
+)
+"""The instructions ControlFlowConversion converts: (instruction class, coopmatrix result only, method)."""

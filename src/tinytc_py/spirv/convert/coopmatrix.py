@@ -51,7 +51,7 @@ from ...ir.ops.coopmatrix import (
 )
 from ...ir.types import CoopmatrixType, NumberType, ScalarKind, as_coopmatrix
 from ..tables import Op, OpenCLStd, Scope
-from .base import CoopVector, converts
+from .base import CoopVector, HandlerRows
 from .coopmatrix_memory import CoopmatrixMemoryConversion
 from .scalar import _INT_BINARY, _INT_EXT
 
@@ -113,7 +113,6 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
 
     # ---- component-wise instructions ------------------------------------------------------------
 
-    @converts(ConstantInst, coop=True)
     def coop_constant(self, inst: Inst) -> None:
         ct = as_coopmatrix(inst.results[0].type)
         value = inst.props["value"]
@@ -129,32 +128,27 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
             vec = self.mod.constant_composite(vty, comps)
         self.set(inst, CoopVector(vec, comps))
 
-    @converts(CoopConstructInst)
     def coop_construct(self, inst: Inst) -> None:
         ct = inst.results[0].type
         x = self.val(inst.operand("number"), inst)
         self.set(inst, [x] * self.layout_of(ct, inst).V)
 
-    @converts(ArithBinaryInst, coop=True)
     def coop_arith_binary(self, inst: Inst) -> None:
         a, b = self.cm(inst.operand("a"), inst), self.cm(inst.operand("b"), inst)
         binary = self.cm_binary(inst.name, as_coopmatrix(inst.results[0].type).component)
         self.set(inst, [binary(x, y) for x, y in zip(a, b, strict=True)])
 
-    @converts(ArithUnaryInst, coop=True)
     def coop_arith_unary(self, inst: Inst) -> None:
         a = self.cm(inst.operand("a"), inst)
         comp = inst.operand("a").type.component
         self.set(inst, [self.cm_unary(inst.name, comp, x) for x in a])
 
-    @converts(CoopScaleInst)
     def coop_scale(self, inst: Inst) -> None:
         s = self.val(inst.operand("a"), inst)
         m = self.cm(inst.operand("b"), inst)
         mul = self.cm_binary("mul", as_coopmatrix(inst.results[0].type).component)
         self.set(inst, [mul(s, x) for x in m])
 
-    @converts(CastInst, coop=True)
     def coop_cast(self, inst: Inst) -> None:
         st, dt = as_coopmatrix(inst.operand("a").type), as_coopmatrix(inst.results[0].type)
         a = self.cm(inst.operand("a"), inst)
@@ -164,7 +158,6 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
             vals = [vals[ls.component(*ld.block_col(v))] for v in range(ld.V)]
         self.set(inst, vals)
 
-    @converts(CoopExtractInst)
     def coop_extract(self, inst: Inst) -> None:
         v = inst.operand("mat")
         r = self.values.get(v)
@@ -178,7 +171,6 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         m = self.cm(v, inst)
         self.set(inst, m[self.cm_index(inst, len(m))])
 
-    @converts(CoopInsertInst)
     def coop_insert(self, inst: Inst) -> None:
         v = inst.operand("mat")
         x = self.val(inst.operand("val"), inst)
@@ -247,7 +239,6 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
             return x, None
         return self.parts(x, self.ty(ty.component_type))
 
-    @converts(CoopMulAddInst)
     def coop_mul_add(self, inst: Inst) -> None:
         """D = A*B + C with one broadcast per element of B and one fma per element of B and
         row block. This emits most of a GEMM's instructions, so the loop works on tables made
@@ -333,7 +324,6 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
 
     # ---- reduce ---------------------------------------------------------------------------------
 
-    @converts(CoopReduceInst)
     def coop_reduce(self, inst: Inst) -> None:
         at, rt = inst.operand("a").type, inst.results[0].type
         self.cm_check_rows(inst, at)
@@ -394,8 +384,8 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
                 return keep, blk.op(Op.GroupNonUniformShuffleXor, rty, scope, send, mask)
 
             nxt = []
-            for i in range(0, len(parts), 2):
-                (lr_, li), (hr, hi) = parts[i], parts[i + 1]
+            for k in range(0, len(parts), 2):
+                (lr_, li), (hr, hi) = parts[k], parts[k + 1]
                 kr, rr = exchange(lr_, hr)
                 new_r = combine(kr, rr)
                 new_i = None
@@ -412,3 +402,18 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
 def _unzip(pairs: list[tuple[int, int | None]]) -> tuple[list[int], list[int | None]]:
     """([re...], [im...]) of a list of (re, im) pairs."""
     return [re for re, _ in pairs], [im for _, im in pairs]
+
+
+HANDLERS: HandlerRows = (
+    (ConstantInst, True, "coop_constant"),
+    (CoopConstructInst, False, "coop_construct"),
+    (ArithBinaryInst, True, "coop_arith_binary"),
+    (ArithUnaryInst, True, "coop_arith_unary"),
+    (CoopScaleInst, False, "coop_scale"),
+    (CastInst, True, "coop_cast"),
+    (CoopExtractInst, False, "coop_extract"),
+    (CoopInsertInst, False, "coop_insert"),
+    (CoopMulAddInst, False, "coop_mul_add"),
+    (CoopReduceInst, False, "coop_reduce"),
+)
+"""The instructions CoopmatrixConversion converts: (instruction class, coopmatrix result only, method)."""

@@ -29,7 +29,7 @@ hardware clamps to the surface and returns zeros outside, so the checked flags n
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -45,6 +45,7 @@ from ...target.core_info import MatrixExt
 from ..tables import Decoration, Op
 from .base import MemrefDV
 from .coopmatrix import CoopmatrixConversion
+from .visa import block2d_asm
 
 GRF = 64  # register size in bytes on PVC and BMG
 EXEC = 16  # dpas execution size = the required subgroup size
@@ -277,74 +278,12 @@ def _names() -> Iterator[str]:
         n += 1
 
 
-def _payload(p: str, q: str, ptr: str, w: str, h: str, pitch: str, cfg: Block2d) -> list[str]:
-    """Declare payload `p` (8 ud, aliased as 4 uq by `q`) and fill all but x and y."""
-    return [
-        f".decl {p} v_type=G type=ud num_elts=8 align=wordx32",
-        f".decl {q} v_type=G type=uq num_elts=4 align=wordx32 alias=<{p},0>",
-        f"mov (M1,1) {q}(0,0)<1> {ptr}(0,0)<0;1,0>",
-        f"add (M1,1) {p}(0,2)<1> {w}(0,0)<0;1,0> -1:d",
-        f"add (M1,1) {p}(0,3)<1> {h}(0,0)<0;1,0> -1:d",
-        f"add (M1,1) {p}(0,4)<1> {pitch}(0,0)<0;1,0> -1:d",
-        f"mov (M1,1) {p}(0,7)<1> 0x{cfg.shape_dword:x}:ud",
-    ]
-
-
-def _coords(p: str, x: str, y: str, dx: int, dy: int) -> list[str]:
-    """Payload x and y of the message at (dx, dy) from the matrix origin."""
-    return [
-        f"add (M1,1) {p}(0,{k})<1> {src}(0,0)<0;1,0> {delta}:d"
-        if delta
-        else f"mov (M1,1) {p}(0,{k})<1> {src}(0,0)<0;1,0>"
-        for k, src, delta in ((5, x, dx), (6, y, dy))
-    ]
-
-
-def block2d_asm(
-    kind: str,
-    cfg: Block2d,
-    plan: Sequence[tuple[int, int, int, int]],
-    first_arg: int,
-    data: int,
-    names: Iterator[str],
-    desc: int,
-) -> str:
-    """vISA of a 2D block load ("load", data pieces are outputs $data...), store (data pieces
-    are inputs $data...) or prefetch (no data). The surface arguments are $first_arg.. in the
-    order pointer, width bytes, height, pitch bytes, pos0, pos1."""
-    ptr, w, h, pitch, x, y = (f"${first_arg + k}" for k in range(6))
-    p, q = next(names), next(names)
-    lines = ["{", *_payload(p, q, ptr, w, h, pitch, cfg)]
-    if cfg.shift:
-        xs = next(names)
-        lines += [
-            f".decl {xs} v_type=G type=d num_elts=1 align=dword",
-            f"shr (M1,1) {xs}(0,0)<1> {x}(0,0)<0;1,0> {cfg.shift}:d",
-        ]
-        x = xs
-    for dx, dy, piece, off in plan:
-        lines += _coords(p, x, y, dx, dy)
-        reg = f"${data + piece}.{off}"
-        if kind == "load":
-            lines.append(
-                f"raw_sends.15.1.0.{cfg.grfs} (M1, 1) 0x0:ud 0x{desc:x}:ud {p}.0 %null.0 {reg}"
-            )
-        elif kind == "store":
-            lines.append(
-                f"raw_sends.15.1.{cfg.grfs}.0 (M1, 1) 0x0:ud 0x{desc:x}:ud {p}.0 {reg} %null.0"
-            )
-        else:
-            lines.append(f"raw_sends.15.1.0.0 (M1, 1) 0x0:ud 0x{desc:x}:ud {p}.0 %null.0 %null.0")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
 class CoopmatrixDpasConversion(CoopmatrixConversion):
     """The DPAS path (docs/design.md §B3.2 (1)): tried first, falls back to the inherited paths."""
 
     def __init__(self, core_info) -> None:
         super().__init__(core_info)
-        self._asm: dict[tuple, int] = {}  # (operation, types, shape) -> OpAsmINTEL id
+        self._asm_ids: dict[tuple, int] = {}  # (operation, types, shape) -> OpAsmINTEL id
         self._asm_names = _names()  # vISA temporaries need module-unique names
 
     # ---- preconditions --------------------------------------------------------------------------
@@ -433,12 +372,12 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
 
     def dpas_asm(self, key: tuple, ret: int, params: list[int], code: str, constraints: str) -> int:
         """The OpAsmINTEL for `key`, created once per module."""
-        asm = self._asm.get(key)
+        asm = self._asm_ids.get(key)
         if asm is None:
             m = self.mod
             fty = m.type_function(ret, params)
             target = m.unique(Op.AsmTargetINTEL, ASM_TARGET)
-            asm = self._asm[key] = m.declare(Op.AsmINTEL, ret, fty, target, code, constraints)
+            asm = self._asm_ids[key] = m.declare(Op.AsmINTEL, ret, fty, target, code, constraints)
         return asm
 
     def dpas_surface(self, inst: Inst, d: MemrefDV, size: int) -> list[int]:
@@ -498,14 +437,14 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
         ret = self.dpas_result_ty(ct, pc)
         params = self.dpas_surface_types(d)
         key = ("load", ct, transpose, params[0])
-        if key not in self._asm:
+        if key not in self._asm_ids:
             code = block2d_asm(
                 "load", cfg, plan, pc.count, 0, self._asm_names, load_descriptor(cfg)
             )
             cons = ",".join(["=rw"] * pc.count + ["rw.u"] * 6)
             self.dpas_asm(key, ret, params, code, cons)
         res = self.block.op(
-            Op.AsmCallINTEL, ret, self._asm[key], *self.dpas_surface(inst, d, elem.size)
+            Op.AsmCallINTEL, ret, self._asm_ids[key], *self.dpas_surface(inst, d, elem.size)
         )
         return self.dpas_unpack(ct, pc, res)
 
@@ -535,7 +474,7 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
         vty = self.dpas_piece_ty(ct, pc)
         params = [vty] * pc.count + self.dpas_surface_types(d)
         key = ("store", ct, params[-6])
-        if key not in self._asm:
+        if key not in self._asm_ids:
             code = block2d_asm(
                 "store", cfg, plan, pc.count, 0, self._asm_names, store_descriptor(cfg)
             )
@@ -544,7 +483,7 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
             self.mod.decorate(asm, Decoration.SideEffectsINTEL)
         args = self.dpas_pack(ct, pc, self.cm(inst.operand("val"), inst))
         args += self.dpas_surface(inst, d, elem.size)
-        self.block.op(Op.AsmCallINTEL, self.mod.type_void(), self._asm[key], *args)
+        self.block.op(Op.AsmCallINTEL, self.mod.type_void(), self._asm_ids[key], *args)
         return True
 
     def coop_prefetch(self, inst: Inst) -> None:
@@ -558,7 +497,7 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
         d = self.dv(mv, inst)
         params = self.dpas_surface_types(d)
         key = ("prefetch", size, rows, cols, level, params[0])
-        if key not in self._asm:
+        if key not in self._asm_ids:
             plan = [
                 (i * cfg.width * cfg.arr, j * cfg.height, 0, 0)
                 for i in range(cfg.x_msgs)
@@ -569,7 +508,10 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
             asm = self.dpas_asm(key, self.mod.type_void(), params, code, ",".join(["rw.u"] * 6))
             self.mod.decorate(asm, Decoration.SideEffectsINTEL)
         self.block.op(
-            Op.AsmCallINTEL, self.mod.type_void(), self._asm[key], *self.dpas_surface(inst, d, size)
+            Op.AsmCallINTEL,
+            self.mod.type_void(),
+            self._asm_ids[key],
+            *self.dpas_surface(inst, d, size),
         )
 
     def coop_mul_add(self, inst: Inst) -> None:
@@ -598,7 +540,7 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
         params = [self.dpas_piece_ty(at, pa)] * pa.count + [self.dpas_piece_ty(bt, pb)] * pb.count
         if not zero_c:
             params += [self.dpas_piece_ty(ct, pcc)] * pcc.count
-        if key not in self._asm:
+        if key not in self._asm_ids:
             code = dpas_code(at, bt, ct, rt, (pa, pb, pcc, pr), zero_c, self._asm_names)
             if code is None:
                 return None
@@ -607,7 +549,7 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
         args = self.dpas_pack(at, pa, self.cm(A, inst)) + self.dpas_pack(bt, pb, self.cm(B, inst))
         if not zero_c:
             args += self.dpas_pack(ct, pcc, self.cm(C, inst))
-        res = self.block.op(Op.AsmCallINTEL, ret, self._asm[key], *args)
+        res = self.block.op(Op.AsmCallINTEL, ret, self._asm_ids[key], *args)
         return self.dpas_unpack(rt, pr, res)
 
 

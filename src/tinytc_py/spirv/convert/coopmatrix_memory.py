@@ -47,8 +47,7 @@ from ...ir.values import Value
 from ...target.core_info import SpirvFeature
 from ..tables import BuiltIn, Capability, Op, SelectionControl, StorageClass
 from .atomics import FLOAT_UPDATE, INT_UPDATE, AtomicConversion, float_update_requirement
-from .base import MemrefDV, converts
-from .spmd import SpmdConversion
+from .base import HandlerRows, MemrefDV
 
 
 @dataclass
@@ -67,7 +66,7 @@ class Walk:
 # ---- conversion ----------------------------------------------------------------------------------
 
 
-class CoopmatrixMemoryConversion(AtomicConversion, SpmdConversion):
+class CoopmatrixMemoryConversion(AtomicConversion):
     def cm_lane_id(self) -> int:
         return self.load_builtin(BuiltIn.SubgroupLocalInvocationId, self.i32(), 4)
 
@@ -196,7 +195,6 @@ class CoopmatrixMemoryConversion(AtomicConversion, SpmdConversion):
 
     # ---- instructions ---------------------------------------------------------------------------
 
-    @converts(CoopLoadInst)
     def coop_load(self, inst: CoopLoadInst) -> None:
         ct = as_coopmatrix(inst.results[0].type)
         d = self.dv(inst.operand("operand"), inst)
@@ -216,7 +214,6 @@ class CoopmatrixMemoryConversion(AtomicConversion, SpmdConversion):
             return
         self.set(inst, self.cm_walk(w, lambda p, v: self.block.op(Op.Load, elem_ty, p), elem_ty))
 
-    @converts(CoopStoreInst)
     def coop_store(self, inst: CoopStoreInst) -> None:
         ct = inst.operand("val").type
         d = self.dv(inst.operand("operand"), inst)
@@ -299,7 +296,6 @@ class CoopmatrixMemoryConversion(AtomicConversion, SpmdConversion):
 
         return element
 
-    @converts(CoopPrefetchInst)
     def coop_prefetch(self, inst: Inst) -> None:
         """A hint; the generic and block paths ignore it (docs/design.md §B3.3)."""
 
@@ -466,3 +462,11 @@ class CoopmatrixMemoryConversion(AtomicConversion, SpmdConversion):
         if to == frm:
             return x
         return self.block.op(Op.Bitcast, to, x)
+
+
+HANDLERS: HandlerRows = (
+    (CoopLoadInst, False, "coop_load"),
+    (CoopStoreInst, False, "coop_store"),
+    (CoopPrefetchInst, False, "coop_prefetch"),
+)
+"""The instructions CoopmatrixMemoryConversion converts: (instruction class, coopmatrix result only, method)."""

@@ -34,7 +34,7 @@ from ...ir.ops.extensions import (
 from ...ir.printf_format import decode
 from ...ir.types import CoopmatrixType, MemrefType, NumberType, ScalarKind
 from ..tables import BuiltIn, Decoration, GroupOperation, Op, OpenCLStd, Scope, StorageClass
-from .base import MemrefDV, converts
+from .base import HandlerRows, MemrefDV
 from .spmd import SpmdConversion
 
 _SHUFFLE = {
@@ -49,7 +49,6 @@ _NARY_MATH = {"pow": OpenCLStd.pow, "fma": OpenCLStd.fma}
 class ExtensionConversion(SpmdConversion):
     # ---- shuffles and work-group collectives --------------------------------------------------
 
-    @converts(ShuffleInst)
     def subgroup_shuffle(self, inst: Inst) -> None:
         ty: NumberType = inst.results[0].type
         a = self.val(inst.operand("a"), inst)
@@ -69,11 +68,9 @@ class ExtensionConversion(SpmdConversion):
     def workgroup_scope(self) -> int:
         return self.mod.constant(self.i32(), Scope.Workgroup)
 
-    @converts(WorkGroupOperationInst)
     def work_group_operation(self, inst: Inst) -> None:
         self.group_operation(inst, "work_group_", self.workgroup_scope())
 
-    @converts(WorkGroupBroadcastInst)
     def work_group_broadcast(self, inst: Inst) -> None:
         """A work-group reduce_add of the value's bits, masked to zero on every work-item but
         the chosen one: exact for every type (signed zeros and NaN payloads included), and it
@@ -110,7 +107,6 @@ class ExtensionConversion(SpmdConversion):
 
     # ---- printf -------------------------------------------------------------------------------
 
-    @converts(PrintfInst)
     def printf(self, inst: Inst) -> None:
         m = self.mod
         i8 = m.type_int(8)
@@ -140,7 +136,6 @@ class ExtensionConversion(SpmdConversion):
 
     # ---- select, bitcast, math ----------------------------------------------------------------
 
-    @converts(SelectInst)
     def select(self, inst: Inst) -> None:
         cond = self.val(inst.operand("cond"), inst)
         ty = inst.results[0].type
@@ -152,7 +147,6 @@ class ExtensionConversion(SpmdConversion):
         a, b = self.val(inst.operand("a"), inst), self.val(inst.operand("b"), inst)
         self.set(inst, self.block.op(Op.Select, self.ty(ty), cond, a, b))
 
-    @converts(BitcastInst)
     def bitcast(self, inst: Inst) -> None:
         src, dst = inst.operand("a").type, inst.results[0].type
         if isinstance(dst, CoopmatrixType):
@@ -164,7 +158,6 @@ class ExtensionConversion(SpmdConversion):
         s, d = self.ty(src), self.ty(dst)
         self.set(inst, x if s == d else self.block.op(Op.Bitcast, d, x))
 
-    @converts(MathNaryInst)
     def math_nary(self, inst: Inst) -> None:
         ty: NumberType = inst.results[0].type
         args = [self.val(v, inst) for v in inst.operands]
@@ -173,7 +166,6 @@ class ExtensionConversion(SpmdConversion):
 
     # ---- program-level constant data ----------------------------------------------------------
 
-    @converts(GlobalRefInst)
     def global_ref(self, inst: Inst) -> None:
         mt: MemrefType = inst.results[0].type
         data = lookup(self.prog, inst.props["symbol"], mt, inst.loc)
@@ -197,3 +189,16 @@ class ExtensionConversion(SpmdConversion):
         m.decorate(var, Decoration.Constant)
         m.decorate(var, Decoration.Alignment, max(mt.element.size, 4))
         return var
+
+
+HANDLERS: HandlerRows = (
+    (ShuffleInst, False, "subgroup_shuffle"),
+    (WorkGroupOperationInst, False, "work_group_operation"),
+    (WorkGroupBroadcastInst, False, "work_group_broadcast"),
+    (PrintfInst, False, "printf"),
+    (SelectInst, False, "select"),
+    (BitcastInst, False, "bitcast"),
+    (MathNaryInst, False, "math_nary"),
+    (GlobalRefInst, False, "global_ref"),
+)
+"""The instructions ExtensionConversion converts: (instruction class, coopmatrix result only, method)."""

@@ -25,10 +25,11 @@ from ...ir.ops.memory import (
 )
 from ...ir.types import DYNAMIC, as_memref
 from ..tables import Decoration, MemoryAccess, Op, StorageClass
-from .base import ConverterBase, GroupDV, MemrefDV, converts
+from .base import GroupDV, HandlerRows, MemrefDV
+from .control import ControlFlowConversion
 
 
-class MemoryConversion(ConverterBase):
+class MemoryConversion(ControlFlowConversion):
     # ---- memory -------------------------------------------------------------------------------
 
     def address(self, d: MemrefDV, indices: list[int]) -> int:
@@ -41,7 +42,6 @@ class MemoryConversion(ConverterBase):
             off = term if off is None else blk.op(Op.IAdd, self.i64(), off, term)
         return blk.op(Op.InBoundsPtrAccessChain, self.memref_ptr_ty(d.ty), d.ptr, off)
 
-    @converts(LoadInst)
     def load(self, inst: Inst) -> None:
         d = self.dv(inst.operand("operand"), inst)
         indices = [self.val(v, inst) for v in inst.operand_list("index_list")]
@@ -71,7 +71,6 @@ class MemoryConversion(ConverterBase):
         stride = [entry(a, s) for a, s in zip(g.stride, mt.stride, strict=False)]
         return MemrefDV(mt, base, shape, stride)
 
-    @converts(ElementStoreInst)
     def store(self, inst: Inst) -> None:
         """store (the atomic forms derive from its class and have handlers of their own)."""
         d = self.dv(inst.operand("operand"), inst)
@@ -79,7 +78,6 @@ class MemoryConversion(ConverterBase):
         indices = [self.val(v, inst) for v in inst.operand_list("index_list")]
         self.block.emit(Op.Store, self.address(d, indices), val)
 
-    @converts(SizeInst)
     def size(self, inst: Inst) -> None:
         d = self.dv(inst.operand("operand"), inst)
         if isinstance(d, GroupDV):
@@ -96,7 +94,6 @@ class MemoryConversion(ConverterBase):
         ]
         return MemrefDV(rt, ptr, shape, stride)
 
-    @converts(SubviewInst)
     def subview(self, inst: Inst) -> None:
         """The offset is the sum of offset_k * stride_k over all modes, starting from 0, in the
         instructions upstream emits (its lit test spv/subview checks them); the device JIT folds
@@ -119,7 +116,6 @@ class MemoryConversion(ConverterBase):
         ptr = blk.op(Op.InBoundsPtrAccessChain, self.memref_ptr_ty(d.ty), d.ptr, off)
         self.set(inst, self.result_dv(inst, ptr, shape, stride))
 
-    @converts(ExpandInst)
     def expand(self, inst: Inst) -> None:
         d = self.dv(inst.operand("operand"), inst)
         mode = inst.props["expanded_mode"]
@@ -134,7 +130,6 @@ class MemoryConversion(ConverterBase):
         stride = d.stride[:mode] + sub_stride + d.stride[mode + 1 :]
         self.set(inst, MemrefDV(inst.results[0].type, d.ptr, shape, stride))
 
-    @converts(FuseInst)
     def fuse(self, inst: Inst) -> None:
         d = self.dv(inst.operand("operand"), inst)
         frm, to = inst.props["from"], inst.props["to"]
@@ -145,7 +140,6 @@ class MemoryConversion(ConverterBase):
         stride = d.stride[: frm + 1] + d.stride[to + 1 :]
         self.set(inst, self.result_dv(inst, d.ptr, shape, stride))
 
-    @converts(AssociatedInst)
     def associated(self, inst: Inst) -> None:
         d = self.dv(inst.operand("operand"), inst)
         pty = self.memref_ptr_ty(d.ty) if isinstance(d, MemrefDV) else self.group_ptr_ty(d.ty)
@@ -154,7 +148,6 @@ class MemoryConversion(ConverterBase):
 
     # ---- local memory -------------------------------------------------------------------------
 
-    @converts(AllocaInst)
     def alloca(self, inst: Inst) -> None:
         mt = as_memref(inst.result.type)
         offset = stack_ptr(inst)
@@ -207,6 +200,19 @@ class MemoryConversion(ConverterBase):
         self.interface[var] = None
         self.stack = var
 
-    @converts(LifetimeStopInst)
     def lifetime_stop(self, inst: Inst) -> None:
         """Only set-stack-ptr needs it."""
+
+
+HANDLERS: HandlerRows = (
+    (LoadInst, False, "load"),
+    (ElementStoreInst, False, "store"),
+    (SizeInst, False, "size"),
+    (SubviewInst, False, "subview"),
+    (ExpandInst, False, "expand"),
+    (FuseInst, False, "fuse"),
+    (AssociatedInst, False, "associated"),
+    (AllocaInst, False, "alloca"),
+    (LifetimeStopInst, False, "lifetime_stop"),
+)
+"""The instructions MemoryConversion converts: (instruction class, coopmatrix result only, method)."""

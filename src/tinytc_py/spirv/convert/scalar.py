@@ -30,7 +30,8 @@ from ..tables import (
     Op,
     OpenCLStd,
 )
-from .base import ConverterBase, converts
+from .base import HandlerRows
+from .memory import MemoryConversion
 
 _INT_BINARY = {
     "add": Op.IAdd,
@@ -96,7 +97,7 @@ _FLOAT_CMP = {
 _LN2 = 0.6931471805599453
 
 
-class ScalarConversion(ConverterBase):
+class ScalarConversion(MemoryConversion):
     # ---- bf16 / float helpers -----------------------------------------------------------------
 
     def ext(self, rty: int, number: int, *args: int) -> int:
@@ -127,7 +128,6 @@ class ScalarConversion(ConverterBase):
 
     # ---- constants ----------------------------------------------------------------------------
 
-    @converts(ConstantInst)
     def constant(self, inst: Inst) -> None:
         ty = inst.results[0].type
         value = inst.props["value"]
@@ -148,7 +148,6 @@ class ScalarConversion(ConverterBase):
 
     # ---- arithmetic ---------------------------------------------------------------------------
 
-    @converts(ArithBinaryInst)
     def arith_binary(self, inst: Inst) -> None:
         a, b = self.val(inst.operand("a"), inst), self.val(inst.operand("b"), inst)
         ty = inst.results[0].type
@@ -221,7 +220,6 @@ class ScalarConversion(ConverterBase):
         im = blk.op(Op.FDiv, comp, sub(mul(ai, br), mul(ar, bi)), den)
         return self.make_complex(vty, re, im)
 
-    @converts(ArithUnaryInst)
     def arith_unary(self, inst: Inst) -> None:
         a = self.val(inst.operand("a"), inst)
         src = inst.operand("a").type
@@ -265,7 +263,6 @@ class ScalarConversion(ConverterBase):
         # abs: hypot does not overflow for magnitudes near the type's range, unlike sqrt(re²+im²)
         return self.ext(comp, OpenCLStd.hypot, re, im)
 
-    @converts(MathInst)
     def math(self, inst: Inst) -> None:
         a = self.val(inst.operand("a"), inst)
         ty = as_number(inst.results[0].type)
@@ -304,7 +301,6 @@ class ScalarConversion(ConverterBase):
         blk = self.block
         return self.make_complex(vty, blk.op(Op.FMul, comp, mag, c), blk.op(Op.FMul, comp, mag, s))
 
-    @converts(CompareInst)
     def compare(self, inst: Inst) -> None:
         ty = inst.operand("a").type
         a, b = self.val(inst.operand("a"), inst), self.val(inst.operand("b"), inst)
@@ -324,7 +320,6 @@ class ScalarConversion(ConverterBase):
 
     # ---- casts --------------------------------------------------------------------------------
 
-    @converts(CastInst)
     def cast(self, inst: Inst) -> None:
         src = as_number(inst.operand("a").type)
         dst = as_number(inst.results[0].type)
@@ -381,3 +376,14 @@ def float_to_bf16_bits(value: float) -> int:
         bits |= 1
     bits += 0x7FFF + ((bits >> 16) & 1)
     return (bits >> 16) & 0xFFFF
+
+
+HANDLERS: HandlerRows = (
+    (ConstantInst, False, "constant"),
+    (ArithBinaryInst, False, "arith_binary"),
+    (ArithUnaryInst, False, "arith_unary"),
+    (MathInst, False, "math"),
+    (CompareInst, False, "compare"),
+    (CastInst, False, "cast"),
+)
+"""The instructions ScalarConversion converts: (instruction class, coopmatrix result only, method)."""

@@ -23,7 +23,7 @@ from ..tables import (
     Scope,
     StorageClass,
 )
-from .base import converts, not_implemented
+from .base import HandlerRows, not_implemented
 from .scalar import ScalarConversion
 
 _BUILTIN_VEC = {"group_id": BuiltIn.WorkgroupId, "num_groups": BuiltIn.NumWorkgroups}
@@ -51,7 +51,6 @@ class SpmdConversion(ScalarConversion):
         self.interface[var] = None
         return self.block.op(Op.Load, ty, var, MemoryAccess.Aligned, alignment)
 
-    @converts(BuiltinInst)
     def builtin(self, inst: Inst) -> None:
         """The i32 builtins are signed values of the tensor language, so subgroup_id.x/.y use
         signed remainder/division (SubgroupId is never negative, either would do)."""
@@ -81,7 +80,6 @@ class SpmdConversion(ScalarConversion):
 
     # ---- barrier ------------------------------------------------------------------------------
 
-    @converts(BarrierInst)
     def barrier(self, inst: Inst) -> None:
         """OpControlBarrier Workgroup Workgroup with a sequentially consistent fence of the
         memory the fence flags name (docs/design.md §B6.7: 0, 528, 272 or 784)."""
@@ -102,14 +100,12 @@ class SpmdConversion(ScalarConversion):
     def subgroup_scope(self) -> int:
         return self.mod.constant(self.i32(), Scope.Subgroup)
 
-    @converts(SubgroupBroadcastInst)
     def subgroup_broadcast(self, inst: Inst) -> None:
         a = self.val(inst.operand("a"), inst)
         idx = self.val(inst.operand("idx"), inst)
         ty = self.ty(inst.results[0].type, inst)
         self.set(inst, self.block.op(Op.GroupBroadcast, ty, self.subgroup_scope(), a, idx))
 
-    @converts(SubgroupOperationInst)
     def subgroup_operation(self, inst: Inst) -> None:
         """subgroup_{reduce,inclusive_scan,exclusive_scan}_{add,max,min}."""
         self.group_operation(inst, "subgroup_", self.subgroup_scope())
@@ -149,3 +145,12 @@ class SpmdConversion(ScalarConversion):
             self.set(inst, self.block.op(Op.SConvert, t, r))
         else:
             self.set(inst, group_op(_INT_GROUP[opn], self.ty(ty), a))
+
+
+HANDLERS: HandlerRows = (
+    (BuiltinInst, False, "builtin"),
+    (BarrierInst, False, "barrier"),
+    (SubgroupBroadcastInst, False, "subgroup_broadcast"),
+    (SubgroupOperationInst, False, "subgroup_operation"),
+)
+"""The instructions SpmdConversion converts: (instruction class, coopmatrix result only, method)."""
