@@ -169,7 +169,7 @@ def test_a_changed_source_turns_the_compiled_modules_off(tmp_path: Path) -> None
 def test_missing_compiled_files_turn_them_off(tmp_path: Path) -> None:
     files = _all_files(tmp_path)
     _manifest(tmp_path, files)
-    (tmp_path / files["tinytc_py.ir.verify"]).unlink()
+    (tmp_path / files["tinytc_py.passes.fold"]).unlink()
     assert _decided(tmp_path) == ({}, "compiled files missing")
 
 
