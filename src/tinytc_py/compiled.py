@@ -111,13 +111,14 @@ PACKAGE = os.path.dirname(os.path.abspath(__file__))
 BUILD_DIR = os.path.join(os.path.dirname(os.path.dirname(PACKAGE)), "build", "mypyc")
 MANIFEST = "manifest.json"
 PURE_ENV = "TINYTC_PURE_PYTHON"
-OFF_VALUES = ("", "0", "off", "false", "no")
-"""Values of `PURE_ENV` (stripped, lower case) that leave the compiled modules on."""
 
 
 def pure_python_asked() -> bool:
-    """Whether `PURE_ENV` asks for the Python sources (read as TINYTC_CACHE is)."""
-    return os.environ.get(PURE_ENV, "").strip().lower() not in OFF_VALUES
+    """Whether `PURE_ENV` asks for the Python sources (read as TINYTC_VALIDATE is). The import
+    stays here: setup.py loads this file by its path, outside the package."""
+    from .environ import says_on
+
+    return says_on(os.environ.get(PURE_ENV))
 
 
 def is_checkout(package: str = PACKAGE) -> bool:

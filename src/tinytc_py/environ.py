@@ -28,3 +28,18 @@ def get(name: str) -> str | None:
         return os.environ.get(name)
     raw = _data.get(name.encode(_ENCODING, "surrogateescape"))  # type: ignore[union-attr]
     return None if raw is None else raw.decode(_ENCODING, "surrogateescape")
+
+
+OFF_WORDS = ("0", "off", "false", "no")
+"""What a switch variable (TINYTC_CACHE, TINYTC_VALIDATE, TINYTC_PURE_PYTHON) says to be off,
+compared stripped and in lower case."""
+
+
+def says_off(value: str | None) -> bool:
+    """Whether a switch variable's `value` turns its switch off (unset and empty do not)."""
+    return value is not None and value.strip().lower() in OFF_WORDS
+
+
+def says_on(value: str | None) -> bool:
+    """Whether a switch variable's `value` turns its switch on (set, not empty, not off)."""
+    return value is not None and value.strip() != "" and not says_off(value)

@@ -18,5 +18,4 @@ ENV_VALIDATE = "TINYTC_VALIDATE"
 def requested() -> bool:
     """Whether TINYTC_VALIDATE asks for the self-checks (read on each compile, so a host may
     switch it at any time)."""
-    value = environ.get(ENV_VALIDATE)
-    return value is not None and value.strip().lower() not in ("", "0", "off", "false", "no")
+    return environ.says_on(environ.get(ENV_VALIDATE))

@@ -10,5 +10,4 @@ ENV_SWITCH = "TINYTC_CACHE"
 
 def switched_on() -> bool:
     """Whether TINYTC_CACHE leaves caching on for the process."""
-    value = environ.get(ENV_SWITCH)
-    return value is None or value.strip().lower() not in ("0", "off", "false", "no")
+    return not environ.says_off(environ.get(ENV_SWITCH))
