@@ -271,13 +271,13 @@ def installed_version() -> Iterator[None]:
     (version.VERSION_FILE, which the wheel build writes), in a temporary folder that the
     lookup reads instead of this checkout's package folder."""
     with tempfile.TemporaryDirectory(prefix="tinytc-bench-version-") as folder:
-        digest = version.sources_digest(version.PACKAGE, content=True)
+        digest = compiled.sources_digest(compiled.PACKAGE, content=True)
         Path(folder, version.VERSION_FILE).write_text(digest, encoding="ascii")
-        checkout, version.PACKAGE = version.PACKAGE, folder
+        checkout, compiled.PACKAGE = compiled.PACKAGE, folder
         try:
             yield
         finally:
-            version.PACKAGE = checkout
+            compiled.PACKAGE = checkout
             version.compiler_version.cache_clear()
 
 
