@@ -25,8 +25,9 @@ folder, filled once; the in-process memo is cleared before each run, so every ru
 checks and decodes the entry). "memo": `binary_of(text)` again in the same process, answered by
 the in-process memo before the text is parsed. "miss": `binary_of(text)` with the cache on and a
 new empty folder each run, what a program's first start pays: the compile plus the cache's key
-(with the compiler version looked up again: in this checkout a stat of every source file),
-the folder's creation, lock file, entry write, statistics file and first scan. "miss inst":
+(with the compiler version looked up again: in this checkout the digest the compiled modules'
+import hook took, or without it a stat of every source file), the folder's creation, lock
+file, entry write and statistics file. "miss inst":
 the same as an installed package pays it, whose compiler version is one file read (the digest
 its wheel recorded; here written to a temporary folder that the version lookup is pointed
 at). A kernel that fails to compile is shown as FAILED, and the table goes on; -k picks

@@ -158,7 +158,21 @@ def sources_digest(package: str = PACKAGE, content: bool = False) -> str:
                 walk(e.path, f"{rel}{e.name}/")
 
     walk(package, "")
-    return hashlib.sha256("".join(parts).encode()).hexdigest()[:16]
+    digest = hashlib.sha256("".join(parts).encode()).hexdigest()[:16]
+    if content:
+        _content_digests[os.path.abspath(package)] = digest
+    return digest
+
+
+_content_digests: dict[str, str] = {}
+"""Package folder -> the content digest `sources_digest` last computed for it in this process."""
+
+
+def content_digest_computed(package: str = PACKAGE) -> str | None:
+    """The digest of `package`'s sources' content as this process last computed it (the
+    import hook does at the first import of a listed module), or None when it did not: the
+    kernel cache's compiler version in a checkout takes it instead of a second walk."""
+    return _content_digests.get(os.path.abspath(package))
 
 
 def build_target() -> dict[str, str]:

@@ -50,7 +50,7 @@ def summary() -> dict[str, Any]:
         refused = None
     except trust.Untrusted as why:
         refused = str(why)
-    counters = {k: v for k, v in totals.items() if k != stats.EPOCH}
+    counters = {k: v for k, v in totals.items() if k not in stats.NOT_COUNTERS}
     return {
         "folder": str(store.folder()),
         "used": refused is None,

@@ -203,22 +203,41 @@ def make_folder(folder: Folder) -> None:
     if folder.exists or folder.path.is_dir():
         return
     try:
-        _make(folder)
+        made = _make(folder)
     except FileNotFoundError:
         folder.path.parent.mkdir(parents=True, exist_ok=True, mode=USER_DIR_MODE)
-        _make(folder)
+        made = _make(folder)
+    if made:
+        _fresh.add(folder.path)
 
 
-def _make(folder: Folder) -> None:
-    """`make_folder` below an existing cache folder; raises OSError when it cannot be made
-    and no folder of that name exists."""
+_fresh: set[Path] = set()
+"""Folders this process created, empty, whose statistics it has not updated since
+(`created_empty`)."""
+
+
+def created_empty(path: Path) -> bool:
+    """Whether this process created folder `path` (then empty) and has not asked since; the
+    statistics' first update after the creation asks (stats.py: an epoch that began with an
+    empty folder bounds the folder's size by its bytes written)."""
+    if path not in _fresh:
+        return False
+    _fresh.discard(path)
+    return True
+
+
+def _make(folder: Folder) -> bool:
+    """`make_folder` below an existing cache folder: True when this call created it, False
+    when another process had; raises OSError when it cannot be made and no folder of that
+    name exists."""
     if folder.group is None:
         try:
             folder.path.mkdir(mode=USER_DIR_MODE)
         except FileExistsError:
             if not folder.path.is_dir():
                 raise
-        return
+            return False
+        return True
     tmp = folder.path.with_name(f".tmp-{SUB}-{secrets.token_hex(6)}")
     tmp.mkdir(mode=USER_DIR_MODE)
     try:
@@ -230,6 +249,8 @@ def _make(folder: Folder) -> None:
             tmp.rmdir()
         if not folder.path.is_dir():
             raise
+        return False
+    return True
 
 
 def share(fd: int, folder: Folder, mode: int = GROUP_FILE_MODE) -> None:
