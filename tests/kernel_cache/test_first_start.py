@@ -147,3 +147,17 @@ def test_a_folder_not_known_empty_is_listed(
     store.put("next", PAYLOAD)
     assert listings.entries == 1
     assert stats.FROM_EMPTY not in stats.totals()
+
+
+def test_statistics_over_a_longer_damaged_file_are_cut_to_their_length(cache: Path) -> None:
+    """An update writes over the old text and cuts the file only when the new text is
+    shorter (counters only grow): a damaged file longer than the new totals must not leave a
+    tail behind."""
+    store.put("first", PAYLOAD)
+    (cache / stats.FILE).write_bytes(b"{" + b" " * 4096 + b"damaged")
+    stats.count("corrupt")
+    totals = stats.totals()
+    assert totals["corrupt"] == 1 and stats.EPOCH in totals
+    before = (cache / stats.FILE).stat().st_size
+    stats.count("corrupt")
+    assert stats.totals()["corrupt"] == 2 and (cache / stats.FILE).stat().st_size >= before

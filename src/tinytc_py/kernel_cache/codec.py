@@ -4,6 +4,7 @@ launch metadata (what the runtimes need besides the SPIR-V), its length, then th
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import struct
 
@@ -27,9 +28,20 @@ def _fields(value: object) -> dict:
     """A dataclass's fields for json.dumps, which encodes the values (lists, tuples, numbers,
     strings, nested dataclasses) itself: what `dataclasses.asdict` gives, without its deep
     copy of every value (a third of the time of a SPIR-V miss's bookkeeping)."""
-    if not dataclasses.is_dataclass(value):
+    names = _field_names(type(value))
+    if names is None:
         raise TypeError(f"cannot encode {type(value).__name__}")
-    return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    return {name: getattr(value, name) for name in names}
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """The field names of dataclass `cls` (None for another class), asked once per class:
+    `dataclasses.fields` walks every attribute of the class at each call, which made it the
+    largest part of an entry's encoding."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def _kernel(d: dict) -> KernelInfo:
