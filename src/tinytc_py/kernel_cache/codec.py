@@ -4,7 +4,6 @@ launch metadata (what the runtimes need besides the SPIR-V), its length, then th
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import struct
 
@@ -34,14 +33,17 @@ def _fields(value: object) -> dict:
     return {name: getattr(value, name) for name in names}
 
 
-@functools.cache
+_names: dict[type, tuple[str, ...] | None] = {}
+
+
 def _field_names(cls: type) -> tuple[str, ...] | None:
     """The field names of dataclass `cls` (None for another class), asked once per class:
     `dataclasses.fields` walks every attribute of the class at each call, which made it the
     largest part of an entry's encoding."""
-    if not dataclasses.is_dataclass(cls):
-        return None
-    return tuple(f.name for f in dataclasses.fields(cls))
+    if cls not in _names:
+        fields = dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else None
+        _names[cls] = None if fields is None else tuple(f.name for f in fields)
+    return _names[cls]
 
 
 def _kernel(d: dict) -> KernelInfo:
