@@ -178,13 +178,21 @@ def _release(path: Path, held: _Held) -> None:
 def _read(path: Path) -> tuple[os.stat_result, dict]:
     """The lock file's identity and content, from one open file (on NFS, opening fetches the
     file's current attributes, where a stat of the name may answer from a cache); content
-    that cannot be read or parsed is empty. Raises OSError when there is no file to open."""
-    with open(path, "rb") as f:
-        st = os.fstat(f.fileno())
+    that cannot be read or parsed is empty. Raises OSError when there is no file to open.
+    Plain descriptor calls: a buffered file object adds a terminal check and a second fstat,
+    a fifth of a release's system calls."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        chunks = []
         try:
-            data = json.loads(f.read())
+            while chunk := os.read(fd, 1 << 16):
+                chunks.append(chunk)
+            data = json.loads(b"".join(chunks))
         except (OSError, ValueError):
             data = {}
+    finally:
+        os.close(fd)
     return st, data if isinstance(data, dict) else {}
 
 
