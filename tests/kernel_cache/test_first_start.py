@@ -161,3 +161,23 @@ def test_statistics_over_a_longer_damaged_file_are_cut_to_their_length(cache: Pa
     before = (cache / stats.FILE).stat().st_size
     stats.count("corrupt")
     assert stats.totals()["corrupt"] == 2 and (cache / stats.FILE).stat().st_size >= before
+
+
+def test_an_entry_written_while_the_cache_is_cleared_is_counted(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`tinytc-cache clear` while another process writes: an entry that lands after the
+    clear listed the folder stays, and its bytes must be in the totals that follow (a folder
+    this process then makes statistics for would otherwise be bounded without it)."""
+    store.put("before", PAYLOAD)
+    clear = store.clear
+
+    def clear_then_another_writes() -> int:
+        removed = clear()
+        store.put("late", PAYLOAD)
+        return removed
+
+    monkeypatch.setattr(store, "clear", clear_then_another_writes)
+    assert cli_cache.main(["clear"]) == 0
+    assert [p.name for p in cache.glob("*" + store.SUFFIX)] == ["late" + store.SUFFIX]
+    assert stats.totals().get("bytes_written", 0) >= folder_bytes(cache) > 0

@@ -132,8 +132,10 @@ def _warm(args: argparse.Namespace) -> int:
 
 
 def _clear(args: argparse.Namespace) -> int:
-    removed = store.clear()
+    # the statistics first: an entry another process writes while the entries go is then
+    # counted in the new totals, which bound the folder's size (store.py)
     stats.reset_totals()
+    removed = store.clear()
     print(f"removed {removed} entries from {store.folder()}")
     return 0
 
