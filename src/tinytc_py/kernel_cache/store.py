@@ -31,9 +31,10 @@ at the next write costs less than writing one. Nor does a first start scan at al
 that creates the folder (empty) and then the statistics file marks its epoch `FROM_EMPTY`
 (stats.py), and in such an epoch the running total itself bounds the folder's size (every
 file in the folder was written, and counted, since), so the folder is listed only once that
-total passes the bound. For the estimate to hold, every byte in the folder must be counted: an entry
-whose bytes cannot be added to the statistics is removed again and writing is turned off, and a
-listing that fails part-way leaves no record.
+total passes the bound. For the estimate to hold, every byte in the folder must be counted: an
+entry whose bytes cannot be added to the statistics is removed again and writing is turned
+off, a listing that fails part-way leaves no record, and `tinytc-cache clear` removes the
+statistics before the entries (an entry written meanwhile counts in the new totals).
 """
 
 from __future__ import annotations
