@@ -111,7 +111,9 @@ class Cursor:
             elif text[pos] == " " and text[pos + 1 : pos + 2] not in _BLANK_STARTS:
                 pos = self.pos = self._skipped = pos + 1
             else:
-                pos = self.pos = self._skipped = WS.match(text, pos).end()
+                m = WS.match(text, pos)  # matches (maybe nothing) everywhere
+                assert m is not None
+                pos = self.pos = self._skipped = m.end()
         return pos
 
     def at_end(self) -> bool:

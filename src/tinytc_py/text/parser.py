@@ -9,11 +9,11 @@ builder does.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import CompilationError, Location, Status
-from ..ir.attrs import Attr, DictionaryAttr
+from ..ir.attrs import Attr, DictionaryAttr, StringAttr
 from ..ir.context import CompilerContext
 from ..ir.enums import AddressSpace, MatrixUse, Syntax
 from ..ir.inst import Inst
@@ -34,6 +34,8 @@ _SCALAR_KINDS = {k.text: k for k in ScalarKind}
 _RPN_OPS = re.compile(r"\^|-(?![0-9])|\+(?![0-9])|\*|/|%|min\b|max\b")
 # The extent of a memref spelling on one line without $variables or comments (see parse_memref).
 _MEMREF_SPELLING = re.compile(r"memref<(?:[^<>$;\n]|<[^<>$;\n]*>)*>")
+# The operands of an instruction by name, as `Inst` takes them.
+OperandMap = dict[str, Value | list[Value] | None]
 _USES = {"matrix_a": MatrixUse.a, "matrix_b": MatrixUse.b, "matrix_acc": MatrixUse.acc}
 # The modifier properties of each instruction class (syntax.modifier_props), looked up once.
 _MODIFIER_PROPS: dict[type[Inst], tuple[tuple[Any, dict[str, Any]], ...]] = {}
@@ -119,7 +121,7 @@ class Parser:
 
     # ---- regions and values -------------------------------------------------------------------
 
-    def parse_region(self, region: Region, names: list[tuple[str, Location]] = ()) -> None:
+    def parse_region(self, region: Region, names: Sequence[tuple[str, Location]] = ()) -> None:
         c = self.c
         begin = c.skip()
         c.expect("{", "'{'")
@@ -576,7 +578,7 @@ class Parser:
                 )
             return value
         c.expect("{")
-        items: list[tuple[str, Attr]] = []
+        items: list[tuple[StringAttr | str, Attr]] = []
         if not c.accept("}"):
             while True:
                 m = c.match(lx.STRING) or c.match(lx.WORD)
@@ -734,7 +736,7 @@ class Parser:
         c.expect(":")
         ty = self.parse_type()
         props.update(static_offsets=tuple(offs), static_sizes=tuple(sizes))
-        ops = {"operand": operand, "offsets": dyn_offs, "sizes": dyn_sizes}
+        ops: OperandMap = {"operand": operand, "offsets": dyn_offs, "sizes": dyn_sizes}
         return cls(ops, props, ty, c.loc(begin))
 
     def parse_expand(self, cls: type[Inst], props: dict[str, Any], begin: int) -> Inst:
@@ -782,7 +784,7 @@ class Parser:
             c.expect(")")
             c.expect("->")
             types = self.parse_type_list()
-        ops = {"from": frm, "to": to, "step": step, "iter_init": init}
+        ops: OperandMap = {"from": frm, "to": to, "step": step, "iter_init": init}
         loc = c.loc(begin)
         inst = cls(ops, props, types, loc)
         return self.parse_for_body(inst, [var] + iter_names)
