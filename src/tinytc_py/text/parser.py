@@ -31,6 +31,8 @@ from .syntax import modifier_props
 
 SCALAR = re.compile(r"(?:i16|i32|i64|i8|index|bf16|f16|f32|f64|c32|c64)")
 _SCALAR_KINDS = {k.text: k for k in ScalarKind}
+# `%name =` of an instruction with one result, on one line: read in one match (parse_inst).
+_ONE_RESULT = re.compile(r"%([A-Za-z][A-Za-z0-9_]*|[0-9]+)[ \t]*=")
 _RPN_OPS = re.compile(r"\^|-(?![0-9])|\+(?![0-9])|\*|/|%|min\b|max\b")
 # The extent of a memref spelling on one line without $variables or comments (see parse_memref).
 _MEMREF_SPELLING = re.compile(r"memref<(?:[^<>$;\n]|<[^<>$;\n]*>)*>")
@@ -598,7 +600,11 @@ class Parser:
         c = self.c
         begin = c.skip()
         names: list[tuple[str, Location]] = []
-        if c.peek("%"):
+        one = _ONE_RESULT.match(c.text, begin)
+        if one is not None:
+            names.append((one.group(1), c.loc(begin, one.end(1))))
+            c.pos = one.end()
+        elif c.peek("%"):
             names.append(self.parse_new_name())
             while c.accept(","):
                 names.append(self.parse_new_name())
