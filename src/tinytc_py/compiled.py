@@ -89,6 +89,16 @@ MODULES: tuple[str, ...] = (
     "tinytc_py.spirv.convert.spmd",
     "tinytc_py.spirv.dump",
     "tinytc_py.spirv.module",
+    "tinytc_py.text.dialect",
+    "tinytc_py.text.extension_syntax",
+    "tinytc_py.text.legacy_insts",
+    "tinytc_py.text.legacy_parser",
+    "tinytc_py.text.lexer",
+    "tinytc_py.text.parser",
+    "tinytc_py.text.preprocessor",
+    "tinytc_py.text.printer",
+    "tinytc_py.text.syntax",
+    "tinytc_py.text.upgrade",
 )
 """The compiled modules: the one list to extend (tools/build_compiled.py builds these).
 
@@ -97,11 +107,11 @@ compiled callee directly, past the module attribute) and whose own time is small
 compiler.py (the driver; tests/test_gc_pause.py),
 spirv/validate.py (a call into SPIRV-Tools; tests/spirv/test_spirv_validate.py) and
 spirv/convert/visa.py (the vISA text of 2D block messages; tests/emulate/test_emulate.py). Nor
-the IR (ir/) and the text front end (text/), which compile and give the same SPIR-V but meet
-user input: mypy checks them with `arg-type` and `assignment` off (pyproject.toml), and mypyc
-turns each such unchecked annotation into a run-time check, so malformed programs (the lit
-verify tests, the front-end fuzzer) got a bare TypeError instead of their located error. They
-join the list once mypy checks them with those codes on. Nor, as mypyc cannot compile it as it
+the IR (ir/), which compiles and gives the same SPIR-V but meets user input: mypy checks it with
+`arg-type` and `assignment` off (pyproject.toml), and mypyc turns each such unchecked annotation
+into a run-time check, so malformed programs (the lit verify tests, the front-end fuzzer) got a
+bare TypeError instead of their located error. It joins the list once mypy checks it with those
+codes on, as the text front end (text/) is checked. Nor, as mypyc cannot compile it as it
 is: the SPIR-V grammar tables (spirv/tables.py: plain class attributes read as constants)."""
 
 GROUP = "tinytc_py"
