@@ -88,7 +88,8 @@ def fortran_stack(x: np.ndarray) -> np.ndarray:
 
 
 class Case:
-    """The kernel of one row, ours or (`spirv`) upstream's binary of the same text."""
+    """The kernel of one row, ours or (`spirv`) upstream's binary of the same text; `text`
+    replaces the kernel (gemm_limits.py: the same launch with other work)."""
 
     def __init__(
         self,
@@ -99,12 +100,13 @@ class Case:
         sizes: str = "",
         tune: bool = False,
         spirv: bytes | None = None,
+        text: str | None = None,
     ):
         from tinytc_py.runtime import opencl as rt
 
         self.m, self.n, self.k, self.ty = m, n, k, ty
         self.dtype = TYPES[ty]
-        text = kernel_text(m, n, k, ty, sizes)
+        text = text or kernel_text(m, n, k, ty, sizes)
         if spirv is None:
             self.prog = rt.program(text, autotune=tune)
             self.kernel = self.prog.kernel("gemm")
