@@ -14,7 +14,9 @@ per entry), in GFLOP/s of the GEMM (2*M*N*K per entry) per busy core pair:
   C (C[:, j] = A[:, j % K] + B[:, j], one vector per column and row block, no FMAs): what the CPU runtime's cost per work-group
   and the streaming of the entries leave for any GEMM code in this launch. When "ours" is near
   "floor", no change of the GEMM code can make the row faster;
-- xsmm: libxsmm (gemm_anchors.py), OpenMP static over the batch, on column-major NumPy stacks.
+- xsmm: libxsmm (gemm_anchors.py), OpenMP static over the batch.
+All columns run on the same column-major NumPy stacks (gemm_batched.aligned_stack: 2 MiB
+aligned), which our kernels use in place.
 The columns are timed in interleaved rounds (timing.interleaved_medians) as CPU time of the
 process per launch, which on a shared machine varies less than the elapsed time (a descheduled
 process accrues none); with both cores busy it equals twice the elapsed time.
@@ -30,7 +32,7 @@ import time
 import numpy as np
 
 import gemm_anchors
-from gemm_batched import TYPES, Case, fortran_stack, kernel_text
+from gemm_batched import TYPES, Case, aligned_stack, kernel_text
 from timing import cpu_description
 from tinytc_py.gemm_tuning import time_candidates
 
@@ -124,13 +126,10 @@ def row(args: argparse.Namespace, m: int, n: int, k: int, ty: str, xsmm, s: int)
         case.queue = ours.queue  # one queue: the kernels share the device arrays
     err = max(ours.check(), floor_check(cases["floor"], s))  # "cached" writes 8 entries
     batch = ours.batch(args.mb)
-    a, b, c = ours.data(batch)
-    arrays = ours.to_device(a, b, c)
+    arrays = tuple(aligned_stack(x) for x in ours.data(batch))  # every column's memory
     fns = {name: case.launch(arrays, batch) for name, case in cases.items()}
     if xsmm is not None:
-        fa, fb = fortran_stack(a), fortran_stack(b)
-        fc = np.zeros((m, n, batch), dtype=ours.dtype, order="F")
-        fns["xsmm"] = gemm_anchors.xsmm_gemm(xsmm, m, n, k, fa, fb, fc)
+        fns["xsmm"] = gemm_anchors.xsmm_gemm(xsmm, m, n, k, *arrays)
 
     def cpu_timed(fn):
         def run() -> float:
