@@ -272,7 +272,7 @@ def run_isa(args: argparse.Namespace) -> None:
         f"{args.mb:.0f} MiB of A, B, C per launch; GFLOP/s = 2*M*N*K*batch / time\n"
     )
 
-    shapes = [(s, s, s) for s in map(int, args.sizes.split(",")) if args.sizes]
+    shapes = [(s, s, s) for s in map(int, args.sizes.split(","))] if args.sizes else []
     if args.odd:
         m, n, k = map(int, args.odd.split("x"))
         shapes.append((m, n, k))

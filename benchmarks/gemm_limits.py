@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{'MxNxK':>10} {'type':>4} {'batch':>7} {'ours':>7} {'cached':>7} {'floor':>7} {'xsmm':>7} {'err':>8}"
     )
     xsmm = gemm_anchors.xsmm_library()
-    shapes = [(x, x, x) for x in map(int, args.sizes.split(",")) if args.sizes]
+    shapes = [(x, x, x) for x in map(int, args.sizes.split(","))] if args.sizes else []
     if args.odd:
         shapes.append(tuple(map(int, args.odd.split("x"))))  # type: ignore[arg-type]
     for ty in args.types.split(","):
