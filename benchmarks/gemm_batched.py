@@ -18,11 +18,18 @@ gemm_anchors.AVX2_ENV). For every (M, N, K) and dtype (f32, f64) it
 - sets the batch by the working set: A, B and C of all entries take --mb MiB (default 60), so
   every shape streams from memory, as a large batched GEMM does (a batch picked by timing a
   probe launch depended on how busy the machine was during the probe);
-- times our kernels on device-resident pyopencl arrays (no host copies: the launch wrapper uses
-  pyopencl arrays in place and waits for the queue), numpy.matmul(A, B, out=T) and
-  torch.bmm(A, B, out=T) on stacked host arrays of the same values (each in its preferred
-  layout), MKL's cblas_?gemm_batch_strided and libxsmm (gemm_anchors.py) on column-major stacks,
-  as our kernel reads them. torch, MKL and libxsmm are not dependencies of the project: `make
+- runs every column on the same memory: one set of column-major stacks A (M, K, batch),
+  B (K, N, batch), C (M, N, batch) in NumPy arrays whose data start on a 2 MiB boundary
+  (`aligned_stack`; the OpenCL runtime's own buffers were 2 MiB aligned, and the boundary gives
+  every column the same chance of transparent huge pages). Our kernels ("ours", "tuned",
+  "upstr") take these host arrays in place: Intel's CPU runtime has fine-grained system SVM, so
+  the launch wrapper passes their addresses (runtime/opencl.py; `Case.launch` fails if it would
+  stage a copy instead). MKL's cblas_?gemm_batch_strided and libxsmm (gemm_anchors.py) read the
+  stacks as our kernels do; numpy.matmul and torch.bmm compute the transposed product
+  C_i^T = B_i^T A_i^T on the same bytes, which as (batch, N, K), (batch, K, M) and (batch, N, M)
+  views are row-major stacks, their preferred layout. (On different memory, NumPy's arrays
+  against the runtime's buffers, the same kernel differed by 10-25 % at small sizes:
+  docs/_benchmarks.rst.) torch, MKL and libxsmm are not dependencies of the project: `make
   bench-gemm` installs them (torch's CPU build, PyPI's mkl, Debian's libxsmm-dev) and runs this
   script; a column whose library is missing is nan;
 - with an upstream build (--upstream-build or TINYTC_UPSTREAM_BUILD: tinytc v0.4.0 built with
@@ -87,8 +94,23 @@ def fortran_stack(x: np.ndarray) -> np.ndarray:
     return np.asfortranarray(x.transpose(1, 2, 0))
 
 
+ALIGN = 2 << 20  # the start of every benchmark array (the runtime's buffers had this alignment)
+
+
+def aligned_stack(x: np.ndarray) -> np.ndarray:
+    """fortran_stack(x) in memory that starts on an ALIGN boundary."""
+    rows, cols, batch = x.shape[1], x.shape[2], x.shape[0]
+    raw = np.empty(x.nbytes + ALIGN, dtype=np.uint8)
+    skip = -raw.ctypes.data % ALIGN
+    flat = raw[skip : skip + x.nbytes].view(x.dtype)
+    out = flat.reshape((rows, cols, batch), order="F")
+    out[...] = x.transpose(1, 2, 0)
+    return out
+
+
 class Case:
-    """The kernel of one row, ours or (`spirv`) upstream's binary of the same text."""
+    """The kernel of one row, ours or (`spirv`) upstream's binary of the same text; `text`
+    replaces the kernel (gemm_limits.py: the same launch with other work)."""
 
     def __init__(
         self,
@@ -99,12 +121,13 @@ class Case:
         sizes: str = "",
         tune: bool = False,
         spirv: bytes | None = None,
+        text: str | None = None,
     ):
         from tinytc_py.runtime import opencl as rt
 
         self.m, self.n, self.k, self.ty = m, n, k, ty
         self.dtype = TYPES[ty]
-        text = kernel_text(m, n, k, ty, sizes)
+        text = text or kernel_text(m, n, k, ty, sizes)
         if spirv is None:
             self.prog = rt.program(text, autotune=tune)
             self.kernel = self.prog.kernel("gemm")
@@ -131,10 +154,21 @@ class Case:
         shapes = ((batch, self.m, self.k), (batch, self.k, self.n), (batch, self.m, self.n))
         return tuple(rng.standard_normal(s).astype(self.dtype) for s in shapes)  # type: ignore[return-value]
 
-    def launch(self, device_arrays: tuple, batch: int) -> Callable[[], None]:
-        """One launch of the kernel on device arrays (A, B, C stacked column-major)."""
-        da, db, dc = device_arrays
+    def launch(self, arrays: tuple, batch: int) -> Callable[[], None]:
+        """One launch of the kernel on A, B, C stacked column-major: pyopencl arrays, or host
+        arrays that the kernel uses in place (never a staged copy: an error instead)."""
+        from tinytc_py.runtime.launch import elem_strides, in_place
+        from tinytc_py.runtime.opencl import cl
+
+        da, db, dc = arrays
         al, be = self.dtype(self.alpha), self.dtype(self.beta)
+        params = [p for p in self.kernel.info.params if p.kind == "memref"]
+        svm = self.prog.device.svm_capabilities & cl.device_svm_capabilities.FINE_GRAIN_SYSTEM
+        for p, x in zip(params, arrays, strict=True):
+            if isinstance(x, np.ndarray) and not (
+                svm and in_place(x, elem_strides(x), p.alignment)
+            ):
+                raise ValueError(f"%{p.name} would be copied, not used in place")
 
         def run() -> None:
             self.kernel(al, da, db, be, dc, num_groups=(batch, 1, 1), queue=self.queue)
@@ -238,7 +272,7 @@ def run_isa(args: argparse.Namespace) -> None:
         f"{args.mb:.0f} MiB of A, B, C per launch; GFLOP/s = 2*M*N*K*batch / time\n"
     )
 
-    shapes = [(s, s, s) for s in map(int, args.sizes.split(",")) if args.sizes]
+    shapes = [(s, s, s) for s in map(int, args.sizes.split(","))] if args.sizes else []
     if args.odd:
         m, n, k = map(int, args.odd.split("x"))
         shapes.append((m, n, k))
@@ -268,29 +302,29 @@ def row(
         err = max(err, up_case.check())
     batch = case.batch(args.mb)
     a, b, c = case.data(batch)
-    arrays = case.to_device(a, b, c)
-    out = np.empty((batch, m, n), dtype=case.dtype)
-    fa, fb = fortran_stack(a), fortran_stack(b)
-    fc = np.zeros((m, n, batch), dtype=case.dtype, order="F")
+    fa, fb, fc = (aligned_stack(x) for x in (a, b, c))  # every column's memory
+    arrays = (fa, fb, fc)
+    # C^T = B^T A^T on the same bytes, as row-major (batch, rows, cols) stacks
+    at, bt, ct = (x.transpose(2, 1, 0) for x in arrays)
     fns = {
         "ours": case.launch(arrays, batch),
         "tuned": tuned_case.launch(arrays, batch),
-        "numpy": lambda: np.matmul(a, b, out=out),
+        "numpy": lambda: np.matmul(bt, at, out=ct),
     }
     if up_case is not None:
         fns["upstr"] = up_case.launch(arrays, batch)
     if torch is not None:
-        ta, tb, to = (torch.from_numpy(x) for x in (a, b, out))
-        fns["bmm"] = lambda: torch.bmm(ta, tb, out=to)
+        ta, tb, to = (torch.from_numpy(x) for x in (at, bt, ct))
+        fns["bmm"] = lambda: torch.bmm(tb, ta, out=to)
     if libs["mkl"] is not None:
         fns["mkl"] = gemm_anchors.mkl_gemm(libs["mkl"], m, n, k, fa, fb, fc)
     if libs["xsmm"] is not None:
         fns["xsmm"] = gemm_anchors.xsmm_gemm(libs["xsmm"], m, n, k, fa, fb, fc)
-    for name in ("mkl", "xsmm"):  # the anchors' results, checked like ours
-        if name in fns:
-            fc[...] = 0
-            fns[name]()
-            err = max(err, float(np.max(np.abs(fc.transpose(2, 0, 1) - np.matmul(a, b)))))
+    want = np.matmul(a, b)
+    for fn in fns.values():  # every column's result on the shared memory
+        fc[...] = 0
+        fn()
+        err = max(err, float(np.max(np.abs(fc.transpose(2, 0, 1) - want))))
     flops = 2.0 * m * n * k * batch
     gflops = {name: flops / t * 1e-9 for name, t in interleaved_medians(fns, args.repeat).items()}
     nan = float("nan")

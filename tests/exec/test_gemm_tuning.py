@@ -67,10 +67,34 @@ def test_model_counts_memory_streams():
     runs of A and C. The f64 64^3 AVX-512 choice therefore keeps one column, not the 4 x 4
     block that the FMA count alone prefers (L1 of 48 KiB as measured: A, 32 KiB, stays in it)."""
     p = problem("avx512", 8)
-    assert streams(8, 1, p) == 0
-    assert streams(8, 2, p) == 1
-    assert streams(4, 4, p) == 3 + 2
+    cpu = cpu_core("avx512")
+    assert streams(8, 1, p, cpu, True) == 0
+    assert streams(8, 2, p, cpu, True) == 1
+    assert streams(4, 4, p, cpu, True) == 3 + 2
+    assert streams(4, 4, p, cpu, False) == 3 + 2  # the entry (96 KiB) is not in L1
     assert cpu_blocking(p, cpu_core("avx512", l1_bytes=48 * 1024)).cols == 1
+
+
+def test_short_gaps_and_l1_resident_entries_open_no_runs():
+    """AVX2 f64 23x37x19 (16 KiB per entry, in L1): a 16-row tile leaves 7 rows (56 B, less
+    than a cache line) of each column, so it reads every line of A and C in one run; the
+    remainder tile finds the entry in L1. The model then picks 4 x 3 with 2 K steps (12
+    accumulators, at least the 8 = 2 FMA units x latency 4 the chains need) over 6 x 1 (6),
+    as measured (streaming 50.5 against 44.0 GFLOP/s). At 32^3 f64 a 16-row tile leaves
+    128 B of each column: its runs still count, and 8 x 1 (spanning M) stays the choice."""
+    cpu = cpu_core("avx2")
+    odd = problem("avx2", 8, (23, 37, 19))
+    assert streams(4, 3, odd, cpu, True) == 0
+    assert streams(2, 3, odd, cpu, False) == 0
+    assert streams(2, 3, odd, cpu, True) == 2  # 8 rows leave 15 (120 B)
+    b = cpu_blocking(odd, cpu)
+    assert b == GemmBlocking(4, 3, 2)
+    assert b.row_blocks * b.cols >= cpu.fma_units * cpu.fma_latency
+    assert fits(b, odd, cpu)
+    square = problem("avx2", 8, (32, 32, 32))
+    assert streams(4, 2, square, cpu, True) == 2
+    assert streams(4, 2, square, cpu, False) == 0  # 24 KiB per entry: in L1
+    assert cpu_blocking(square, cpu) == GemmBlocking(8, 1, 8)
 
 
 def test_model_limits_unrolling_of_tiles_without_fma_slack():
@@ -122,7 +146,7 @@ def test_row_checked_tiles_need_registers_for_the_mask_on_avx2():
     assert fits(GemmBlocking(6, 2, 4), problem("avx512", 4, (23, 37, 19)), wide)
     assert GemmBlocking(6, 2, 4) in all_blockings(problem("avx2", 8, (24, 37, 19)), narrow)
     assert GemmBlocking(6, 2, 4) not in all_blockings(f64, narrow)  # 12 + 1 + 2 + 3 > 16
-    assert cpu_blocking(f64, narrow) == GemmBlocking(6, 1, 8)
+    assert fits(GemmBlocking(4, 3, 2), f64, narrow)  # last tile: 2 x 3 + 1 + 3 + 2 + 2 <= 16
 
 
 def test_a_dynamic_m_counts_the_mask_of_every_row_block_on_avx2():

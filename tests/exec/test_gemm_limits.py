@@ -1,0 +1,60 @@
+"""The kernels benchmarks/gemm_limits.py sets beside our GEMM compute what its columns claim: the
+floor kernel moves all of A, B and C (C[:, j] = A[:, j % K] + B[:, j]), the cached kernel is the
+GEMM on entry group_id % 8."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from .support import build
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import gemm_limits  # noqa: E402
+
+TYPES = {"f32": np.float32, "f64": np.float64}
+
+
+def stacks(m: int, n: int, k: int, ty: str, batch: int):
+    """(A, B, C) as column-major (rows, cols, batch) stacks and as (batch, rows, cols) views."""
+    rng = np.random.default_rng(7)
+    shapes = ((m, k, batch), (k, n, batch), (m, n, batch))
+    out = [np.asfortranarray(rng.standard_normal(s).astype(TYPES[ty])) for s in shapes]
+    return out, [x.transpose(2, 0, 1) for x in out]
+
+
+@pytest.mark.parametrize(
+    "m,n,k,ty,s",
+    [
+        (16, 16, 16, "f32", 16),
+        (23, 37, 19, "f32", 16),
+        (23, 37, 19, "f64", 8),
+        (8, 40, 33, "f64", 4),
+    ],
+)
+def test_floor_kernel_moves_a_b_and_c(m, n, k, ty, s):
+    (A, B, C), (a, b, _) = stacks(m, n, k, ty, 3)
+    kernel = build(gemm_limits.floor_text(m, n, k, ty, s)).kernel("gemm")
+    kernel(TYPES[ty](1), A, B, TYPES[ty](0), C, num_groups=(3, 1, 1))
+    np.testing.assert_array_equal(C.transpose(2, 0, 1), gemm_limits.floor_expected(a, b, s))
+
+
+def test_floor_kernel_needs_n_at_least_k():
+    with pytest.raises(ValueError, match="N >= K"):
+        gemm_limits.floor_text(16, 8, 9, "f32", 16)
+
+
+def test_cached_kernel_computes_entry_group_id_mod_8():
+    m, n, k, ty = 12, 10, 7, "f64"
+    batch = gemm_limits.RESIDENT + 2
+    (A, B, C), (a, b, c) = stacks(m, n, k, ty, batch)
+    before = c.copy()
+    kernel = build(gemm_limits.cached_text(m, n, k, ty)).kernel("gemm")
+    kernel(TYPES[ty](1), A, B, TYPES[ty](0), C, num_groups=(batch, 1, 1))
+    got = C.transpose(2, 0, 1)
+    resident = gemm_limits.RESIDENT
+    np.testing.assert_allclose(got[:resident], a[:resident] @ b[:resident], rtol=1e-12)
+    np.testing.assert_array_equal(got[resident:], before[resident:])
