@@ -22,6 +22,7 @@ import math
 import struct
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Final
 
 from .tables import (
     HAS_RESULT,
@@ -37,9 +38,13 @@ from .tables import (
 )
 
 #: Vector lengths OpenCL kernels may use (8 and 16 need the Vector16 capability).
-VECTOR_LENGTHS = frozenset({2, 3, 4, 8, 16})
-_FLOAT_FORMATS = {16: "<e", 32: "<f", 64: "<d"}
-_SCALAR_TYPE_OPS = frozenset({Op.TypeInt, Op.TypeFloat, Op.TypeBool})
+VECTOR_LENGTHS: Final = frozenset({2, 3, 4, 8, 16})
+_FLOAT_FORMATS: Final = {16: "<e", 32: "<f", 64: "<d"}
+_SCALAR_TYPE_OPS: Final = frozenset({Op.TypeInt, Op.TypeFloat, Op.TypeBool})
+# The opcode kinds op() and emit() check once per instruction. In the compiled module a Final
+# name is a C static; the names imported from tables would be a dictionary lookup each time.
+_RESULT_TYPE_OPS: Final = HAS_RESULT_TYPE
+_RESULT_OPS: Final = HAS_RESULT
 
 
 def string_words(text: str) -> array:
@@ -153,7 +158,7 @@ class Block:
         not depend on `opcodes`: op() and emit() share that record, so skipping the check for
         a recorded opcode would accept op(Op.Store, ...) after emit(Op.Store, ...).
         """
-        if opcode not in HAS_RESULT_TYPE:
+        if opcode not in _RESULT_TYPE_OPS:
             raise ValueError(f"{OP_NAMES.get(opcode, opcode)} has no result type; use emit()")
         new = opcode not in self.opcodes
         if not result_id:
@@ -173,7 +178,7 @@ class Block:
     def emit(self, opcode: int, *operands: int | str) -> None:
         """Emit an instruction without a result (OpStore, OpBranch, OpReturn, ...); the kind
         check is unconditional for the reason given in op()."""
-        if opcode in HAS_RESULT:
+        if opcode in _RESULT_OPS:
             raise ValueError(f"{OP_NAMES.get(opcode, opcode)} defines a result; use op()")
         new = opcode not in self.opcodes
         emit(self.code, opcode, *operands)
@@ -190,7 +195,7 @@ class Block:
         kind (a GEMM's broadcasts and fmas): the opcode is checked here once, and each call
         only allocates the id and appends the words. The function appends to this block, so it
         is valid until the converter moves to another block."""
-        if opcode not in HAS_RESULT_TYPE:
+        if opcode not in _RESULT_TYPE_OPS:
             raise ValueError(f"{OP_NAMES.get(opcode, opcode)} has no result type; use emit()")
         module, code, opcodes = self.module, self.code, self.opcodes
         fixed = len(prefix) + 3
@@ -338,7 +343,7 @@ class Module:
         otherwise the id comes first. Use `unique` for anything that must exist only once.
         """
         result = self.new_id()
-        if opcode in HAS_RESULT_TYPE:
+        if opcode in _RESULT_TYPE_OPS:
             emit(self.globals, opcode, operands[0], result, *operands[1:])
         else:
             emit(self.globals, opcode, result, *operands)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ...analysis.kernel_interface import grid_axes, grid_bounds, written_params
+from ...analysis.kernel_interface import kernel_interface
 from ...binary import KernelInfo
 from ...errors import CompilationError, Status
 from ...ir.attrs import ArrayAttr, IntegerAttr
@@ -54,7 +54,8 @@ def kernel_sizes(func: Func, core_info: CoreInfo) -> tuple[int, tuple[int, int]]
 def annotate(info: KernelInfo, func: Func, core_info: CoreInfo) -> None:
     """Add the launch-check facts of `func` (names, types, written parameters, alignments, grid
     use) to its metadata `info`, whose params the converter has filled in."""
-    written = written_params(func)
+    facts = kernel_interface(func)
+    written = facts.written
     for k, (p, value) in enumerate(zip(info.params, func.params, strict=True)):
         attrs = func.param_attrs[k]
         align = attrs.get("alignment") if attrs is not None else None
@@ -66,5 +67,5 @@ def annotate(info: KernelInfo, func: Func, core_info: CoreInfo) -> None:
         info.params[k] = replace(
             p, name=value.name, type=str(value.type), written=k in written, alignment=alignment
         )
-    info.grid_axes = grid_axes(func)
-    info.grid_bounds = tuple((b.axis, b.param, b.mode) for b in grid_bounds(func))
+    info.grid_axes = facts.axes
+    info.grid_bounds = tuple((b.axis, b.param, b.mode) for b in facts.bounds)
