@@ -25,7 +25,7 @@ from ..ir.inst import Inst
 from ..ir.region import Func, Region
 from ..ir.types import DYNAMIC, GroupType, MemrefType
 from ..ir.values import Value
-from .memory import memory_accesses, root
+from .memory import root, written_memrefs
 
 GRID_BUILTINS = ("group_id", "num_groups")
 
@@ -92,9 +92,7 @@ class _Scan:
     def inst(self, inst: Inst, guarded: bool) -> None:
         index = self.index
         if not self.all_written:
-            for value, is_write in memory_accesses(inst):
-                if not is_write:
-                    continue
+            for value in written_memrefs(inst):
                 origin = root(value)
                 if origin in index:
                     self.written.add(index[origin])

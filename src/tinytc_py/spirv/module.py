@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import struct
+import sys
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Final
@@ -39,6 +40,7 @@ from .tables import (
 
 #: Vector lengths OpenCL kernels may use (8 and 16 need the Vector16 capability).
 VECTOR_LENGTHS: Final = frozenset({2, 3, 4, 8, 16})
+_BIG_ENDIAN: Final = sys.byteorder == "big"
 _FLOAT_FORMATS: Final = {16: "<e", 32: "<f", 64: "<d"}
 _SCALAR_TYPE_OPS: Final = frozenset({Op.TypeInt, Op.TypeFloat, Op.TypeBool})
 # The opcode kinds op() and emit() check once per instruction. In the compiled module a Final
@@ -53,7 +55,10 @@ def string_words(text: str) -> array:
         raise ValueError(f"SPIR-V literal strings cannot contain NUL: {text!r}")
     data = text.encode() + b"\0"
     data += b"\0" * (-len(data) % 4)
-    return array("I", struct.unpack(f"<{len(data) // 4}I", data))
+    words = array("I", data)  # host byte order; the words hold the little-endian packing
+    if _BIG_ENDIAN:
+        words.byteswap()
+    return words
 
 
 def literal64(value: int) -> tuple[int, int]:

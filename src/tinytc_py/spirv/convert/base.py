@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...analysis.coopmatrix_layout import CoopLayout, coop_layout
+from ...analysis.kernel_interface import kernel_interface
 from ...binary import ArgInfo, KernelInfo, ParamInfo
 from ...errors import UNKNOWN_LOCATION, CompilationError, Status
 from ...ir.enums import AddressSpace
@@ -35,7 +36,7 @@ from ..tables import (
     Op,
     StorageClass,
 )
-from .metadata import annotate, kernel_sizes
+from .metadata import annotate, kernel_sizes, param_facts
 
 # ---- dope vectors ------------------------------------------------------------------------------
 
@@ -192,6 +193,9 @@ class ConverterBase:
         self.func = func
         self.stack = 0  # the function's local-memory (SLM) array (MemoryConversion.declare_stack)
         info = KernelInfo(func.name, wgs, sgs, bounds_checks=func.bounds_checks)
+        # the launch facts (written parameters, grid use) go into the metadata as it is made;
+        # the conversion does not change the IR they are read from
+        self.facts = kernel_interface(func)
         param_types: list[int] = []
         binders: list[tuple[int, Callable[[list[int]], None]]] = []
         for k, p in enumerate(func.params):
@@ -214,7 +218,7 @@ class ConverterBase:
         m.add_entry_point(fn.id, func.name, list(self.interface))
         m.add_execution_mode(fn.id, ExecutionMode.LocalSize, wgs[0], wgs[1], 1)
         m.add_execution_mode(fn.id, ExecutionMode.SubgroupSize, sgs)
-        annotate(info, func, self.core_info)
+        annotate(info, self.facts)
         self.kernels.append(info)
 
     def declare_stack(self) -> None:
@@ -232,6 +236,10 @@ class ConverterBase:
             info.args += [ArgInfo("shape", k, i) for i in dyn_shape]
             info.args += [ArgInfo("stride", k, i) for i in dyn_stride]
             types += [self.i64()] * (len(dyn_shape) + len(dyn_stride))
+            local = ty.addrspace is AddressSpace.local
+            name, text, written, alignment = param_facts(
+                self.func, k, self.facts, self.core_info, not local
+            )
             info.params.append(
                 ParamInfo(
                     "memref",
@@ -240,7 +248,11 @@ class ConverterBase:
                     len(types),
                     ty.shape,
                     ty.stride,
-                    local=ty.addrspace is AddressSpace.local,
+                    local=local,
+                    name=name,
+                    type=text,
+                    written=written,
+                    alignment=alignment,
                 )
             )
 
@@ -255,7 +267,21 @@ class ConverterBase:
             return self.group_parameter(k, p, ty, info)
         types = [self.ty(ty)]
         info.args.append(ArgInfo("scalar", k))
-        info.params.append(ParamInfo("scalar", str(ty), first, 1))
+        name, text, written, alignment = param_facts(
+            self.func, k, self.facts, self.core_info, False
+        )
+        info.params.append(
+            ParamInfo(
+                "scalar",
+                text,
+                first,
+                1,
+                name=name,
+                type=text,
+                written=written,
+                alignment=alignment,
+            )
+        )
 
         def bind_scalar(ids: list[int]) -> None:
             self.values[p] = ids[0]
@@ -278,6 +304,7 @@ class ConverterBase:
         if ty.offset == DYNAMIC:
             info.args.append(ArgInfo("group_offset", k))
             types.append(self.i64())
+        name, text, written, alignment = param_facts(self.func, k, self.facts, self.core_info, True)
         info.params.append(
             ParamInfo(
                 "group",
@@ -288,6 +315,10 @@ class ConverterBase:
                 mt.stride,
                 ty.size,
                 ty.offset,
+                name=name,
+                type=text,
+                written=written,
+                alignment=alignment,
             )
         )
 
