@@ -96,6 +96,12 @@ def not_implemented(inst: Inst, what: str = "") -> CompilationError:
     return inst.error(Status.not_implemented, detail)
 
 
+_HANDLER_NAMES: dict[tuple[type, type, bool], str | None] = {}
+"""(converter class, instruction class, coopmatrix result) -> the name of its handler method
+(None: none): the same for every converter of a class, so the MRO is searched once per process
+(a converter binds the method once per class it meets)."""
+
+
 class ConverterBase:
     """State shared by the conversion mixins: the module, the current function and block, and
     the map from IR values to SPIR-V ids or dope vectors.
@@ -186,6 +192,7 @@ class ConverterBase:
     def function(self, func: Func) -> None:
         sgs, wgs = kernel_sizes(func, self.core_info)
         self.sgs, self.wgs = sgs, wgs
+        self._layouts: dict[CoopmatrixType, CoopLayout] = {}  # see layout_of()
         self.values: dict[Value, object] = {}
         # (coopmatrix value, block label, vector form?) -> ids made by cm()/cm_vec() there
         self._cm_forms: dict[tuple[Value, int, bool], object] = {}
@@ -363,6 +370,15 @@ class ConverterBase:
 
     def _find_handler(self, cls: type, coop: bool) -> Callable[[Inst], None] | None:
         """The handler of instructions of class `cls` (None: it has none)."""
+        key = (type(self), cls, coop)
+        if key in _HANDLER_NAMES:
+            name = _HANDLER_NAMES[key]
+        else:
+            name = _HANDLER_NAMES[key] = self._handler_name(cls, coop)
+        return getattr(self, name) if name is not None else None
+
+    def _handler_name(self, cls: type, coop: bool) -> str | None:
+        """The name of the handler method of `cls` along its MRO (None: it has none)."""
         names = self.handler_names()
         mro = cls.__mro__
         # a coopmatrix result: the component-wise handlers first (arith, cast, constant)
@@ -370,7 +386,7 @@ class ConverterBase:
             for klass in mro:
                 name = names.get((klass, want_coop))
                 if name is not None:
-                    return getattr(self, name)
+                    return name
         return None
 
     def val(self, v: Value, inst: Inst) -> int:
@@ -446,12 +462,17 @@ class ConverterBase:
         return self.cm(v, inst)
 
     def layout_of(self, ct: CoopmatrixType, inst: Inst) -> CoopLayout:
-        lay = coop_layout(ct, self.sgs)
+        """The layout of `ct` at the function's subgroup size; asked for per instruction, so
+        remembered per type (types are unique per context) for the function."""
+        lay = self._layouts.get(ct)
         if lay is None:
-            raise inst.error(
-                Status.ir_unsupported_coopmatrix_shape,
-                f"{ct}: the number of rows must be a power of two",
-            )
+            found = coop_layout(ct, self.sgs)
+            if found is None:
+                raise inst.error(
+                    Status.ir_unsupported_coopmatrix_shape,
+                    f"{ct}: the number of rows must be a power of two",
+                )
+            lay = self._layouts[ct] = found
         return lay
 
     def fresh_ids(self, ty: Type, inst: Inst) -> int | list[int] | CoopVector:
