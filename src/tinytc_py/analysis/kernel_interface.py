@@ -1,13 +1,13 @@
 """What the host needs to know about a kernel beyond its parameter types, so that a launch can be
 checked before it runs (the facts travel in the binary's kernel metadata, spirv/convert):
 
-- `written_params`: the memref and group parameters the kernel may write (a store, an atomic,
+- `written`: the memref and group parameters the kernel may write (a store, an atomic,
   a BLAS result, ... into the parameter or a view of it). A read-only host array, or a copy the
   results could not reach, is refused only for these; for the others nothing is copied back.
-- `grid_axes`: the grid axes (x, y, z) whose `group_id` or `num_groups` the kernel reads. A
+- `axes`: the grid axes (x, y, z) whose `group_id` or `num_groups` the kernel reads. A
   kernel that reads none of them needs no grid: one work-group does all its work (more
   work-groups repeat it, which only kernels that combine results atomically want).
-- `grid_bounds`: the parameter modes a `group_id` indexes directly and unconditionally
+- `bounds`: the parameter modes a `group_id` indexes directly and unconditionally
   (`load %x[%gid]`, `subview %A[0:8,0:8,%gid]`, `load %G[%gid]` for a group): a grid larger
   than that mode's extent reads or writes beyond the argument, so the host refuses it. Indexing
   under an `if` (the usual `if %gid < %n` guard) or through arithmetic is not a bound; what an
@@ -22,10 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir.inst import Inst
-from ..ir.region import Func
+from ..ir.region import Func, Region
 from ..ir.types import DYNAMIC, GroupType, MemrefType
 from ..ir.values import Value
-from .memory import memory_accesses, root
+from .memory import root, written_memrefs
 
 GRID_BUILTINS = ("group_id", "num_groups")
 
@@ -40,52 +40,77 @@ class GridBound:
     mode: int
 
 
-def written_params(func: Func) -> frozenset[int]:
+@dataclass(frozen=True)
+class KernelInterface:
+    """The three launch facts of one kernel (see the module docstring)."""
+
+    written: frozenset[int]
     """Indices of the memref/group parameters the kernel may write."""
-    index = {p: k for k, p in enumerate(func.params)}
-    written: set[int] = set()
-    for inst in func.body.walk():
-        for value, is_write in memory_accesses(inst):
-            if not is_write:
-                continue
-            origin = root(value)
-            if origin in index:
-                written.add(index[origin])
-            elif origin.defining_inst is None or origin.defining_inst.name != "alloca":
-                return frozenset(
-                    k
-                    for k, p in enumerate(func.params)
-                    if isinstance(p.type, (MemrefType, GroupType))
-                )
-    return frozenset(written)
-
-
-def grid_axes(func: Func) -> tuple[bool, bool, bool]:
+    axes: tuple[bool, bool, bool]
     """For x, y, z: whether the kernel reads that axis's group_id or num_groups."""
-    used = [False, False, False]
-    for inst in func.body.walk():
+    bounds: list[GridBound]
+    """The parameter modes indexed directly by a group_id outside any `if`, in program order,
+    without repeats."""
+
+
+def kernel_interface(func: Func) -> KernelInterface:
+    """The launch facts of `func`, from one walk over its body (the conversion asks for them
+    for every kernel it compiles)."""
+    scan = _Scan(func)
+    scan.region(func.body, False)
+    if scan.all_written:
+        written = frozenset(
+            k for k, p in enumerate(func.params) if isinstance(p.type, (MemrefType, GroupType))
+        )
+    else:
+        written = frozenset(scan.written)
+    axes = scan.axes
+    return KernelInterface(written, (axes[0], axes[1], axes[2]), list(scan.bounds))
+
+
+class _Scan:
+    """The walk of kernel_interface: instructions in pre-order, each told whether it sits inside
+    an `if` (a bound indexed there may be checked by the `if`)."""
+
+    def __init__(self, func: Func) -> None:
+        self.index = {p: k for k, p in enumerate(func.params)}
+        self.written: set[int] = set()
+        # a write whose memref traces back to neither a parameter nor an alloca (there is none
+        # today) counts as a write to every parameter
+        self.all_written = False
+        self.axes = [False, False, False]
+        self.bounds: dict[GridBound, None] = {}
+
+    def region(self, region: Region, guarded: bool) -> None:
+        for inst in region.insts:
+            self.inst(inst, guarded)
+            if inst.regions:
+                inner = guarded or inst.name == "if"
+                for sub in inst.regions:
+                    self.region(sub, inner)
+
+    def inst(self, inst: Inst, guarded: bool) -> None:
+        index = self.index
+        if not self.all_written:
+            for value in written_memrefs(inst):
+                origin = root(value)
+                if origin in index:
+                    self.written.add(index[origin])
+                elif origin.defining_inst is None or origin.defining_inst.name != "alloca":
+                    self.all_written = True
+                    break
         if inst.name in GRID_BUILTINS:
-            used[int(inst.props["mode"])] = True
-    return (used[0], used[1], used[2])
-
-
-def grid_bounds(func: Func) -> list[GridBound]:
-    """The parameter modes indexed directly by a group_id outside any `if` (see the module
-    docstring), in program order, without repeats."""
-    index = {p: k for k, p in enumerate(func.params)}
-    found: dict[GridBound, None] = {}
-    for inst in func.body.walk():
-        if _guarded(inst):
-            continue
-        operand = inst.operand("operand") if "operand" in inst.spec.operands else None
+            self.axes[int(inst.props["mode"])] = True
+        if guarded or "operand" not in inst.spec.operands:
+            return
+        operand = inst.operand("operand")
         if operand is None or operand not in index:
-            continue
+            return
         for mode, value in _indices(inst):
             axis = _group_id_axis(value)
             if axis is not None:
                 mode = -1 if isinstance(operand.type, GroupType) else mode
-                found[GridBound(axis, index[operand], mode)] = None
-    return list(found)
+                self.bounds[GridBound(axis, index[operand], mode)] = None
 
 
 def _indices(inst: Inst) -> list[tuple[int, Value]]:
@@ -111,16 +136,3 @@ def _group_id_axis(value: Value) -> int | None:
     if inst is None or inst.name != "group_id":
         return None
     return int(inst.props["mode"])
-
-
-def _guarded(inst: Inst) -> bool:
-    """Whether the instruction sits inside an `if` (its bound may be checked there)."""
-    region = inst.parent
-    while region is not None:
-        owner = region.owner
-        if not isinstance(owner, Inst):
-            return False
-        if owner.name == "if":
-            return True
-        region = owner.parent
-    return False

@@ -36,6 +36,17 @@ def memory_accesses(inst: Inst) -> Iterator[tuple[Value, bool]]:
                 yield v, True
 
 
+def written_memrefs(inst: Inst) -> list[Value]:
+    """The memref operands the instruction writes (the writes of `memory_accesses`), as a list:
+    most instructions write none, and asking costs no generator then."""
+    return [
+        v
+        for key in inst.spec.writes
+        for v in inst.operand_list(key)
+        if isinstance(v.type, MemrefType)
+    ]
+
+
 def view_source(value: Value) -> Value | None:
     """The memref (or group) a view is taken of, or None if `value` is a root."""
     inst = value.defining_inst

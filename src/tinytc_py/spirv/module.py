@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import math
 import struct
+import sys
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Final
 
 from .tables import (
     HAS_RESULT,
@@ -37,9 +39,14 @@ from .tables import (
 )
 
 #: Vector lengths OpenCL kernels may use (8 and 16 need the Vector16 capability).
-VECTOR_LENGTHS = frozenset({2, 3, 4, 8, 16})
-_FLOAT_FORMATS = {16: "<e", 32: "<f", 64: "<d"}
-_SCALAR_TYPE_OPS = frozenset({Op.TypeInt, Op.TypeFloat, Op.TypeBool})
+VECTOR_LENGTHS: Final = frozenset({2, 3, 4, 8, 16})
+_BIG_ENDIAN: Final = sys.byteorder == "big"
+_FLOAT_FORMATS: Final = {16: "<e", 32: "<f", 64: "<d"}
+_SCALAR_TYPE_OPS: Final = frozenset({Op.TypeInt, Op.TypeFloat, Op.TypeBool})
+# The opcode kinds op() and emit() check once per instruction. In the compiled module a Final
+# name is a C static; the names imported from tables would be a dictionary lookup each time.
+_RESULT_TYPE_OPS: Final = HAS_RESULT_TYPE
+_RESULT_OPS: Final = HAS_RESULT
 
 
 def string_words(text: str) -> array:
@@ -48,7 +55,10 @@ def string_words(text: str) -> array:
         raise ValueError(f"SPIR-V literal strings cannot contain NUL: {text!r}")
     data = text.encode() + b"\0"
     data += b"\0" * (-len(data) % 4)
-    return array("I", struct.unpack(f"<{len(data) // 4}I", data))
+    words = array("I", data)  # host byte order; the words hold the little-endian packing
+    if _BIG_ENDIAN:
+        words.byteswap()
+    return words
 
 
 def literal64(value: int) -> tuple[int, int]:
@@ -87,6 +97,17 @@ def emit(code: array, opcode: int, *operands: int | str) -> None:
     is one `fromlist` call, which appends all words or none; anything else falls back to
     `_emit_slow`, which also turns bad operands into a clear ValueError.
     """
+    _emit(code, opcode, operands)
+
+
+# Calls inside this module pass operands as one tuple to the underscore variants (_emit,
+# Block._op, Module._declare, Module._unique): in compiled code a call that spreads a sequence
+# into *operands (`emit(code, op, *rest)`) goes through the function's generic Python entry,
+# which parses the arguments again; a call with a tuple argument is a direct native call.
+
+
+def _emit(code: array, opcode: int, operands: tuple[int | str, ...]) -> None:
+    """`emit` with the operands as one tuple."""
     try:
         code.fromlist([((len(operands) + 1) << 16) | opcode, *operands])
     except (TypeError, OverflowError):  # fromlist appended nothing
@@ -153,7 +174,13 @@ class Block:
         not depend on `opcodes`: op() and emit() share that record, so skipping the check for
         a recorded opcode would accept op(Op.Store, ...) after emit(Op.Store, ...).
         """
-        if opcode not in HAS_RESULT_TYPE:
+        return self._op(opcode, result_type, operands, result_id)
+
+    def _op(
+        self, opcode: int, result_type: int, operands: tuple[int | str, ...], result_id: int
+    ) -> int:
+        """`op` with the operands as one tuple (see `_emit`)."""
+        if opcode not in _RESULT_TYPE_OPS:
             raise ValueError(f"{OP_NAMES.get(opcode, opcode)} has no result type; use emit()")
         new = opcode not in self.opcodes
         if not result_id:
@@ -173,16 +200,16 @@ class Block:
     def emit(self, opcode: int, *operands: int | str) -> None:
         """Emit an instruction without a result (OpStore, OpBranch, OpReturn, ...); the kind
         check is unconditional for the reason given in op()."""
-        if opcode in HAS_RESULT:
+        if opcode in _RESULT_OPS:
             raise ValueError(f"{OP_NAMES.get(opcode, opcode)} defines a result; use op()")
         new = opcode not in self.opcodes
-        emit(self.code, opcode, *operands)
+        _emit(self.code, opcode, operands)
         if new:
             self.opcodes[opcode] = None
 
     def ext_inst(self, result_type: int, ext_set: int, number: int, *operands: int) -> int:
         """OpExtInst: `number` of the instruction in the imported set `ext_set`."""
-        return self.op(Op.ExtInst, result_type, ext_set, number, *operands)
+        return self._op(Op.ExtInst, result_type, (ext_set, number, *operands), 0)
 
     def emitter(self, opcode: int, result_type: int, *prefix: int) -> Callable[..., int]:
         """`op` with a fixed opcode, result type and leading operands, as a function of the
@@ -190,7 +217,7 @@ class Block:
         kind (a GEMM's broadcasts and fmas): the opcode is checked here once, and each call
         only allocates the id and appends the words. The function appends to this block, so it
         is valid until the converter moves to another block."""
-        if opcode not in HAS_RESULT_TYPE:
+        if opcode not in _RESULT_TYPE_OPS:
             raise ValueError(f"{OP_NAMES.get(opcode, opcode)} has no result type; use emit()")
         module, code, opcodes = self.module, self.code, self.opcodes
         fixed = len(prefix) + 3
@@ -317,17 +344,17 @@ class Module:
         model: int = ExecutionModel.Kernel,
     ) -> None:
         """OpEntryPoint; from SPIR-V 1.4 `interface` must list every global variable it uses."""
-        emit(self.entry_points, Op.EntryPoint, model, function, name, *interface)
+        _emit(self.entry_points, Op.EntryPoint, (model, function, name, *interface))
 
     def add_execution_mode(self, function: int, mode: int, *literals: int) -> None:
-        emit(self.execution_modes, Op.ExecutionMode, function, mode, *literals)
+        _emit(self.execution_modes, Op.ExecutionMode, (function, mode, *literals))
 
     def name(self, target: int, text: str) -> None:
         """OpName (debug section); purely informative for dumps and driver messages."""
         emit(self.debug, Op.Name, target, text)
 
     def decorate(self, target: int, decoration: int, *literals: int | str) -> None:
-        emit(self.annotations, Op.Decorate, target, decoration, *literals)
+        _emit(self.annotations, Op.Decorate, (target, decoration, *literals))
 
     # types, constants and global variables -----------------------------------------------------
 
@@ -337,19 +364,27 @@ class Module:
         For opcodes with a result type, operands[0] is that type and the id goes after it;
         otherwise the id comes first. Use `unique` for anything that must exist only once.
         """
+        return self._declare(opcode, operands)
+
+    def _declare(self, opcode: int, operands: tuple[int | str, ...]) -> int:
+        """`declare` with the operands as one tuple (see `_emit`)."""
         result = self.new_id()
-        if opcode in HAS_RESULT_TYPE:
-            emit(self.globals, opcode, operands[0], result, *operands[1:])
+        if opcode in _RESULT_TYPE_OPS:
+            _emit(self.globals, opcode, (operands[0], result, *operands[1:]))
         else:
-            emit(self.globals, opcode, result, *operands)
+            _emit(self.globals, opcode, (result, *operands))
         return result
 
     def unique(self, opcode: int, *operands: int | str) -> int:
         """Like `declare`, but equal (opcode, operands) return the first instruction's id."""
+        return self._unique_of(opcode, operands)
+
+    def _unique_of(self, opcode: int, operands: tuple[int | str, ...]) -> int:
+        """`unique` with the operands as one tuple (see `_emit`)."""
         key = (opcode, *operands)
         result = self._unique.get(key)
         if result is None:
-            result = self._unique[key] = self.declare(opcode, *operands)
+            result = self._unique[key] = self._declare(opcode, operands)
             if opcode in _SCALAR_TYPE_OPS:
                 self._scalar_types[result] = key
         return result
@@ -388,7 +423,7 @@ class Module:
         return result
 
     def type_function(self, return_type: int, parameter_types: Sequence[int] = ()) -> int:
-        return self.unique(Op.TypeFunction, return_type, *parameter_types)
+        return self._unique_of(Op.TypeFunction, (return_type, *parameter_types))
 
     def constant(self, type_id: int, value: bool | int | float) -> int:
         """OpConstant of a scalar type made by this module (bool types give True/False).
@@ -421,7 +456,8 @@ class Module:
         else:
             bits = _int_bits(int(value), key[1], key[2])
         if key[1] > 32:
-            return self.unique(Op.Constant, type_id, *literal64(bits))
+            low, high = literal64(bits)
+            return self.unique(Op.Constant, type_id, low, high)
         return self.unique(Op.Constant, type_id, bits)
 
     def constant_bool(self, value: bool) -> int:
@@ -431,7 +467,7 @@ class Module:
         return self.unique(Op.ConstantNull, type_id)
 
     def constant_composite(self, type_id: int, constituents: Sequence[int]) -> int:
-        return self.unique(Op.ConstantComposite, type_id, *constituents)
+        return self._unique_of(Op.ConstantComposite, (type_id, *constituents))
 
     def variable(self, pointer_type: int, storage_class: int, initializer: int = 0) -> int:
         """A module-scope OpVariable (e.g. the Workgroup SLM array); never uniqued."""

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...analysis.coopmatrix_layout import CoopLayout, coop_layout
+from ...analysis.kernel_interface import kernel_interface
 from ...binary import ArgInfo, KernelInfo, ParamInfo
 from ...errors import UNKNOWN_LOCATION, CompilationError, Status
 from ...ir.enums import AddressSpace
@@ -35,7 +36,7 @@ from ..tables import (
     Op,
     StorageClass,
 )
-from .metadata import annotate, kernel_sizes
+from .metadata import annotate, kernel_sizes, param_facts
 
 # ---- dope vectors ------------------------------------------------------------------------------
 
@@ -93,6 +94,12 @@ def handler_table(*mixins: HandlerRows) -> Handlers:
 def not_implemented(inst: Inst, what: str = "") -> CompilationError:
     detail = what or f"SPIR-V conversion of '{inst.name}' is not implemented yet"
     return inst.error(Status.not_implemented, detail)
+
+
+_HANDLER_NAMES: dict[tuple[type, type, bool], str | None] = {}
+"""(converter class, instruction class, coopmatrix result) -> the name of its handler method
+(None: none): the same for every converter of a class, so the MRO is searched once per process
+(a converter binds the method once per class it meets)."""
 
 
 class ConverterBase:
@@ -185,6 +192,7 @@ class ConverterBase:
     def function(self, func: Func) -> None:
         sgs, wgs = kernel_sizes(func, self.core_info)
         self.sgs, self.wgs = sgs, wgs
+        self._layouts: dict[CoopmatrixType, CoopLayout] = {}  # see layout_of()
         self.values: dict[Value, object] = {}
         # (coopmatrix value, block label, vector form?) -> ids made by cm()/cm_vec() there
         self._cm_forms: dict[tuple[Value, int, bool], object] = {}
@@ -192,6 +200,9 @@ class ConverterBase:
         self.func = func
         self.stack = 0  # the function's local-memory (SLM) array (MemoryConversion.declare_stack)
         info = KernelInfo(func.name, wgs, sgs, bounds_checks=func.bounds_checks)
+        # the launch facts (written parameters, grid use) go into the metadata as it is made;
+        # the conversion does not change the IR they are read from
+        self.facts = kernel_interface(func)
         param_types: list[int] = []
         binders: list[tuple[int, Callable[[list[int]], None]]] = []
         for k, p in enumerate(func.params):
@@ -214,7 +225,7 @@ class ConverterBase:
         m.add_entry_point(fn.id, func.name, list(self.interface))
         m.add_execution_mode(fn.id, ExecutionMode.LocalSize, wgs[0], wgs[1], 1)
         m.add_execution_mode(fn.id, ExecutionMode.SubgroupSize, sgs)
-        annotate(info, func, self.core_info)
+        annotate(info, self.facts)
         self.kernels.append(info)
 
     def declare_stack(self) -> None:
@@ -232,6 +243,10 @@ class ConverterBase:
             info.args += [ArgInfo("shape", k, i) for i in dyn_shape]
             info.args += [ArgInfo("stride", k, i) for i in dyn_stride]
             types += [self.i64()] * (len(dyn_shape) + len(dyn_stride))
+            local = ty.addrspace is AddressSpace.local
+            name, text, written, alignment = param_facts(
+                self.func, k, self.facts, self.core_info, not local
+            )
             info.params.append(
                 ParamInfo(
                     "memref",
@@ -240,7 +255,11 @@ class ConverterBase:
                     len(types),
                     ty.shape,
                     ty.stride,
-                    local=ty.addrspace is AddressSpace.local,
+                    local=local,
+                    name=name,
+                    type=text,
+                    written=written,
+                    alignment=alignment,
                 )
             )
 
@@ -255,7 +274,21 @@ class ConverterBase:
             return self.group_parameter(k, p, ty, info)
         types = [self.ty(ty)]
         info.args.append(ArgInfo("scalar", k))
-        info.params.append(ParamInfo("scalar", str(ty), first, 1))
+        name, text, written, alignment = param_facts(
+            self.func, k, self.facts, self.core_info, False
+        )
+        info.params.append(
+            ParamInfo(
+                "scalar",
+                text,
+                first,
+                1,
+                name=name,
+                type=text,
+                written=written,
+                alignment=alignment,
+            )
+        )
 
         def bind_scalar(ids: list[int]) -> None:
             self.values[p] = ids[0]
@@ -278,6 +311,7 @@ class ConverterBase:
         if ty.offset == DYNAMIC:
             info.args.append(ArgInfo("group_offset", k))
             types.append(self.i64())
+        name, text, written, alignment = param_facts(self.func, k, self.facts, self.core_info, True)
         info.params.append(
             ParamInfo(
                 "group",
@@ -288,6 +322,10 @@ class ConverterBase:
                 mt.stride,
                 ty.size,
                 ty.offset,
+                name=name,
+                type=text,
+                written=written,
+                alignment=alignment,
             )
         )
 
@@ -332,6 +370,15 @@ class ConverterBase:
 
     def _find_handler(self, cls: type, coop: bool) -> Callable[[Inst], None] | None:
         """The handler of instructions of class `cls` (None: it has none)."""
+        key = (type(self), cls, coop)
+        if key in _HANDLER_NAMES:
+            name = _HANDLER_NAMES[key]
+        else:
+            name = _HANDLER_NAMES[key] = self._handler_name(cls, coop)
+        return getattr(self, name) if name is not None else None
+
+    def _handler_name(self, cls: type, coop: bool) -> str | None:
+        """The name of the handler method of `cls` along its MRO (None: it has none)."""
         names = self.handler_names()
         mro = cls.__mro__
         # a coopmatrix result: the component-wise handlers first (arith, cast, constant)
@@ -339,7 +386,7 @@ class ConverterBase:
             for klass in mro:
                 name = names.get((klass, want_coop))
                 if name is not None:
-                    return getattr(self, name)
+                    return name
         return None
 
     def val(self, v: Value, inst: Inst) -> int:
@@ -415,12 +462,17 @@ class ConverterBase:
         return self.cm(v, inst)
 
     def layout_of(self, ct: CoopmatrixType, inst: Inst) -> CoopLayout:
-        lay = coop_layout(ct, self.sgs)
+        """The layout of `ct` at the function's subgroup size; asked for per instruction, so
+        remembered per type (types are unique per context) for the function."""
+        lay = self._layouts.get(ct)
         if lay is None:
-            raise inst.error(
-                Status.ir_unsupported_coopmatrix_shape,
-                f"{ct}: the number of rows must be a power of two",
-            )
+            found = coop_layout(ct, self.sgs)
+            if found is None:
+                raise inst.error(
+                    Status.ir_unsupported_coopmatrix_shape,
+                    f"{ct}: the number of rows must be a power of two",
+                )
+            lay = self._layouts[ct] = found
         return lay
 
     def fresh_ids(self, ty: Type, inst: Inst) -> int | list[int] | CoopVector:

@@ -23,6 +23,7 @@ from ...ir.ops.memory import (
     SizeInst,
     SubviewInst,
 )
+from ...ir.region import Region
 from ...ir.types import DYNAMIC, as_memref
 from ..tables import Decoration, MemoryAccess, Op, StorageClass
 from .base import GroupDV, HandlerRows, MemrefDV
@@ -183,14 +184,7 @@ class MemoryConversion(ControlFlowConversion):
     def declare_stack(self) -> None:
         """The function's local-memory array variable, when it has allocas: declared before its
         body is converted, so its types come first (upstream's lit tests expect that order)."""
-        size = max(
-            (
-                (stack_ptr(a) or 0) + alloca_size(a)
-                for a in self.func.body.walk()
-                if isinstance(a, AllocaInst)
-            ),
-            default=0,
-        )
+        size = _stack_size(self.func.body)
         if not size:
             return
         m = self.mod
@@ -202,6 +196,18 @@ class MemoryConversion(ControlFlowConversion):
 
     def lifetime_stop(self, inst: Inst) -> None:
         """Only set-stack-ptr needs it."""
+
+
+def _stack_size(region: Region) -> int:
+    """The end of the highest alloca in `region` and its subregions (0: none): a recursive
+    walk, which the compiled module runs without a generator per level."""
+    size = 0
+    for inst in region.insts:
+        if isinstance(inst, AllocaInst):
+            size = max(size, (stack_ptr(inst) or 0) + alloca_size(inst))
+        for sub in inst.regions:
+            size = max(size, _stack_size(sub))
+    return size
 
 
 HANDLERS: HandlerRows = (

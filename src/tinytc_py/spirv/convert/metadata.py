@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from ...analysis.kernel_interface import grid_axes, grid_bounds, written_params
+from ...analysis.kernel_interface import KernelInterface
 from ...binary import KernelInfo
 from ...errors import CompilationError, Status
 from ...ir.attrs import ArrayAttr, IntegerAttr
@@ -51,20 +49,23 @@ def kernel_sizes(func: Func, core_info: CoreInfo) -> tuple[int, tuple[int, int]]
     return sgs, (w0, w1)
 
 
-def annotate(info: KernelInfo, func: Func, core_info: CoreInfo) -> None:
-    """Add the launch-check facts of `func` (names, types, written parameters, alignments, grid
-    use) to its metadata `info`, whose params the converter has filled in."""
-    written = written_params(func)
-    for k, (p, value) in enumerate(zip(info.params, func.params, strict=True)):
+def param_facts(
+    func: Func, k: int, facts: KernelInterface, core_info: CoreInfo, memory: bool
+) -> tuple[str, str, bool, int]:
+    """The launch-check facts of parameter k: its name, its IR type's text, whether the kernel
+    may write it and, for a memref or group in global memory (`memory`), the base alignment in
+    bytes the compiler assumes (its `alignment` attribute, else the core's default; 0 for the
+    others). The converter puts them into the parameter's ParamInfo when it creates it."""
+    value = func.params[k]
+    alignment = 0
+    if memory:
         attrs = func.param_attrs[k]
         align = attrs.get("alignment") if attrs is not None else None
-        alignment = 0
-        if p.kind != "scalar" and not p.local:
-            alignment = (
-                align.value if isinstance(align, IntegerAttr) else core_info.default_alignment
-            )
-        info.params[k] = replace(
-            p, name=value.name, type=str(value.type), written=k in written, alignment=alignment
-        )
-    info.grid_axes = grid_axes(func)
-    info.grid_bounds = tuple((b.axis, b.param, b.mode) for b in grid_bounds(func))
+        alignment = align.value if isinstance(align, IntegerAttr) else core_info.default_alignment
+    return value.name, str(value.type), k in facts.written, alignment
+
+
+def annotate(info: KernelInfo, facts: KernelInterface) -> None:
+    """Add the grid facts of the kernel to its metadata `info`."""
+    info.grid_axes = facts.axes
+    info.grid_bounds = tuple((b.axis, b.param, b.mode) for b in facts.bounds)
