@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 from ..errors import Status
 from ..ir.builder import IRBuilder
+from ..ir.dismantle import dismantle
 from ..ir.enums import Comp3
 from ..ir.inst import Inst
 from ..ir.ops import INSTRUCTIONS
@@ -307,3 +308,4 @@ class LowerForeach(FunctionPass):
             else:
                 lowering.foreach_tile()
             region.erase(inst)
+            dismantle(inst)
