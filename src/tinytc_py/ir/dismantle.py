@@ -36,12 +36,16 @@ def dismantle(inst: Inst) -> None:
 
 
 def dismantle_region(region: Region) -> None:
+    """Clears the back references inside `region` and empties it, so that an instruction or
+    region something still holds (a closure of a compiled pass, say) keeps nothing else
+    alive."""
     region.owner = None
     for p in region.params:
         p.uses.clear()
         p.region = None
     for inst in region.insts:
         dismantle(inst)
+    region.insts = []
 
 
 def dismantle_prog(prog: Prog) -> None:
