@@ -191,6 +191,10 @@ class Lowering:
             if param in last_vmap:
                 param.replace_all_uses_with(last_vmap[param])
         last.insts[last_pos:last_pos] = insts
+        # The value maps (a clone's maps every result of the body) go now: the compiled
+        # closures of foreach() are a cycle holding this object until the collector's scan.
+        self.copies.clear()
+        self.vmap.clear()
 
     def tile_loop_by_sgs(
         self, size: Int, block: int, tiles: int, sg_id: Value, ty: NumberType, body: BlockBody
