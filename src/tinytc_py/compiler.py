@@ -22,6 +22,7 @@ from .binary import Binary, KernelInfo
 from .errors import CompilationError, Status, TinytcError
 from .gc_pause import paused_gc
 from .ir.context import CompilerContext
+from .ir.dismantle import dismantle_prog
 from .ir.extensions import check_globals_enabled
 from .ir.region import Prog
 from .kernel_cache.keys import settings
@@ -111,7 +112,7 @@ def binary_of(source: str | Prog | Binary, core_info: CoreInfo) -> Binary:
         return source
     if isinstance(source, Prog):
         return compile_to_spirv(source, core_info)
-    return compile_text(source, core_info, _defaults(), lambda: _parsed(source))
+    return compile_text(source, core_info, _defaults(), lambda: _parsed(source), owned=True)
 
 
 def compile_text(
@@ -120,17 +121,20 @@ def compile_text(
     ctx: CompilerContext,
     make_prog: Callable[[], Prog],
     parsing: tuple | None = None,
+    owned: bool = False,
 ) -> Binary:
     """The binary of source `text` under the settings of `ctx`, looked up in the kernel cache
     before anything is parsed; on a miss, `make_prog()` parses it and the program is compiled.
     `parsing` (from `text_parsing`) says how `make_prog` reads the text: its name (in the
     messages of bounds-checked kernels), dialect and the settings it is parsed under; None
-    means no name, the "auto" dialect and the settings of `ctx`."""
+    means no name, the "auto" dialect and the settings of `ctx`. `owned`: the program
+    `make_prog()` returns is parsed for this compile and held by nobody else (not a C API
+    handle's), so it is dismantled after the compile."""
     if parsing is not None and parsing[:2] == ("", "auto") and parsing[2] == settings(ctx):
         parsing = None  # the same key as without
     corpus.record(lambda: text, core_info, ctx)
     return kernel_cache.text_binary(
-        text, core_info, ctx, lambda: _compile(make_prog, core_info), parsing
+        text, core_info, ctx, lambda: _compile(make_prog, core_info, owned), parsing
     )
 
 
@@ -154,11 +158,17 @@ def _parsed(text: str) -> Prog:
     return parse(text, CompilerContext())
 
 
-def _compile(make_prog: Callable[[], Prog], info: CoreInfo) -> Binary:
+def _compile(make_prog: Callable[[], Prog], info: CoreInfo, owned: bool = False) -> Binary:
     """`make_prog()` (a parse, or the program at hand) compiled to a validated binary, all
-    under one garbage-collector pause."""
+    under one garbage-collector pause. An `owned` program (parsed for this compile, held by
+    nobody else) is dismantled afterwards, so that reference counting frees it before the
+    collector's next scan (ir/dismantle.py)."""
     with paused_gc():
-        return assemble_module(compile_to_module(make_prog(), info))
+        prog = make_prog()
+        binary = assemble_module(compile_to_module(prog, info))
+        if owned:
+            dismantle_prog(prog)
+        return binary
 
 
 __all__ = [

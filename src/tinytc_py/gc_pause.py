@@ -16,27 +16,42 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from types import TracebackType
 
 _lock = threading.Lock()
 _active = 0  # compiles in progress (all threads)
 _restore = False  # whether the last one to finish turns the collector back on
 
 
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Run the body with the cyclic garbage collector off (re-entrant and thread-safe)."""
-    global _active, _restore
-    with _lock:
-        if _active == 0:
-            _restore = gc.isenabled()
-            gc.disable()
-        _active += 1
-    try:
-        yield
-    finally:
+class _Pause:
+    """The context manager `paused_gc()` returns: stateless (the state is the module's), so
+    one object serves every compile, without the generator a contextlib manager makes per
+    use."""
+
+    def __enter__(self) -> None:
+        global _active, _restore
+        with _lock:
+            if _active == 0:
+                _restore = gc.isenabled()
+                gc.disable()
+            _active += 1
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        global _active
         with _lock:
             _active -= 1
             if _active == 0 and _restore:
                 gc.enable()
+
+
+_PAUSE = _Pause()
+
+
+def paused_gc() -> _Pause:
+    """Run the body with the cyclic garbage collector off (re-entrant and thread-safe)."""
+    return _PAUSE

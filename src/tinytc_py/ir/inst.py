@@ -187,6 +187,33 @@ class Inst:
             self.loc, Status.invalid_arguments, f"expected a value, got {value!r}"
         )
 
+    def copy_with(self, operands: list[Value]) -> Inst:
+        """A copy of this instruction on `operands` (one per use, in order, each of the type of
+        the operand it replaces) with unnamed results and empty regions, made without verifying
+        again: `verify` reads only the operands' types, properties and attributes, all the same
+        as here. The passes' cloning takes this path when the types allow it."""
+        cls = type(self)
+        new = cls.__new__(cls)
+        new.loc = loc = self.loc
+        new.parent = None
+        new.attrs = self.attrs
+        new.props = dict(self.props)
+        new._segments = self._segments  # never changed after creation
+        new.uses = [Use(new, i, v) for i, v in enumerate(operands)]
+        new.results = results = []
+        for old in self.results:
+            v = Value(old.type, "", loc)
+            v.defining_inst = new
+            results.append(v)
+        new.regions = []
+        if self.regions:
+            from .region import Region
+
+            new.regions = [Region(kind, new) for kind in self.region_kinds]
+            for region, old_region in zip(new.regions, self.regions):
+                region.set_params([p.type for p in old_region.params])
+        return new
+
     # ---- access -------------------------------------------------------------------------------
 
     @property

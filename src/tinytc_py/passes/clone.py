@@ -1,5 +1,5 @@
-"""Helpers for passes that rewrite IR: copying instructions through a builder (each copy
-verifies itself when created) with a value map for operands."""
+"""Helpers for passes that rewrite IR: copying instructions through a builder (each copy is
+as valid as its original) with a value map for operands."""
 
 from __future__ import annotations
 
@@ -10,22 +10,28 @@ from ..ir.values import Value
 
 
 def clone_inst(b: IRBuilder, inst: Inst, vmap: dict[Value, Value], named: bool = True) -> Inst:
-    """Appends a copy of `inst` (with its regions) at the builder's insertion point.
+    """Appends a copy of `inst` (with its regions) at the builder's insertion point. A copy
+    whose operands keep their types is valid as the original is and skips verification
+    (Inst.copy_with); the others are verified as they are created.
 
     Operands found in `vmap` are replaced; results and region parameters of the copy are added
     to `vmap`. With `named` false the copies are unnamed (the printer numbers them), as
     upstream's copies are."""
     get = vmap.get
-    operands: dict[str, Value | list[Value] | None] = {}
-    for key, suffix in inst.spec.operand_slots:
-        if suffix == "*":
-            operands[key] = [get(v, v) for v in inst.operand_list(key)]
-        else:
-            v = inst.operand(key)
-            operands[key] = None if v is None else get(v, v)
+    mapped = [get(u.value, u.value) for u in inst.uses]
     results = inst.results
-    types = [r.type for r in results] if inst.spec.result else None
-    new = type(inst)(operands, inst.props, types, inst.loc, inst.attrs)  # props are copied
+    if all(m.type is u.value.type for m, u in zip(mapped, inst.uses)):
+        new = inst.copy_with(mapped)  # valid as the original is
+    else:
+        operands: dict[str, Value | list[Value] | None] = {}
+        for key, suffix in inst.spec.operand_slots:
+            if suffix == "*":
+                operands[key] = [get(v, v) for v in inst.operand_list(key)]
+            else:
+                v = inst.operand(key)
+                operands[key] = None if v is None else get(v, v)
+        types = [r.type for r in results] if inst.spec.result else None
+        new = type(inst)(operands, inst.props, types, inst.loc, inst.attrs)  # props are copied
     b.insert(new, [r.name for r in results] if named else None)
     for old_region, new_region in zip(inst.regions, new.regions, strict=True):
         for old_p, new_p in zip(old_region.params, new_region.params, strict=True):

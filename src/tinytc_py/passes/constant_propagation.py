@@ -25,6 +25,7 @@ from ..ir.enums import OptFlag
 from ..ir.inst import Inst
 from ..ir.ops import INSTRUCTIONS
 from ..ir.ops.arith import ArithBinaryInst, ArithUnaryInst, CastInst, CompareInst, MathInst
+from ..ir.ops.folds import Scalar
 from ..ir.ops.memory import SizeInst
 from ..ir.ops.spmd import SubgroupBroadcastInst
 from ..ir.region import Region
@@ -40,6 +41,18 @@ Replacement = Value | tuple[str, object]
 class Folder:
     def __init__(self, unsafe_fp_math: bool) -> None:
         self.unsafe = unsafe_fp_math
+        # value -> its known constant, once normalised: a constant is usually read by many
+        # instructions (a chain of 1000 on one scalar normalised it 1000 times)
+        self._known: dict[Value, Scalar] = {}
+
+    def known(self, v: Value) -> Scalar | None:
+        """fold.known(v), remembered for the values found constant."""
+        found = self._known.get(v)
+        if found is None:
+            found = fold.known(v)
+            if found is not None:
+                self._known[v] = found
+        return found
 
     def region(self, region: Region) -> None:
         """Folds in program order; the instruction list is rebuilt once (no O(n) insert each)."""
@@ -64,7 +77,7 @@ class Folder:
         if isinstance(inst, ArithUnaryInst):
             return self.unary(inst)
         if isinstance(inst, MathInst):
-            ca = fold.known(inst.operand("a"))
+            ca = self.known(inst.operand("a"))
             value = None if ca is None else inst.folds.evaluate(inst.result.type, ca)
             return None if value is None else ("constant", value)
         if isinstance(inst, CompareInst):
@@ -72,11 +85,11 @@ class Folder:
         if isinstance(inst, CastInst):
             return self.cast(inst)
         if isinstance(inst, SizeInst):
-            size = fold.known(inst.result)
+            size = self.known(inst.result)
             return None if size is None else ("constant", size)
         if isinstance(inst, SubgroupBroadcastInst):
             a = inst.operand("a")
-            return a if fold.known(a) is not None else None
+            return a if self.known(a) is not None else None
         return None
 
     def binary(self, inst: ArithBinaryInst) -> Replacement | None:
@@ -90,7 +103,7 @@ class Folder:
             # The conversion multiplies complex coopmatrix components with the full formula, not
             # the real-factor scaling the scalar folds assume ((inf,1)*(1,0) is (inf,NaN) there).
             return None
-        ca, cb = fold.known(a), fold.known(b)
+        ca, cb = self.known(a), self.known(b)
         if inst.folds.divides and as_number(ty).is_integer and cb == 0:
             raise CompilationError(
                 inst.loc,
@@ -114,13 +127,13 @@ class Folder:
 
     def unary(self, inst: ArithUnaryInst) -> Replacement | None:
         a = inst.operand("a")
-        ca = fold.known(a)
+        ca = self.known(a)
         value = None if ca is None else inst.folds.evaluate(element_type(a.type), ca)
         return None if value is None else ("constant", value)
 
     def compare(self, inst: CompareInst) -> Replacement | None:
         a, b = inst.operand("a"), inst.operand("b")
-        ca, cb = fold.known(a), fold.known(b)
+        ca, cb = self.known(a), self.known(b)
         if ca is None or cb is None:
             return None
         value = inst.folds.evaluate(a.type, ca, cb)
@@ -130,7 +143,7 @@ class Folder:
         a = inst.operand("a")
         if a.type is inst.result.type:
             return a
-        ca = fold.known(a)
+        ca = self.known(a)
         if ca is None:
             return None
         value = fold.cast(element_type(a.type), element_type(inst.result.type), ca)

@@ -21,6 +21,7 @@ side effect is erased right after them.
 
 from __future__ import annotations
 
+from ..ir.dismantle import dismantle
 from ..ir.inst import Inst
 from ..ir.ops.control import ForInst, IfInst, YieldInst
 from ..ir.ops.memory import AllocaInst, LifetimeStopInst
@@ -53,9 +54,10 @@ def _unused_alloca(inst: Inst) -> bool:
 
 
 def _discard(inst: Inst) -> None:
-    """Detaches an instruction whose results are unused (the region list is rebuilt later)."""
+    """Detaches an instruction whose results are unused (the region list is rebuilt later) and
+    breaks its reference cycles (ir/dismantle.py)."""
     inst.drop_uses()
-    inst.parent = None
+    dismantle(inst)
 
 
 def _inline_branch(inst: Inst, taken: Region) -> list[Inst]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 from ..analysis.coopmatrix_layout import coop_layout
 from ..errors import Status
 from ..ir.builder import IRBuilder
+from ..ir.dismantle import dismantle
 from ..ir.inst import Inst
 from ..ir.ops.coopmatrix import CoopApplyInst
 from ..ir.types import as_coopmatrix
@@ -107,3 +108,4 @@ def lower_apply(b: IRBuilder, inst: Inst, sgs: int) -> None:
     at = region.insts.index(inst)
     region.insts[at:at] = new
     region.erase(inst)
+    dismantle(inst)

@@ -26,11 +26,14 @@ from collections.abc import Callable
 
 from ..errors import Status
 from ..ir.builder import IRBuilder
+from ..ir.dismantle import dismantle
 from ..ir.enums import Comp3
 from ..ir.inst import Inst
+from ..ir.nesting import MAX_NESTING, nesting_error, region_depth
 from ..ir.ops import INSTRUCTIONS
 from ..ir.ops.arith import ArithBinaryInst
 from ..ir.ops.control import ForeachInst, ForeachTileInst
+from ..ir.region import Region
 from ..ir.types import NumberType
 from ..ir.values import Value
 from . import fold
@@ -108,6 +111,24 @@ class Fold:
 BlockBody = Callable[[Int, bool, Int], None]
 
 
+def nested_depths(region: Region) -> list[tuple[Inst, int]]:
+    """The instructions with regions inside `region`, in program order, each with the number
+    of regions between it and `region` (0 for its own instructions). (A loop, not a recursive
+    closure, which would be a reference cycle holding the instructions after the pass.)"""
+    found: list[tuple[Inst, int]] = []
+    stack = [(iter(region.insts), 0)]
+    while stack:
+        insts, d = stack[-1]
+        for inst in insts:
+            if inst.regions:
+                found.append((inst, d))
+                stack.extend((iter(sub.insts), d + 1) for sub in reversed(inst.regions))
+                break
+        else:
+            stack.pop()
+    return found
+
+
 class Lowering:
     """Builds the replacement of one foreach / foreach_tile inside a new parallel region."""
 
@@ -118,6 +139,8 @@ class Lowering:
         self.to = inst.operand_list("to")
         self.body = inst.regions[0]
         self.vmap: dict[Value, Value] = {}
+        # where copies of the body go: (region, position, the parameters' values there)
+        self.copies: list[tuple[Region, int, dict[Value, Value]]] = []
 
     # ---- building blocks ----------------------------------------------------------------------
 
@@ -132,7 +155,46 @@ class Lowering:
             self.vmap[param] = self.f.value(x, param.type)
 
     def clone_body(self) -> None:
-        clone_region(self.b, self.body, self.b.region, dict(self.vmap))
+        """A copy of the body goes here; `place_bodies` makes them once the loops are built."""
+        region = self.b.region
+        self.copies.append((region, len(region.insts), dict(self.vmap)))
+
+    def place_bodies(self) -> None:
+        """Fills in the copies of the body (the builder only appends, so each recorded position
+        is still where its copy belongs): clones, except that the last copy is the body itself,
+        moved (the foreach is erased afterwards), which halves the instructions made when a
+        remainder block follows the full blocks. The nesting limit is checked first, as the
+        builder checks each clone's instructions."""
+        deep = nested_depths(self.body)
+        for region, _pos, _vmap in self.copies:
+            if deep:
+                depth = region_depth(region)
+                for inst, d in deep:
+                    if depth + d >= MAX_NESTING:
+                        raise nesting_error(inst.loc)
+        if not self.copies:
+            return
+        *clones, (last, last_pos, last_vmap) = self.copies
+        for region, pos, vmap in reversed(clones):  # later positions first
+            start = len(region.insts)
+            clone_region(self.b, self.body, region, vmap)
+            insts = region.insts[start:]
+            del region.insts[start:]
+            region.insts[pos:pos] = insts
+            if region is last:
+                last_pos += len(insts)
+        insts = self.body.insts
+        self.body.insts = []
+        for inst in insts:
+            inst.parent = last
+        for param in self.body.params:
+            if param in last_vmap:
+                param.replace_all_uses_with(last_vmap[param])
+        last.insts[last_pos:last_pos] = insts
+        # The value maps (a clone's maps every result of the body) go now: the compiled
+        # closures of foreach() are a cycle holding this object until the collector's scan.
+        self.copies.clear()
+        self.vmap.clear()
 
     def tile_loop_by_sgs(
         self, size: Int, block: int, tiles: int, sg_id: Value, ty: NumberType, body: BlockBody
@@ -306,4 +368,6 @@ class LowerForeach(FunctionPass):
                 lowering.foreach()
             else:
                 lowering.foreach_tile()
+            lowering.place_bodies()
             region.erase(inst)
+            dismantle(inst)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import CompilationError
+from ..ir.dismantle import dismantle
 from ..ir.inst import Inst
 from ..ir.ops.blas import (
     AxpbyInst,
@@ -104,3 +105,4 @@ class LowerLinalg(FunctionPass):
         pos = region.insts.index(inst)
         region.insts[pos:pos] = new
         region.erase(inst)
+        dismantle(inst)
