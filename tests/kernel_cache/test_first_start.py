@@ -1,8 +1,9 @@
 """What a program's first start pays for the kernel cache beyond its compile: the compiler
 version in a checkout is the content digest the compiled modules' import hook already took
-(no second walk of the sources), and a folder the process made itself is not listed to keep
-it under its bound until the bytes written pass the bound (store.py, stats.FROM_EMPTY),
-while a folder another process made, or whose statistics were lost, still is."""
+(no second walk of the sources), and a new folder, made with statistics marked empty
+(trust.make_folder, stats.FROM_EMPTY), is not listed to keep it under its bound until the
+bytes written pass the bound, while a folder made without them, or whose statistics were lost
+(even before the first write), still is."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 
 from tinytc_py import compiled
 from tinytc_py.cli import cache as cli_cache
-from tinytc_py.kernel_cache import stats, store, version
+from tinytc_py.kernel_cache import stats, store, trust, version
 
 PAYLOAD = bytes(range(256)) * 16  # 4 KiB
 
@@ -181,3 +182,26 @@ def test_an_entry_written_while_the_cache_is_cleared_is_counted(
     assert cli_cache.main(["clear"]) == 0
     assert [p.name for p in cache.glob("*" + store.SUFFIX)] == ["late" + store.SUFFIX]
     assert stats.totals().get("bytes_written", 0) >= folder_bytes(cache) > 0
+
+
+def test_statistics_lost_between_making_the_folder_and_the_first_write_are_not_from_empty(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lookup makes the folder before its compile and device build (locks.py), and its first
+    statistics update comes after them. Others' entries written meanwhile, then the statistics
+    lost: the new totals did not begin with an empty folder, so the next write lists it."""
+    trust.make_folder(trust.checked())
+    others = (
+        "from tinytc_py.kernel_cache import store\n"
+        "for i in range(40):\n"
+        "    store.put(f'other-{i}', bytes(4096))\n"
+    )
+    subprocess.run([sys.executable, "-c", others], env=dict(os.environ), check=True)
+    (cache / stats.FILE).unlink()
+    bound = int(0.1 * 1024 * 1024)
+    monkeypatch.setenv("TINYTC_CACHE_MAX_MB", "0.1")
+    listings = Listings(monkeypatch)
+    store.put("a", bytes(4096))
+    assert listings.entries == 1
+    assert folder_bytes(cache) <= bound
+    assert stats.FROM_EMPTY not in stats.totals()

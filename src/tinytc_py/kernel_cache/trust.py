@@ -206,61 +206,46 @@ def entry_trusted(st: os.stat_result, folder: Folder) -> bool:
 
 
 def make_folder(folder: Folder) -> None:
-    """Create the kernels folder if it is missing: private for a user (mkdir's mode, so it
-    is never visible with another), group-writable with the setgid bit for a shared one,
-    which is prepared under a temporary name and renamed into place, so another process never
-    sees it with the wrong group or mode. The cache folder above is created when missing."""
+    """Create the kernels folder if it is missing, prepared under a temporary name and
+    renamed into place, so another process never sees it with the wrong group or mode or
+    without its statistics file: private for a user, group-writable with the setgid bit for
+    a shared one. The cache folder above is created when missing."""
     if folder.exists or folder.path.is_dir():
         return
     try:
-        made = _make(folder)
+        _make(folder)
     except FileNotFoundError:
         folder.path.parent.mkdir(parents=True, exist_ok=True, mode=USER_DIR_MODE)
-        made = _make(folder)
-    if made:
-        _fresh.add(folder.path)
+        _make(folder)
 
 
-_fresh: set[Path] = set()
-"""Folders this process created, empty, whose statistics it has not updated since
-(`created_empty`)."""
+def _make(folder: Folder) -> None:
+    """`make_folder` below an existing cache folder; raises OSError when it cannot be made
+    and no folder of that name exists. The temporary folder gets its mode and group, then,
+    while it is known to be empty, the statistics file that says so (stats.start_empty: the
+    size bound then needs no listing of a new folder). Several processes may make the folder
+    at once, and a rename onto an existing folder succeeds when that folder is empty (Linux),
+    so more than one rename may succeed; but each prepared folder holds its statistics file,
+    so a rename never replaces one of them, and whichever folder ends up in place carries a
+    correct mark (one found empty, say after its statistics file was removed, held nothing
+    to lose)."""
+    from . import stats  # imported here: stats.py imports this module
 
-
-def created_empty(path: Path) -> bool:
-    """Whether this process created folder `path` (then empty) and has not asked since; the
-    statistics' first update after the creation asks (stats.py: an epoch that began with an
-    empty folder bounds the folder's size by its bytes written)."""
-    if path not in _fresh:
-        return False
-    _fresh.discard(path)
-    return True
-
-
-def _make(folder: Folder) -> bool:
-    """`make_folder` below an existing cache folder: True when this call created it, False
-    when another process had; raises OSError when it cannot be made and no folder of that
-    name exists."""
-    if folder.group is None:
-        try:
-            folder.path.mkdir(mode=USER_DIR_MODE)
-        except FileExistsError:
-            if not folder.path.is_dir():
-                raise
-            return False
-        return True
     tmp = folder.path.with_name(f".tmp-{SUB}-{secrets.token_hex(6)}")
     tmp.mkdir(mode=USER_DIR_MODE)
     try:
-        os.chown(tmp, -1, folder.group)
-        os.chmod(tmp, GROUP_DIR_MODE)
+        if folder.group is not None:
+            os.chown(tmp, -1, folder.group)
+            os.chmod(tmp, GROUP_DIR_MODE)
+        stats.start_empty(Folder(tmp, folder.group, True))
         os.rename(tmp, folder.path)
     except OSError:
         with contextlib.suppress(OSError):
+            for leftover in tmp.iterdir():
+                leftover.unlink()
             tmp.rmdir()
         if not folder.path.is_dir():
             raise
-        return False
-    return True
 
 
 def share(fd: int, folder: Folder, mode: int = GROUP_FILE_MODE) -> None:
