@@ -229,12 +229,18 @@ for i in range(int(count)):
 
 
 @pytest.mark.timeout(120, method="thread")
+@pytest.mark.parametrize("folder", ["made beforehand", "not made yet"])
 def test_processes_writing_at_once_stay_under_the_bound(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, folder: str
 ) -> None:
     """Four processes write 60 entries of 4 kB each into a 100 kB bound: every process's
     estimate counts the others' writes (the shared statistics total), so the folder ends under
-    the bound and most entries were evicted, the earliest first, each counted once."""
+    the bound and most entries were evicted, the earliest first, each counted once. Not made
+    yet: the processes race to make the folder, and the statistics of the one that lands start
+    an epoch from an empty folder, in which no write lists it until the bytes written pass
+    the bound."""
+    if folder == "not made yet":
+        cache.rmdir()
     bound_mb, writers, count = 0.1, 4, 60
     env = {k: v for k, v in os.environ.items() if not k.startswith("TINYTC_CACHE")}
     env |= {"TINYTC_CACHE_DIR": str(tmp_path), "TINYTC_CACHE_MAX_MB": str(bound_mb)}
@@ -253,7 +259,6 @@ def test_processes_writing_at_once_stay_under_the_bound(
     for proc in procs:
         _, err = proc.communicate()
         assert proc.returncode == 0, err
-    cache = tmp_path / "kernels"
     assert folder_bytes(cache) <= bound_mb * 1024 * 1024
     kept = {f.name.removesuffix(store.SUFFIX) for f in cache.glob("*" + store.SUFFIX)}
     assert kept  # the entries written last (which ones depends on the processes' interleaving)
@@ -261,4 +266,5 @@ def test_processes_writing_at_once_stay_under_the_bound(
     monkeypatch.setenv("TINYTC_CACHE_DIR", str(tmp_path))
     totals = stats.totals()
     assert totals["evicted"] == writers * count - len(kept)
-    assert not list(cache.glob(".tmp-*"))
+    assert totals.get(stats.FROM_EMPTY) == (1 if folder == "not made yet" else None)
+    assert not list(cache.glob(".tmp-*")) and not list(tmp_path.glob(".tmp-*"))
