@@ -7,11 +7,15 @@ package), and reading that one file is the whole cost. A checkout has no such fi
 import hook of the compiled modules (compiled.py) has already hashed every source's content
 in this process, at the first import of a compiled module, to decide whether they match the
 sources; that digest, the same function the wheel records, is the version at no further cost.
-Without it (`TINYTC_PURE_PYTHON=1`, or nothing compiled) the version is a digest of the name,
-size and modification time of each source file, which costs one stat call per file (0.5-1 ms,
-once per process) and follows every edit. Both are taken once per process; the two kinds
-never equal each other, so a pure-Python process and a compiled one in a checkout keep
-separate entries, each correct.
+Without it (`TINYTC_PURE_PYTHON=1`, nothing compiled, or a build the hook turned down before
+hashing: its manifest lists other modules or was made for another Python) the version is a
+digest of the name, size and modification time of each source file, which costs one stat call
+per file (0.5-1 ms, once per process) and follows every edit. Both are taken once per process
+and the two kinds never equal each other, so a process keys by the content digest whenever
+the hook hashed the sources, whether it then loaded the compiled modules or, the build being
+stale, the sources, and by the stat digest otherwise. Processes of the same sources may so
+keep separate entries, or share them between compiled and pure-Python code; either is
+correct, as both give the same output (tests/test_compiled.py).
 """
 
 from __future__ import annotations
