@@ -43,6 +43,11 @@ first touch and the previous function's threads are excluded; timing.interleaved
 why). GFLOP/s counts 2*M*N*K flops per batch entry for every column. "best other" is the best
 of numpy, bmm, MKL, libxsmm and upstream, "ours/best" our cost-model kernel against it. "blocks" names
 the register blocks (model/tuned, row blocks x columns, k unrolling; analysis/gemm_model.py).
+Every column's result on the timed arrays (and our kernels' small launch) is compared with
+NumPy as an error relative to the result's largest magnitude (`relative_error`); a column whose
+error passes `tolerance` (ten roundings per term of the K-term dot products) shows FAILED
+instead of its figure, is left out of "best other", and the script exits with status 1. "err"
+is the largest of the columns' errors.
 
 Peak: the measured FMA peak of the ISA the code is generated for (gemm_anchors.fma_peak: a loop
 of FMAs on 10 independent accumulators on all logical CPUs, compiled for the native ISA or for
@@ -106,6 +111,41 @@ def aligned_stack(x: np.ndarray) -> np.ndarray:
     out = flat.reshape((rows, cols, batch), order="F")
     out[...] = x.transpose(1, 2, 0)
     return out
+
+
+def relative_error(got: np.ndarray, want: np.ndarray) -> float:
+    """The largest error of `got` relative to the largest magnitude in `want` (at least 1)."""
+    return float(np.max(np.abs(got - want)) / max(1.0, float(np.max(np.abs(want)))))
+
+
+def tolerance(ty: str, k: int) -> float:
+    """The largest `relative_error` a correct column shows: ten roundings per term of its
+    K-term dot products (an order of magnitude above the errors of correct columns)."""
+    return 10 * k * float(np.finfo(TYPES[ty]).eps)
+
+
+def timed_errors(
+    fns: dict[str, Callable[[], None]], c: np.ndarray, want: np.ndarray
+) -> dict[str, float]:
+    """Each column's `relative_error` on the arrays it is timed on: `fns[name]()` once with C
+    (the column-major stack `c`) zeroed before, against `want` (batch, M, N)."""
+    errors = {}
+    for name, fn in fns.items():
+        c[...] = 0
+        fn()
+        errors[name] = relative_error(c.transpose(2, 0, 1), want)
+    return errors
+
+
+def cells(
+    figures: dict[str, float], errors: dict[str, float], tol: float, names: tuple[str, ...]
+) -> str:
+    """The figures of columns `names` (nan when not run), FAILED for a column whose error
+    passes `tol`."""
+    return " ".join(
+        f"{'FAILED':>7}" if errors.get(x, 0.0) > tol else f"{figures.get(x, float('nan')):>7.1f}"
+        for x in names
+    )
 
 
 class Case:
@@ -181,12 +221,12 @@ class Case:
         return tuple(cla.to_device(self.queue, fortran_stack(x)) for x in (a, b, c))
 
     def check(self) -> float:
+        """The relative error of one small launch on pyopencl arrays (`relative_error`)."""
         a, b, c = self.data(37)
         arrays = self.to_device(a, b, c)
         self.launch(arrays, 37)()
         got = arrays[2].get().transpose(2, 0, 1)
-        want = self.alpha * np.matmul(a, b) + self.beta * c
-        return float(np.max(np.abs(got - want)) / max(1.0, float(np.max(np.abs(want)))))
+        return relative_error(got, self.alpha * np.matmul(a, b) + self.beta * c)
 
     def batch(self, mb: float) -> int:
         """The batch whose A, B and C take `mb` MiB."""
@@ -234,9 +274,9 @@ def block_names(m: int, n: int, k: int, ty: str, dev: object, tune: bool) -> str
     return f"{model.text()}/{tuned[key].text() if key in tuned else '-'}"
 
 
-def run_isa(args: argparse.Namespace) -> None:
+def run_isa(args: argparse.Namespace) -> bool:
     """The table of one ISA (CL_CONFIG_CPU_TARGET_ARCH and the other columns' switches are
-    already set for this process)."""
+    already set for this process); False when a column failed its check."""
     from tinytc_py.runtime import device
     from tinytc_py.runtime.opencl import core_info_for
 
@@ -283,23 +323,26 @@ def run_isa(args: argparse.Namespace) -> None:
     )
     print(head)
     print("-" * len(head))
+    ok = True
     for ty in args.types.split(","):
         for m, n, k in shapes:
-            row(args, m, n, k, ty, peak[ty], torch, libs, dev, upstream)
+            ok &= row(args, m, n, k, ty, peak[ty], torch, libs, dev, upstream)
+    return ok
 
 
 def row(
     args, m: int, n: int, k: int, ty: str, peak: float, torch, libs: dict, dev, upstream
-) -> None:
+) -> bool:
+    """Times and prints one row; False when a column's result failed its check."""
     case = Case(m, n, k, ty, args.sizes_attr)
     tuned_case = Case(m, n, k, ty, args.sizes_attr, tune=not args.no_tune)
-    tuned_case.queue = case.queue  # one queue: the kernels share the device arrays
-    err = max(case.check(), tuned_case.check())
+    tuned_case.queue = case.queue  # one queue: the kernels run in order on the same host arrays
+    small = {"ours": case.check(), "tuned": tuned_case.check()}  # a launch on pyopencl arrays
     up_case = None
     if upstream is not None:
         up_case = Case(m, n, k, ty, spirv=upstream.spirv(kernel_text(m, n, k, ty)))
         up_case.queue = case.queue
-        err = max(err, up_case.check())
+        small["upstr"] = up_case.check()
     batch = case.batch(args.mb)
     a, b, c = case.data(batch)
     fa, fb, fc = (aligned_stack(x) for x in (a, b, c))  # every column's memory
@@ -320,24 +363,24 @@ def row(
         fns["mkl"] = gemm_anchors.mkl_gemm(libs["mkl"], m, n, k, fa, fb, fc)
     if libs["xsmm"] is not None:
         fns["xsmm"] = gemm_anchors.xsmm_gemm(libs["xsmm"], m, n, k, fa, fb, fc)
-    want = np.matmul(a, b)
-    for fn in fns.values():  # every column's result on the shared memory
-        fc[...] = 0
-        fn()
-        err = max(err, float(np.max(np.abs(fc.transpose(2, 0, 1) - want))))
+    errors = timed_errors(fns, fc, np.matmul(a, b))  # every column on the timed arrays
+    errors = {name: max(e, small.get(name, 0.0)) for name, e in errors.items()}
+    tol = tolerance(ty, k)
     flops = 2.0 * m * n * k * batch
     gflops = {name: flops / t * 1e-9 for name, t in interleaved_medians(fns, args.repeat).items()}
     nan = float("nan")
     ours, tuned = gflops["ours"], gflops["tuned"]
-    others = {name: gflops.get(name, nan) for name in ("numpy", "bmm", "mkl", "xsmm", "upstr")}
-    best = max((g for g in others.values() if g == g), default=nan)
-    cells = " ".join(f"{g:>7.1f}" for g in others.values())
+    names = ("numpy", "bmm", "mkl", "xsmm", "upstr")
+    passed = [gflops[x] for x in names if x in gflops and errors[x] <= tol]
+    best = max(passed, default=nan)
     print(
-        f"{f'{m}x{n}x{k}':>10} {ty:>4} {batch:>7} {ours:>7.1f} {100 * ours / peak:>5.1f}% "
-        f"{tuned:>7.1f} {100 * tuned / peak:>5.1f}% {cells} {ours / best:>9.2f} "
-        f"{block_names(m, n, k, ty, dev, not args.no_tune):>19} {err:>8.1e}",
+        f"{f'{m}x{n}x{k}':>10} {ty:>4} {batch:>7} {cells(gflops, errors, tol, ('ours',))} "
+        f"{100 * ours / peak:>5.1f}% {cells(gflops, errors, tol, ('tuned',))} "
+        f"{100 * tuned / peak:>5.1f}% {cells(gflops, errors, tol, names)} {ours / best:>9.2f} "
+        f"{block_names(m, n, k, ty, dev, not args.no_tune):>19} {max(errors.values()):>8.1e}",
         flush=True,
     )
+    return all(e <= tol for e in errors.values())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -379,8 +422,7 @@ def main(argv: list[str] | None = None) -> int:
         if isas[0] != "native":  # before the runtimes' first use
             os.environ[TARGET_ARCH_ENV] = isas[0]
             os.environ.update(gemm_anchors.AVX2_ENV)
-        run_isa(args)
-        return 0
+        return 0 if run_isa(args) else 1
     status = 0
     for isa in isas:
         skip = {TARGET_ARCH_ENV, *gemm_anchors.AVX2_ENV}

@@ -16,7 +16,9 @@ per entry), in GFLOP/s of the GEMM (2*M*N*K per entry) per busy core pair:
   "floor", no change of the GEMM code can make the row faster;
 - xsmm: libxsmm (gemm_anchors.py), OpenMP static over the batch.
 All columns run on the same column-major NumPy stacks (gemm_batched.aligned_stack: 2 MiB
-aligned), which our kernels use in place.
+aligned), which our kernels use in place. "ours" and "xsmm" are checked on these arrays, "floor"
+on a small batch, each as gemm_batched.py checks its columns (a relative error; FAILED instead
+of the figure above the tolerance, and exit status 1); "err" is the largest of these errors.
 The columns are timed in interleaved rounds (timing.interleaved_medians) as CPU time of the
 process per launch, which on a shared machine varies less than the elapsed time (a descheduled
 process accrues none); with both cores busy it equals twice the elapsed time.
@@ -32,7 +34,16 @@ import time
 import numpy as np
 
 import gemm_anchors
-from gemm_batched import TYPES, Case, aligned_stack, kernel_text
+from gemm_batched import (
+    TYPES,
+    Case,
+    aligned_stack,
+    cells,
+    kernel_text,
+    relative_error,
+    timed_errors,
+    tolerance,
+)
 from timing import cpu_description
 from tinytc_py.gemm_tuning import time_candidates
 
@@ -107,15 +118,16 @@ def floor_expected(a: np.ndarray, b: np.ndarray, s: int) -> np.ndarray:
 
 
 def floor_check(case: Case, s: int) -> float:
-    """The floor kernel's largest error on a small batch."""
+    """The floor kernel's `relative_error` on a small batch."""
     a, b, c = case.data(5)
     arrays = case.to_device(a, b, c)
     case.launch(arrays, 5)()
     got = arrays[2].get().transpose(2, 0, 1)
-    return float(np.max(np.abs(got - floor_expected(a, b, s))))
+    return relative_error(got, floor_expected(a, b, s))
 
 
-def row(args: argparse.Namespace, m: int, n: int, k: int, ty: str, xsmm, s: int) -> None:
+def row(args: argparse.Namespace, m: int, n: int, k: int, ty: str, xsmm, s: int) -> bool:
+    """Times and prints one row; False when a column's result failed its check."""
     ours = Case(m, n, k, ty)
     cases = {
         "ours": ours,
@@ -123,13 +135,18 @@ def row(args: argparse.Namespace, m: int, n: int, k: int, ty: str, xsmm, s: int)
         "floor": Case(m, n, k, ty, text=floor_text(m, n, k, ty, s)),
     }
     for case in cases.values():
-        case.queue = ours.queue  # one queue: the kernels share the device arrays
-    err = max(ours.check(), floor_check(cases["floor"], s))  # "cached" writes 8 entries
-    batch = ours.batch(args.mb)
-    arrays = tuple(aligned_stack(x) for x in ours.data(batch))  # every column's memory
+        case.queue = ours.queue  # one queue: the kernels run in order on the same host arrays
+    a, b, c = ours.data(ours.batch(args.mb))
+    batch = a.shape[0]
+    arrays = tuple(aligned_stack(x) for x in (a, b, c))  # every column's memory
     fns = {name: case.launch(arrays, batch) for name, case in cases.items()}
     if xsmm is not None:
         fns["xsmm"] = gemm_anchors.xsmm_gemm(xsmm, m, n, k, *arrays)
+    # the GEMM columns on the arrays they are timed on ("cached" writes 8 entries only, and
+    # "floor" computes something else: checked on a small batch)
+    gemms = {name: fns[name] for name in ("ours", "xsmm") if name in fns}
+    errors = timed_errors(gemms, arrays[2], np.matmul(a, b))
+    errors["floor"] = floor_check(cases["floor"], s)
 
     def cpu_timed(fn):
         def run() -> float:
@@ -143,10 +160,13 @@ def row(args: argparse.Namespace, m: int, n: int, k: int, ty: str, xsmm, s: int)
     cores = os.cpu_count() or 1
     flops = 2.0 * m * n * k * batch
     gflops = {name: flops / (t / cores) * 1e-9 for name, t in times.items()}
-    cells = " ".join(
-        f"{gflops.get(x, float('nan')):>7.1f}" for x in ("ours", "cached", "floor", "xsmm")
+    tol = tolerance(ty, k)
+    columns = cells(gflops, errors, tol, ("ours", "cached", "floor", "xsmm"))
+    print(
+        f"{f'{m}x{n}x{k}':>10} {ty:>4} {batch:>7} {columns} {max(errors.values()):>8.1e}",
+        flush=True,
     )
-    print(f"{f'{m}x{n}x{k}':>10} {ty:>4} {batch:>7} {cells} {err:>8.1e}", flush=True)
+    return all(e <= tol for e in errors.values())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -179,11 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     shapes = [(x, x, x) for x in map(int, args.sizes.split(","))] if args.sizes else []
     if args.odd:
         shapes.append(tuple(map(int, args.odd.split("x"))))  # type: ignore[arg-type]
+    ok = True
     for ty in args.types.split(","):
         s = cpu.lanes(np.dtype(TYPES[ty]).itemsize)
         for m, n, k in shapes:
-            row(args, m, n, k, ty, xsmm, s)
-    return 0
+            ok &= row(args, m, n, k, ty, xsmm, s)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
