@@ -7,6 +7,7 @@ bytes written pass the bound, while a folder made without them, or whose statist
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -60,24 +61,38 @@ def test_without_the_hooks_digest_the_checkout_version_follows_every_edit(
     assert version.compiler_version() not in (before, "")
 
 
+AFTER_DIGEST = (
+    "compiled modules in use",
+    "sources changed since the build",
+    "the manifest's files are not those of MODULES",
+    "compiled files missing",
+)
+"""The import hook's decisions (compiled.status) reached only after it hashed the sources."""
+
+
 @pytest.mark.parametrize("pure", ["0", "1"])
 def test_a_process_keys_by_the_digest_of_its_own_kind(pure: str) -> None:
-    """In this checkout, after the compiler's import: the content digest when the import hook
-    looked at the sources (a build exists, pure Python not asked), else the stat digest."""
+    """In this checkout, after the compiler's import: the content digest the import hook took
+    when it got as far as comparing the sources with the build (a build exists for this Python
+    and these modules, pure Python not asked), else the stat digest. The version is taken
+    before anything else here hashes the sources."""
     code = (
+        "import json\n"
         "from tinytc_py import compiled\n"
         "from tinytc_py.compiler import binary_of\n"
         "from tinytc_py.kernel_cache.version import compiler_version\n"
-        "hook = compiled._finder is not None\n"
-        "expected = compiled.sources_digest(content=hook)\n"
-        "print(hook, compiler_version() == expected)\n"
+        "version = compiler_version()\n"
+        "hooked = compiled._content_digests.get(compiled.PACKAGE)\n"
+        "print(json.dumps([version, hooked, compiled.status()[1], compiled.sources_digest()]))\n"
     )
     env = {**os.environ, compiled.PURE_ENV: pure}
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-    ).stdout.split()
-    built = os.path.isfile(os.path.join(compiled.BUILD_DIR, compiled.MANIFEST))
-    assert out == [str(built and pure == "0"), "True"]
+    ).stdout
+    version, hooked, why, stat_digest = json.loads(out)
+    compared = pure == "0" and why.startswith(AFTER_DIGEST)
+    assert (hooked is not None) == compared, why
+    assert version == (hooked if compared else stat_digest), why
 
 
 class Listings:
