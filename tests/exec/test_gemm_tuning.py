@@ -14,6 +14,7 @@ from tinytc_py import gemm_tuning
 from tinytc_py import options as lib_options
 from tinytc_py.analysis.gemm_model import (
     GemmProblem,
+    _row_tile_passes,
     all_blockings,
     cpu_blocking,
     cpu_candidates,
@@ -95,6 +96,15 @@ def test_short_gaps_and_l1_resident_entries_open_no_runs():
     assert streams(4, 2, square, cpu, True) == 2
     assert streams(4, 2, square, cpu, False) == 0  # 24 KiB per entry: in L1
     assert cpu_blocking(square, cpu) == GemmBlocking(8, 1, 8)
+
+
+def test_the_first_row_tile_is_the_first_one_there_is():
+    """(count, row blocks, first) of the row tiles: when M < r * s there is no full tile, and
+    the rest tile, the only one, is the first (it brings the entry into L1)."""
+    assert _row_tile_passes(23, 4, 8) == [(1, 3, True)]
+    assert _row_tile_passes(23, 2, 8) == [(1, 2, True), (1, 1, False)]
+    assert _row_tile_passes(64, 2, 8) == [(1, 2, True), (3, 2, False)]
+    assert _row_tile_passes(16, 2, 8) == [(1, 2, True)]
 
 
 def test_model_limits_unrolling_of_tiles_without_fma_slack():

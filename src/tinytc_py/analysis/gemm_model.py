@@ -212,13 +212,15 @@ def cycles(b: GemmBlocking, p: GemmProblem, cpu: CpuCore) -> float:
 
 
 def _row_tile_passes(m: int, r: int, s: int) -> list[tuple[int, int, bool]]:
-    """_row_tiles with the first row tile apart: (count, row blocks, first)."""
+    """_row_tiles with the first row tile apart: (count, row blocks, first), groups of no tile
+    left out (when M < r * s the only tile is the rest, and it is the first)."""
     out: list[tuple[int, int, bool]] = []
     for tiles, blocks in _row_tiles(m, r, s):
         if tiles and not out:
             out.append((1, blocks, True))
             tiles -= 1
-        out.append((tiles, blocks, False))
+        if tiles:
+            out.append((tiles, blocks, False))
     return out
 
 
