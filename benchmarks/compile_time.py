@@ -317,16 +317,22 @@ def run_miss(text: str, info: CoreInfo) -> float:
 def measure_first_start(text: str, info: CoreInfo, repeat: int) -> tuple[float, float, float]:
     """Median CPU ms of "off", "miss" and "miss inst", run in turn within each of `repeat`
     rounds, so that a change of the machine's load meets all three alike (on a shared machine
-    three columns timed one after the other differed by more than the cache's own cost)."""
+    three columns timed one after the other differed by more than the cache's own cost); the
+    order rotates from round to round, so none is always the one after another's run."""
     digest = version.compiler_version()
-    runs: tuple[list[float], list[float], list[float]] = ([], [], [])
-    for _ in range(repeat):
-        runs[0].append(run_off(text, info))
-        runs[1].append(run_miss(text, info))
+
+    def miss_installed() -> float:
         with installed_version(digest):
-            runs[2].append(run_miss(text, info))
-    off, miss, miss_installed = (statistics.median(r) for r in runs)
-    return off, miss, miss_installed
+            return run_miss(text, info)
+
+    kinds = (lambda: run_off(text, info), lambda: run_miss(text, info), miss_installed)
+    runs: tuple[list[float], list[float], list[float]] = ([], [], [])
+    for round_ in range(repeat):
+        for i in range(len(kinds)):
+            j = (round_ + i) % len(kinds)
+            runs[j].append(kinds[j]())
+    off, miss, miss_inst = (statistics.median(r) for r in runs)
+    return off, miss, miss_inst
 
 
 def measure_hit(text: str, info: CoreInfo, repeat: int) -> tuple[float, float]:
