@@ -48,7 +48,7 @@ class KernelInterface:
     """Indices of the memref/group parameters the kernel may write."""
     axes: tuple[bool, bool, bool]
     """For x, y, z: whether the kernel reads that axis's group_id or num_groups."""
-    bounds: list[GridBound]
+    bounds: tuple[GridBound, ...]
     """The parameter modes indexed directly by a group_id outside any `if`, in program order,
     without repeats."""
 
@@ -65,7 +65,7 @@ def kernel_interface(func: Func) -> KernelInterface:
     else:
         written = frozenset(scan.written)
     axes = scan.axes
-    return KernelInterface(written, (axes[0], axes[1], axes[2]), list(scan.bounds))
+    return KernelInterface(written, (axes[0], axes[1], axes[2]), tuple(scan.bounds))
 
 
 class _Scan:

@@ -1,8 +1,8 @@
 """Memory effects and aliasing of memref values, derived from the instruction table's flags.
 
 `memory_accesses(inst)` lists the memref operands an instruction reads or writes (the `reads` /
-`writes` operand names of its InstSpec row). `AliasInfo` traces views back to their root and decides
-whether two memrefs may overlap:
+`writes` operand names of its InstSpec row; `written_memrefs(inst)` the written ones alone, as a
+list). `AliasInfo` traces views back to their root and decides whether two memrefs may overlap:
 
 - A *view* is a memref result of a side-effect-free instruction that has a memref or group operand
   (subview, expand, fuse, a memref loaded from a group); its root is the root of that operand.
@@ -30,10 +30,8 @@ def memory_accesses(inst: Inst) -> Iterator[tuple[Value, bool]]:
         for v in inst.operand_list(key):
             if isinstance(v.type, MemrefType):
                 yield v, False
-    for key in spec.writes:
-        for v in inst.operand_list(key):
-            if isinstance(v.type, MemrefType):
-                yield v, True
+    for v in written_memrefs(inst):
+        yield v, True
 
 
 def written_memrefs(inst: Inst) -> list[Value]:

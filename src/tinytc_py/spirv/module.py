@@ -101,7 +101,7 @@ def emit(code: array, opcode: int, *operands: int | str) -> None:
 
 
 # Calls inside this module pass operands as one tuple to the underscore variants (_emit,
-# Block._op, Module._declare, Module._unique): in compiled code a call that spreads a sequence
+# Block._op, Module._declare, Module._unique_of): in compiled code a call that spreads a sequence
 # into *operands (`emit(code, op, *rest)`) goes through the function's generic Python entry,
 # which parses the arguments again; a call with a tuple argument is a direct native call.
 
