@@ -22,6 +22,7 @@ from __future__ import annotations
 import linecache
 import re
 import sys
+from collections.abc import Sequence
 from types import CodeType, FrameType
 from typing import Any
 
@@ -317,7 +318,8 @@ class IRBuilder(builder_methods.InstructionMethods):
             with self._rendering():
                 _set_names(inst.regions[0].params, param_names, inst.loc)
         except CompilationError:
-            inst.parent.erase(inst)
+            if inst.parent is not None:  # always set: create() inserted it
+                inst.parent.erase(inst)
             raise
         return RegionScope(self, inst.regions[0], inst)
 
@@ -385,7 +387,7 @@ class IRBuilder(builder_methods.InstructionMethods):
         lb: Value,
         ub: Value,
         step: Value | None = None,
-        init: list[Value] = (),
+        init: Sequence[Value] = (),
         types: list[Type] | None = None,
         name: str | list[str] | None = None,
         attrs: DictionaryAttr | dict | None = None,
@@ -404,7 +406,7 @@ class IRBuilder(builder_methods.InstructionMethods):
     def if_(
         self,
         condition: Value,
-        types: list[Type] = (),
+        types: Sequence[Type] = (),
         name: str | list[str] | None = None,
         loc: Location | None = None,
     ) -> IfScope:
