@@ -118,10 +118,12 @@ class Inst:
         self,
         operands: Mapping[str, object],
         props: dict[str, Any] | None = None,
-        result_types: list[Type] | Type | None = None,
+        result_types: object = None,
         loc: Location = UNKNOWN_LOCATION,
         attrs: DictionaryAttr | None = None,
     ) -> None:
+        """`operands` by name (a variadic one as a list), `result_types` a Type, a list of them
+        or None; both as the builder and the C API got them from the user: checked here."""
         # Every instruction parsed, built or made by a pass comes through here: attributes,
         # methods and globals go into locals first.
         self.loc = loc

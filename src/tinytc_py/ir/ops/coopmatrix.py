@@ -287,8 +287,12 @@ class CoopPrefetchInst(Inst):
 
 
 class CoopReduceInst(Inst):
+    """Row or column reductions; `complex_ok` says per row whether complex components reduce
+    (add does, min and max have no order on them)."""
+
     __slots__ = ()
     is_family = True
+    complex_ok: ClassVar[bool] = False
 
     def verify_subgroup_size(self, sgs: int) -> None:
         a = self.required("a")
@@ -314,7 +318,7 @@ class CoopReduceInst(Inst):
             raise self.error(
                 Status.ir_invalid_shape, f"result shape must be {shape[0]}x{shape[1]}", a
             )
-        if self.name != "cooperative_matrix_reduce_add" and at.component.is_complex:
+        if not self.complex_ok and at.component.is_complex:
             raise self.error(
                 Status.ir_complex_unsupported, f"{self.name} is not defined on {at.component}", a
             )
@@ -373,11 +377,11 @@ def _coop_store(mnemonic: str, props: tuple[Prop, ...], update: bool, atomic: bo
     return (CoopStoreInst, spec, {"atomic": atomic})
 
 
-def _coop_reduce(mnemonic: str) -> Row:
+def _coop_reduce(mnemonic: str, complex_ok: bool) -> Row:
     spec = InstSpec(
         mnemonic, (Prop("mode", ReduceMode, None),), ("a",), R, exec=Exec.spmd, fmt="$a : type"
     )
-    return (CoopReduceInst, spec, {})
+    return (CoopReduceInst, spec, {"complex_ok": complex_ok})
 
 
 ROWS: list[Row] = [
@@ -489,9 +493,9 @@ ROWS: list[Row] = [
         ),
         {},
     ),
-    _coop_reduce("cooperative_matrix_reduce_add"),
-    _coop_reduce("cooperative_matrix_reduce_max"),
-    _coop_reduce("cooperative_matrix_reduce_min"),
+    _coop_reduce("cooperative_matrix_reduce_add", complex_ok=True),
+    _coop_reduce("cooperative_matrix_reduce_max", complex_ok=False),
+    _coop_reduce("cooperative_matrix_reduce_min", complex_ok=False),
     (
         CoopScaleInst,
         InstSpec(
