@@ -75,7 +75,7 @@ class SubgroupOperationInst(Inst):
     def infer_result_type(cls, operands: dict[str, Any]) -> Type | None:
         return operands["a"].type
 
-    ordered = False
+    ordered: ClassVar[bool] = False
 
     def verify(self) -> None:
         a = self.required("a")
