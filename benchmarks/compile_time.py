@@ -25,11 +25,13 @@ folder, filled once; the in-process memo is cleared before each run, so every ru
 checks and decodes the entry). "memo": `binary_of(text)` again in the same process, answered by
 the in-process memo before the text is parsed. "miss": `binary_of(text)` with the cache on and a
 new empty folder each run, what a program's first start pays: the compile plus the cache's key
-(with the compiler version looked up again: in this checkout a stat of every source file),
-the folder's creation, lock file, entry write, statistics file and first scan. "miss inst":
+(with the compiler version looked up again: in this checkout the digest the compiled modules'
+import hook took, or without it a stat of every source file), the folder's creation, lock
+file, entry write and statistics file. "miss inst":
 the same as an installed package pays it, whose compiler version is one file read (the digest
-its wheel recorded; here written to a temporary folder that the version lookup is pointed
-at). A kernel that fails to compile is shown as FAILED, and the table goes on; -k picks
+its wheel recorded; here the checkout's written to a temporary folder that the lookup is pointed
+at). "off", "miss" and "miss inst" are timed in turn, one run of each per round. A kernel
+that fails to compile is shown as FAILED, and the table goes on; -k picks
 kernels by name. Each column is the median of its own step, so "total" (the median of the per-run sums)
 need not equal their sum.
 
@@ -266,12 +268,11 @@ def measure(text: str, info: CoreInfo, repeat: int) -> tuple[dict[str, float], b
 
 
 @contextlib.contextmanager
-def installed_version() -> Iterator[None]:
+def installed_version(digest: str) -> Iterator[None]:
     """The compiler version looked up as in an installed package: from a recorded digest
-    (version.VERSION_FILE, which the wheel build writes), in a temporary folder that the
-    lookup reads instead of this checkout's package folder."""
+    (version.VERSION_FILE, which the wheel build writes; here `digest`), in a temporary folder
+    that the lookup reads instead of this checkout's package folder."""
     with tempfile.TemporaryDirectory(prefix="tinytc-bench-version-") as folder:
-        digest = compiled.sources_digest(compiled.PACKAGE, content=True)
         Path(folder, version.VERSION_FILE).write_text(digest, encoding="ascii")
         checkout, compiled.PACKAGE = compiled.PACKAGE, folder
         try:
@@ -281,42 +282,51 @@ def installed_version() -> Iterator[None]:
             version.compiler_version.cache_clear()
 
 
-def measure_off(text: str, info: CoreInfo, repeat: int) -> float:
-    """Median CPU ms of `binary_of` with the cache off (TINYTC_CACHE=0): a cold compile as a
-    caller pays it, the baseline of "miss". Unlike "total", it includes the collector's scan
-    that the first allocations after the compile's pause of the garbage collector start
+def run_off(text: str, info: CoreInfo) -> float:
+    """CPU ms of `binary_of` with the cache off (TINYTC_CACHE=0): a cold compile as a caller
+    pays it, the baseline of "miss". Unlike "total", it includes the collector's scan that
+    the first allocations after the compile's pause of the garbage collector start
     (gc_pause.py): 0.1-0.5 ms for a small kernel, several ms for the chain of 1000 ops."""
-    cpu = []
     os.environ[kernel_cache.ENV_SWITCH] = "0"
     try:
-        for _ in range(repeat):
-            forget_shape_memos()
-            t0 = clock()
-            binary_of(text, info)
-            cpu.append(ms_since(t0))
+        forget_shape_memos()
+        t0 = clock()
+        binary_of(text, info)
+        return ms_since(t0)
     finally:
         del os.environ[kernel_cache.ENV_SWITCH]
-    return statistics.median(cpu)
 
 
-def measure_miss(text: str, info: CoreInfo, repeat: int) -> float:
-    """Median CPU ms of `binary_of` with the cache on and nothing cached, as at a program's
-    first start: a new empty folder under the caller's cache folder each run (also new for
-    every kernel), no shape memo, and the compiler version not yet looked up."""
+def run_miss(text: str, info: CoreInfo) -> float:
+    """CPU ms of `binary_of` with the cache on and nothing cached, as at a program's first
+    start: a new empty folder under the caller's cache folder (also new for every kernel),
+    no shape memo, and the compiler version not yet looked up."""
     parent = os.environ["TINYTC_CACHE_DIR"]
-    cpu = []
+    os.environ["TINYTC_CACHE_DIR"] = tempfile.mkdtemp(prefix="miss-", dir=parent)
     try:
-        for _ in range(repeat):
-            os.environ["TINYTC_CACHE_DIR"] = tempfile.mkdtemp(prefix="miss-", dir=parent)
-            kernel_cache.clear_memo()
-            version.compiler_version.cache_clear()
-            forget_shape_memos()
-            t0 = clock()
-            binary_of(text, info)
-            cpu.append(ms_since(t0))
+        kernel_cache.clear_memo()
+        version.compiler_version.cache_clear()
+        forget_shape_memos()
+        t0 = clock()
+        binary_of(text, info)
+        return ms_since(t0)
     finally:
         os.environ["TINYTC_CACHE_DIR"] = parent
-    return statistics.median(cpu)
+
+
+def measure_first_start(text: str, info: CoreInfo, repeat: int) -> tuple[float, float, float]:
+    """Median CPU ms of "off", "miss" and "miss inst", run in turn within each of `repeat`
+    rounds, so that a change of the machine's load meets all three alike (on a shared machine
+    three columns timed one after the other differed by more than the cache's own cost)."""
+    digest = version.compiler_version()
+    runs: tuple[list[float], list[float], list[float]] = ([], [], [])
+    for _ in range(repeat):
+        runs[0].append(run_off(text, info))
+        runs[1].append(run_miss(text, info))
+        with installed_version(digest):
+            runs[2].append(run_miss(text, info))
+    off, miss, miss_installed = (statistics.median(r) for r in runs)
+    return off, miss, miss_installed
 
 
 def measure_hit(text: str, info: CoreInfo, repeat: int) -> tuple[float, float]:
@@ -397,10 +407,7 @@ def print_rows(keys: list[str], info: CoreInfo, repeat: int, names: list[str]) -
         try:
             insts = str(count_prog(parse(text, CompilerContext(), name)))
             times, data = measure(text, info, repeat)
-            off = measure_off(text, info, repeat)
-            miss = measure_miss(text, info, repeat)
-            with installed_version():
-                miss_installed = measure_miss(text, info, repeat)
+            off, miss, miss_installed = measure_first_start(text, info, repeat)
             hit = measure_hit(text, info, repeat)
             memo = measure_memo(text, info, repeat)
         except TinytcError as e:

@@ -101,6 +101,55 @@ def test_compiled_and_pure_python_emit_the_same_spirv() -> None:
     assert sum(not str(v).startswith("error") for v in built.values()) > len(built) // 2
 
 
+# Input for which an annotation of the text front end that mypy did not check would fail
+# mypyc's run-time type check (a bare TypeError instead of the located error or the program):
+# the legacy `load`'s result type is None for a non-memref operand, and a legacy immediate of a
+# complex type becomes a (re, im) pair.
+FRONT_END_CASES = [
+    (
+        "%x = load %s[] : i32",
+        "k.ir:2.10-24: Expected memref or group type (operand must be a memref or group)",
+    ),
+    (
+        "%n = size %s[0] : i32",
+        "k.ir:2.10-25: Expected memref or group type (operand must be a memref or group)",
+    ),
+    ("%v = subview %s[1:?] : i32", "k.ir:2.10-19: Expected memref type (expected a memref)"),
+    (
+        "%v = expand %s[0 -> 2x?] : i32",
+        "k.ir:2.10-34: Argument is out of bounds (invalid expanded mode)",
+    ),
+    ("%x = arith.add %c, 1 : c32", "%0 = constant [0x1p+0,0x0p+0] : c32"),
+]
+
+
+@needs_build
+@pytest.mark.parametrize(("line", "expected"), FRONT_END_CASES)
+def test_the_compiled_front_end_reports_malformed_text_at_its_location(
+    line: str, expected: str
+) -> None:
+    import tinytc_py.text.legacy_insts
+    import tinytc_py.text.legacy_parser
+    import tinytc_py.text.parser
+    from tinytc_py.errors import CompilationError
+    from tinytc_py.ir.context import CompilerContext
+    from tinytc_py.text.dialect import parse
+    from tinytc_py.text.printer import print_prog
+
+    for module in (
+        tinytc_py.text.parser,
+        tinytc_py.text.legacy_parser,
+        tinytc_py.text.legacy_insts,
+    ):
+        assert module.__file__ is not None and module.__file__.endswith(".so"), module.__file__
+    text = f"func @k(%A: memref<f32x4x4>, %s: i32, %c: c32) {{\n    {line}\n}}\n"
+    try:
+        result = print_prog(parse(text, CompilerContext(), "k.ir", dialect="legacy"))
+    except CompilationError as err:
+        result = str(err)
+    assert expected in result
+
+
 def test_pure_python_env_var_imports_the_sources() -> None:
     code = (
         "import tinytc_py.compiled as c, tinytc_py.passes.fold as f;"

@@ -115,6 +115,16 @@ MODULES: tuple[str, ...] = (
     "tinytc_py.spirv.convert.spmd",
     "tinytc_py.spirv.dump",
     "tinytc_py.spirv.module",
+    "tinytc_py.text.dialect",
+    "tinytc_py.text.extension_syntax",
+    "tinytc_py.text.legacy_insts",
+    "tinytc_py.text.legacy_parser",
+    "tinytc_py.text.lexer",
+    "tinytc_py.text.parser",
+    "tinytc_py.text.preprocessor",
+    "tinytc_py.text.printer",
+    "tinytc_py.text.syntax",
+    "tinytc_py.text.upgrade",
 )
 """The compiled modules: the one list to extend (tools/build_compiled.py builds these).
 
@@ -124,16 +134,15 @@ compiler.py (the driver; tests/test_gc_pause.py),
 spirv/validate.py (a call into SPIRV-Tools; tests/spirv/test_spirv_validate.py) and
 spirv/convert/visa.py (the vISA text of 2D block messages; tests/emulate/test_emulate.py).
 
-A listed module that meets user input (ir/: the parser, the builder and the C API create its
-types and instructions) is checked by mypy with every error code on: mypyc turns each annotation
-into a run-time check, so an annotation mypy did not verify would give malformed input a bare
-TypeError instead of its located error. Where a caller passes what the user gave, the parameter
-says so (`object`, `Any`) and the function checks it itself (tests/test_compiled_input.py).
-Not listed for that reason: the IR builder (ir/builder.py, ir/builder_methods.py), whose
-parameters are annotated for the user's type checker, not checked, and whose own time is small;
-and the text front end (text/) until mypy checks it with those codes on. Nor, as mypyc cannot
-compile it as it is: the SPIR-V grammar tables (spirv/tables.py: plain class attributes read as
-constants)."""
+A listed module that meets user input (ir/ and text/: the parser, the builder and the C API
+create the IR's types and instructions) is checked by mypy with every error code on: mypyc turns
+each annotation into a run-time check, so an annotation mypy did not verify would give malformed
+input a bare TypeError instead of its located error. Where a caller passes what the user gave,
+the parameter says so (`object`, `Any`) and the function checks it itself
+(tests/test_compiled_input.py). Not listed for that reason: the IR builder (ir/builder.py,
+ir/builder_methods.py), whose parameters are annotated for the user's type checker, not
+checked, and whose own time is small. Nor, as mypyc cannot compile it as it is: the SPIR-V
+grammar tables (spirv/tables.py: plain class attributes read as constants)."""
 
 GROUP = "tinytc_py"
 """mypyc's name for the group: its shared library is the top-level module `tinytc_py__mypyc`."""
@@ -189,7 +198,21 @@ def sources_digest(package: str = PACKAGE, content: bool = False) -> str:
                 walk(e.path, f"{rel}{e.name}/")
 
     walk(package, "")
-    return hashlib.sha256("".join(parts).encode()).hexdigest()[:16]
+    digest = hashlib.sha256("".join(parts).encode()).hexdigest()[:16]
+    if content:
+        _content_digests[os.path.abspath(package)] = digest
+    return digest
+
+
+_content_digests: dict[str, str] = {}
+"""Package folder -> the content digest `sources_digest` last computed for it in this process."""
+
+
+def content_digest_computed(package: str = PACKAGE) -> str | None:
+    """The digest of `package`'s sources' content as this process last computed it (the
+    import hook does at the first import of a listed module), or None when it did not: the
+    kernel cache's compiler version in a checkout takes it instead of a second walk."""
+    return _content_digests.get(os.path.abspath(package))
 
 
 def build_target() -> dict[str, str]:

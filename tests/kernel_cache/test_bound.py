@@ -1,5 +1,5 @@
-"""The size bound of the kernel cache folder (store.py): a write far below the bound reads no
-other entry's size, the estimate is re-synchronised by a full scan when its record or the
+"""The size bound of the kernel cache folder (store.py), in a folder another process made: a
+write far below the bound reads no other entry's size, the estimate is re-synchronised by a full scan when its record or the
 statistics are lost, and processes writing at once leave the folder under the bound with the
 least recently used entries gone."""
 
@@ -18,6 +18,14 @@ from tinytc_py.cli import cache as cli_cache
 from tinytc_py.kernel_cache import stats, store
 
 ENTRY = 4096  # payload bytes; a file adds the header
+
+
+@pytest.fixture(autouse=True)
+def made_by_another_process(cache: Path) -> None:
+    """The folder exists before the test's first write, as one another process made: a
+    folder this process makes starts statistics that bound its size without a listing
+    (test_first_start.py), which these tests of the scans and their record must not take."""
+    cache.mkdir(parents=True, mode=0o700)
 
 
 def folder_bytes(cache: Path) -> int:

@@ -265,7 +265,7 @@ def test_claim_of_a_remover_that_died_is_passed_over(
     the lock is removed and the old claim with it."""
     monkeypatch.setenv(locks.ENV_TIMEOUT, "5")
     path = stale_lock(json.dumps({"host": "another-node", "pid": 1, "token": "0"}).encode())
-    claim = locks._claim_path(path, path.stat().st_ino, 0)
+    claim = locks._claim_path(path, "0", 0)  # by the lock's token
     claim.touch()
     assert locks._inspect(path, None) is not locks._STALE
     assert path.exists()
@@ -299,3 +299,31 @@ def test_lock_released_without_an_entry_makes_the_waiter_build_itself(
     assert proc.returncode == 3  # it left through build_once, which removed its lock
     assert counts["compiles"] == 1
     assert "lock_timeouts" not in counts and "stale_locks" not in counts
+
+
+def test_a_claim_on_a_removed_lock_does_not_block_the_lock_that_took_its_inode(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Waiter W removed a stale lock A and still holds its claim on it when this process's lock
+    B is made and gets A's inode (file systems reuse a freed inode at once). B's holder
+    releases meanwhile: W's claim is on A, not on B, so B goes away."""
+    cm = locks.build_once(key())
+    assert cm.__enter__() == (None, False)
+    path = lock_file()
+    st = path.stat()
+    a = locks._Seen(
+        (st.st_ino, st.st_mtime_ns - 1), {"host": "another-node", "pid": 1, "token": "A0"}
+    )
+    read = locks._read
+    released = []
+
+    def w_reads(file: Path) -> tuple[os.stat_result, dict]:
+        if not released:  # W holds its claim on A: B's holder releases now
+            released.append(True)
+            cm.__exit__(None, None, None)
+        return read(file)
+
+    monkeypatch.setattr(locks, "_read", w_reads)
+    assert not locks._break(path, a)  # B (or nothing) is not the lock W judged stale
+    assert released and not path.exists()
+    assert not list(cache.glob(".tmp-*"))

@@ -315,3 +315,25 @@ def test_new_folders_are_private(cache: Path) -> None:
     os.environ["TINYTC_CACHE_DIR"] = str(root)
     binary_of(gemm(16), CoreInfo.default())
     assert stat.S_IMODE((root / "kernels").stat().st_mode) == 0o700
+
+
+def test_a_folder_changed_right_after_its_check_is_checked_again(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process makes kernels/ writable by everyone just after this process checked it
+    (between its check and the record that lets later lookups skip the check): the next
+    lookup sees a folder other than the one checked and refuses it. The record is of the
+    folders as checked, not of a second look at them."""
+    cache.mkdir(parents=True, mode=0o700)
+    check_private = trust._check_private
+
+    def checked_then_opened(folder: Path, st: os.stat_result) -> None:
+        check_private(folder, st)
+        if folder == cache:
+            cache.chmod(0o777)
+
+    monkeypatch.setattr(trust, "_check_private", checked_then_opened)
+    assert trust.checked() is not None  # this lookup lost the race
+    monkeypatch.setattr(trust, "_check_private", check_private)
+    with pytest.warns(RuntimeWarning, match=f"{cache} is writable by everyone"):
+        assert trust.checked() is None

@@ -50,7 +50,7 @@ def summary() -> dict[str, Any]:
         refused = None
     except trust.Untrusted as why:
         refused = str(why)
-    counters = {k: v for k, v in totals.items() if k != stats.EPOCH}
+    counters = {k: v for k, v in totals.items() if k not in stats.NOT_COUNTERS}
     return {
         "folder": str(store.folder()),
         "used": refused is None,
@@ -132,8 +132,10 @@ def _warm(args: argparse.Namespace) -> int:
 
 
 def _clear(args: argparse.Namespace) -> int:
-    removed = store.clear()
+    # the statistics first: an entry another process writes while the entries go is then
+    # counted in the new totals, which bound the folder's size (store.py)
     stats.reset_totals()
+    removed = store.clear()
     print(f"removed {removed} entries from {store.folder()}")
     return 0
 

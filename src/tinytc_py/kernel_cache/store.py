@@ -27,9 +27,14 @@ damaged record, or one of another statistics epoch (the statistics file was clea
 damaged, so its totals began again), means a scan. A scan that finds the bound crossed evicts
 down to `LOW_WATER` of it, so a full folder is scanned once per tenth of the bound written, not
 at every write. A scan of fewer than `RECORD_FROM` entries leaves no record: listing them again
-at the next write costs less than writing one (a new folder's first writes, a first start). For the estimate to hold, every byte in the folder must be counted: an entry
-whose bytes cannot be added to the statistics is removed again and writing is turned off, and a
-listing that fails part-way leaves no record.
+at the next write costs less than writing one. Nor does a first start scan at all: the process
+that creates the folder (empty) and then the statistics file marks its epoch `FROM_EMPTY`
+(stats.py), and in such an epoch the running total itself bounds the folder's size (every
+file in the folder was written, and counted, since), so the folder is listed only once that
+total passes the bound. For the estimate to hold, every byte in the folder must be counted: an
+entry whose bytes cannot be added to the statistics is removed again and writing is turned
+off, a listing that fails part-way leaves no record, and `tinytc-cache clear` removes the
+statistics before the entries (an entry written meanwhile counts in the new totals).
 """
 
 from __future__ import annotations
@@ -181,6 +186,8 @@ def _keep_under_bound(totals: dict[str, int], keep: str, where: trust.Folder) ->
     exceed the bound. `totals` are the statistics including this write."""
     limit = max_bytes()
     epoch, written = totals[stats.EPOCH], totals["bytes_written"]
+    if totals.get(stats.FROM_EMPTY) == 1 and written <= limit:
+        return  # every byte in the folder was counted in `written` (module docstring)
     record = _last_scan(where.path)
     if record is not None and record[0] == epoch and record[2] + written - record[1] <= limit:
         return

@@ -73,14 +73,12 @@ def checked() -> Folder | None:
     if last is not None and _ident(last[0], last[1]) == last[2]:
         return last[3]
     try:
-        folder = check()
+        folder, seen = _check()
     except Untrusted as why:
         _warn_once(str(why))
         return None
-    root, kernels = str(folder.path.parent), str(folder.path)
-    ident = _ident(root, kernels)
-    if ident is not None:  # a folder still to be created is checked again
-        _passed[setting] = (root, kernels, ident, folder)
+    if len(seen) == 2:  # both folders exist (else checked again, once they do)
+        _passed[setting] = (str(folder.path.parent), str(folder.path), _ident_of(seen), folder)
     return folder
 
 
@@ -88,16 +86,25 @@ def _ident(*folders: str) -> _Ident | None:
     found = []
     for folder in folders:
         try:
-            st = os.stat(folder)
+            found.append(os.stat(folder))
         except OSError:
             return None
-        found.append((st.st_dev, st.st_ino, st.st_uid, st.st_gid, st.st_mode))
-    return tuple(found)
+    return _ident_of(found)
+
+
+def _ident_of(stats: list[os.stat_result]) -> _Ident:
+    return tuple((st.st_dev, st.st_ino, st.st_uid, st.st_gid, st.st_mode) for st in stats)
 
 
 def check() -> Folder:
     """The kernels folder, or raises Untrusted. A per-user folder that does not exist yet is
     fine: `make_folder` creates it private."""
+    return _check()[0]
+
+
+def _check() -> tuple[Folder, list[os.stat_result]]:
+    """`check`, and the stats of the folders it checked that exist (the cache folder, then
+    `kernels/`): what `checked` compares later lookups with, as checked, not stat again."""
     root = cache_root()
     mode = os.environ.get(ENV_SHARED, "").strip().lower() or "user"
     if mode not in SHARED_MODES:
@@ -106,14 +113,15 @@ def check() -> Folder:
             f"caching is off. Fix: unset {ENV_SHARED}, or set it to 'group' for a project folder"
         )
     kernels = root / SUB
+    seen: list[os.stat_result] = []
     if mode == "user":
-        sub = None
         for folder in (root, kernels):
             sub = _stat(folder)
             if sub is None:
                 break  # nothing inside a missing folder
             _check_private(folder, sub)
-        return Folder(kernels, None, sub is not None)
+            seen.append(sub)
+        return Folder(kernels, None, len(seen) == 2), seen
     st = _stat(root)
     if st is None:
         raise Untrusted(
@@ -121,10 +129,12 @@ def check() -> Folder:
             f"project's group: mkdir {root} && chgrp GROUP {root} && chmod 2770 {root}"
         )
     _check_group(root, st, st.st_gid)
+    seen.append(st)
     sub = _stat(kernels)
     if sub is not None:
         _check_group(kernels, sub, st.st_gid)
-    return Folder(kernels, st.st_gid, sub is not None)
+        seen.append(sub)
+    return Folder(kernels, st.st_gid, sub is not None), seen
 
 
 def _stat(folder: Path) -> os.stat_result | None:
@@ -203,22 +213,41 @@ def make_folder(folder: Folder) -> None:
     if folder.exists or folder.path.is_dir():
         return
     try:
-        _make(folder)
+        made = _make(folder)
     except FileNotFoundError:
         folder.path.parent.mkdir(parents=True, exist_ok=True, mode=USER_DIR_MODE)
-        _make(folder)
+        made = _make(folder)
+    if made:
+        _fresh.add(folder.path)
 
 
-def _make(folder: Folder) -> None:
-    """`make_folder` below an existing cache folder; raises OSError when it cannot be made
-    and no folder of that name exists."""
+_fresh: set[Path] = set()
+"""Folders this process created, empty, whose statistics it has not updated since
+(`created_empty`)."""
+
+
+def created_empty(path: Path) -> bool:
+    """Whether this process created folder `path` (then empty) and has not asked since; the
+    statistics' first update after the creation asks (stats.py: an epoch that began with an
+    empty folder bounds the folder's size by its bytes written)."""
+    if path not in _fresh:
+        return False
+    _fresh.discard(path)
+    return True
+
+
+def _make(folder: Folder) -> bool:
+    """`make_folder` below an existing cache folder: True when this call created it, False
+    when another process had; raises OSError when it cannot be made and no folder of that
+    name exists."""
     if folder.group is None:
         try:
             folder.path.mkdir(mode=USER_DIR_MODE)
         except FileExistsError:
             if not folder.path.is_dir():
                 raise
-        return
+            return False
+        return True
     tmp = folder.path.with_name(f".tmp-{SUB}-{secrets.token_hex(6)}")
     tmp.mkdir(mode=USER_DIR_MODE)
     try:
@@ -230,6 +259,8 @@ def _make(folder: Folder) -> None:
             tmp.rmdir()
         if not folder.path.is_dir():
             raise
+        return False
+    return True
 
 
 def share(fd: int, folder: Folder, mode: int = GROUP_FILE_MODE) -> None:

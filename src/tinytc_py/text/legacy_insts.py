@@ -22,6 +22,7 @@ from ..ir.ops import INSTRUCTIONS
 from ..ir.ops.memory import expand_layout, fuse_layout, subview_layout
 from ..ir.types import DYNAMIC, MemrefType, NumberType, Type
 from ..ir.values import Value
+from .parser import OperandMap
 
 if TYPE_CHECKING:
     from .legacy_parser import LegacyParser
@@ -76,7 +77,7 @@ def _one_modifier(p: LegacyParser, mods: list[str], names, mbegin: int) -> str:
     return mods[0]
 
 
-def _type_suffix(p: LegacyParser) -> tuple[Type, Any]:
+def _type_suffix(p: LegacyParser) -> tuple[Type, Location]:
     c = p.c
     c.expect(":")
     begin = c.skip()
@@ -89,12 +90,13 @@ def arith(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst:
     if name in ARITH_UNARY:
         a = p.parse_operand()
         ty, loc = _type_suffix(p)
-        return INSTRUCTIONS[name]({"a": p.value(a, ty, loc)}, {}, ty, p.c.loc(begin))
+        unary: OperandMap = {"a": p.value(a, ty, loc)}
+        return INSTRUCTIONS[name](unary, {}, ty, p.c.loc(begin))
     a = p.parse_operand()
     p.c.expect(",")
     b = p.parse_operand()
     ty, loc = _type_suffix(p)
-    ops = {"a": p.value(a, ty, loc), "b": p.value(b, ty, loc)}
+    ops: OperandMap = {"a": p.value(a, ty, loc), "b": p.value(b, ty, loc)}
     return INSTRUCTIONS[name](ops, {}, ty, p.c.loc(begin))
 
 
@@ -105,7 +107,7 @@ def cmp(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst:
     p.c.expect(",")
     b = p.parse_operand()
     ty, loc = _type_suffix(p)
-    ops = {"a": p.value(a, ty, loc), "b": p.value(b, ty, loc)}
+    ops: OperandMap = {"a": p.value(a, ty, loc), "b": p.value(b, ty, loc)}
     if ty is p.ctx.bool and name in ("equal", "not_equal"):
         # The current comparisons take numbers only: on i1, a != b is xor, a == b its negation.
         differ = INSTRUCTIONS["xor"](ops, {}, ty, p.c.loc(begin))
@@ -188,9 +190,9 @@ def blas(p: LegacyParser, mods: list[str], mbegin: int, begin: int, mnemonic: st
     for _ in names[1:]:
         c.expect(",")
         ops.append(p.parse_operand())
-    annotations: list[tuple[Type | None, Any]] = [(None, None)] * len(ops)
+    annotations: list[tuple[Type | None, Location | None]] = [(None, None)] * len(ops)
     if c.accept(":"):
-        annotations = p.parse_plain_type_list()
+        annotations = list(p.parse_plain_type_list())
         if len(annotations) != len(ops):
             raise c.error(f"expected {len(ops)} types, one per operand", begin)
     out = ops[-1]
@@ -198,7 +200,7 @@ def blas(p: LegacyParser, mods: list[str], mbegin: int, begin: int, mnemonic: st
         raise CompilationError(
             getattr(out, "loc", c.loc(begin)), Status.ir_expected_memref, "expected a memref"
         )
-    values = {}
+    values: OperandMap = {}
     for key, op, (ty, loc) in zip(names, ops, annotations):
         values[key] = p.value(op, ty if ty is not None else out.type.element, loc)
     return INSTRUCTIONS[name](values, props, None, c.loc(begin))
@@ -222,7 +224,7 @@ def load(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | No
     operand = p.parse_value()
     index = _index_list(p)
     ann, loc = _type_suffix(p)
-    result = ann
+    result: Type | None = ann
     if p.annotation_is_operand_type(ann, operand, view=False):
         p.value(operand, ann, loc)
         result = INSTRUCTIONS["load"].infer_result_type({"operand": operand})
@@ -247,7 +249,11 @@ def store(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst | N
         raise CompilationError(
             c.loc(begin), Status.ir_expected_memref, "store needs a memref", [operand]
         )
-    ops = {"val": p.value(val, operand.type.element), "operand": operand, "index_list": index}
+    ops: OperandMap = {
+        "val": p.value(val, operand.type.element),
+        "operand": operand,
+        "index_list": index,
+    }
     return INSTRUCTIONS["store"](ops, {}, None, c.loc(begin))
 
 
@@ -355,11 +361,11 @@ def subview(p: LegacyParser, mods: list[str], mbegin: int, begin: int) -> Inst |
             break
     c.expect("]")
     ann, loc = _type_suffix(p)
-    result = ann
+    result: Type | None = ann
     if p.annotation_is_operand_type(ann, operand) and len(sizes) == operand.type.order:
         result = _view_type(p, operand.type, *subview_layout(operand.type, tuple(sizes)), loc)
     props = {"static_offsets": tuple(offs), "static_sizes": tuple(sizes)}
-    ops = {"operand": operand, "offsets": dyn_offs, "sizes": dyn_sizes}
+    ops: OperandMap = {"operand": operand, "offsets": dyn_offs, "sizes": dyn_sizes}
     return INSTRUCTIONS["subview"](ops, props, result, c.loc(begin))
 
 

@@ -14,7 +14,7 @@ current rules, which makes mixed transitional programs readable.
 from __future__ import annotations
 
 from ..errors import CompilationError, Location, Status
-from ..ir.attrs import Attr, DictionaryAttr
+from ..ir.attrs import Attr, DictionaryAttr, StringAttr
 from ..ir.context import CompilerContext
 from ..ir.enums import AddressSpace
 from ..ir.inst import Inst
@@ -59,7 +59,7 @@ class LegacyParser(Parser):
         """`work_group_size(M, N)` and `subgroup_size(S)` become the attribute dictionary."""
         c = self.c
         begin = c.skip()
-        items: list[tuple[str, Attr]] = []
+        items: list[tuple[StringAttr | str, Attr]] = []
         while True:
             if c.accept("work_group_size"):
                 c.expect("(")
@@ -67,7 +67,7 @@ class LegacyParser(Parser):
                 c.expect(",")
                 cols = self.parse_integer()
                 c.expect(")")
-                sizes = [self.ctx.integer_attr(rows), self.ctx.integer_attr(cols)]
+                sizes: list[Attr] = [self.ctx.integer_attr(rows), self.ctx.integer_attr(cols)]
                 items.append(("work_group_size", self.ctx.array_attr(sizes)))
             elif c.accept("subgroup_size"):
                 c.expect("(")
@@ -149,13 +149,14 @@ class LegacyParser(Parser):
 
     def constant(self, value: int | float | bool, ty: Type, loc: Location) -> Value:
         """A `constant` instruction in the region being parsed, in front of its user."""
+        constant: int | float | bool | tuple[float, float] = value
         if isinstance(ty, NumberType) and ty.is_float and type(value) is int:
-            value = float(value)
+            constant = float(value)
         if isinstance(ty, NumberType) and ty.is_complex and not isinstance(value, bool):
-            value = (float(value), 0.0)
+            constant = (float(value), 0.0)
         if not isinstance(ty, (NumberType, BooleanType)):
             raise CompilationError(loc, Status.parse_error, f"a constant cannot have type {ty}")
-        inst = INSTRUCTIONS["constant"]({}, {"value": value}, ty, loc)
+        inst = INSTRUCTIONS["constant"]({}, {"value": constant}, ty, loc)
         self.regions[-1].append(inst)
         self.immediates.add(inst.results[0])
         return inst.results[0]

@@ -7,9 +7,9 @@ it expects next instead of consuming a fixed token stream. All patterns are comp
 
 from __future__ import annotations
 
-import bisect
 import math
 import re
+from bisect import bisect_right
 
 from ..errors import CompilationError, Location, Position, Status
 
@@ -91,11 +91,24 @@ class Cursor:
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
 
     def position(self, offset: int) -> Position:
-        line = bisect.bisect_right(self._line_starts, offset)
+        line = bisect_right(self._line_starts, offset)
         return Position(self.source_id, line, offset - self._line_starts[line - 1] + 1)
 
     def loc(self, begin: int, end: int | None = None) -> Location:
-        return Location(self.position(begin), self.position(self.pos if end is None else end))
+        """From `begin` to `end` (default: the current offset). Both ends on one line, the
+        usual case (an instruction, a name, a type), take one line lookup."""
+        if end is None:
+            end = self.pos
+        starts = self._line_starts
+        line = bisect_right(starts, begin)
+        start = starts[line - 1]
+        if start <= end and (line == len(starts) or end < starts[line]):
+            source_id = self.source_id
+            return Location(
+                Position(source_id, line, begin - start + 1),
+                Position(source_id, line, end - start + 1),
+            )
+        return Location(self.position(begin), self.position(end))
 
     def skip(self) -> int:
         """Skips white space and comments; returns the new offset. Every accept/peek/match
@@ -111,7 +124,9 @@ class Cursor:
             elif text[pos] == " " and text[pos + 1 : pos + 2] not in _BLANK_STARTS:
                 pos = self.pos = self._skipped = pos + 1
             else:
-                pos = self.pos = self._skipped = WS.match(text, pos).end()
+                m = WS.match(text, pos)  # matches (maybe nothing) everywhere
+                assert m is not None
+                pos = self.pos = self._skipped = m.end()
         return pos
 
     def at_end(self) -> bool:

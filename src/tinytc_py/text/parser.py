@@ -9,11 +9,11 @@ builder does.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import CompilationError, Location, Status
-from ..ir.attrs import Attr, DictionaryAttr
+from ..ir.attrs import Attr, DictionaryAttr, StringAttr
 from ..ir.context import CompilerContext
 from ..ir.enums import AddressSpace, MatrixUse, Syntax
 from ..ir.inst import Inst
@@ -31,9 +31,13 @@ from .syntax import modifier_props
 
 SCALAR = re.compile(r"(?:i16|i32|i64|i8|index|bf16|f16|f32|f64|c32|c64)")
 _SCALAR_KINDS = {k.text: k for k in ScalarKind}
+# `%name =` of an instruction with one result, on one line: read in one match (parse_inst).
+_ONE_RESULT = re.compile(r"%([A-Za-z][A-Za-z0-9_]*|[0-9]+)[ \t]*=")
 _RPN_OPS = re.compile(r"\^|-(?![0-9])|\+(?![0-9])|\*|/|%|min\b|max\b")
 # The extent of a memref spelling on one line without $variables or comments (see parse_memref).
 _MEMREF_SPELLING = re.compile(r"memref<(?:[^<>$;\n]|<[^<>$;\n]*>)*>")
+# The operands of an instruction by name, as `Inst` takes them.
+OperandMap = dict[str, Value | list[Value] | None]
 _USES = {"matrix_a": MatrixUse.a, "matrix_b": MatrixUse.b, "matrix_acc": MatrixUse.acc}
 # The modifier properties of each instruction class (syntax.modifier_props), looked up once.
 _MODIFIER_PROPS: dict[type[Inst], tuple[tuple[Any, dict[str, Any]], ...]] = {}
@@ -119,7 +123,7 @@ class Parser:
 
     # ---- regions and values -------------------------------------------------------------------
 
-    def parse_region(self, region: Region, names: list[tuple[str, Location]] = ()) -> None:
+    def parse_region(self, region: Region, names: Sequence[tuple[str, Location]] = ()) -> None:
         c = self.c
         begin = c.skip()
         c.expect("{", "'{'")
@@ -576,7 +580,7 @@ class Parser:
                 )
             return value
         c.expect("{")
-        items: list[tuple[str, Attr]] = []
+        items: list[tuple[StringAttr | str, Attr]] = []
         if not c.accept("}"):
             while True:
                 m = c.match(lx.STRING) or c.match(lx.WORD)
@@ -596,7 +600,11 @@ class Parser:
         c = self.c
         begin = c.skip()
         names: list[tuple[str, Location]] = []
-        if c.peek("%"):
+        one = _ONE_RESULT.match(c.text, begin)
+        if one is not None:
+            names.append((one.group(1), c.loc(begin, one.end(1))))
+            c.pos = one.end()
+        elif c.peek("%"):
             names.append(self.parse_new_name())
             while c.accept(","):
                 names.append(self.parse_new_name())
@@ -734,7 +742,7 @@ class Parser:
         c.expect(":")
         ty = self.parse_type()
         props.update(static_offsets=tuple(offs), static_sizes=tuple(sizes))
-        ops = {"operand": operand, "offsets": dyn_offs, "sizes": dyn_sizes}
+        ops: OperandMap = {"operand": operand, "offsets": dyn_offs, "sizes": dyn_sizes}
         return cls(ops, props, ty, c.loc(begin))
 
     def parse_expand(self, cls: type[Inst], props: dict[str, Any], begin: int) -> Inst:
@@ -782,7 +790,7 @@ class Parser:
             c.expect(")")
             c.expect("->")
             types = self.parse_type_list()
-        ops = {"from": frm, "to": to, "step": step, "iter_init": init}
+        ops: OperandMap = {"from": frm, "to": to, "step": step, "iter_init": init}
         loc = c.loc(begin)
         inst = cls(ops, props, types, loc)
         return self.parse_for_body(inst, [var] + iter_names)

@@ -73,6 +73,12 @@ class Printer:
     def ref(self, value: Value) -> str:
         return "%" + self.names.get(value, value.name or "<undefined>")
 
+    def ref_operand(self, inst: Inst, key: str) -> str:
+        """The name of a required operand (its instruction's constructor checked it is set)."""
+        value = inst.operand(key)
+        assert value is not None, key
+        return self.ref(value)
+
     def refs(self, values: list[Value], sep: str = ", ") -> str:
         return sep.join(self.ref(v) for v in values)
 
@@ -163,7 +169,7 @@ class Printer:
             if s != 0:
                 text += ":" + (self.ref(next(sizes)) if s == DYNAMIC else str(s))
             slices.append(text)
-        operand = self.ref(inst.operand("operand"))
+        operand = self.ref_operand(inst, "operand")
         self.out.append(f"{head} {operand}[{','.join(slices)}] : {inst.results[0].type}")
 
     def print_expand(self, inst: Inst, head: str, depth: int) -> None:
@@ -178,7 +184,7 @@ class Printer:
         for prev, part in zip(parts, parts[1:], strict=False):
             sep = " x " if prev.startswith("%") or part.startswith("%") else "x"
             shape += sep + part
-        operand = self.ref(inst.operand("operand"))
+        operand = self.ref_operand(inst, "operand")
         mode = inst.props["expanded_mode"]
         self.out.append(f"{head} {operand}[{mode}->{shape}] : {inst.results[0].type}")
 
@@ -186,9 +192,11 @@ class Printer:
         self.visible.pop()
 
     def print_for(self, inst: Inst, head: str, depth: int) -> None:
-        frm, to, step = inst.operand("from"), inst.operand("to"), inst.operand("step")
+        step = inst.operand("step")
         body = inst.regions[0]
-        rng = f"{self.ref(frm)},{self.ref(to)}" + (f",{self.ref(step)}" if step else "")
+        rng = f"{self.ref_operand(inst, 'from')},{self.ref_operand(inst, 'to')}" + (
+            f",{self.ref(step)}" if step else ""
+        )
         results = inst.results
         init = inst.operand_list("iter_init")
         self.visible.append(set())
@@ -205,7 +213,7 @@ class Printer:
             self.out.append(f" attributes{inst.attrs}")
 
     def print_if(self, inst: Inst, head: str, depth: int) -> None:
-        text = f"{head} {self.ref(inst.operand('condition'))}"
+        text = f"{head} {self.ref_operand(inst, 'condition')}"
         if inst.results:
             text += " -> (" + ",".join(str(r.type) for r in inst.results) + ")"
         self.out.append(text + " ")
@@ -247,7 +255,7 @@ class Printer:
         body = inst.regions[0]
         self.visible.append(set())
         params = [self.define(p) for p in body.params]
-        a = self.ref(inst.operand("a"))
+        a = self.ref_operand(inst, "a")
         self.out.append(f"{head} ({','.join(params)})={a} -> {inst.results[0].type} ")
         self.region(body, depth)
         self.close_scope()

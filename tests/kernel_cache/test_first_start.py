@@ -1,0 +1,183 @@
+"""What a program's first start pays for the kernel cache beyond its compile: the compiler
+version in a checkout is the content digest the compiled modules' import hook already took
+(no second walk of the sources), and a folder the process made itself is not listed to keep
+it under its bound until the bytes written pass the bound (store.py, stats.FROM_EMPTY),
+while a folder another process made, or whose statistics were lost, still is."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tinytc_py import compiled
+from tinytc_py.cli import cache as cli_cache
+from tinytc_py.kernel_cache import stats, store, version
+
+PAYLOAD = bytes(range(256)) * 16  # 4 KiB
+
+
+@pytest.fixture
+def package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A package folder of two sources that the version lookup reads instead of this one,
+    with no digest computed for it yet in this process."""
+    folder = tmp_path / "pkg"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.py").write_text("A = 1\n")
+    (folder / "sub" / "b.py").write_text("B = 2\n")
+    monkeypatch.setattr(compiled, "PACKAGE", str(folder))
+    monkeypatch.setattr(compiled, "_content_digests", {})
+    version.compiler_version.cache_clear()
+    yield folder
+    version.compiler_version.cache_clear()
+
+
+def test_checkout_version_is_the_content_digest_the_import_hook_took(
+    package: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    digest = compiled.sources_digest(str(package), content=True)  # as the hook's decision does
+    walked = []
+    real = compiled.sources_digest
+    monkeypatch.setattr(
+        compiled, "sources_digest", lambda *a, **k: walked.append(a) or real(*a, **k)
+    )
+    assert version.compiler_version() == digest
+    assert walked == []  # no second walk of the sources
+
+
+def test_without_the_hooks_digest_the_checkout_version_follows_every_edit(
+    package: Path,
+) -> None:
+    """TINYTC_PURE_PYTHON=1 or nothing compiled: the stat digest, which an edit changes."""
+    before = version.compiler_version()
+    assert before == compiled.sources_digest(str(package))
+    (package / "sub" / "b.py").write_text("B = 3  # edited\n")
+    version.compiler_version.cache_clear()
+    assert version.compiler_version() not in (before, "")
+
+
+@pytest.mark.parametrize("pure", ["0", "1"])
+def test_a_process_keys_by_the_digest_of_its_own_kind(pure: str) -> None:
+    """In this checkout, after the compiler's import: the content digest when the import hook
+    looked at the sources (a build exists, pure Python not asked), else the stat digest."""
+    code = (
+        "from tinytc_py import compiled\n"
+        "from tinytc_py.compiler import binary_of\n"
+        "from tinytc_py.kernel_cache.version import compiler_version\n"
+        "hook = compiled._finder is not None\n"
+        "expected = compiled.sources_digest(content=hook)\n"
+        "print(hook, compiler_version() == expected)\n"
+    )
+    env = {**os.environ, compiled.PURE_ENV: pure}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    built = os.path.isfile(os.path.join(compiled.BUILD_DIR, compiled.MANIFEST))
+    assert out == [str(built and pure == "0"), "True"]
+
+
+class Listings:
+    """Counts the store's listings of the folder and its eviction scans."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.entries = self.evict = 0
+        for name in ("entries", "evict"):
+            monkeypatch.setattr(store, name, self._counting(name, getattr(store, name)))
+
+    def _counting(self, name: str, real):
+        def call(*args, **kwargs):
+            setattr(self, name, getattr(self, name) + 1)
+            return real(*args, **kwargs)
+
+        return call
+
+
+def folder_bytes(cache: Path) -> int:
+    return sum(f.stat().st_size for f in cache.glob("*" + store.SUFFIX))
+
+
+def test_a_folder_this_process_made_is_not_listed_below_the_bound(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    listings = Listings(monkeypatch)
+    for i in range(store.RECORD_FROM + 8):
+        store.put(f"entry-{i}", PAYLOAD)
+    assert (listings.entries, listings.evict) == (0, 0)
+    assert not (cache / store.SCAN_FILE).exists()
+    totals = stats.totals()
+    assert totals[stats.FROM_EMPTY] == 1
+    assert totals["bytes_written"] == folder_bytes(cache)
+    assert stats.FROM_EMPTY not in cli_cache.summary()["counters"]  # not a counter
+
+
+def test_a_folder_this_process_made_is_kept_under_the_bound(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bound = 64 * 1024
+    monkeypatch.setenv("TINYTC_CACHE_MAX_MB", str(bound / 1024 / 1024))
+    listings = Listings(monkeypatch)
+    for i in range(40):
+        store.put(f"entry-{i}", PAYLOAD)
+        assert folder_bytes(cache) <= bound
+        if i < 15:  # 15 entries of 4 KiB and a header: under the bound, nothing listed
+            assert listings.evict == 0
+    assert listings.evict > 0 and stats.process()["evicted"] > 0
+    assert store.get("entry-39") is not None and store.get("entry-0") is None
+
+
+@pytest.mark.parametrize("how", ["made by another process", "statistics cleared", "damaged"])
+def test_a_folder_not_known_empty_is_listed(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """The bytes written since the statistics began do not bound the folder when it held
+    files before: the next write lists it."""
+    if how == "made by another process":
+        cache.mkdir(parents=True, mode=0o700)
+        (cache / f"other{store.SUFFIX}").write_bytes(PAYLOAD)
+    else:
+        store.put("first", PAYLOAD)
+        if how == "statistics cleared":
+            stats.reset_totals()
+        else:
+            (cache / stats.FILE).write_bytes(b"\x00not json")
+    listings = Listings(monkeypatch)
+    store.put("next", PAYLOAD)
+    assert listings.entries == 1
+    assert stats.FROM_EMPTY not in stats.totals()
+
+
+def test_statistics_over_a_longer_damaged_file_are_cut_to_their_length(cache: Path) -> None:
+    """An update writes over the old text and cuts the file only when the new text is
+    shorter (counters only grow): a damaged file longer than the new totals must not leave a
+    tail behind."""
+    store.put("first", PAYLOAD)
+    (cache / stats.FILE).write_bytes(b"{" + b" " * 4096 + b"damaged")
+    stats.count("corrupt")
+    totals = stats.totals()
+    assert totals["corrupt"] == 1 and stats.EPOCH in totals
+    before = (cache / stats.FILE).stat().st_size
+    stats.count("corrupt")
+    assert stats.totals()["corrupt"] == 2 and (cache / stats.FILE).stat().st_size >= before
+
+
+def test_an_entry_written_while_the_cache_is_cleared_is_counted(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`tinytc-cache clear` while another process writes: an entry that lands after the
+    clear listed the folder stays, and its bytes must be in the totals that follow (a folder
+    this process then makes statistics for would otherwise be bounded without it)."""
+    store.put("before", PAYLOAD)
+    clear = store.clear
+
+    def clear_then_another_writes() -> int:
+        removed = clear()
+        store.put("late", PAYLOAD)
+        return removed
+
+    monkeypatch.setattr(store, "clear", clear_then_another_writes)
+    assert cli_cache.main(["clear"]) == 0
+    assert [p.name for p in cache.glob("*" + store.SUFFIX)] == ["late" + store.SUFFIX]
+    assert stats.totals().get("bytes_written", 0) >= folder_bytes(cache) > 0
