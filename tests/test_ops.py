@@ -4,12 +4,14 @@ from, and the facts a row carries for the analyses name what the row has."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tinytc_py.compiled import source_path
 from tinytc_py.ir.enums import ResultUniformity, Syntax
 from tinytc_py.ir.inst import Inst, InstSpec
 from tinytc_py.ir.ops import FAMILIES, INSTRUCTIONS, _register
@@ -24,10 +26,44 @@ ROW_MODULE = {spec.mnemonic: f for f in FAMILIES for _, spec, _ in f.ROWS}
 
 @pytest.mark.parametrize("mnemonic", sorted(INSTRUCTIONS))
 def test_mnemonic_is_a_literal_of_its_family_module(mnemonic):
-    module = ROW_MODULE[mnemonic]
     # the .py file, also when the module is compiled by mypyc (no source for inspect then)
-    source = Path(module.__file__).with_name(module.__name__.rsplit(".", 1)[1] + ".py")
+    source = Path(source_path(ROW_MODULE[mnemonic].__name__))
     assert f'"{mnemonic}"' in source.read_text(encoding="utf-8")
+
+
+def _class_annotations() -> dict[str, dict[str, str]]:
+    """Class name -> attribute -> annotation, read from the sources of ir/ and ir/ops/ (a class
+    compiled by mypyc keeps no __annotations__)."""
+    found: dict[str, dict[str, str]] = {}
+    for path in [*Path(source_path("tinytc_py.ir.inst")).parent.glob("**/*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                found[node.name] = {
+                    item.target.id: ast.unparse(item.annotation)
+                    for item in node.body
+                    if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
+                }
+    return found
+
+
+def _annotation(cls: type, name: str, annotations: dict[str, dict[str, str]]) -> str | None:
+    for c in cls.__mro__:
+        found = annotations.get(c.__name__, {}).get(name)
+        if found is not None:
+            return found
+    return None
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.__name__.rsplit(".", 1)[1])
+def test_row_class_attributes_are_class_variables(family):
+    """A row's class attributes (ordered, allowed, folds...) are set on the leaf class after it
+    is made; mypyc reads an attribute declared without ClassVar from the instance, where the
+    class's default stays (compiled, subgroup_reduce_max accepted complex operands)."""
+    annotations = _class_annotations()
+    for cls, spec, attrs in family.ROWS:
+        for key in attrs:
+            ann = _annotation(cls, key, annotations)
+            assert ann is not None and ann.startswith("ClassVar["), (spec.mnemonic, key, ann)
 
 
 def test_families_are_imported_in_table_order():

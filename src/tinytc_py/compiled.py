@@ -48,6 +48,32 @@ MODULES: tuple[str, ...] = (
     "tinytc_py.analysis.memory",
     "tinytc_py.analysis.stack",
     "tinytc_py.analysis.tiling",
+    "tinytc_py.ir.attrs",
+    "tinytc_py.ir.checks",
+    "tinytc_py.ir.context",
+    "tinytc_py.ir.enums",
+    "tinytc_py.ir.extensions",
+    "tinytc_py.ir.global_data",
+    "tinytc_py.ir.inst",
+    "tinytc_py.ir.nesting",
+    "tinytc_py.ir.ops",
+    "tinytc_py.ir.ops.arith",
+    "tinytc_py.ir.ops.blas",
+    "tinytc_py.ir.ops.common",
+    "tinytc_py.ir.ops.control",
+    "tinytc_py.ir.ops.coopmatrix",
+    "tinytc_py.ir.ops.extensions",
+    "tinytc_py.ir.ops.families",
+    "tinytc_py.ir.ops.folds",
+    "tinytc_py.ir.ops.leaves",
+    "tinytc_py.ir.ops.memory",
+    "tinytc_py.ir.ops.spmd",
+    "tinytc_py.ir.printf_format",
+    "tinytc_py.ir.region",
+    "tinytc_py.ir.types",
+    "tinytc_py.ir.uniformity",
+    "tinytc_py.ir.values",
+    "tinytc_py.ir.verify",
     "tinytc_py.passes.base",
     "tinytc_py.passes.check_ir",
     "tinytc_py.passes.clone",
@@ -106,13 +132,17 @@ Not listed: modules whose functions tests replace with monkeypatch (a compiled c
 compiled callee directly, past the module attribute) and whose own time is small anyway:
 compiler.py (the driver; tests/test_gc_pause.py),
 spirv/validate.py (a call into SPIRV-Tools; tests/spirv/test_spirv_validate.py) and
-spirv/convert/visa.py (the vISA text of 2D block messages; tests/emulate/test_emulate.py). Nor
-the IR (ir/), which compiles and gives the same SPIR-V but meets user input: mypy checks it with
-`arg-type` and `assignment` off (pyproject.toml), and mypyc turns each such unchecked annotation
-into a run-time check, so malformed programs (the lit verify tests, the front-end fuzzer) got a
-bare TypeError instead of their located error. It joins the list once mypy checks it with those
-codes on, as the text front end (text/) is checked. Nor, as mypyc cannot compile it as it
-is: the SPIR-V grammar tables (spirv/tables.py: plain class attributes read as constants)."""
+spirv/convert/visa.py (the vISA text of 2D block messages; tests/emulate/test_emulate.py).
+
+A listed module that meets user input (ir/ and text/: the parser, the builder and the C API
+create the IR's types and instructions) is checked by mypy with every error code on: mypyc turns
+each annotation into a run-time check, so an annotation mypy did not verify would give malformed
+input a bare TypeError instead of its located error. Where a caller passes what the user gave,
+the parameter says so (`object`, `Any`) and the function checks it itself
+(tests/test_compiled_input.py). Not listed for that reason: the IR builder (ir/builder.py,
+ir/builder_methods.py), whose parameters are annotated for the user's type checker, not
+checked, and whose own time is small. Nor, as mypyc cannot compile it as it is: the SPIR-V
+grammar tables (spirv/tables.py: plain class attributes read as constants)."""
 
 GROUP = "tinytc_py"
 """mypyc's name for the group: its shared library is the top-level module `tinytc_py__mypyc`."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import linecache
 import re
 import sys
+from collections.abc import Sequence
 from types import CodeType, FrameType
 from typing import Any
 
@@ -160,6 +161,9 @@ class IRBuilder(builder_methods.InstructionMethods):
         """`loc`, or where the user's code called the builder: the first frame outside the
         builder's files, with its source registered in the context for error messages."""
         if loc is not None:
+            if not isinstance(loc, Location):
+                detail = f"`loc` must be a Location, got {loc!r}"
+                raise CompilationError(UNKNOWN_LOCATION, Status.invalid_arguments, detail)
             return loc
         frame: FrameType | None = sys._getframe(1)
         while frame is not None and frame.f_code.co_filename in _BUILDER_FILES:
@@ -212,6 +216,9 @@ class IRBuilder(builder_methods.InstructionMethods):
     def _dict(self, attrs: DictionaryAttr | dict | None) -> DictionaryAttr | None:
         if attrs is None or isinstance(attrs, DictionaryAttr):
             return attrs
+        if not isinstance(attrs, dict):
+            detail = f"attributes must be a dict or a DictionaryAttr, got {attrs!r}"
+            raise CompilationError(self._where(None), Status.invalid_arguments, detail)
         return self.ctx.dictionary_attr({k: self.attr(v) for k, v in attrs.items()})
 
     def attr(self, value: Any):
@@ -317,7 +324,8 @@ class IRBuilder(builder_methods.InstructionMethods):
             with self._rendering():
                 _set_names(inst.regions[0].params, param_names, inst.loc)
         except CompilationError:
-            inst.parent.erase(inst)
+            if inst.parent is not None:  # always set: create() inserted it
+                inst.parent.erase(inst)
             raise
         return RegionScope(self, inst.regions[0], inst)
 
@@ -385,7 +393,7 @@ class IRBuilder(builder_methods.InstructionMethods):
         lb: Value,
         ub: Value,
         step: Value | None = None,
-        init: list[Value] = (),
+        init: Sequence[Value] = (),
         types: list[Type] | None = None,
         name: str | list[str] | None = None,
         attrs: DictionaryAttr | dict | None = None,
@@ -396,15 +404,19 @@ class IRBuilder(builder_methods.InstructionMethods):
         `param_names` names the loop variable and then the loop-carried values. ``with`` the
         returned scope to build the body (it gives the loop variable and loop-carried values);
         ``.results`` are the final values (:ref:`reference <inst-for>`)."""
-        types = list(types) if types is not None else [v.type for v in init]
-        ops = {"from": lb, "to": ub, "step": step, "iter_init": list(init)}
+        init = list(init)
+        if types is not None:
+            types = list(types)
+        else:  # a non-value in `init` is create()'s error
+            types = [v.type if isinstance(v, Value) else v for v in init]
+        ops = {"from": lb, "to": ub, "step": step, "iter_init": init}
         inst = self.create("for", ops, None, types, name, loc, attrs)
         return self._scope(inst, param_names)
 
     def if_(
         self,
         condition: Value,
-        types: list[Type] = (),
+        types: Sequence[Type] = (),
         name: str | list[str] | None = None,
         loc: Location | None = None,
     ) -> IfScope:
@@ -503,12 +515,15 @@ def _set_names(values: list[Value], names: list[str] | None, loc: Location) -> N
     """Names must be identifiers; purely numeric names mean "unnamed" (as in the parser)."""
     if not names:
         return
+    if not isinstance(names, (list, tuple)):
+        detail = f"names must be a str or a list of them, got {names!r}"
+        raise CompilationError(loc, Status.invalid_arguments, detail)
     names = list(names)
     if len(names) > len(values):
         detail = f"{len(names)} names for {len(values)} values"
         raise CompilationError(loc, Status.invalid_arguments, detail)
     for n in names:
-        if n and not n.isdigit() and not _NAME.match(n):
+        if not isinstance(n, str) or n and not n.isdigit() and not _NAME.match(n):
             raise CompilationError(loc, Status.invalid_arguments, f"invalid value name {n!r}")
     for value, n in zip(values, names, strict=False):
         value.name = "" if n.isdigit() else n

@@ -5,8 +5,7 @@ reporter, and the optimization settings. One context can serve many programs.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
 
 from ..errors import (
     UNKNOWN_LOCATION,
@@ -36,6 +35,7 @@ from .types import (
     Type,
     VoidType,
     canonical_stride,
+    dyn_str,
 )
 
 ErrorReporter = Callable[[str, Location], None]
@@ -59,6 +59,12 @@ def _check_span(shape: tuple[int, ...], stride: tuple[int, ...], loc: Location) 
         )
 
 
+def _not_a(kind: type, what: str, value: object, loc: Location) -> CompilationError:
+    """The located error for an argument that is no `kind` (an int given for an enum member)."""
+    detail = f"{what} must be of type {kind.__name__}, got {value!r}"
+    return CompilationError(loc, Status.invalid_arguments, detail)
+
+
 def _check_column_major(shape: tuple[int, ...], stride: tuple[int, ...], loc: Location) -> None:
     """The strided layout restrictions 1 <= S_1 and S_{i-1} s_{i-1} <= S_i (static entries only)."""
     if stride and stride[0] != DYNAMIC and stride[0] < 1:
@@ -76,9 +82,15 @@ def _check_column_major(shape: tuple[int, ...], stride: tuple[int, ...], loc: Lo
             )
 
 
-def _extents(values: Sequence[Any], what: str, status: Status, loc: Location) -> tuple[int, ...]:
+def _extents(values: object, what: str, status: Status, loc: Location) -> tuple[int, ...]:
     """Sizes, strides or offsets as ints: None stands for DYNAMIC ('?'); anything but an int
-    is a located error (a float or a string would otherwise fail deep in a comparison)."""
+    is a located error (a float or a string would otherwise fail deep in a comparison), and so
+    is anything but a sequence of them (the builder's and the C API's arguments as given)."""
+    if not isinstance(values, (list, tuple)) and (
+        isinstance(values, str) or not isinstance(values, Iterable)
+    ):
+        detail = f"{what}s must be a sequence of ints, DYNAMIC or None ('?'), got {values!r}"
+        raise CompilationError(loc, status, detail)
     out = []
     for v in values:
         if v is None:
@@ -160,8 +172,12 @@ class CompilerContext:
 
     # ---- optimization settings ----------------------------------------------------------------
 
-    def set_optimization_flag(self, flag: OptFlag, state: int) -> None:
+    def set_optimization_flag(self, flag: object, state: object) -> None:
         """state < 0 restores the flag's default (`OPT_FLAG_DEFAULTS`)."""
+        if not isinstance(flag, OptFlag):
+            raise _not_a(OptFlag, "the optimization flag", flag, UNKNOWN_LOCATION)
+        if not isinstance(state, int):
+            raise _not_a(int, "the flag's state", state, UNKNOWN_LOCATION)
         if state < 0:
             self._opt_flags.pop(flag, None)
         else:
@@ -174,15 +190,17 @@ class CompilerContext:
 
     # ---- types --------------------------------------------------------------------------------
 
-    def number(self, kind: ScalarKind) -> NumberType:
+    def number(self, kind: object) -> NumberType:
+        if not isinstance(kind, ScalarKind):
+            raise _not_a(ScalarKind, "the number kind", kind, UNKNOWN_LOCATION)
         return self.numbers[kind]
 
     def memref(
         self,
-        element: Type,
+        element: object,
         shape: Sequence[int | None],
         stride: Sequence[int | None] | None = None,
-        addrspace: AddressSpace = AddressSpace.global_,
+        addrspace: object = AddressSpace.global_,
         loc: Location = UNKNOWN_LOCATION,
     ) -> MemrefType:
         """The memref type ``memref<element x shape, strided<stride>, addrspace>``: each entry
@@ -192,6 +210,8 @@ class CompilerContext:
             raise CompilationError(
                 loc, Status.ir_expected_number, "memref element must be a number type"
             )
+        if not isinstance(addrspace, AddressSpace):
+            raise _not_a(AddressSpace, "the address space", addrspace, loc)
         shape = _extents(shape, "mode size", Status.ir_invalid_shape, loc)
         for s in shape:
             if s < 0 and s != DYNAMIC:
@@ -213,9 +233,9 @@ class CompilerContext:
 
     def group(
         self,
-        memref: Type,
-        size: int | None,
-        offset: int | None = 0,
+        memref: object,
+        size: object,
+        offset: object = 0,
         loc: Location = UNKNOWN_LOCATION,
     ) -> GroupType:
         """The group type ``group<memref x size, offset: offset>``: `size` and `offset` are
@@ -233,53 +253,74 @@ class CompilerContext:
 
     def coopmatrix(
         self,
-        component: Type,
-        rows: int,
-        cols: int,
-        use: MatrixUse,
+        component: object,
+        rows: object,
+        cols: object,
+        use: object,
         loc: Location = UNKNOWN_LOCATION,
     ) -> CoopmatrixType:
         if not isinstance(component, NumberType):
             raise CompilationError(
                 loc, Status.ir_expected_number, "coopmatrix component must be a number type"
             )
+        rows, cols = _extents((rows, cols), "coopmatrix size", Status.ir_invalid_shape, loc)
+        if not isinstance(use, MatrixUse):
+            raise _not_a(MatrixUse, "the matrix use", use, loc)
         if rows <= 0 or cols <= 0 or rows == DYNAMIC or cols == DYNAMIC:
             raise CompilationError(
                 loc,
                 Status.ir_invalid_shape,
-                f"coopmatrix rows and columns must be positive, got {rows}x{cols}",
+                f"coopmatrix rows and columns must be positive, got {dyn_str(rows)}x{dyn_str(cols)}",
             )
         key = ("coopmatrix", component, rows, cols, use)
         return self._intern(key, lambda: CoopmatrixType(self, component, rows, cols, use))
 
     # ---- attributes ---------------------------------------------------------------------------
 
-    def boolean_attr(self, value: bool) -> BooleanAttr:
+    def boolean_attr(self, value: object) -> BooleanAttr:
         value = bool(value)
         return self._intern(("battr", value), lambda: BooleanAttr(self, value))
 
-    def integer_attr(self, value: int) -> IntegerAttr:
+    def integer_attr(self, value: object) -> IntegerAttr:
+        if not isinstance(value, int):
+            raise _not_a(int, "an integer attribute", value, UNKNOWN_LOCATION)
         return self._intern(("iattr", value), lambda: IntegerAttr(self, value))
 
-    def string_attr(self, value: str, loc: Location = UNKNOWN_LOCATION) -> StringAttr:
-        if not is_printable_string(value):
+    def string_attr(self, value: object, loc: Location = UNKNOWN_LOCATION) -> StringAttr:
+        if not isinstance(value, str) or not is_printable_string(value):
             raise CompilationError(
                 loc, Status.ir_expected_string_attribute, "strings hold printable ASCII except '\"'"
             )
         return self._intern(("sattr", value), lambda: StringAttr(self, value))
 
-    def array_attr(self, values: tuple[Attr, ...] | list[Attr]) -> ArrayAttr:
-        values = tuple(values)
-        return self._intern(("aattr", values), lambda: ArrayAttr(self, values))
+    def array_attr(self, values: object) -> ArrayAttr:
+        if not isinstance(values, (list, tuple)):
+            raise _not_a(list, "an array attribute's values", values, UNKNOWN_LOCATION)
+        items: list[Attr] = []
+        for v in values:
+            if not isinstance(v, Attr):
+                raise _not_a(Attr, "an array attribute's entry", v, UNKNOWN_LOCATION)
+            items.append(v)
+        frozen = tuple(items)
+        return self._intern(("aattr", frozen), lambda: ArrayAttr(self, frozen))
 
     def dictionary_attr(
         self,
-        items: dict[str, Attr] | list[tuple[StringAttr | str, Attr]],
+        items: object,
         loc: Location = UNKNOWN_LOCATION,
     ) -> DictionaryAttr:
-        pairs = items.items() if isinstance(items, dict) else items
+        """From a dict or a list of (name, attribute) pairs; a name is a str or a StringAttr."""
+        if isinstance(items, dict):
+            pairs: list[object] = list(items.items())
+        elif isinstance(items, (list, tuple)):
+            pairs = list(items)
+        else:
+            raise _not_a(dict, "a dictionary attribute's items", items, loc)
         named: list[tuple[StringAttr, Attr]] = []
-        for key, value in pairs:
+        for pair in pairs:
+            if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[1], Attr)):
+                raise _not_a(Attr, "a dictionary attribute's entry", pair, loc)
+            key, value = pair
             name = key if isinstance(key, StringAttr) else self.string_attr(key, loc)
             named.append((name, value))
         named.sort(key=lambda kv: kv[0].value)

@@ -64,7 +64,7 @@ def _check_value(value: Any, ty: MemrefType, k: int, loc: Location) -> Any:
 
 def make_global(
     name: str,
-    ty: Type,
+    ty: object,
     values: list[Any],
     loc: Location,
     value_locs: Sequence[Location] | None = None,

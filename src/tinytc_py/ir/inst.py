@@ -11,6 +11,7 @@ that the language reference's "Restrictions" demand.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -115,12 +116,14 @@ class Inst:
 
     def __init__(
         self,
-        operands: dict[str, Value | list[Value] | None],
+        operands: Mapping[str, object],
         props: dict[str, Any] | None = None,
-        result_types: list[Type] | Type | None = None,
+        result_types: object = None,
         loc: Location = UNKNOWN_LOCATION,
         attrs: DictionaryAttr | None = None,
     ) -> None:
+        """`operands` by name (a variadic one as a list), `result_types` a Type, a list of them
+        or None; both as the builder and the C API got them from the user: checked here."""
         # Every instruction parsed, built or made by a pass comes through here: attributes,
         # methods and globals go into locals first.
         self.loc = loc
@@ -139,6 +142,10 @@ class Inst:
         self.results = results
         if result_types is not None:
             for ty in result_types if isinstance(result_types, list) else (result_types,):
+                if not isinstance(ty, Type):  # the builder's `ty` list comes from the user
+                    raise CompilationError(
+                        loc, Status.invalid_arguments, f"expected a type, got {ty!r}"
+                    )
                 v = Value(ty, "", loc)
                 v.defining_inst = self
                 results.append(v)
@@ -156,10 +163,10 @@ class Inst:
             for region, types in zip(self.regions, self.region_param_types()):
                 region.set_params(types)
 
-    def _bind_operands(
-        self, spec: InstSpec, operands: dict[str, Value | list[Value] | None]
-    ) -> None:
-        """The use list in the spec's operand order and each operand's segment of it."""
+    def _bind_operands(self, spec: InstSpec, operands: Mapping[str, object]) -> None:
+        """The use list in the spec's operand order and each operand's segment of it. The
+        operands come from the builder and the C API as given (a variadic one as any iterable):
+        each is checked to be a `Value` here."""
         uses: list[Use] = []
         self.uses = uses
         segments: dict[str, tuple[int, int]] = {}
@@ -168,10 +175,21 @@ class Inst:
             value = operands.get(key)
             start = len(uses)
             if suffix == "*":
-                for v in value or ():
-                    if not isinstance(v, Value):
-                        raise self._not_a_value(v)
-                    uses.append(Use(self, len(uses), v))
+                if value is None:
+                    pass
+                elif isinstance(value, (list, tuple)) or (
+                    isinstance(value, Iterable) and not isinstance(value, str)
+                ):
+                    for v in value:
+                        if not isinstance(v, Value):
+                            raise self._not_a_value(v)
+                        uses.append(Use(self, len(uses), v))
+                else:
+                    raise CompilationError(
+                        self.loc,
+                        Status.invalid_arguments,
+                        f"operand '{key}' must be a sequence of values, got {value!r}",
+                    )
             elif value is not None:
                 if not isinstance(value, Value):
                     raise self._not_a_value(value)
@@ -223,6 +241,15 @@ class Inst:
     def operand(self, key: str) -> Value | None:
         start, stop = self._segments[key]
         return self.uses[start].value if stop > start else None
+
+    def required(self, key: str) -> Value:
+        """The operand `key` of a row without `?` or `*` (the verifiers' access: a `Value`, not
+        an Optional). Such an operand is always bound (`_bind_operands` rejects its absence);
+        asking for an absent one is a located error, not the next operand."""
+        start, stop = self._segments[key]
+        if stop == start:
+            raise CompilationError(self.loc, Status.invalid_arguments, f"missing operand '{key}'")
+        return self.uses[start].value
 
     def operand_list(self, key: str) -> list[Value]:
         start, stop = self._segments[key]

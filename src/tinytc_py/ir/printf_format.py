@@ -62,7 +62,7 @@ def conversions(fmt: str) -> list[tuple[str, str | None]]:
             return specs
         m = _CONVERSION.match(text, pos)
         conv = m.group("conv") if m else None
-        if conv is None:
+        if m is None or conv is None:
             spec = text[pos : (m.end() if m else pos + 1) + 1]
             raise FormatError(
                 f"'{spec}' at offset {pos} is not a supported conversion "

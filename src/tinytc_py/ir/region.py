@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import chain
 from operator import attrgetter
 from typing import TYPE_CHECKING
@@ -106,11 +107,15 @@ class Func:
 
     def __init__(
         self,
-        name: str,
-        param_types: list[Type],
+        name: object,
+        param_types: Sequence[object],
         loc: Location = UNKNOWN_LOCATION,
         attrs: DictionaryAttr | None = None,
     ) -> None:
+        """`name` and `param_types` as the builder got them from the user: checked here."""
+        if not isinstance(name, str):
+            detail = f"the function name must be a str, got {name!r}"
+            raise CompilationError(loc, Status.invalid_arguments, detail)
         self.name = name
         self.loc = loc
         self.attrs = attrs
@@ -119,6 +124,9 @@ class Func:
         # bounds-checked mode: the message template of each check id (insert-bounds-checks)
         self.bounds_checks: list[str] | None = None
         for ty in param_types:
+            if not isinstance(ty, Type):
+                detail = f"a parameter type must be a type, got {ty!r}"
+                raise CompilationError(loc, Status.invalid_arguments, detail)
             if isinstance(ty, CoopmatrixType):
                 raise CompilationError(
                     loc, Status.ir_coopmatrix_unsupported, "arguments must not have coopmatrix type"

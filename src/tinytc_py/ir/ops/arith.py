@@ -79,7 +79,7 @@ class ArithBinaryInst(ArithInst):
         return operands["a"].type
 
     def verify(self) -> None:
-        a, b = self.operand("a"), self.operand("b")
+        a, b = self.required("a"), self.required("b")
         self.check_allowed(a.type, a)
         checks.same_type(
             self, a.type, b.type, Status.ir_number_mismatch, "operand types differ", a, b
@@ -111,7 +111,7 @@ class ArithUnaryInst(ArithInst):
     to_component: ClassVar[bool] = False
 
     def verify(self) -> None:
-        a = self.operand("a")
+        a = self.required("a")
         self.check_allowed(a.type, a)
         expected = a.type
         scalar = element_type(a.type)
@@ -141,7 +141,7 @@ class MathInst(ArithInst):
         return operands["a"].type
 
     def verify(self) -> None:
-        a = self.operand("a")
+        a = self.required("a")
         if not isinstance(a.type, NumberType):
             raise self.error(Status.ir_expected_number, "operand must be a scalar number", a)
         self.check_allowed(a.type, a)
@@ -167,7 +167,7 @@ class CompareInst(Inst):
     ordered: ClassVar[bool] = False
 
     def verify(self) -> None:
-        a, b = self.operand("a"), self.operand("b")
+        a, b = self.required("a"), self.required("b")
         ty = checks.number(self, a)
         checks.same_type(self, ty, b.type, Status.ir_number_mismatch, "operand types differ", a, b)
         if self.ordered and ty.is_complex:
@@ -185,29 +185,32 @@ class CastInst(Inst):
     __slots__ = ()
 
     def verify(self) -> None:
-        a = self.operand("a")
-        src, dst = a.type, result_type(self)
-        if isinstance(dst, CoopmatrixType):
-            s = checks.coopmatrix(self, a)
-            if s.shape != dst.shape:
+        a = self.required("a")
+        dst_type = result_type(self)
+        src: NumberType
+        dst: NumberType
+        if isinstance(dst_type, CoopmatrixType):
+            s, t = checks.coopmatrix(self, a), dst_type
+            if s.shape != t.shape:
                 raise self.error(
                     Status.ir_incompatible_shapes,
-                    f"cast must keep the shape ({s.rows}x{s.cols} vs {dst.rows}x{dst.cols})",
+                    f"cast must keep the shape ({s.rows}x{s.cols} vs {t.rows}x{t.cols})",
                     a,
                 )
-            if s.use is not dst.use and not (
-                s.use is MatrixUse.acc and dst.use in (MatrixUse.a, MatrixUse.b)
+            if s.use is not t.use and not (
+                s.use is MatrixUse.acc and t.use in (MatrixUse.a, MatrixUse.b)
             ):
                 raise self.error(
                     Status.ir_invalid_matrix_use,
-                    f"cannot cast {s.use.text} to {dst.use.text}",
+                    f"cannot cast {s.use.text} to {t.use.text}",
                     a,
                 )
-            src, dst = s.component, dst.component
+            src, dst = s.component, t.component
         else:
-            checks.number(self, a)
-            if not isinstance(dst, NumberType):
+            src = checks.number(self, a)
+            if not isinstance(dst_type, NumberType):
                 raise self.error(Status.ir_expected_number, "cast result must be a number type")
+            dst = dst_type
         if (src.kind.family, dst.kind.family) in CAST_FORBIDDEN:
             raise self.error(Status.ir_forbidden_cast, f"cannot cast {src} to {dst}", a)
 

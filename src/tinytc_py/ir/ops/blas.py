@@ -47,7 +47,7 @@ class BlasInst(Inst):
     __slots__ = ()
 
     def check_scalars(self, out: MemrefType, out_name: str) -> None:
-        alpha, beta = self.operand("alpha"), self.operand("beta")
+        alpha, beta = self.required("alpha"), self.required("beta")
         checks.number(self, alpha, "alpha")
         b_ty = checks.number(self, beta, "beta")
         checks.promotable(
@@ -73,21 +73,21 @@ class BlasA2Inst(BlasInst):
     __slots__ = ()
 
     def check_a_b_types(self, a: MemrefType, b: MemrefType, b_name: str = "B") -> None:
-        alpha = self.operand("alpha")
+        alpha = self.required("alpha")
         checks.promotable(
             self,
-            alpha.type,
+            checks.number(self, alpha, "alpha"),
             a.element,
             alpha,
-            self.operand("A"),
+            self.required("A"),
             what="type of alpha to element type of A",
         )
         checks.promotable(
             self,
             a.element,
             b.element,
-            self.operand("A"),
-            self.operand("B"),
+            self.required("A"),
+            self.required("B"),
             what=f"element type of A to element type of {b_name}",
         )
 
@@ -96,7 +96,7 @@ class AxpbyInst(BlasA2Inst):
     __slots__ = ()
 
     def verify(self) -> None:
-        A, B = self.operand("A"), self.operand("B")
+        A, B = self.required("A"), self.required("B")
         a = checks.memref(self, A, "A")
         b = checks.memref_order(self, B, (0, 1, 2), Status.ir_expected_memref_order_0_1_or_2, "B")
         self.check_scalars(b, "B")
@@ -115,7 +115,7 @@ class CumsumInst(BlasA2Inst):
     __slots__ = ()
 
     def verify(self) -> None:
-        A, B = self.operand("A"), self.operand("B")
+        A, B = self.required("A"), self.required("B")
         a = checks.memref(self, A, "A")
         b = checks.memref(self, B, "B")
         if a.order < 1:
@@ -136,7 +136,7 @@ class SumInst(BlasA2Inst):
     __slots__ = ()
 
     def verify(self) -> None:
-        A, B = self.operand("A"), self.operand("B")
+        A, B = self.required("A"), self.required("B")
         a = checks.memref(self, A, "A")
         b = checks.memref_order(self, B, (0, 1), Status.ir_expected_memref_order_0_or_1, "b")
         self.check_scalars(b, "b")
@@ -162,8 +162,8 @@ class BlasA3Inst(BlasInst):
     __slots__ = ()
 
     def check_types(self, a: MemrefType, b: MemrefType, c: MemrefType, names: str = "ABC") -> None:
-        A, B, C = self.operand("A"), self.operand("B"), self.operand("C")
-        na, nb, nc = names
+        A, B, C = self.required("A"), self.required("B"), self.required("C")
+        na, nb, nc = names[0], names[1], names[2]
         ab = promote(a.element, b.element)
         if ab is None:
             raise self.error(
@@ -173,10 +173,10 @@ class BlasA3Inst(BlasInst):
                 A,
                 B,
             )
-        alpha = self.operand("alpha")
+        alpha = self.required("alpha")
         checks.promotable(
             self,
-            alpha.type,
+            checks.number(self, alpha, "alpha"),
             ab,
             alpha,
             what=f"type of alpha to promoted element type of {na} and {nb}",
@@ -201,7 +201,7 @@ class BlasA3Inst(BlasInst):
         }
         types = []
         for key, name, order in zip("ABC", names, orders):
-            v = self.operand(key)
+            v = self.required(key)
             types.append(checks.memref_order(self, v, (order,), status[order], name))
         a, b, c = types
         self.check_scalars(c, names[2])
@@ -213,7 +213,7 @@ class GemmInst(BlasA3Inst):
 
     def verify(self) -> None:
         a, b, c = self.operands3((2, 2, 2))
-        A, B, C = self.operand("A"), self.operand("B"), self.operand("C")
+        A, B, C = self.required("A"), self.required("B"), self.required("C")
         opa, opb = _op(self.props["tA"], a.shape), _op(self.props["tB"], b.shape)
         _shape_eq(self, opa[1:], opb[:1], A, B, what="columns(op(A)) must equal rows(op(B))")
         _shape_eq(
@@ -233,7 +233,7 @@ class GemvInst(BlasA3Inst):
 
     def verify(self) -> None:
         a, b, c = self.operands3((2, 1, 1), "Abc")
-        A, B, C = self.operand("A"), self.operand("B"), self.operand("C")
+        A, B, C = self.required("A"), self.required("B"), self.required("C")
         opa = _op(self.props["tA"], a.shape)
         _shape_eq(self, opa[1:], b.shape, A, B, what="columns(op(A)) must equal rows(b)")
         _shape_eq(self, c.shape, opa[:1], A, C, what="rows(c) must equal rows(op(A))")
@@ -245,7 +245,7 @@ class GerInst(BlasA3Inst):
 
     def verify(self) -> None:
         a, b, c = self.operands3((1, 1, 2), "abC")
-        A, B, C = self.operand("A"), self.operand("B"), self.operand("C")
+        A, B, C = self.required("A"), self.required("B"), self.required("C")
         _shape_eq(
             self,
             c.shape,
@@ -262,7 +262,7 @@ class HadamardInst(BlasA3Inst):
     __slots__ = ()
 
     def verify(self) -> None:
-        A, B, C = self.operand("A"), self.operand("B"), self.operand("C")
+        A, B, C = self.required("A"), self.required("B"), self.required("C")
         c = checks.memref_order(self, C, (1, 2), Status.ir_expected_memref_order_1_or_2, "c")
         a = checks.memref_order(self, A, (c.order,), Status.ir_incompatible_shapes, "a")
         b = checks.memref_order(self, B, (c.order,), Status.ir_incompatible_shapes, "b")

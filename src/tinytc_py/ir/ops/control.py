@@ -96,7 +96,7 @@ class ForInst(Inst):
     region_kinds = (Exec.mixed,)
 
     def verify(self) -> None:
-        frm, to, step = self.operand("from"), self.operand("to"), self.operand("step")
+        frm, to, step = self.required("from"), self.required("to"), self.operand("step")
         ty = checks.integer(self, frm, "loop bound")
         for v in (to, step):
             if v is not None:
@@ -122,7 +122,7 @@ class ForInst(Inst):
             )
 
     def region_param_types(self) -> list[list[Type]]:
-        return [[self.operand("from").type] + [r.type for r in self.results]]
+        return [[self.required("from").type] + [r.type for r in self.results]]
 
 
 class IfInst(Inst):
@@ -130,7 +130,7 @@ class IfInst(Inst):
     region_kinds = (Exec.mixed, Exec.mixed)
 
     def verify(self) -> None:
-        checks.boolean(self, self.operand("condition"))
+        checks.boolean(self, self.required("condition"))
         _check_yieldable(self, [r.type for r in self.results])
 
 

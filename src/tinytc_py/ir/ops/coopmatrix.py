@@ -19,6 +19,7 @@ from ..types import (
     MemrefType,
     NumberType,
     Type,
+    as_coopmatrix,
     promote,
 )
 from ..values import Value
@@ -46,7 +47,7 @@ class CoopApplyInst(Inst):
     region_kinds = (Exec.spmd,)
 
     def verify(self) -> None:
-        a = self.operand("a")
+        a = self.required("a")
         ct = checks.coopmatrix(self, a)
         checks.same_type(
             self,
@@ -58,7 +59,7 @@ class CoopApplyInst(Inst):
         )
 
     def region_param_types(self) -> list[list[Type]]:
-        ct = self.operand("a").type
+        ct = as_coopmatrix(self.required("a").type)
         return [[ct.ctx.i32, ct.ctx.i32, ct.component]]
 
 
@@ -69,10 +70,10 @@ class CoopMemoryInst(Inst):
     atomic: ClassVar[bool] = False  # set on the atomic_* rows
 
     def check_memref(self, component: NumberType) -> MemrefType:
-        t = self.operand("operand")
+        t = self.required("operand")
         mt = checks.memref_order(self, t, (2,), Status.ir_expected_memref_order_2, "M")
-        checks.index(self, self.operand("pos0"))
-        checks.index(self, self.operand("pos1"))
+        checks.index(self, self.required("pos0"))
+        checks.index(self, self.required("pos1"))
         if component is not mt.element:
             raise self.error(
                 Status.ir_number_mismatch,
@@ -99,7 +100,7 @@ class CoopStoreInst(CoopMemoryInst):
         return operands["val"].type
 
     def verify(self) -> None:
-        val = self.operand("val")
+        val = self.required("val")
         ct = checks.coopmatrix(self, val)
         mt = self.check_memref(ct.component)
         if self.results:
@@ -123,7 +124,7 @@ class CoopConstructInst(Inst):
     __slots__ = ()
 
     def verify(self) -> None:
-        v = self.operand("number")
+        v = self.required("number")
         ty = checks.number(self, v)
         ct = _coop_result(self)
         checks.same_type(
@@ -154,7 +155,7 @@ class CoopExtractInst(Inst):
         return getattr(operands["mat"].type, "component", None)
 
     def verify(self) -> None:
-        m = self.operand("mat")
+        m = self.required("mat")
         ct = _indexed_matrix(self, m)
         checks.same_type(
             self,
@@ -174,7 +175,7 @@ class CoopInsertInst(Inst):
         return operands["mat"].type
 
     def verify(self) -> None:
-        v, m = self.operand("val"), self.operand("mat")
+        v, m = self.required("val"), self.required("mat")
         ct = _indexed_matrix(self, m)
         checks.same_type(
             self,
@@ -198,8 +199,8 @@ class CoopMulAddInst(Inst):
     __slots__ = ()
 
     def verify_subgroup_size(self, sgs: int) -> None:
-        for v in (self.operand("a"), self.operand("c")):
-            if v.type.rows % sgs:
+        for v in (self.required("a"), self.required("c")):
+            if as_coopmatrix(v.type).rows % sgs:
                 raise self.error(
                     Status.ir_unsupported_coopmatrix_shape,
                     f"rows must be a multiple of the subgroup size {sgs}",
@@ -211,7 +212,7 @@ class CoopMulAddInst(Inst):
         return operands["c"].type
 
     def verify(self) -> None:
-        A, B, C = self.operand("a"), self.operand("b"), self.operand("c")
+        A, B, C = self.required("a"), self.required("b"), self.required("c")
         a, b, c = (checks.coopmatrix(self, v) for v in (A, B, C))
         d = _coop_result(self)
         for ty, use, v in (
@@ -275,10 +276,10 @@ class CoopPrefetchInst(Inst):
     __slots__ = ()
 
     def verify(self) -> None:
-        t = self.operand("operand")
+        t = self.required("operand")
         checks.memref_order(self, t, (2,), Status.ir_expected_memref_order_2, "M")
-        checks.index(self, self.operand("pos0"))
-        checks.index(self, self.operand("pos1"))
+        checks.index(self, self.required("pos0"))
+        checks.index(self, self.required("pos1"))
         if self.props["cache_level"] < 0:
             raise self.error(Status.ir_out_of_bounds, "cache level must be non-negative", t)
         if self.props["rows"] <= 0 or self.props["cols"] <= 0:
@@ -286,12 +287,16 @@ class CoopPrefetchInst(Inst):
 
 
 class CoopReduceInst(Inst):
+    """Row or column reductions; `complex_ok` says per row whether complex components reduce
+    (add does, min and max have no order on them)."""
+
     __slots__ = ()
     is_family = True
+    complex_ok: ClassVar[bool] = False
 
     def verify_subgroup_size(self, sgs: int) -> None:
-        a = self.operand("a")
-        if a.type.rows % sgs:
+        a = self.required("a")
+        if as_coopmatrix(a.type).rows % sgs:
             raise self.error(
                 Status.ir_unsupported_coopmatrix_shape,
                 f"rows must be a multiple of the subgroup size {sgs}",
@@ -299,7 +304,7 @@ class CoopReduceInst(Inst):
             )
 
     def verify(self) -> None:
-        a = self.operand("a")
+        a = self.required("a")
         at = checks.coopmatrix(self, a)
         r = _coop_result(self)
         if r.component is not at.component or r.use is not at.use:
@@ -313,7 +318,7 @@ class CoopReduceInst(Inst):
             raise self.error(
                 Status.ir_invalid_shape, f"result shape must be {shape[0]}x{shape[1]}", a
             )
-        if self.name != "cooperative_matrix_reduce_add" and at.component.is_complex:
+        if not self.complex_ok and at.component.is_complex:
             raise self.error(
                 Status.ir_complex_unsupported, f"{self.name} is not defined on {at.component}", a
             )
@@ -327,7 +332,7 @@ class CoopScaleInst(Inst):
         return operands["b"].type
 
     def verify(self) -> None:
-        s, m = self.operand("a"), self.operand("b")
+        s, m = self.required("a"), self.required("b")
         ct = checks.coopmatrix(self, m)
         checks.same_type(
             self,
@@ -372,11 +377,11 @@ def _coop_store(mnemonic: str, props: tuple[Prop, ...], update: bool, atomic: bo
     return (CoopStoreInst, spec, {"atomic": atomic})
 
 
-def _coop_reduce(mnemonic: str) -> Row:
+def _coop_reduce(mnemonic: str, complex_ok: bool) -> Row:
     spec = InstSpec(
         mnemonic, (Prop("mode", ReduceMode, None),), ("a",), R, exec=Exec.spmd, fmt="$a : type"
     )
-    return (CoopReduceInst, spec, {})
+    return (CoopReduceInst, spec, {"complex_ok": complex_ok})
 
 
 ROWS: list[Row] = [
@@ -488,9 +493,9 @@ ROWS: list[Row] = [
         ),
         {},
     ),
-    _coop_reduce("cooperative_matrix_reduce_add"),
-    _coop_reduce("cooperative_matrix_reduce_max"),
-    _coop_reduce("cooperative_matrix_reduce_min"),
+    _coop_reduce("cooperative_matrix_reduce_add", complex_ok=True),
+    _coop_reduce("cooperative_matrix_reduce_max", complex_ok=False),
+    _coop_reduce("cooperative_matrix_reduce_min", complex_ok=False),
     (
         CoopScaleInst,
         InstSpec(

@@ -19,7 +19,6 @@ from ..types import (
     MemrefType,
     NumberType,
     Type,
-    element_type,
 )
 from .arith import ArithInst, MathInst
 from .common import (
@@ -65,9 +64,9 @@ class ShuffleInst(Inst):
         return _a_type(operands)
 
     def verify(self) -> None:
-        a = self.operand("a")
+        a = self.required("a")
         checks.number(self, a)
-        checks.i32(self, self.operand(self.lane), self.lane)
+        checks.i32(self, self.required(self.lane), self.lane)
         _same_result(self, a)
 
 
@@ -87,9 +86,9 @@ class WorkGroupBroadcastInst(Inst):
         return _a_type(operands)
 
     def verify(self) -> None:
-        a = self.operand("a")
+        a = self.required("a")
         checks.number(self, a)
-        checks.i32(self, self.operand("id"), "work-item id")
+        checks.i32(self, self.required("id"), "work-item id")
         _same_result(self, a)
 
 
@@ -120,7 +119,7 @@ class SelectInst(Inst):
         return _a_type(operands)
 
     def verify(self) -> None:
-        cond, a, b = self.operand("cond"), self.operand("a"), self.operand("b")
+        cond, a, b = self.required("cond"), self.required("a"), self.required("b")
         checks.boolean(self, cond)
         if not isinstance(a.type, (NumberType, CoopmatrixType)):
             raise self.error(
@@ -143,7 +142,7 @@ class BitcastInst(Inst):
     __slots__ = ()
 
     def verify(self) -> None:
-        a = self.operand("a")
+        a = self.required("a")
         src, dst = a.type, result_type(self)
         if isinstance(src, CoopmatrixType):
             if not (
@@ -154,13 +153,15 @@ class BitcastInst(Inst):
                     f"bitcast of {src} must return a coopmatrix of the same shape and use",
                     a,
                 )
+            s, d = src.component, dst.component
         elif not isinstance(src, NumberType) or not isinstance(dst, NumberType):
             raise self.error(
                 Status.ir_expected_number,
                 "bitcast takes and returns numbers (or coopmatrices)",
                 a,
             )
-        s, d = element_type(src), element_type(dst)
+        else:
+            s, d = src, dst
         if _bits(s) != _bits(d):
             raise self.error(
                 Status.ext_bitcast_size_mismatch,

@@ -62,7 +62,7 @@ class LifetimeStopInst(Inst):
     __slots__ = ()
 
     def verify(self) -> None:
-        obj = self.operand("object")
+        obj = self.required("object")
         if not isinstance(obj.defining_inst, AllocaInst):
             raise self.error(
                 Status.ir_expected_memref, "lifetime_stop needs a value returned by alloca", obj
@@ -77,7 +77,7 @@ class AssociatedInst(Inst):
         return next(iter(operands.values())).type.ctx.bool
 
     def verify(self) -> None:
-        checks.memref_or_group(self, self.operand("operand"))
+        checks.memref_or_group(self, self.required("operand"))
         if not isinstance(result_type(self), BooleanType):
             raise self.error(Status.ir_expected_boolean, "associated returns bool")
 
@@ -91,7 +91,7 @@ class LoadInst(Inst):
         return ty.element if isinstance(ty, MemrefType) else getattr(ty, "memref", None)
 
     def verify(self) -> None:
-        t = self.operand("operand")
+        t = self.required("operand")
         ty = checks.index_list(self, t, self.operand_list("index_list"))
         expected = ty.element if isinstance(ty, MemrefType) else ty.memref
         checks.same_type(
@@ -119,9 +119,9 @@ class ElementStoreInst(Inst):
         return operands["val"].type
 
     def verify(self) -> None:
-        val, t = self.operand("val"), self.operand("operand")
-        checks.memref(self, t)
-        mt = checks.index_list(self, t, self.operand_list("index_list"))
+        val, t = self.required("val"), self.required("operand")
+        mt = checks.memref(self, t)
+        checks.index_list(self, t, self.operand_list("index_list"))
         checks.same_type(
             self,
             val.type,
@@ -167,7 +167,7 @@ class SizeInst(Inst):
         return operands["operand"].type.ctx.index
 
     def verify(self) -> None:
-        t = self.operand("operand")
+        t = self.required("operand")
         ty = checks.memref_or_group(self, t)
         order = ty.order if isinstance(ty, MemrefType) else 1
         if not 0 <= self.props["mode"] < order:
@@ -187,7 +187,7 @@ class SubviewInst(Inst):
     __slots__ = ()
 
     def verify(self) -> None:
-        t = self.operand("operand")
+        t = self.required("operand")
         mt = checks.memref(self, t)
         offs, sizes = self.props["static_offsets"], self.props["static_sizes"]
         dyn_offs, dyn_sizes = self.operand_list("offsets"), self.operand_list("sizes")
@@ -257,7 +257,7 @@ def _check_view_type(
     """The result memref of subview/expand/fuse: same element type and address space, the given
     shape (dynamic where computed dynamic), and the stride or '?' in its place."""
     r = result_type(inst)
-    t = inst.operand("operand")
+    t = inst.required("operand")
     if not isinstance(r, MemrefType):
         raise inst.error(Status.ir_expected_memref, "result must be a memref", t)
     if r.element is not src.element:
@@ -295,7 +295,7 @@ class ExpandInst(Inst):
     __slots__ = ()
 
     def verify(self) -> None:
-        t = self.operand("operand")
+        t = self.required("operand")
         mt = checks.memref(self, t)
         mode = self.props["expanded_mode"]
         static = list(self.props["static_expand_shape"])
@@ -337,7 +337,7 @@ class FuseInst(Inst):
     __slots__ = ()
 
     def verify(self) -> None:
-        t = self.operand("operand")
+        t = self.required("operand")
         mt = checks.memref(self, t)
         frm, to = self.props["from"], self.props["to"]
         if not 0 <= frm < to < mt.order:

@@ -54,7 +54,7 @@ class SubgroupBroadcastInst(Inst):
         return operands["a"].type
 
     def verify(self) -> None:
-        a, idx = self.operand("a"), self.operand("idx")
+        a, idx = self.required("a"), self.required("idx")
         checks.number(self, a)
         checks.i32(self, idx, "subgroup local index")
         checks.same_type(
@@ -75,10 +75,10 @@ class SubgroupOperationInst(Inst):
     def infer_result_type(cls, operands: dict[str, Any]) -> Type | None:
         return operands["a"].type
 
-    ordered = False
+    ordered: ClassVar[bool] = False
 
     def verify(self) -> None:
-        a = self.operand("a")
+        a = self.required("a")
         ty = checks.number(self, a)
         if self.ordered and ty.is_complex:
             raise self.error(
