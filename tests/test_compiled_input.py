@@ -218,6 +218,12 @@ BUILDER_CASES = {
         Status.ir_expected_int,
         "loop bound must have integer type",
     ),
+    # a complex constant of ints passed the verifier and then broke the printer (bare error)
+    "complex constant of ints": (
+        lambda b, ctx, A, x, i, p: b.constant((1, 2), ctx.c32),  # complex constant of ints
+        Status.ir_constant_mismatch,
+        "tuple constant does not match type c32 (expected a complex constant)",
+    ),
     "global of an int type": (
         lambda b, ctx, A, x, i, p: b.global_("g", 3, [1]),  # global of an int type
         Status.ext_invalid_global,

@@ -51,6 +51,7 @@ MODULES: tuple[str, ...] = (
     "tinytc_py.ir.attrs",
     "tinytc_py.ir.checks",
     "tinytc_py.ir.context",
+    "tinytc_py.ir.dismantle",
     "tinytc_py.ir.enums",
     "tinytc_py.ir.extensions",
     "tinytc_py.ir.global_data",
@@ -141,8 +142,8 @@ input a bare TypeError instead of its located error. Where a caller passes what 
 the parameter says so (`object`, `Any`) and the function checks it itself
 (tests/test_compiled_input.py). Not listed for that reason: the IR builder (ir/builder.py,
 ir/builder_methods.py), whose parameters are annotated for the user's type checker, not
-checked, and whose own time is small. Nor, as mypyc cannot compile it as it is: the SPIR-V
-grammar tables (spirv/tables.py: plain class attributes read as constants)."""
+checked, and whose own time is small. Nor the SPIR-V grammar tables (spirv/tables.py): their
+members are `Final` class attributes, which compiled callers read as inlined constants."""
 
 GROUP = "tinytc_py"
 """mypyc's name for the group: its shared library is the top-level module `tinytc_py__mypyc`."""

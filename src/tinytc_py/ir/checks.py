@@ -108,7 +108,14 @@ def _constant_kind(value: Any) -> str:
         return "integer"
     if isinstance(value, float):
         return "floating"
-    return "complex" if isinstance(value, tuple) else type(value).__name__
+    if _is_complex_constant(value):
+        return "complex"
+    return type(value).__name__
+
+
+def _is_complex_constant(value: Any) -> bool:
+    """A complex-constant is a pair of floating-constants (the printer writes each as one)."""
+    return isinstance(value, tuple) and len(value) == 2 and all(isinstance(p, float) for p in value)
 
 
 def _expected_kind(scalar: BooleanType | NumberType) -> str:
@@ -131,7 +138,7 @@ def constant_kind_mismatch(value: Any, scalar: BooleanType | NumberType, ty: Typ
     elif scalar.is_float:
         ok = isinstance(value, float)
     else:
-        ok = isinstance(value, tuple) and len(value) == 2
+        ok = _is_complex_constant(value)
     if ok:
         return None
     return (

@@ -121,9 +121,11 @@ class Inst:
         result_types: object = None,
         loc: Location = UNKNOWN_LOCATION,
         attrs: DictionaryAttr | None = None,
+        verify: bool = True,
     ) -> None:
         """`operands` by name (a variadic one as a list), `result_types` a Type, a list of them
-        or None; both as the builder and the C API got them from the user: checked here."""
+        or None; both as the builder and the C API got them from the user: checked here.
+        `verify=False` only for a copy of a verified instruction (`copy_with`)."""
         # Every instruction parsed, built or made by a pass comes through here: attributes,
         # methods and globals go into locals first.
         self.loc = loc
@@ -154,11 +156,12 @@ class Inst:
             from .region import Region
 
             self.regions = [Region(kind, self) for kind in self.region_kinds]
-        try:
-            self.verify()
-        except CompilationError:
-            self.drop_uses()
-            raise
+        if verify:
+            try:
+                self.verify()
+            except CompilationError:
+                self.drop_uses()
+                raise
         if self.regions:
             for region, types in zip(self.regions, self.region_param_types()):
                 region.set_params(types)
@@ -209,28 +212,17 @@ class Inst:
         """A copy of this instruction on `operands` (one per use, in order, each of the type of
         the operand it replaces) with unnamed results and empty regions, made without verifying
         again: `verify` reads only the operands' types, properties and attributes, all the same
-        as here. The passes' cloning takes this path when the types allow it."""
-        cls = type(self)
-        new = cls.__new__(cls)
-        new.loc = loc = self.loc
-        new.parent = None
-        new.attrs = self.attrs
-        new.props = dict(self.props)
-        new._segments = self._segments  # never changed after creation
-        new.uses = [Use(new, i, v) for i, v in enumerate(operands)]
-        new.results = results = []
-        for old in self.results:
-            v = Value(old.type, "", loc)
-            v.defining_inst = new
-            results.append(v)
-        new.regions = []
-        if self.regions:
-            from .region import Region
-
-            new.regions = [Region(kind, new) for kind in self.region_kinds]
-            for region, old_region in zip(new.regions, self.regions):
-                region.set_params([p.type for p in old_region.params])
-        return new
+        as here. The passes' cloning takes this path when the types allow it. (It goes through
+        the constructor: a class compiled by mypyc cannot be made by `__new__` alone.)"""
+        by_key: dict[str, object] = {}
+        for key, suffix in self.spec.operand_slots:
+            start, stop = self._segments[key]
+            if suffix == "*":
+                by_key[key] = operands[start:stop]
+            elif stop > start:
+                by_key[key] = operands[start]
+        result_types = [r.type for r in self.results]
+        return type(self)(by_key, self.props, result_types, self.loc, self.attrs, verify=False)
 
     # ---- access -------------------------------------------------------------------------------
 
