@@ -1,7 +1,7 @@
 """What a program's first start pays for the kernel cache beyond its compile: the compiler
 version in a checkout is the content digest the compiled modules' import hook already took
 (no second walk of the sources), and a new folder, made with statistics marked empty
-(trust.make_folder, stats.FROM_EMPTY), is not listed to keep it under its bound until the
+(folder.make_folder, stats.FROM_EMPTY), is not listed to keep it under its bound until the
 bytes written pass the bound, while a folder made without them, or whose statistics were lost
 (even before the first write), still is."""
 
@@ -18,6 +18,7 @@ import pytest
 from tinytc_py import compiled
 from tinytc_py.cli import cache as cli_cache
 from tinytc_py.kernel_cache import stats, store, trust, version
+from tinytc_py.kernel_cache.folder import make_folder
 
 PAYLOAD = bytes(range(256)) * 16  # 4 KiB
 
@@ -205,7 +206,7 @@ def test_statistics_lost_between_making_the_folder_and_the_first_write_are_not_f
     """A lookup makes the folder before its compile and device build (locks.py), and its first
     statistics update comes after them. Others' entries written meanwhile, then the statistics
     lost: the new totals did not begin with an empty folder, so the next write lists it."""
-    trust.make_folder(trust.checked())
+    make_folder(trust.checked())
     others = (
         "from tinytc_py.kernel_cache import store\n"
         "for i in range(40):\n"

@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import stats, store, trust
+from .folder import make_folder
 
 ENV_TIMEOUT = "TINYTC_CACHE_LOCK_TIMEOUT"
 DEFAULT_TIMEOUT = 300.0
@@ -136,7 +137,7 @@ def _create(path: Path, where: trust.Folder) -> _Held | None:
     builds without it."""
     token = secrets.token_hex(8)
     try:
-        trust.make_folder(where)
+        make_folder(where)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         return None

@@ -31,17 +31,8 @@ from collections import Counter
 
 from ..cache_dir import cache_subdir
 from . import trust
+from .folder import EPOCH, FILE, FROM_EMPTY, GROUP_MODE, make_folder
 
-FILE = "stats.json"
-GROUP_MODE = 0o660  # in a shared folder every member of the group adds to the totals
-EPOCH = "epoch"
-"""Not a counter: a random id a new file (first update, cleared or damaged) starts with, so
-store.py can tell its running totals began again."""
-FROM_EMPTY = "from_empty"
-"""Not a counter: 1 in a file whose epoch began with an empty folder (`start_empty` wrote it into
-the folder before the folder took its name), so every byte in the folder was counted in its
-bytes_written: store.py then knows a bound on the folder's size without listing it. A file
-made again later (cleared or damaged) never has it: the folder may hold entries by then."""
 NOT_COUNTERS = (EPOCH, FROM_EMPTY)
 
 _process: Counter[str] = Counter()
@@ -84,7 +75,7 @@ def _add_to_totals(delta: dict[str, int], where: trust.Folder) -> dict[str, int]
     start and the file then cut to its length when it got shorter: truncating it to zero
     first and writing it again makes ext4 (auto_da_alloc) write the file back at close, which
     made each update cost 0.25 ms of CPU time instead of 0.02."""
-    trust.make_folder(where)
+    make_folder(where)
     fd = os.open(where.path / FILE, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         with contextlib.suppress(OSError):  # another member's file keeps its mode
@@ -104,17 +95,6 @@ def _add_to_totals(delta: dict[str, int], where: trust.Folder) -> dict[str, int]
     finally:
         os.close(fd)  # releases the lock
     return dict(totals)
-
-
-def start_empty(where: trust.Folder) -> None:
-    """Write the statistics file of a new kernels folder, still empty under its temporary
-    name (trust.make_folder): a new epoch, marked `FROM_EMPTY`."""
-    fd = os.open(where.path / FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        trust.share(fd, where, GROUP_MODE)
-        os.write(fd, json.dumps({EPOCH: secrets.randbits(62), FROM_EMPTY: 1}).encode())
-    finally:
-        os.close(fd)
 
 
 def totals() -> dict[str, int]:

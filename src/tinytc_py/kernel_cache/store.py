@@ -29,7 +29,7 @@ down to `LOW_WATER` of it, so a full folder is scanned once per tenth of the bou
 at every write. A scan of fewer than `RECORD_FROM` entries leaves no record: listing them again
 at the next write costs less than writing one. Nor does a first start scan at all: a new folder
 gets a statistics file whose epoch is marked `FROM_EMPTY` before it takes its name
-(trust.make_folder), so a marked epoch began with the folder empty (statistics made again
+(folder.make_folder), so a marked epoch began with the folder empty (statistics made again
 later lack the mark), and in such an epoch the running total itself bounds the folder's size
 (every file in the folder was written, and counted, since), so the folder is listed only once that
 total passes the bound. For the estimate to hold, every byte in the folder must be counted: an
@@ -50,6 +50,7 @@ from pathlib import Path
 
 from ..cache_dir import atomic_write, cache_subdir
 from . import stats, trust
+from .folder import make_folder
 
 ENV_MAX_MB = "TINYTC_CACHE_MAX_MB"
 DEFAULT_MAX_MB = 1024.0
@@ -160,13 +161,13 @@ def put(
     if path not in _unwritable:
         data = MAGIC + hashlib.sha256(payload).digest() + payload
         try:
-            trust.make_folder(checked)
+            make_folder(checked)
             atomic_write(
                 path / (name + SUFFIX),
                 data,
                 lambda fd: trust.share(fd, checked),
                 # removed since (another process cleared the cache): made again, with its mode
-                lambda _: trust.make_folder(replace(checked, exists=False)),
+                lambda _: make_folder(replace(checked, exists=False)),
             )
         except OSError as err:
             _disable_writing(path, err)

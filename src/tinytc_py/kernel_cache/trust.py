@@ -23,12 +23,10 @@ next lookup.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import grp
 import os
 import pwd
-import secrets
 import stat
 import warnings
 from dataclasses import dataclass
@@ -98,7 +96,7 @@ def _ident_of(stats: list[os.stat_result]) -> _Ident:
 
 def check() -> Folder:
     """The kernels folder, or raises Untrusted. A per-user folder that does not exist yet is
-    fine: `make_folder` creates it private."""
+    fine: `folder.make_folder` creates it private."""
     return _check()[0]
 
 
@@ -203,49 +201,6 @@ def entry_trusted(st: os.stat_result, folder: Folder) -> bool:
         and not st.st_mode & stat.S_IWOTH
         and _in_group(st.st_uid, folder.group)
     )
-
-
-def make_folder(folder: Folder) -> None:
-    """Create the kernels folder if it is missing, prepared under a temporary name and
-    renamed into place, so another process never sees it with the wrong group or mode or
-    without its statistics file: private for a user, group-writable with the setgid bit for
-    a shared one. The cache folder above is created when missing."""
-    if folder.exists or folder.path.is_dir():
-        return
-    try:
-        _make(folder)
-    except FileNotFoundError:
-        folder.path.parent.mkdir(parents=True, exist_ok=True, mode=USER_DIR_MODE)
-        _make(folder)
-
-
-def _make(folder: Folder) -> None:
-    """`make_folder` below an existing cache folder; raises OSError when it cannot be made
-    and no folder of that name exists. The temporary folder gets its mode and group, then,
-    while it is known to be empty, the statistics file that says so (stats.start_empty: the
-    size bound then needs no listing of a new folder). Several processes may make the folder
-    at once, and a rename onto an existing folder succeeds when that folder is empty (Linux),
-    so more than one rename may succeed; but each prepared folder holds its statistics file,
-    so a rename never replaces one of them, and whichever folder ends up in place carries a
-    correct mark (one found empty, say after its statistics file was removed, held nothing
-    to lose)."""
-    from . import stats  # imported here: stats.py imports this module
-
-    tmp = folder.path.with_name(f".tmp-{SUB}-{secrets.token_hex(6)}")
-    tmp.mkdir(mode=USER_DIR_MODE)
-    try:
-        if folder.group is not None:
-            os.chown(tmp, -1, folder.group)
-            os.chmod(tmp, GROUP_DIR_MODE)
-        stats.start_empty(Folder(tmp, folder.group, True))
-        os.rename(tmp, folder.path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            for leftover in tmp.iterdir():
-                leftover.unlink()
-            tmp.rmdir()
-        if not folder.path.is_dir():
-            raise
 
 
 def share(fd: int, folder: Folder, mode: int = GROUP_FILE_MODE) -> None:

@@ -1,0 +1,79 @@
+"""Making the kernels folder, and the layout of the statistics file it is born with.
+
+A new `kernels/` folder is prepared under a temporary name (mode, group, and its statistics
+file saying the folder began empty) and renamed into place, so another process never sees it
+half made. The statistics file's name and its two non-counter keys live here because the
+folder's creation writes them; stats.py keeps the counters (and names these constants too).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+
+from . import trust
+
+FILE = "stats.json"
+GROUP_MODE = 0o660  # in a shared folder every member of the group adds to the totals
+EPOCH = "epoch"
+"""Not a counter: a random id a new file (first update, cleared or damaged) starts with, so
+store.py can tell its running totals began again."""
+FROM_EMPTY = "from_empty"
+"""Not a counter: 1 in a file whose epoch began with an empty folder (`_start_empty` wrote it into
+the folder before the folder took its name), so every byte in the folder was counted in its
+bytes_written: store.py then knows a bound on the folder's size without listing it. A file
+made again later (cleared or damaged) never has it: the folder may hold entries by then."""
+
+
+def make_folder(folder: trust.Folder) -> None:
+    """Create the kernels folder if it is missing, prepared under a temporary name and
+    renamed into place, so another process never sees it with the wrong group or mode or
+    without its statistics file: private for a user, group-writable with the setgid bit for
+    a shared one. The cache folder above is created when missing."""
+    if folder.exists or folder.path.is_dir():
+        return
+    try:
+        _make(folder)
+    except FileNotFoundError:
+        folder.path.parent.mkdir(parents=True, exist_ok=True, mode=trust.USER_DIR_MODE)
+        _make(folder)
+
+
+def _make(folder: trust.Folder) -> None:
+    """`make_folder` below an existing cache folder; raises OSError when it cannot be made
+    and no folder of that name exists. The temporary folder gets its mode and group, then,
+    while it is known to be empty, the statistics file that says so (`_start_empty`: the
+    size bound then needs no listing of a new folder). Several processes may make the folder
+    at once, and a rename onto an existing folder succeeds when that folder is empty (Linux),
+    so more than one rename may succeed; but each prepared folder holds its statistics file,
+    so a rename never replaces one of them, and whichever folder ends up in place carries a
+    correct mark (one found empty, say after its statistics file was removed, held nothing
+    to lose)."""
+    tmp = folder.path.with_name(f".tmp-{trust.SUB}-{secrets.token_hex(6)}")
+    tmp.mkdir(mode=trust.USER_DIR_MODE)
+    try:
+        if folder.group is not None:
+            os.chown(tmp, -1, folder.group)
+            os.chmod(tmp, trust.GROUP_DIR_MODE)
+        _start_empty(trust.Folder(tmp, folder.group, True))
+        os.rename(tmp, folder.path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            for leftover in tmp.iterdir():
+                leftover.unlink()
+            tmp.rmdir()
+        if not folder.path.is_dir():
+            raise
+
+
+def _start_empty(where: trust.Folder) -> None:
+    """Write the statistics file of a new kernels folder, still empty under its temporary
+    name (make_folder): a new epoch, marked `FROM_EMPTY`."""
+    fd = os.open(where.path / FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        trust.share(fd, where, GROUP_MODE)
+        os.write(fd, json.dumps({EPOCH: secrets.randbits(62), FROM_EMPTY: 1}).encode())
+    finally:
+        os.close(fd)
