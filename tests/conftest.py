@@ -7,9 +7,13 @@ SPIRV-Tools from PyPI, the validator the compiler uses, not whatever version the
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+
+import pytest
 
 from tinytc_py.native_libs import spirv_tools_prefix
 
@@ -24,3 +28,13 @@ if _spirv_tools is not None:
 
 def pytest_unconfigure(config) -> None:
     shutil.rmtree(_folder, ignore_errors=True)
+
+
+@pytest.fixture
+def cold_compiles(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Kernel cache off, so every call compiles; the host's collector setting put back (for
+    the tests that watch what a compile leaves to the garbage collector)."""
+    monkeypatch.setenv("TINYTC_CACHE", "0")
+    was = gc.isenabled()
+    yield
+    gc.enable() if was else gc.disable()

@@ -9,7 +9,6 @@ import gc
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,13 +46,7 @@ func @k(%x: memref<f32x?>, %y: memref<f32x?>, %A: memref<f32x16x16>, %C: memref<
 """
 
 
-@pytest.fixture(autouse=True)
-def cold(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Kernel cache off, so every call compiles; the host's collector setting put back."""
-    monkeypatch.setenv("TINYTC_CACHE", "0")
-    was = gc.isenabled()
-    yield
-    gc.enable() if was else gc.disable()
+pytestmark = pytest.mark.usefixtures("cold_compiles")
 
 
 def ir_objects() -> int:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -31,13 +30,7 @@ func @gemm16(%A: memref<f32x16x16x?>, %B: memref<f32x16x16x?>, %C: memref<f32x16
 BROKEN = "func @k(%a: f32) {\n    %b = add %a, %nope : f32\n}\n"
 
 
-@pytest.fixture(autouse=True)
-def cold(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Kernel cache off, so every call compiles; the host's collector setting put back."""
-    monkeypatch.setenv("TINYTC_CACHE", "0")
-    was = gc.isenabled()
-    yield
-    gc.enable() if was else gc.disable()
+pytestmark = pytest.mark.usefixtures("cold_compiles")
 
 
 def compile_gemm() -> bytes:
