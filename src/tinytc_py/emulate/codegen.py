@@ -168,7 +168,9 @@ def _next_pow2(n: int) -> int:
 class Emitter:
     """Builds the function emulating one vISA program for subgroup size `sgs`, on a register
     image in Workgroup memory (shared by the subgroup) or, if `private`, in Function memory
-    (a copy per work-item); `lane` is the SubgroupLocalInvocationId input."""
+    (a copy per work-item); `lane` is the SubgroupLocalInvocationId input. `build()` adds
+    the function to `mod` and returns its id; `file` is register_file of the same program,
+    signature and subgroup size."""
 
     def __init__(
         self,
@@ -841,20 +843,4 @@ class _Layout:
         return op(Op.IAdd, i64, blk, op(Op.IMul, i64, inner, c(self.size)))
 
 
-def emulation_function(
-    mod: Module,
-    prog: Program,
-    sig: Signature,
-    file: RegisterFile,
-    sgs: int,
-    lane: int,
-    private: bool,
-) -> int:
-    """Add the function emulating `prog` with register file `file` (register_file of the same
-    program, signature and subgroup size) to `mod`; returns its id. Its first parameter is the
-    register image: the subgroup's in Workgroup memory, or the work-item's own copy in
-    Function memory if `private`."""
-    return Emitter(mod, prog, sig, file, sgs, lane, private).build()
-
-
-__all__ = ["RegisterFile", "Signature", "emulation_function", "register_file"]
+__all__ = ["Emitter", "RegisterFile", "Signature", "register_file"]

@@ -29,7 +29,7 @@ from ..spirv.tables import (
 )
 from ..spirv.validate import SpirvValidationError, validate
 from .blockio import block_io_function
-from .codegen import GRF, RegisterFile, Signature, emulation_function, register_file
+from .codegen import GRF, Emitter, RegisterFile, Signature, register_file
 from .reader import literal_string, read_module
 from .visa import Program, UnsupportedConstruct, parse
 
@@ -242,7 +242,7 @@ def _rewrite_function(ctx: _Context, function) -> array:
             asm = inst[3]
             key: tuple[object, ...] = ("asm", asm, sgs, images.private)
             if key not in made:
-                made[key] = emulation_function(
+                made[key] = Emitter(
                     mod,
                     ctx.program(asm),
                     ctx.signature(asm),
@@ -250,7 +250,7 @@ def _rewrite_function(ctx: _Context, function) -> array:
                     sgs,
                     ctx.lane,
                     images.private,
-                )
+                ).build()
             sc = StorageClass.Function if images.private else StorageClass.Workgroup
             p_u8 = mod.type_pointer(sc, mod.type_int(8))
             base, regfile = mod.new_id(), mod.new_id()
