@@ -22,6 +22,9 @@ from tinytc_py.target.core_info import CoreInfo
 from tinytc_py.text.dialect import parse
 from tinytc_py.text.printer import print_prog
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from compile_time import arith_chain as chain  # noqa: E402  (the benchmark's chain program)
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "ir"
 
 # A foreach (lowered, its body cloned twice, the original removed) with a constant to fold and
@@ -52,26 +55,6 @@ pytestmark = pytest.mark.usefixtures("cold_compiles")
 def ir_objects() -> int:
     """IR instructions, regions and values waiting for the collector (youngest generation)."""
     return sum(isinstance(o, (Inst, Region, Value)) for o in gc.get_objects(0))
-
-
-def chain(n: int) -> str:
-    """A foreach whose body is a chain of n dependent instructions (about 5n IR objects)."""
-    lines = [f"        %v{k} = mul %v{k - 1}, %h : f32" for k in range(1, n + 1)]
-    return "\n".join(
-        [
-            "func @chain(%x: memref<f32x?>, %y: memref<f32x?>) {",
-            "    %c0 = constant 0 : index",
-            "    %n = size %x[0] : index",
-            "    %h = constant 0.5 : f32",
-            "    foreach (%i) = (%c0), (%n) {",
-            "        %v0 = load %x[%i] : f32",
-            *lines,
-            f"        store %v{n}, %y[%i]",
-            "    }",
-            "}",
-            "",
-        ]
-    )
 
 
 SOURCES = {
