@@ -188,16 +188,11 @@ def parse(
     """
     from .ir.context import CompilerContext
     from .text.dialect import parse as parse_text
-    from .text.dialect import resolve
 
-    ctx = context or CompilerContext()
-    resolve(dialect, ctx)  # raises ValueError for an unknown dialect before reading a file
-    if isinstance(source, Path):
-        text = source.read_text(encoding="utf-8")
-        name = str(source) if name is None else name
-    else:
-        text = source
-    return parse_text(text, ctx, name or "", dialect)
+    text, file_name = _read(source, dialect)
+    return parse_text(
+        text, context or CompilerContext(), file_name if name is None else name, dialect
+    )
 
 
 # ---- compiling -----------------------------------------------------------------------------------
@@ -221,10 +216,9 @@ def _apply_options(ctx: CompilerContext, opt_level: int, flags: Iterable[str | O
 
 def _read(source: str | Path, dialect: str) -> tuple[str, str]:
     """The text and name of a source as `parse` reads them (an unknown dialect first)."""
-    from .text.dialect import DIALECTS
+    from .text.dialect import check_dialect
 
-    if dialect not in DIALECTS:
-        raise ValueError(f"unknown dialect '{dialect}' (choose from {', '.join(DIALECTS)})")
+    check_dialect(dialect)
     if isinstance(source, Path):
         return source.read_text(encoding="utf-8"), str(source)
     return source, ""

@@ -45,9 +45,14 @@ def looks_legacy(text: str) -> bool:
     return _LEGACY_MARKERS.search(text) is not None
 
 
-def resolve(dialect: str, ctx: CompilerContext) -> str:
+def check_dialect(dialect: str) -> None:
+    """Raises ValueError for a dialect name that is not one of DIALECTS."""
     if dialect not in DIALECTS:
         raise ValueError(f"unknown dialect '{dialect}' (choose from {', '.join(DIALECTS)})")
+
+
+def resolve(dialect: str, ctx: CompilerContext) -> str:
+    check_dialect(dialect)
     if dialect == "auto" and ctx.optimization_flag(OptFlag.legacy_language):
         return "legacy"
     return dialect
