@@ -150,7 +150,8 @@ def cells(
 
 class Case:
     """The kernel of one row, ours or (`spirv`) upstream's binary of the same text; `text`
-    replaces the kernel (gemm_limits.py: the same launch with other work)."""
+    replaces the kernel (gemm_limits.py: the same launch with other work), `core_info` the
+    device's (gemm_ab.py: pinned blockings)."""
 
     def __init__(
         self,
@@ -162,6 +163,7 @@ class Case:
         tune: bool = False,
         spirv: bytes | None = None,
         text: str | None = None,
+        core_info=None,
     ):
         from tinytc_py.runtime import opencl as rt
 
@@ -169,7 +171,7 @@ class Case:
         self.dtype = TYPES[ty]
         text = text or kernel_text(m, n, k, ty, sizes)
         if spirv is None:
-            self.prog = rt.program(text, autotune=tune)
+            self.prog = rt.program(text, core_info=core_info, autotune=tune)
             self.kernel = self.prog.kernel("gemm")
         else:  # upstream's SPIR-V with our metadata (the calling convention is the same)
             from tinytc_py.compiler import binary_of
@@ -256,7 +258,7 @@ class Upstream:
 def block_names(m: int, n: int, k: int, ty: str, dev: object, tune: bool) -> str:
     """model/tuned register blocks of the case (the tuned one from the tuning cache; with
     --no-tune the "tuned" column runs the model's blocks, shown as model/-)."""
-    from tinytc_py.analysis.gemm_model import GemmProblem, cpu_blocking
+    from tinytc_py.analysis.gemm_model import GemmProblem, cpu_blocking, subgroup_size
     from tinytc_py.runtime.autotune import autotune
     from tinytc_py.runtime.opencl import core_info_for, program
     from tinytc_py.target.gemm_blocking import GemmKey
@@ -266,7 +268,8 @@ def block_names(m: int, n: int, k: int, ty: str, dev: object, tune: bool) -> str
     if info.cpu is None:
         return "-"
     size = np.dtype(TYPES[ty]).itemsize
-    model = cpu_blocking(GemmProblem(m, n, k, size, size, info.cpu.lanes(size)), info.cpu)
+    sgs = subgroup_size([m], size, info.cpu)
+    model = cpu_blocking(GemmProblem(m, n, k, size, size, sgs), info.cpu)
     if not tune:
         return f"{model.text()}/-"
     tuned = autotune(parse(kernel_text(m, n, k, ty)), dev, info, program).gemm_blockings
