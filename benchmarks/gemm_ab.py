@@ -5,8 +5,9 @@ other subgroup sizes or register blockings, timed in interleaved rounds on the s
                                            [--repeat N] [--mb MB] [--cached]
 
 A VARIANT is "model" (the compiler's choice), "sg=S" (subgroup size S, the model's blocking for
-it), "RxCkU" (the blocking R row blocks x C columns, U K steps; GemmBlocking.text) or both
-joined by a colon ("sg=8:3x6k2"). A variant can be measured before a change of the model by
+it), "RxCkU" (the blocking R row blocks x C columns, U K steps; GemmBlocking.text), both
+joined by a colon ("sg=8:3x6k2"), or "xsmm" (libxsmm on the same arrays, gemm_anchors.py; not
+with --cached). A variant can be measured before a change of the model by
 pinning what the model chose before: sg=16 is the subgroup size the compiler picked for every
 f32 gemm on AVX-512 before the FMA width entered the choice (target/cpu_core.py `fma_bytes`).
 
@@ -29,6 +30,7 @@ import time
 
 import numpy as np
 
+import gemm_anchors
 from gemm_batched import TYPES, Case, aligned_stack, kernel_text, timed_errors, tolerance
 from gemm_limits import RESIDENT, cached_text
 from timing import cpu_description
@@ -89,14 +91,25 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(sys.argv[1:] if argv is None else argv)
     m, n, k = map(int, args.shape.split("x"))
     ty = args.type
-    cases = [variant_case(m, n, k, ty, Variant.parse(v), args.cached) for v in args.variants]
-    names = [f"{v} ({c.label})" for v, c in zip(args.variants, cases, strict=True)]  # type: ignore[attr-defined]
+    kernels = [v for v in args.variants if v != "xsmm"]
+    cases = [variant_case(m, n, k, ty, Variant.parse(v), args.cached) for v in kernels]
+    labels = {v: f"{v} ({c.label})" for v, c in zip(kernels, cases, strict=True)}  # type: ignore[attr-defined]
     for c in cases[1:]:
         c.queue = cases[0].queue  # one queue: the kernels run in order on the same host arrays
     a, b, c = cases[0].data(cases[0].batch(args.mb))
     batch = a.shape[0]
     arrays = tuple(aligned_stack(x) for x in (a, b, c))
-    fns = {name: case.launch(arrays, batch) for name, case in zip(names, cases, strict=True)}
+    fns = {labels[v]: case.launch(arrays, batch) for v, case in zip(kernels, cases, strict=True)}
+    if "xsmm" in args.variants:
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as gemm_batched.py
+        os.environ.setdefault("KMP_BLOCKTIME", "0")
+        lib = gemm_anchors.xsmm_library()
+        if lib is None or args.cached:
+            print("xsmm: libxsmm missing or --cached", file=sys.stderr)
+            return 1
+        labels["xsmm"] = "xsmm"
+        fns["xsmm"] = gemm_anchors.xsmm_gemm(lib, m, n, k, *arrays)
+    names = [labels[v] for v in args.variants]
     want = np.matmul(a, b)
     if args.cached:  # the entries that every work-group recomputes
         want[RESIDENT:] = 0

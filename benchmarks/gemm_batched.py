@@ -255,9 +255,10 @@ class Upstream:
         return (self.work / "gemm.ir.spv").read_bytes()
 
 
-def block_names(m: int, n: int, k: int, ty: str, dev: object, tune: bool) -> str:
+def block_names(m: int, n: int, k: int, ty: str, dev: object, tune: bool, sizes: str = "") -> str:
     """model/tuned register blocks of the case (the tuned one from the tuning cache; with
-    --no-tune the "tuned" column runs the model's blocks, shown as model/-)."""
+    --no-tune the "tuned" column runs the model's blocks, shown as model/-); `sizes` as for
+    `kernel_text` (its subgroup size replaces the compiler's)."""
     from tinytc_py.analysis.gemm_model import GemmProblem, cpu_blocking, subgroup_size
     from tinytc_py.runtime.autotune import autotune
     from tinytc_py.runtime.opencl import core_info_for, program
@@ -268,11 +269,11 @@ def block_names(m: int, n: int, k: int, ty: str, dev: object, tune: bool) -> str
     if info.cpu is None:
         return "-"
     size = np.dtype(TYPES[ty]).itemsize
-    sgs = subgroup_size([m], size, info.cpu)
+    sgs = int(sizes.split(",")[0]) if sizes else subgroup_size([m], size, info.cpu)
     model = cpu_blocking(GemmProblem(m, n, k, size, size, sgs), info.cpu)
     if not tune:
         return f"{model.text()}/-"
-    tuned = autotune(parse(kernel_text(m, n, k, ty)), dev, info, program).gemm_blockings
+    tuned = autotune(parse(kernel_text(m, n, k, ty, sizes)), dev, info, program).gemm_blockings
     key = GemmKey(m, n, k, (ty, ty, ty), (False, False))
     return f"{model.text()}/{tuned[key].text() if key in tuned else '-'}"
 
@@ -380,7 +381,7 @@ def row(
         f"{f'{m}x{n}x{k}':>10} {ty:>4} {batch:>7} {cells(gflops, errors, tol, ('ours',))} "
         f"{100 * ours / peak:>5.1f}% {cells(gflops, errors, tol, ('tuned',))} "
         f"{100 * tuned / peak:>5.1f}% {cells(gflops, errors, tol, names)} {ours / best:>9.2f} "
-        f"{block_names(m, n, k, ty, dev, not args.no_tune):>19} {max(errors.values()):>8.1e}",
+        f"{block_names(m, n, k, ty, dev, not args.no_tune, args.sizes_attr):>19} {max(errors.values()):>8.1e}",
         flush=True,
     )
     return all(e <= tol for e in errors.values())
