@@ -150,7 +150,8 @@ def cells(
 
 class Case:
     """The kernel of one row, ours or (`spirv`) upstream's binary of the same text; `text`
-    replaces the kernel (gemm_limits.py: the same launch with other work)."""
+    replaces the kernel (gemm_limits.py: the same launch with other work), `core_info` the
+    device's (gemm_ab.py: pinned blockings)."""
 
     def __init__(
         self,
@@ -162,6 +163,7 @@ class Case:
         tune: bool = False,
         spirv: bytes | None = None,
         text: str | None = None,
+        core_info=None,
     ):
         from tinytc_py.runtime import opencl as rt
 
@@ -169,7 +171,7 @@ class Case:
         self.dtype = TYPES[ty]
         text = text or kernel_text(m, n, k, ty, sizes)
         if spirv is None:
-            self.prog = rt.program(text, autotune=tune)
+            self.prog = rt.program(text, core_info=core_info, autotune=tune)
             self.kernel = self.prog.kernel("gemm")
         else:  # upstream's SPIR-V with our metadata (the calling convention is the same)
             from tinytc_py.compiler import binary_of
@@ -253,10 +255,11 @@ class Upstream:
         return (self.work / "gemm.ir.spv").read_bytes()
 
 
-def block_names(m: int, n: int, k: int, ty: str, dev: object, tune: bool) -> str:
+def block_names(m: int, n: int, k: int, ty: str, dev: object, tune: bool, sizes: str = "") -> str:
     """model/tuned register blocks of the case (the tuned one from the tuning cache; with
-    --no-tune the "tuned" column runs the model's blocks, shown as model/-)."""
-    from tinytc_py.analysis.gemm_model import GemmProblem, cpu_blocking
+    --no-tune the "tuned" column runs the model's blocks, shown as model/-); `sizes` as for
+    `kernel_text` (its subgroup size replaces the compiler's)."""
+    from tinytc_py.analysis.gemm_model import GemmProblem, cpu_blocking, subgroup_size
     from tinytc_py.runtime.autotune import autotune
     from tinytc_py.runtime.opencl import core_info_for, program
     from tinytc_py.target.gemm_blocking import GemmKey
@@ -266,10 +269,11 @@ def block_names(m: int, n: int, k: int, ty: str, dev: object, tune: bool) -> str
     if info.cpu is None:
         return "-"
     size = np.dtype(TYPES[ty]).itemsize
-    model = cpu_blocking(GemmProblem(m, n, k, size, size, info.cpu.lanes(size)), info.cpu)
+    sgs = int(sizes.split(",")[0]) if sizes else subgroup_size([m], size, info.cpu)
+    model = cpu_blocking(GemmProblem(m, n, k, size, size, sgs), info.cpu)
     if not tune:
         return f"{model.text()}/-"
-    tuned = autotune(parse(kernel_text(m, n, k, ty)), dev, info, program).gemm_blockings
+    tuned = autotune(parse(kernel_text(m, n, k, ty, sizes)), dev, info, program).gemm_blockings
     key = GemmKey(m, n, k, (ty, ty, ty), (False, False))
     return f"{model.text()}/{tuned[key].text() if key in tuned else '-'}"
 
@@ -377,7 +381,7 @@ def row(
         f"{f'{m}x{n}x{k}':>10} {ty:>4} {batch:>7} {cells(gflops, errors, tol, ('ours',))} "
         f"{100 * ours / peak:>5.1f}% {cells(gflops, errors, tol, ('tuned',))} "
         f"{100 * tuned / peak:>5.1f}% {cells(gflops, errors, tol, names)} {ours / best:>9.2f} "
-        f"{block_names(m, n, k, ty, dev, not args.no_tune):>19} {max(errors.values()):>8.1e}",
+        f"{block_names(m, n, k, ty, dev, not args.no_tune, args.sizes_attr):>19} {max(errors.values()):>8.1e}",
         flush=True,
     )
     return all(e <= tol for e in errors.values())

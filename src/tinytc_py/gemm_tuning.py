@@ -32,7 +32,13 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
-from .analysis.gemm_model import GemmProblem, cpu_blocking, cpu_candidates, gemm_key
+from .analysis.gemm_model import (
+    GemmProblem,
+    cpu_blocking,
+    cpu_candidates,
+    gemm_key,
+    subgroup_size,
+)
 from .binary import Binary
 from .cache_dir import atomic_write, cache_subdir
 from .compiler import compile_to_spirv
@@ -170,7 +176,7 @@ def tuned_blocking(key: GemmKey, info: CoreInfo, timer: KernelTimer) -> GemmBloc
     assert info.cpu is not None
     dtypes = tuple(np.dtype(DTYPES[t]) for t in key.types)
     c_size = dtypes[2].itemsize
-    sgs = info.cpu.lanes(max(c_size, 4))
+    sgs = subgroup_size([key.M], max(c_size, 4), info.cpu)  # as the compile picks it
     problem = GemmProblem(key.M, key.N, key.K, dtypes[0].itemsize, c_size, sgs)
     model = cpu_blocking(problem, info.cpu)
     others = [b for b in cpu_candidates(problem, info.cpu, CANDIDATES) if b != model]

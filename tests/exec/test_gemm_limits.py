@@ -1,6 +1,7 @@
 """The kernels benchmarks/gemm_limits.py sets beside our GEMM compute what its columns claim: the
 floor kernel moves all of A, B and C (C[:, j] = A[:, j % K] + B[:, j]), the cached kernel is the
-GEMM on entry group_id % 8."""
+GEMM on entry group_id % 8; benchmarks/gemm_ab.py's variants have the subgroup size they
+name."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from .support import build
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import gemm_ab  # noqa: E402
 import gemm_limits  # noqa: E402
 
 TYPES = {"f32": np.float32, "f64": np.float64}
@@ -52,9 +54,36 @@ def test_cached_kernel_computes_entry_group_id_mod_8():
     batch = gemm_limits.RESIDENT + 2
     (A, B, C), (a, b, c) = stacks(m, n, k, ty, batch)
     before = c.copy()
-    kernel = build(gemm_limits.cached_text(m, n, k, ty)).kernel("gemm")
+    kernel = build(gemm_limits.cached_text(gemm_limits.kernel_text(m, n, k, ty))).kernel("gemm")
     kernel(TYPES[ty](1), A, B, TYPES[ty](0), C, num_groups=(batch, 1, 1))
     got = C.transpose(2, 0, 1)
     resident = gemm_limits.RESIDENT
     np.testing.assert_allclose(got[:resident], a[:resident] @ b[:resident], rtol=1e-12)
     np.testing.assert_array_equal(got[resident:], before[resident:])
+
+
+@pytest.mark.parametrize("cached", [False, True])
+@pytest.mark.parametrize(("variant", "sgs"), [("sg=16:2x6k4", 16), ("sg=8:3x5k2", 8)])
+def test_ab_variant_has_the_subgroup_size_it_names(variant, sgs, cached):
+    """A pinned variant compiles to its subgroup size (its blocking goes through the core
+    info's gemm_blockings, test_gemm_tuning.test_tuned_blocking_overrides_the_model) and
+    computes the GEMM, on every entry or (cached) on the resident ones only."""
+    pytest.importorskip("pyopencl")
+    from tinytc_py.runtime import device
+
+    try:
+        device.default_device()
+    except RuntimeError:
+        pytest.skip("no OpenCL device")
+    case = gemm_ab.variant_case(23, 37, 19, "f32", gemm_ab.Variant.parse(variant), cached)
+    assert case.label == variant
+    assert case.kernel.info.subgroup_size == sgs
+    batch = gemm_limits.RESIDENT + 3
+    a, b, c = case.data(batch)
+    arrays = case.to_device(a, b, c)
+    case.launch(arrays, batch)()
+    got = arrays[2].get().transpose(2, 0, 1)
+    want = a @ b
+    if cached:  # entries past the resident ones keep their values
+        want[gemm_limits.RESIDENT :] = c[gemm_limits.RESIDENT :]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

@@ -21,6 +21,7 @@ from tinytc_py.analysis.gemm_model import (
     fits,
     stalls_unrolled,
     streams,
+    subgroup_size,
     unroll_fits,
 )
 from tinytc_py.compiler import compile_to_spirv
@@ -583,7 +584,7 @@ def test_autotune_times_once_then_hits_the_cache(tuning_dir, timed):
     chosen = GemmBlocking.from_text(table[key.text()])
     dev = cl_device()
     info = core_info_for(dev)
-    p = GemmProblem(m, n, k, 4, 4, info.cpu.lanes(4))
+    p = GemmProblem(m, n, k, 4, 4, subgroup_size([m], 4, info.cpu))  # the compile's size
     assert chosen in cpu_candidates(p, info.cpu, gemm_tuning.CANDIDATES)
 
     timed.clear()

@@ -15,6 +15,7 @@ from ..ir.inst import Exec, Inst
 from ..ir.region import Func
 from ..ir.types import DYNAMIC, MemrefType, NumberType, ScalarKind
 from ..target.core_info import CoreInfo
+from .gemm_model import subgroup_size
 
 MAX_K_UNROLLING = 8
 
@@ -122,15 +123,18 @@ def suggest_subgroup_size(shapes: list[BlasShape], info: CoreInfo) -> int:
 def simd_subgroup_size(shapes: list[BlasShape], info: CoreInfo) -> int | None:
     """On a core that runs a subgroup as the SIMD lanes of a CPU thread: the subgroup size
     whose lanes fill one vector register with the largest accumulator type (32-bit without
-    shapes), so a coopmatrix row block is one register (f32 on AVX-512: 16, f64: 8). Narrower
-    subgroups leave lanes idle; wider ones make the runtime split every operation. None on
-    other cores or when that size is not supported."""
-    width = info.vector_register_size
-    if not width:
+    shapes), so a coopmatrix row block is one register (f32 on AVX-512: 16, f64: 8). Wider
+    subgroups make the runtime split every operation; narrower ones leave lanes idle, except
+    on FMA units narrower than the vectors, where a function with a gemm gets the GEMM model's
+    choice (`gemm_model.subgroup_size`). None on other cores or when no such size is
+    supported."""
+    if info.cpu is None:
         return None
     size = max((acc_type(s.c).size for s in shapes), default=4)
-    native = width // size
-    return native if native in info.subgroup_sizes else None
+    native = info.cpu.lanes(size)
+    rows = [-1 if s.shape[0] == DYNAMIC else s.shape[0] for s in shapes]
+    best = subgroup_size(rows, size, info.cpu) if any(s.is_gemm for s in shapes) else native
+    return next((s for s in (best, native) if s in info.subgroup_sizes), None)
 
 
 def suggest_local_tiling(

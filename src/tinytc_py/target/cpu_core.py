@@ -6,6 +6,11 @@ Why this is not read from the OpenCL device alone: the runtime generates code fo
 `libintelocl.so`; "auto" = the host), but CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT keeps reporting
 the host's width. So the ISA comes from that setting when it names one, else from the host's
 /proc/cpuinfo flags; the caches come from sysfs.
+
+The width of the FMA units is a fact of the hardware the code runs on, not of the ISA: an AMD
+Zen 4 core executes each 512-bit FMA as two halves on its 256-bit units, an Intel Xeon or a
+Zen 5 desktop or server core in one pass. Neither the ISA nor the OpenCL device tells them
+apart, so it comes from the host's vendor, family and model (`fma_bytes_of`).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 TARGET_ARCH_ENV = "CL_CONFIG_CPU_TARGET_ARCH"
+FULL_WIDTH_FMA_BYTES = 64  # FMA units as wide as the widest vector (AVX-512) of the ISAs here
 
 
 @dataclass(frozen=True)
@@ -23,7 +29,10 @@ class CpuCore:
     (so fma_units * fma_latency independent accumulators keep the FMA pipes busy),
     `load_units` = vector loads or broadcasts per cycle that keep up with the FMAs (2: on an
     AVX-512 EPYC (Zen 5) the runtime's code for 8 row blocks x 1 column, 9 loads per 8 FMAs,
-    reached 63 % of the FMA peak); caches in bytes per core."""
+    reached 63 % of the FMA peak); caches in bytes per core. `fma_bytes` is the width of one
+    FMA unit: a vector FMA wider than it takes vector_bytes / fma_bytes passes through the
+    unit (AMD Zen 4 with AVX-512: 32), so on such a core a narrower vector costs no more FMA
+    throughput per lane (`fma_passes`)."""
 
     isa: str
     vector_bytes: int
@@ -33,9 +42,14 @@ class CpuCore:
     load_units: int = 2
     l1_bytes: int = 32 * 1024
     l2_bytes: int = 1024 * 1024
+    fma_bytes: int = FULL_WIDTH_FMA_BYTES
 
     def lanes(self, elem_size: int) -> int:
         return self.vector_bytes // elem_size
+
+    def fma_passes(self, vector_bytes: int) -> int:
+        """Passes through an FMA unit that one FMA on `vector_bytes` bytes takes."""
+        return max(1, -(-vector_bytes // self.fma_bytes))
 
     @property
     def mask_registers(self) -> bool:
@@ -91,22 +105,74 @@ def isa_of_flags(flags: set[str]) -> str:
     return "avx" if "avx" in flags else "sse4.2"
 
 
-def cpu_core(isa: str, l1_bytes: int = 0, l2_bytes: int = 0) -> CpuCore:
-    """The core of an ISA name (ISAS keys), with the given cache sizes when > 0."""
+def cpu_core(
+    isa: str, l1_bytes: int = 0, l2_bytes: int = 0, fma_bytes: int = FULL_WIDTH_FMA_BYTES
+) -> CpuCore:
+    """The core of an ISA name (ISAS keys), with the given cache sizes when > 0 and FMA units
+    of `fma_bytes` (default: as wide as the vectors)."""
     core = ISAS[isa]
-    return replace(core, l1_bytes=l1_bytes or core.l1_bytes, l2_bytes=l2_bytes or core.l2_bytes)
+    return replace(
+        core,
+        l1_bytes=l1_bytes or core.l1_bytes,
+        l2_bytes=l2_bytes or core.l2_bytes,
+        fma_bytes=fma_bytes,
+    )
 
 
-def host_flags() -> set[str]:
+@dataclass(frozen=True)
+class CpuId:
+    """The first processor entry of /proc/cpuinfo: vendor_id, cpu family, model, flags."""
+
+    vendor: str = ""
+    family: int = -1
+    model: int = -1
+    flags: frozenset[str] = frozenset()
+
+
+def parse_cpuinfo(text: str) -> CpuId:
+    """The `CpuId` of the first processor in /proc/cpuinfo text (missing fields: defaults)."""
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        key = key.strip()
+        if not key and fields:  # the blank line after the first processor
+            break
+        if sep and key not in fields:
+            fields[key] = value.strip()
+
+    def number(key: str) -> int:
+        try:
+            return int(fields.get(key, ""))
+        except ValueError:
+            return -1
+
+    return CpuId(
+        fields.get("vendor_id", ""),
+        number("cpu family"),
+        number("model"),
+        frozenset(fields.get("flags", "").split()),
+    )
+
+
+AMD_ZEN3_ZEN4_FAMILY = 0x19  # Zen 3 (no AVX-512) and Zen 4: 256-bit FMA units
+
+
+def fma_bytes_of(cpu: CpuId) -> int:
+    """Width of the FMA units of a host: 32 on AMD family 0x19 (Zen 4 runs AVX-512 on its
+    256-bit units; Zen 3 has no AVX-512 and AVX2 vectors are 32 bytes anyway), else as wide
+    as the widest vector (Intel cores, Zen 5; a core whose units are narrower than its ISA
+    and is not listed here only loses the narrower subgroups' gain)."""
+    if cpu.vendor == "AuthenticAMD" and cpu.family == AMD_ZEN3_ZEN4_FAMILY:
+        return 32
+    return FULL_WIDTH_FMA_BYTES
+
+
+def host_cpu_id() -> CpuId:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key.strip() == "flags":
-                    return set(value.split())
+            return parse_cpuinfo(f.read())
     except OSError:
-        pass
-    return set()
+        return CpuId()
 
 
 def _configured_arch(config: Path | None) -> str:
@@ -144,6 +210,7 @@ def _cache_size(level: int, kind: str) -> int:
 def host_cpu_core(runtime_config: Path | None = None) -> CpuCore:
     """The core the CPU runtime generates code for on this host: the ISA of its
     CL_CONFIG_CPU_TARGET_ARCH setting (`runtime_config` = its cl.cfg), else of the host's
-    flags; the caches of cpu0."""
-    isa = isa_of_target_arch(_configured_arch(runtime_config)) or isa_of_flags(host_flags())
-    return cpu_core(isa, _cache_size(1, "Data"), _cache_size(2, "Unified"))
+    flags; the caches of cpu0; the host's FMA width (`fma_bytes_of`)."""
+    host = host_cpu_id()
+    isa = isa_of_target_arch(_configured_arch(runtime_config)) or isa_of_flags(set(host.flags))
+    return cpu_core(isa, _cache_size(1, "Data"), _cache_size(2, "Unified"), fma_bytes_of(host))

@@ -1,0 +1,156 @@
+"""FMA units narrower than the vectors (AMD Zen 4 runs AVX-512 on 256-bit units): the width
+read from the host's /proc/cpuinfo, the subgroup size the GEMM model picks with it, and kernels
+compiled for a pinned width run against NumPy. Every expectation pins the core, so it holds on
+any host."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from tinytc_py import gemm_tuning
+from tinytc_py import options as lib_options
+from tinytc_py.analysis.gemm_model import GemmProblem, cpu_candidates, row_passes, subgroup_size
+from tinytc_py.analysis.tiling import BlasShape, suggest_subgroup_size
+from tinytc_py.compiler import compile_to_spirv
+from tinytc_py.ir.context import CompilerContext
+from tinytc_py.ir.types import DYNAMIC, ScalarKind
+from tinytc_py.target import cpu_core as cpu_core_module
+from tinytc_py.target.cpu_core import (
+    TARGET_ARCH_ENV,
+    CpuId,
+    cpu_core,
+    fma_bytes_of,
+    host_cpu_core,
+    parse_cpuinfo,
+)
+from tinytc_py.target.gemm_blocking import GemmKey
+from tinytc_py.text.dialect import parse
+
+from .test_gemm_tuning import FakeTimer, cl_device, kernel, run_and_check
+
+pytestmark = pytest.mark.timeout(300, method="thread")
+
+
+def cpuinfo(vendor: str, family: int, model: int, flags: str = "fma avx2 avx512f") -> str:
+    entry = (
+        f"processor\t: {{n}}\nvendor_id\t: {vendor}\ncpu family\t: {family}\n"
+        f"model\t\t: {model}\nmodel name\t: some CPU\nflags\t\t: {flags}\n\n"
+    )
+    return entry.format(n=0) + entry.replace(str(family), "6").format(n=1)
+
+
+@pytest.mark.parametrize(
+    ("vendor", "family", "model", "fma_bytes"),
+    [
+        ("AuthenticAMD", 25, 17, 32),  # Zen 4 EPYC (Genoa): AVX-512 on 256-bit units
+        ("AuthenticAMD", 25, 97, 32),  # Zen 4 Ryzen (Raphael)
+        ("AuthenticAMD", 26, 2, 64),  # Zen 5 EPYC (Turin): 512-bit units
+        ("GenuineIntel", 6, 143, 64),  # Sapphire Rapids
+        ("", -1, -1, 64),  # nothing known: as wide as the vectors
+    ],
+)
+def test_fma_width_comes_from_the_first_processor(vendor, family, model, fma_bytes):
+    """Vendor, family and model of the first processor entry (the second one, of another
+    family, is not read) decide the width."""
+    text = cpuinfo(vendor, family, model) if vendor else ""
+    cpu = parse_cpuinfo(text)
+    assert (cpu.vendor, cpu.family, cpu.model) == (vendor, family, model)
+    assert cpu.flags == (frozenset({"fma", "avx2", "avx512f"}) if vendor else frozenset())
+    assert fma_bytes_of(cpu) == fma_bytes
+
+
+@pytest.mark.parametrize(("arch", "isa"), [("", "avx512"), ("core-avx2", "avx2")])
+def test_host_core_has_the_hosts_fma_width(monkeypatch, arch, isa):
+    """The ISA follows CL_CONFIG_CPU_TARGET_ARCH, the FMA width the hardware: a Zen 4 host
+    has 32-byte units whatever code the runtime makes; only a zmm FMA takes two passes."""
+    zen4 = parse_cpuinfo(cpuinfo("AuthenticAMD", 25, 17))
+    monkeypatch.setattr(cpu_core_module, "host_cpu_id", lambda: zen4)
+    monkeypatch.setenv(TARGET_ARCH_ENV, arch)
+    core = host_cpu_core()
+    assert (core.isa, core.fma_bytes) == (isa, 32)
+    assert core.fma_passes(core.vector_bytes) == (2 if isa == "avx512" else 1)
+    intel = CpuId("GenuineIntel", 6, 143, frozenset({"fma", "avx2", "avx512f"}))
+    monkeypatch.setattr(cpu_core_module, "host_cpu_id", lambda: intel)
+    assert host_cpu_core().fma_bytes == 64
+
+
+@pytest.mark.parametrize(
+    ("isa", "fma_bytes", "acc_size", "rows", "want"),
+    [
+        ("avx512", 32, 4, [23], 8),  # 3 passes in row blocks of 8 against 2 x 2 of 16
+        ("avx512", 32, 4, [7], 8),
+        ("avx512", 32, 4, [64], 16),  # 8 passes either way: the full vector (fewer loads)
+        ("avx512", 32, 4, [48, 16], 16),
+        ("avx512", 32, 4, [23, 64], 8),  # 3 + 8 against 4 + 8
+        ("avx512", 32, 4, [23, -1], 16),  # an unknown M: the full vector
+        ("avx512", 32, 8, [23], 8),  # f64: 6 blocks of 4 against 3 x 2 of 8, a tie
+        ("avx512", 32, 8, [20], 4),  # 5 against 6
+        ("avx512", 64, 4, [23], 16),  # 512-bit units: a zmm FMA is one pass
+        ("avx2", 32, 4, [23], 8),  # units as wide as the ymm vectors
+    ],
+)
+def test_subgroup_size_follows_the_fma_passes(isa, fma_bytes, acc_size, rows, want):
+    cpu = cpu_core(isa, fma_bytes=fma_bytes)
+    assert subgroup_size(rows, acc_size, cpu) == want
+    known = [m for m in rows if m >= 0]
+    native = cpu.lanes(acc_size)
+    if want != native:
+        fewer = sum(row_passes(m, want, acc_size, cpu) for m in known)
+        assert fewer < sum(row_passes(m, native, acc_size, cpu) for m in known)
+
+
+def zen4_info():
+    """The CPU device's core info on a Zen 4 with AVX-512 code, pinned."""
+    return lib_options.generic_cpu_core_info(cpu_core("avx512", fma_bytes=32))
+
+
+def test_function_subgroup_size_uses_the_model_for_gemms_only():
+    """A function with a gemm gets the model's size; other linear algebra, a dynamic M and a
+    core with 512-bit units keep the lanes of one zmm."""
+    ctx = CompilerContext()
+    f32 = ctx.number(ScalarKind.f32)
+
+    def shape(m: int, gemm: bool = True) -> BlasShape:
+        return BlasShape(f32, f32, f32, (m, 37), gemm)
+
+    zen4 = zen4_info()
+    assert suggest_subgroup_size([shape(23)], zen4) == 8
+    assert suggest_subgroup_size([shape(23, gemm=False)], zen4) == 16
+    assert suggest_subgroup_size([shape(23), shape(DYNAMIC)], zen4) == 16
+    assert suggest_subgroup_size([shape(23)], lib_options.core_info_for_device("cpu-avx512")) == 16
+    zen4.subgroup_sizes = (4, 16, 32)  # the model's choice unsupported: one zmm's lanes
+    assert suggest_subgroup_size([shape(23)], zen4) == 16
+
+
+@pytest.mark.parametrize(("mnk", "t"), [((23, 37, 19), "f32"), ((20, 9, 9), "f64")])
+def test_narrow_subgroup_gemm_runs(mnk, t):
+    """The kernel compiled for a Zen 4 core (pinned) has the narrower subgroup and is correct
+    on the CPU device."""
+    cl_device()
+    from tinytc_py.runtime.opencl import program
+
+    info = zen4_info()
+    binary = compile_to_spirv(parse(kernel(*mnk, t, False)), info)
+    assert binary.kernel("gemm").subgroup_size == (8 if t == "f32" else 4)
+    run_and_check(program(kernel(*mnk, t, False), core_info=info), *mnk, t, False)
+
+
+def test_tuner_times_blockings_for_the_compiled_subgroup_size(monkeypatch, tmp_path):
+    """The autotuner's candidates are the model's for the subgroup size the compile uses, and
+    its kernels have that size."""
+    monkeypatch.setenv("TINYTC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(gemm_tuning, "CANDIDATES", 3)
+    info = zen4_info()
+    timer = FakeTimer()
+    tuned = gemm_tuning.tune(parse(kernel(23, 37, 19, "f32", False)), info, timer)
+    candidates = cpu_candidates(GemmProblem(23, 37, 19, 4, 4, 8), info.cpu, 3)
+    key = GemmKey(23, 37, 19, ("f32",) * 3, (False, False))
+    assert tuned.gemm_blockings == {key: candidates[-1]}
+    assert candidates != cpu_candidates(GemmProblem(23, 37, 19, 4, 4, 16), info.cpu, 3)
+    assert {k.binary.kernel(k.name).subgroup_size for k in timer.kernels} == {8}
+    wide = dataclasses.replace(info, cpu=cpu_core("avx512"))
+    timer = FakeTimer()
+    gemm_tuning.tune(parse(kernel(23, 37, 19, "f32", True)), wide, timer)
+    assert {k.binary.kernel(k.name).subgroup_size for k in timer.kernels} == {16}
