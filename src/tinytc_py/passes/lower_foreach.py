@@ -33,7 +33,7 @@ from ..ir.ops import INSTRUCTIONS
 from ..ir.ops.arith import ArithBinaryInst
 from ..ir.ops.control import ForeachInst, ForeachTileInst
 from ..ir.region import Region
-from ..ir.types import NumberType
+from ..ir.types import NumberType, Type
 from ..ir.values import Value
 from . import fold
 from .base import FunctionPass
@@ -56,10 +56,17 @@ class Fold:
     def __init__(self, b: PassBuilder) -> None:
         self.b = b
 
-    def _emit(self, op: str, operands: dict[str, Value], ty: NumberType) -> Value:
+    def _emit(self, op: str, operands: dict[str, Value], ty: Type) -> Value:
         inst = INSTRUCTIONS[op](operands, None, ty, UNKNOWN_LOCATION)
         self.b.insert(inst)
         return inst.results[0]
+
+    def compare(self, op: str, x: Value, y: Value) -> Value:
+        """`op x, y` for a comparison (equal, less_than, ...): a bool."""
+        return self._emit(op, {"a": x, "b": y}, x.type.ctx.bool)
+
+    def and_(self, x: Value, y: Value) -> Value:
+        return self._emit("and", {"a": x, "b": y}, x.type)
 
     @staticmethod
     def known(x: Int) -> int | None:
@@ -158,8 +165,10 @@ class Lowering:
 
     def builtin(self, mnemonic: str, mode: Comp3 | None = None) -> Value:
         """A subgroup builtin (i32)."""
-        props = {} if mode is None else {"mode": mode}
-        return self.b.create(mnemonic, {}, props, self.b.ctx.i32, loc=self.inst.loc).result
+        props = None if mode is None else {"mode": mode}
+        inst = INSTRUCTIONS[mnemonic]({}, props, self.b.ctx.i32, self.inst.loc)
+        self.b.insert(inst)
+        return inst.results[0]
 
     def bind(self, param: Value, x: Int) -> None:
         """The body's parameter `param` stands for `x` in the next copy of the body."""
@@ -231,9 +240,10 @@ class Lowering:
                 body(blk, False, tile)
         if last is not None:
             rem = f.rem(size, tile, ty)
-            cond = self.b.equal(sg, last)
+            cond = f.compare("equal", sg, last)
             if f.known(rem) is None:  # a size that is a multiple of the block has no remainder
-                cond = self.b.and_(cond, self.b.greater_than(f.value(rem, ty), f.value(0, ty)))
+                positive = f.compare("greater_than", f.value(rem, ty), f.value(0, ty))
+                cond = f.and_(cond, positive)
             with self.b.if_(cond) as (then, _), then:
                 body(f.mul(blocks, tile, ty), True, rem)
 
@@ -288,7 +298,7 @@ class Lowering:
                 if not is_remainder:
                     then()
                     return
-                mask = self.b.less_than(lane, f.value(trip, ty0))
+                mask = f.compare("less_than", lane, f.value(trip, ty0))
                 with self.b.if_(mask) as (inside, _), inside:
                     then()
 
