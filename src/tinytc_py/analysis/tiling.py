@@ -59,7 +59,13 @@ def blas_shape(inst: Inst) -> BlasShape | None:
 
 
 def blas_shapes(func: Func) -> list[BlasShape]:
-    return [s for s in map(blas_shape, func.body.walk()) if s is not None]
+    found: list[BlasShape] = []
+    for inst in func.body.walk():
+        if inst.spec.writes:  # blas_shape's first test, without a call for most instructions
+            shape = blas_shape(inst)
+            if shape is not None:
+                found.append(shape)
+    return found
 
 
 def max_register_block_gemm(

@@ -24,7 +24,14 @@ from ..errors import CompilationError, Status
 from ..ir.enums import OptFlag
 from ..ir.inst import Inst
 from ..ir.ops import INSTRUCTIONS
-from ..ir.ops.arith import ArithBinaryInst, ArithUnaryInst, CastInst, CompareInst, MathInst
+from ..ir.ops.arith import (
+    ArithBinaryInst,
+    ArithUnaryInst,
+    CastInst,
+    CompareInst,
+    ConstantInst,
+    MathInst,
+)
 from ..ir.ops.folds import Scalar
 from ..ir.ops.memory import SizeInst
 from ..ir.ops.spmd import SubgroupBroadcastInst
@@ -47,6 +54,9 @@ class Folder:
 
     def known(self, v: Value) -> Scalar | None:
         """fold.known(v), remembered for the values found constant."""
+        d = v.defining_inst
+        if not isinstance(d, (ConstantInst, SizeInst)):  # most operands: no lookup, no call
+            return None
         found = self._known.get(v)
         if found is None:
             found = fold.known(v)
@@ -94,6 +104,9 @@ class Folder:
 
     def binary(self, inst: ArithBinaryInst) -> Replacement | None:
         a, b = inst.operand("a"), inst.operand("b")
+        ca, cb = self.known(a), self.known(b)
+        if ca is None and cb is None:  # neither a value nor an identity (folds.py) to apply
+            return None
         ty = element_type(inst.result.type)
         if (
             isinstance(inst.result.type, CoopmatrixType)
@@ -103,7 +116,6 @@ class Folder:
             # The conversion multiplies complex coopmatrix components with the full formula, not
             # the real-factor scaling the scalar folds assume ((inf,1)*(1,0) is (inf,NaN) there).
             return None
-        ca, cb = self.known(a), self.known(b)
         if inst.folds.divides and as_number(ty).is_integer and cb == 0:
             raise CompilationError(
                 inst.loc,

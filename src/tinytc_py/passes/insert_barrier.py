@@ -99,8 +99,10 @@ def all_accesses(inst: Inst) -> Accesses | None:
         acc.add(v, is_write)
     for region in inst.regions:
         for nested in region.walk():
-            for v, is_write in memory_accesses(nested):
-                acc.add(v, is_write)
+            nested_spec = nested.spec
+            if nested_spec.reads or nested_spec.writes:  # most do not touch memory
+                for v, is_write in memory_accesses(nested):
+                    acc.add(v, is_write)
     return acc
 
 

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..errors import Status
-from ..ir.builder import IRBuilder
+from ..errors import UNKNOWN_LOCATION, Status
 from ..ir.dismantle import dismantle
 from ..ir.enums import Comp3
 from ..ir.inst import Inst
@@ -34,7 +33,7 @@ from ..ir.ops import INSTRUCTIONS
 from ..ir.ops.arith import ArithBinaryInst
 from ..ir.ops.control import ForeachInst, ForeachTileInst
 from ..ir.region import Region
-from ..ir.types import NumberType
+from ..ir.types import NumberType, Type
 from ..ir.values import Value
 from . import fold
 from .base import FunctionPass
@@ -49,10 +48,25 @@ Int = Value | int
 
 class Fold:
     """Integer arithmetic through a builder that folds known numbers and identities on the spot,
-    so static sizes produce no arithmetic and no unused constants."""
+    so static sizes produce no arithmetic and no unused constants. The instructions are made
+    from their classes and appended by the builder's `insert` (no location, no name), as the
+    builder's instruction methods make them, without their argument checks and result-type
+    inference: the operands are index values of the type `ty` given, the result's type."""
 
-    def __init__(self, b: IRBuilder) -> None:
+    def __init__(self, b: PassBuilder) -> None:
         self.b = b
+
+    def _emit(self, op: str, operands: dict[str, Value], ty: Type) -> Value:
+        inst = INSTRUCTIONS[op](operands, None, ty, UNKNOWN_LOCATION)
+        self.b.insert(inst)
+        return inst.results[0]
+
+    def compare(self, op: str, x: Value, y: Value) -> Value:
+        """`op x, y` for a comparison (equal, less_than, ...): a bool."""
+        return self._emit(op, {"a": x, "b": y}, x.type.ctx.bool)
+
+    def and_(self, x: Value, y: Value) -> Value:
+        return self._emit("and", {"a": x, "b": y}, x.type)
 
     @staticmethod
     def known(x: Int) -> int | None:
@@ -63,10 +77,16 @@ class Fold:
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     def value(self, x: Int, ty: NumberType) -> Value:
-        return x if isinstance(x, Value) else self.b.constant(x, ty)
+        if isinstance(x, Value):
+            return x
+        if not ty.is_integer:  # the builder's conversion of the number
+            return self.b.constant(x, ty)
+        inst = INSTRUCTIONS["constant"]({}, {"value": x}, ty, UNKNOWN_LOCATION)
+        self.b.insert(inst)
+        return inst.results[0]
 
     def cast(self, v: Value, ty: NumberType) -> Value:
-        return v if v.type is ty else self.b.cast(v, ty)
+        return v if v.type is ty else self._emit("cast", {"a": v}, ty)
 
     def _fold(self, op: str, x: Int, y: Int, ty: NumberType) -> Int:
         """`op x, y` with the rules of constant-propagation (the instruction's `folds`)
@@ -80,14 +100,13 @@ class Fold:
                 return folded
         rewrite = rules.folds.simplify(ty, cx, cy)
         if rewrite is None:
-            return getattr(self.b, op)(self.value(x, ty), self.value(y, ty))
+            return self._emit(op, {"a": self.value(x, ty), "b": self.value(y, ty)}, ty)
         if rewrite.kind == "constant":
             return rewrite.value
         operand = (x, y)[rewrite.operand]
         if rewrite.kind == "operand":
             return operand
-        unary = INSTRUCTIONS[rewrite.kind].spec.python_name  # neg, not_
-        return getattr(self.b, unary)(self.value(operand, ty))
+        return self._emit(rewrite.kind, {"a": self.value(operand, ty)}, ty)  # neg, not
 
     def add(self, x: Int, y: Int, ty: NumberType) -> Int:
         return self._fold("add", x, y, ty)
@@ -132,7 +151,7 @@ def nested_depths(region: Region) -> list[tuple[Inst, int]]:
 class Lowering:
     """Builds the replacement of one foreach / foreach_tile inside a new parallel region."""
 
-    def __init__(self, b: IRBuilder, inst: Inst, sgs: int, m_tiles: int, n_tiles: int) -> None:
+    def __init__(self, b: PassBuilder, inst: Inst, sgs: int, m_tiles: int, n_tiles: int) -> None:
         self.b, self.f, self.inst = b, Fold(b), inst
         self.sgs, self.m_tiles, self.n_tiles = sgs, m_tiles, n_tiles
         self.frm = inst.operand_list("from")
@@ -146,8 +165,10 @@ class Lowering:
 
     def builtin(self, mnemonic: str, mode: Comp3 | None = None) -> Value:
         """A subgroup builtin (i32)."""
-        props = {} if mode is None else {"mode": mode}
-        return self.b.create(mnemonic, {}, props, self.b.ctx.i32, loc=self.inst.loc).result
+        props = None if mode is None else {"mode": mode}
+        inst = INSTRUCTIONS[mnemonic]({}, props, self.b.ctx.i32, self.inst.loc)
+        self.b.insert(inst)
+        return inst.results[0]
 
     def bind(self, param: Value, x: Int) -> None:
         """The body's parameter `param` stands for `x` in the next copy of the body."""
@@ -219,9 +240,10 @@ class Lowering:
                 body(blk, False, tile)
         if last is not None:
             rem = f.rem(size, tile, ty)
-            cond = self.b.equal(sg, last)
+            cond = f.compare("equal", sg, last)
             if f.known(rem) is None:  # a size that is a multiple of the block has no remainder
-                cond = self.b.and_(cond, self.b.greater_than(f.value(rem, ty), f.value(0, ty)))
+                positive = f.compare("greater_than", f.value(rem, ty), f.value(0, ty))
+                cond = f.and_(cond, positive)
             with self.b.if_(cond) as (then, _), then:
                 body(f.mul(blocks, tile, ty), True, rem)
 
@@ -276,7 +298,7 @@ class Lowering:
                 if not is_remainder:
                     then()
                     return
-                mask = self.b.less_than(lane, f.value(trip, ty0))
+                mask = f.compare("less_than", lane, f.value(trip, ty0))
                 with self.b.if_(mask) as (inside, _), inside:
                     then()
 

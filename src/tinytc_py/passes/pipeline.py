@@ -12,6 +12,13 @@ the context's bounds_checks flag, insert-bounds-checks runs after insert-barrier
 lowerings:
 it checks the program's own accesses, not the code the lowerings make, and the writes of its
 report record (by one work-item, read by the host only) get no barriers.
+
+A pass that works on instructions of some classes only (the lowerings, the stack passes) is
+skipped for a function that holds none of them: the classes present are gathered in one walk
+(`census`) instead of each pass walking the function to find nothing. The census is taken again
+after the passes that add instructions of new classes (insert-bounds-checks, lower-linalg);
+the others add only classes no skipped pass looks for, and what they remove leaves the census
+a superset, so a pass is at worst run for nothing, never skipped wrongly.
 """
 
 from __future__ import annotations
@@ -22,7 +29,10 @@ from .. import self_checks
 from ..errors import CompilationError
 from ..ir.enums import OptFlag
 from ..ir.nesting import check_nesting
-from ..ir.region import Prog
+from ..ir.ops.control import ForeachInst, ForeachTileInst
+from ..ir.ops.coopmatrix import CoopApplyInst
+from ..ir.ops.memory import AllocaInst, LifetimeStopInst
+from ..ir.region import Func, Prog
 from ..target.core_info import CoreInfo
 from .base import FunctionPass
 from .check_ir import CheckIr
@@ -33,7 +43,7 @@ from .insert_bounds_checks import InsertBoundsChecks
 from .insert_lifetime_stop import InsertLifetimeStop
 from .lower_coopmatrix import LowerCoopmatrix
 from .lower_foreach import LowerForeach
-from .lower_linalg import LowerLinalg
+from .lower_linalg import LOWERINGS, LowerLinalg
 from .set_stack_ptr import SetStackPtr
 from .work_group_size import WorkGroupSize
 
@@ -65,9 +75,29 @@ def default_pipeline(
     ]
 
 
+WORK: dict[type[FunctionPass], frozenset[type]] = {
+    InsertLifetimeStop: frozenset([AllocaInst]),
+    SetStackPtr: frozenset([AllocaInst, LifetimeStopInst]),
+    LowerLinalg: frozenset(LOWERINGS),
+    LowerForeach: frozenset([ForeachInst, ForeachTileInst]),
+    LowerCoopmatrix: frozenset([CoopApplyInst]),
+}
+"""The passes that change nothing in a function without an instruction of these classes (each
+the leaf class of its row, so the instruction's own type is compared)."""
+
+NEW_CLASSES: tuple[type[FunctionPass], ...] = (InsertBoundsChecks, LowerLinalg)
+"""The passes that may add instructions of classes in WORK (the census is taken again)."""
+
+
+def census(func: Func) -> set[type]:
+    """The classes of the function's instructions, nested ones included."""
+    return {type(inst) for inst in func.body.walk()}
+
+
 def run_default_pipeline(prog: Prog, core_info: CoreInfo) -> None:
-    """Runs every pass of the pipeline on every function; errors are reported through the
-    program's context (its reporter sees them) and raised."""
+    """Runs every pass of the pipeline on every function (skipping a pass with nothing to do,
+    see WORK); errors are reported through the program's context (its reporter sees them) and
+    raised."""
     sink = io.StringIO()
     try:
         check_nesting(prog)
@@ -75,8 +105,19 @@ def run_default_pipeline(prog: Prog, core_info: CoreInfo) -> None:
         passes = default_pipeline(
             core_info, prog.ctx.opt_level, checked, check_result=checked or self_checks.requested()
         )
+        funcs = prog.funcs
+        kinds: list[set[type] | None] = [None] * len(funcs)
         for p in passes:
-            for func in prog.funcs:
+            work = WORK.get(type(p))
+            for k, func in enumerate(funcs):
+                if work is not None:
+                    present = kinds[k]
+                    if present is None:
+                        present = kinds[k] = census(func)
+                    if present.isdisjoint(work):
+                        continue
                 p.run(func, prog.ctx, sink)
+                if isinstance(p, NEW_CLASSES):
+                    kinds[k] = None
     except CompilationError as err:
         raise prog.ctx.report(err) from None
