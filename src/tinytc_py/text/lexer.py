@@ -151,7 +151,7 @@ def parse_float_text(text: str) -> float | None:
 class Cursor:
     """Position in a source text with helpers to skip blanks/comments and match patterns."""
 
-    __slots__ = ("text", "pos", "source_id", "_line_starts", "_skipped")
+    __slots__ = ("text", "pos", "source_id", "_line_starts", "_skipped", "_line")
 
     def __init__(self, text: str, source_id: int = 0) -> None:
         self.text = text
@@ -159,9 +159,19 @@ class Cursor:
         self._skipped = -1  # an offset known to start no blank or comment
         self.source_id = source_id
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self._line = 1  # the line last looked up (the parser asks about nearby offsets)
+
+    def line(self, offset: int) -> int:
+        """The line (from 1) of `offset`: the one asked about last, else a binary search."""
+        starts = self._line_starts
+        line = self._line
+        if starts[line - 1] <= offset and (line == len(starts) or offset < starts[line]):
+            return line
+        line = self._line = bisect_right(starts, offset)
+        return line
 
     def position(self, offset: int) -> Position:
-        line = bisect_right(self._line_starts, offset)
+        line = self.line(offset)
         return Position(self.source_id, line, offset - self._line_starts[line - 1] + 1)
 
     def loc(self, begin: int, end: int | None = None) -> Location:
@@ -170,7 +180,7 @@ class Cursor:
         if end is None:
             end = self.pos
         starts = self._line_starts
-        line = bisect_right(starts, begin)
+        line = self.line(begin)
         start = starts[line - 1]
         if start <= end and (line == len(starts) or end < starts[line]):
             source_id = self.source_id

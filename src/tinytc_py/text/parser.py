@@ -654,7 +654,10 @@ class Parser:
     def parse_inst_body(self, mnemonic: str, mbegin: int, begin: int) -> Inst:
         """The instruction after its mnemonic (with modifiers); `begin` is where its result
         names start. The legacy front end overrides this to read its own forms."""
-        base, *mods = mnemonic.split(".")
+        mods: list[str] = []
+        base = mnemonic
+        if "." in mnemonic:
+            base, *mods = mnemonic.split(".")
         cls = INSTRUCTIONS.get(base)
         if cls is None:
             # located at the first character, as upstream's lexer stops there
