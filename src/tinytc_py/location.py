@@ -2,36 +2,69 @@
 
 They live in a module of their own, listed among the compiled modules (compiled.py), so that
 they are native classes: the parser makes a location for every instruction and every named
-value it reads, and built by compiled code a native object costs a C call, where the same
-dataclass interpreted cost three Python-level constructor calls per location (a third of the
-text front end's time on compiled modules). errors.py, which reports them, re-exports them.
+value it reads, and built by compiled code a native object costs a C call, where the
+interpreted dataclasses cost three Python-level constructor calls per location (about a sixth of
+a compiled parse). Plain classes, not dataclasses: mypyc keeps a dataclass's generated
+`__init__` interpreted. errors.py, which reports them, re-exports them.
+
+Positions and locations are values, never changed once made, equal and hashed by value.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Final
 
 
-@dataclass(slots=True, unsafe_hash=True)
 class Position:
-    """A point in a source: source id (0 = unknown), line and column counting from 1.
+    """A point in a source: source id (0 = unknown), line and column counting from 1."""
 
-    Positions and locations are values, never changed once made (equal and hashed by value),
-    but not frozen dataclasses: a frozen dataclass's constructor sets each field through
-    object.__setattr__, which made the two positions and the location a parser attaches to
-    every instruction and value about a tenth of a parse."""
+    __slots__ = ("source_id", "line", "column")
 
-    source_id: int = 0
-    line: int = 0
-    column: int = 0
+    def __init__(self, source_id: int = 0, line: int = 0, column: int = 0) -> None:
+        self.source_id = source_id
+        self.line = line
+        self.column = column
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Position):
+            return NotImplemented
+        return (
+            self.source_id == other.source_id
+            and self.line == other.line
+            and self.column == other.column
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.source_id, self.line, self.column))
+
+    def __repr__(self) -> str:
+        return f"Position(source_id={self.source_id!r}, line={self.line!r}, column={self.column!r})"
 
 
-@dataclass(slots=True, unsafe_hash=True)
+UNKNOWN_POSITION: Final = Position()
+
+
 class Location:
     """A half-open source range [begin, end)."""
 
-    begin: Position = Position()
-    end: Position = Position()
+    __slots__ = ("begin", "end")
+
+    def __init__(
+        self, begin: Position = UNKNOWN_POSITION, end: Position = UNKNOWN_POSITION
+    ) -> None:
+        self.begin = begin
+        self.end = end
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Location):
+            return NotImplemented
+        return self.begin == other.begin and self.end == other.end
+
+    def __hash__(self) -> int:
+        return hash((self.begin, self.end))
+
+    def __repr__(self) -> str:
+        return f"Location(begin={self.begin!r}, end={self.end!r})"
 
     def __str__(self) -> str:
         """Upstream's range spelling: ``L.C``, ``L.C-E`` or ``L.C-L2.E`` with E the last column
@@ -52,4 +85,4 @@ class Location:
         return Location(first.begin, last.end)
 
 
-UNKNOWN_LOCATION = Location()
+UNKNOWN_LOCATION: Final = Location()
