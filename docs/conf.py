@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+# autodoc reads the sources' classes: mypyc's native classes (Location, CompilerContext...) keep
+# no docstrings (src/tinytc_py/compiled.py).
+os.environ["TINYTC_PURE_PYTHON"] = "1"
 
 project = "tinytc-py"
 author = "the tinytc-py developers"

@@ -75,11 +75,20 @@ def _compile_all(pure: bool) -> dict[str, object]:
 def test_compiled_modules_are_in_use_when_built() -> None:
     in_use, reason = compiled.status()
     assert in_use, reason
+    import tinytc_py.location
     import tinytc_py.passes.fold
     import tinytc_py.passes.pipeline
     import tinytc_py.spirv.module
 
-    for module in (tinytc_py.passes.pipeline, tinytc_py.passes.fold, tinytc_py.spirv.module):
+    # location.py too, which the package's __init__ imports (through errors.py) right after
+    # installing the finder
+    compiled_modules = (
+        tinytc_py.passes.pipeline,
+        tinytc_py.passes.fold,
+        tinytc_py.spirv.module,
+        tinytc_py.location,
+    )
+    for module in compiled_modules:
         assert module.__file__ is not None
         assert module.__file__.startswith(compiled.BUILD_DIR), module.__file__
         assert module.__file__.endswith(".so"), module.__file__

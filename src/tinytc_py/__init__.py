@@ -33,7 +33,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from . import compiled as _compiled
-from .errors import (
+
+# The mypyc-compiled compiler modules, when built and current (compiled.py); installed before
+# the package imports any of them (errors.py imports location.py).
+_compiled.install()
+
+from .errors import (  # noqa: E402
     CompilationError,
     Location,
     Note,
@@ -42,8 +47,6 @@ from .errors import (
     Status,
     TinytcError,
 )
-
-_compiled.install()  # the mypyc-compiled compiler modules, when built and current (compiled.py)
 
 if TYPE_CHECKING:
     from .api import Device, Program, compile, devices, parse

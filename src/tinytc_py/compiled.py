@@ -75,6 +75,7 @@ MODULES: tuple[str, ...] = (
     "tinytc_py.ir.uniformity",
     "tinytc_py.ir.values",
     "tinytc_py.ir.verify",
+    "tinytc_py.location",
     "tinytc_py.passes.base",
     "tinytc_py.passes.check_ir",
     "tinytc_py.passes.clone",

@@ -16,6 +16,11 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING, Protocol
 
+# Re-exported: the places in a source that errors point at (location.py says why it is apart).
+from .location import UNKNOWN_LOCATION as UNKNOWN_LOCATION
+from .location import Location as Location
+from .location import Position as Position
+
 if TYPE_CHECKING:
     from .ir.values import Value
 
@@ -232,49 +237,6 @@ _DESCRIPTIONS = {
 def status_description(status: Status) -> str:
     """The descriptive text that ``tinytc_status_to_string`` returns for a status."""
     return _DESCRIPTIONS.get(status, "unknown")
-
-
-@dataclass(slots=True, unsafe_hash=True)
-class Position:
-    """A point in a source: source id (0 = unknown), line and column counting from 1.
-
-    Positions and locations are values, never changed once made (equal and hashed by value),
-    but not frozen dataclasses: a frozen dataclass's constructor sets each field through
-    object.__setattr__, which made the two positions and the location a parser attaches to
-    every instruction and value about a tenth of a parse."""
-
-    source_id: int = 0
-    line: int = 0
-    column: int = 0
-
-
-@dataclass(slots=True, unsafe_hash=True)
-class Location:
-    """A half-open source range [begin, end)."""
-
-    begin: Position = Position()
-    end: Position = Position()
-
-    def __str__(self) -> str:
-        """Upstream's range spelling: ``L.C``, ``L.C-E`` or ``L.C-L2.E`` with E the last column
-        (inclusive; the range itself is half-open)."""
-        b, e = self.begin, self.end
-        if b.line == 0:
-            return "<unknown>"
-        last = max(0, e.column - 1)
-        if b.line < e.line:
-            return f"{b.line}.{b.column}-{e.line}.{last}"
-        if b.column < last:
-            return f"{b.line}.{b.column}-{last}"
-        return f"{b.line}.{b.column}"
-
-    @staticmethod
-    def span(first: Location, last: Location) -> Location:
-        """The range from the start of `first` to the end of `last`."""
-        return Location(first.begin, last.end)
-
-
-UNKNOWN_LOCATION = Location()
 
 
 class TinytcError(Exception):

@@ -30,10 +30,10 @@ def parse_string(parser: Parser) -> str:
 
 
 def parse_global_name(parser: Parser) -> str:
-    m = parser.c.match(lx.GLOBAL)
-    if not m:
+    name = parser.c.name("@")
+    if name is None:
         raise parser.c.error("expected global name (@name)")
-    return m.group(1)
+    return name
 
 
 def parse_printf(parser: Parser, cls: type[Inst], props: dict[str, Any], begin: int) -> Inst:

@@ -3,6 +3,11 @@
 The grammar is context dependent in small ways (`f32x4x?` inside `memref<...>` is a type followed
 by a shape, `2x%n` in expand, `.t.rows_checked` modifiers), so the parser asks for the token kind
 it expects next instead of consuming a fixed token stream. All patterns are compiled once.
+
+The most frequent steps (blanks and comments, literals, `%names`, words and mnemonics) are
+scanned character by character instead of matched: compiled by mypyc, `ord(text[i])` is a read
+of the string's buffer, where a regular-expression match or `str.startswith(s, pos)` is a call
+through the Python API (about a third of a compiled parse, when they were matched).
 """
 
 from __future__ import annotations
@@ -10,21 +15,10 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_right
+from typing import Final
 
 from ..errors import CompilationError, Location, Position, Status
 
-WS = re.compile(r"(?:[ \t\r\n]+|;[^\n]*)*")
-_BLANK_STARTS = frozenset(" \t\r\n;")  # the first characters WS can match
-# A keyword ends in a letter or digit, and must not run into an identifier character
-# (str.isalnum, as the sets below for ASCII; `accept` asks isalnum about the others).
-_WORD_ENDS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-_IDENT_CHARS = _WORD_ENDS | {"_"}
-LOCAL = re.compile(r"%([A-Za-z][A-Za-z0-9_]*|[0-9]+)")
-GLOBAL = re.compile(r"@([A-Za-z][A-Za-z0-9_]*|[0-9]+)")
-DEFVAR = re.compile(r"\$([A-Za-z][A-Za-z0-9_]*|[0-9]+)")
-WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-MNEMONIC = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-INTEGER = re.compile(r"[+-]?[0-9]+(?![0-9.eExX])")
 _DEC_FLOAT = r"[+-]?(?:(?:[0-9]*\.[0-9]+|[0-9]+\.)(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+)"
 _HEX_FLOAT = (
     r"[+-]?0[xX](?:(?:[0-9a-fA-F]*\.[0-9a-fA-F]+|[0-9a-fA-F]+\.?)(?:[pP][+-]?[0-9]+)"
@@ -32,8 +26,84 @@ _HEX_FLOAT = (
 )
 FLOAT = re.compile(rf"(?:{_HEX_FLOAT}|{_DEC_FLOAT}|[+-]?(?:inf|nan)\b)")
 STRING = re.compile(r'"([\x20\x21\x23-\x7e]*)"')
-SHAPE_INT = re.compile(r"[0-9]+")
-TOKEN = re.compile(r"[\w.$%@+\-]+|\S")
+TOKEN: Final = re.compile(r"[\w.$%@+\-]+|\S")
+"""The extent of the token an error points at (Cursor.error)."""
+
+
+_NOT_AFTER_INTEGER: Final = frozenset(map(ord, ".eExX"))
+
+
+def is_ident_code(c: int) -> bool:
+    """Whether the character code `c` is one of `[A-Za-z0-9_]`."""
+    return 97 <= c <= 122 or 65 <= c <= 90 or 48 <= c <= 57 or c == 95
+
+
+def word_end(text: str, pos: int) -> int:
+    """The end of the word `[A-Za-z_][A-Za-z0-9_]*` at `pos` (`pos` itself when none starts
+    there)."""
+    n = len(text)
+    if pos >= n:
+        return pos
+    c = ord(text[pos])
+    if not (97 <= c <= 122 or 65 <= c <= 90 or c == 95):
+        return pos
+    pos += 1
+    while pos < n and is_ident_code(ord(text[pos])):
+        pos += 1
+    return pos
+
+
+def name_end(text: str, pos: int) -> int:
+    """The end of the name `[A-Za-z][A-Za-z0-9_]*|[0-9]+` after a sigil (`%`, `@`, `$`) at
+    `pos` (`pos` itself when none starts there)."""
+    n = len(text)
+    if pos >= n:
+        return pos
+    c = ord(text[pos])
+    if 48 <= c <= 57:
+        return digits_end(text, pos + 1)
+    if not (97 <= c <= 122 or 65 <= c <= 90):
+        return pos
+    pos += 1
+    while pos < n and is_ident_code(ord(text[pos])):
+        pos += 1
+    return pos
+
+
+def digits_end(text: str, pos: int) -> int:
+    """The end of the digits `[0-9]*` at `pos`."""
+    n = len(text)
+    while pos < n and 48 <= ord(text[pos]) <= 57:
+        pos += 1
+    return pos
+
+
+def integer_end(text: str, pos: int) -> int:
+    """The end of the integer constant `[+-]?[0-9]+` at `pos`, which no `.`, exponent, hex
+    digit marker or further digit may follow (`pos` itself when none is there: `1.5`, `1e3`
+    and `0x1p3` are floating constants)."""
+    n = len(text)
+    start = pos + 1 if pos < n and (ord(text[pos]) == 43 or ord(text[pos]) == 45) else pos
+    end = digits_end(text, start)
+    if end == start:
+        return pos
+    if end < n and ord(text[end]) in _NOT_AFTER_INTEGER:
+        return pos
+    return end
+
+
+def mnemonic_end(text: str, pos: int) -> int:
+    """The end of a mnemonic with its modifiers, words joined by dots (`gemm.t.n`), at `pos`
+    (`pos` itself when none starts there)."""
+    end = word_end(text, pos)
+    n = len(text)
+    while end > pos and end < n and ord(text[end]) == 46:  # '.'
+        after = word_end(text, end + 1)
+        if after == end + 1:
+            break
+        end = after
+    return end
+
 
 INT_MIN = -(2**63) + 1
 INT_MAX = 2**63 - 1
@@ -81,7 +151,7 @@ def parse_float_text(text: str) -> float | None:
 class Cursor:
     """Position in a source text with helpers to skip blanks/comments and match patterns."""
 
-    __slots__ = ("text", "pos", "source_id", "_line_starts", "_skipped")
+    __slots__ = ("text", "pos", "source_id", "_line_starts", "_skipped", "_line")
 
     def __init__(self, text: str, source_id: int = 0) -> None:
         self.text = text
@@ -89,9 +159,19 @@ class Cursor:
         self._skipped = -1  # an offset known to start no blank or comment
         self.source_id = source_id
         self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self._line = 1  # the line last looked up (the parser asks about nearby offsets)
+
+    def line(self, offset: int) -> int:
+        """The line (from 1) of `offset`: the one asked about last, else a binary search."""
+        starts = self._line_starts
+        line = self._line
+        if starts[line - 1] <= offset and (line == len(starts) or offset < starts[line]):
+            return line
+        line = self._line = bisect_right(starts, offset)
+        return line
 
     def position(self, offset: int) -> Position:
-        line = bisect_right(self._line_starts, offset)
+        line = self.line(offset)
         return Position(self.source_id, line, offset - self._line_starts[line - 1] + 1)
 
     def loc(self, begin: int, end: int | None = None) -> Location:
@@ -100,7 +180,7 @@ class Cursor:
         if end is None:
             end = self.pos
         starts = self._line_starts
-        line = bisect_right(starts, begin)
+        line = self.line(begin)
         start = starts[line - 1]
         if start <= end and (line == len(starts) or end < starts[line]):
             source_id = self.source_id
@@ -112,40 +192,49 @@ class Cursor:
 
     def skip(self) -> int:
         """Skips white space and comments; returns the new offset. Every accept/peek/match
-        skips first, mostly at an offset just skipped to, which costs no new match (they test
+        skips first, mostly at an offset just skipped to, which costs no new scan (they test
         that case themselves: it is the parser's most frequent step, and a call costs more)."""
         pos = self.pos
         if pos != self._skipped:
             text = self.text
-            # Tokens often touch ("%a," "[0:16]") or are one space apart ("%a, %b"): one or
-            # two characters say so without a match.
-            if text[pos : pos + 1] not in _BLANK_STARTS:
-                self._skipped = pos
-            elif text[pos] == " " and text[pos + 1 : pos + 2] not in _BLANK_STARTS:
-                pos = self.pos = self._skipped = pos + 1
-            else:
-                m = WS.match(text, pos)  # matches (maybe nothing) everywhere
-                assert m is not None
-                pos = self.pos = self._skipped = m.end()
+            n = len(text)
+            while pos < n:
+                c = ord(text[pos])
+                if c == 32 or c == 10 or c == 9 or c == 13:  # space, \n, \t, \r
+                    pos += 1
+                elif c == 59:  # ';' starts a comment to the end of the line
+                    newline = text.find("\n", pos)
+                    pos = n if newline < 0 else newline + 1
+                else:
+                    break
+            self.pos = self._skipped = pos
         return pos
 
     def at_end(self) -> bool:
         return self.skip() >= len(self.text)
 
+    def at(self, literal: str, pos: int) -> bool:
+        """Whether `literal` (not empty) comes at offset `pos`: `text.startswith(literal, pos)`
+        without the method call (see the module docstring)."""
+        text = self.text
+        end = pos + len(literal)
+        if end > len(text) or ord(text[pos]) != ord(literal[0]):
+            return False
+        return end == pos + 1 or text[pos:end] == literal
+
     def peek(self, literal: str) -> bool:
-        pos = self.pos if self.pos == self._skipped else self.skip()
-        return self.text.startswith(literal, pos)
+        return self.at(literal, self.pos if self.pos == self._skipped else self.skip())
 
     def accept(self, literal: str) -> bool:
         """Consumes `literal` if it comes next. Keywords must not run into an identifier char."""
         pos = self.pos if self.pos == self._skipped else self.skip()
-        text = self.text
-        if not text.startswith(literal, pos):
+        if not self.at(literal, pos):
             return False
+        text = self.text
         end = pos + len(literal)
-        if literal[-1] in _WORD_ENDS and end < len(text):
-            c = text[end]
-            if c in _IDENT_CHARS or (c > "\x7f" and c.isalnum()):
+        if end < len(text) and is_ident_code(ord(literal[-1])) and ord(literal[-1]) != 95:
+            c = ord(text[end])
+            if is_ident_code(c) or (c > 127 and text[end].isalnum()):
                 return False
         self.pos = end
         return True
@@ -153,6 +242,28 @@ class Cursor:
     def expect(self, literal: str, what: str | None = None) -> None:
         if not self.accept(literal):
             raise self.error(f"expected {what or repr(literal)}")
+
+    def name(self, sigil: str) -> str | None:
+        """The name after `sigil` (`%`, `@` or `$`, then `[A-Za-z][A-Za-z0-9_]*|[0-9]+`) that
+        comes next, consumed; None (nothing consumed) when none does."""
+        pos = self.pos if self.pos == self._skipped else self.skip()
+        text = self.text
+        if pos >= len(text) or ord(text[pos]) != ord(sigil):
+            return None
+        end = name_end(text, pos + 1)
+        if end == pos + 1:
+            return None
+        self.pos = end
+        return text[pos + 1 : end]
+
+    def word(self) -> str | None:
+        """The word `[A-Za-z_][A-Za-z0-9_]*` that comes next, consumed; None when none does."""
+        pos = self.pos if self.pos == self._skipped else self.skip()
+        end = word_end(self.text, pos)
+        if end == pos:
+            return None
+        self.pos = end
+        return self.text[pos:end]
 
     def match(self, pattern: re.Pattern[str]) -> re.Match[str] | None:
         m = pattern.match(self.text, self.pos if self.pos == self._skipped else self.skip())

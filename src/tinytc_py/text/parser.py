@@ -31,8 +31,6 @@ from .syntax import modifier_props
 
 SCALAR = re.compile(r"(?:i16|i32|i64|i8|index|bf16|f16|f32|f64|c32|c64)")
 _SCALAR_KINDS = {k.text: k for k in ScalarKind}
-# `%name =` of an instruction with one result, on one line: read in one match (parse_inst).
-_ONE_RESULT = re.compile(r"%([A-Za-z][A-Za-z0-9_]*|[0-9]+)[ \t]*=")
 _RPN_OPS = re.compile(r"\^|-(?![0-9])|\+(?![0-9])|\*|/|%|min\b|max\b")
 # The extent of a memref spelling on one line without $variables or comments (see parse_memref).
 _MEMREF_SPELLING = re.compile(r"memref<(?:[^<>$;\n]|<[^<>$;\n]*>)*>")
@@ -41,6 +39,20 @@ OperandMap = dict[str, Value | list[Value] | None]
 _USES = {"matrix_a": MatrixUse.a, "matrix_b": MatrixUse.b, "matrix_acc": MatrixUse.acc}
 # The modifier properties of each instruction class (syntax.modifier_props), looked up once.
 _MODIFIER_PROPS: dict[type[Inst], tuple[tuple[Any, dict[str, Any]], ...]] = {}
+
+
+def one_result_end(text: str, pos: int) -> int:
+    """The end of `%name =` at `pos`, the result of an instruction with one result written on
+    one line (`%name[ \t]*=`), read in one step by parse_inst; 0 when there is none."""
+    n = len(text)
+    if pos >= n or ord(text[pos]) != 37:  # '%'
+        return 0
+    end = lx.name_end(text, pos + 1)
+    if end == pos + 1:
+        return 0
+    while end < n and (ord(text[end]) == 32 or ord(text[end]) == 9):
+        end += 1
+    return end + 1 if end < n and ord(text[end]) == 61 else 0  # '='
 
 
 class Parser:
@@ -84,27 +96,27 @@ class Parser:
         c = self.c
         begin = c.skip()
         c.expect("func", "'func'")
-        m = c.match(lx.GLOBAL)
-        if not m:
+        fname = c.name("@")
+        if fname is None:
             raise c.error("expected function name (@name)")
         c.expect("(")
         params: list[tuple[str, Type, Location, DictionaryAttr | None]] = []
         if not c.accept(")"):
             while True:
                 pbegin = c.skip()
-                pm = c.match(lx.LOCAL)
-                if not pm:
+                pname = c.name("%")
+                if pname is None:
                     raise c.error("expected parameter (%name)")
                 c.expect(":")
                 ty = self.parse_type()
                 ploc = c.loc(pbegin)
                 pattrs = self.parse_dictionary() if c.peek("{") or c.peek("$") else None
-                params.append((pm.group(1), ty, ploc, pattrs))
+                params.append((pname, ty, ploc, pattrs))
                 if c.accept(")"):
                     break
                 c.expect(",", "',' or ')'")
         attrs = self.parse_func_attrs()
-        func = Func(m.group(1), [p[1] for p in params], c.loc(begin), attrs)
+        func = Func(fname, [p[1] for p in params], c.loc(begin), attrs)
         for value, (pname, _, ploc, _attrs) in zip(func.params, params):
             value.name = "" if pname.isdigit() else pname
             value.loc = ploc
@@ -178,14 +190,13 @@ class Parser:
     def parse_value(self) -> Value:
         c = self.c
         begin = c.skip()
-        m = lx.LOCAL.match(c.text, begin)
-        if not m:
+        name = c.name("%")
+        if name is None:
             raise c.error("expected local identifier (%name)")
-        c.pos = m.end()
-        value = self.visible.get(m.group(1))
+        value = self.visible.get(name)
         if value is None:
             raise CompilationError(
-                c.loc(begin), Status.parse_error, f"undefined identifier %{m.group(1)}"
+                c.loc(begin), Status.parse_error, f"undefined identifier %{name}"
             )
         return value
 
@@ -215,22 +226,22 @@ class Parser:
 
     def parse_new_name(self) -> tuple[str, Location]:
         begin = self.c.skip()
-        m = self.c.match(lx.LOCAL)
-        if not m:
+        name = self.c.name("%")
+        if name is None:
             raise self.c.error("expected local identifier (%name)")
-        return m.group(1), self.c.loc(begin)
+        return name, self.c.loc(begin)
 
     # ---- preprocessor ---------------------------------------------------------------------------
 
     def parse_def_assign(self) -> None:
         c = self.c
         begin = c.skip()
-        m = c.match(lx.DEFVAR)
-        if not m:
+        name = c.name("$")
+        if name is None:
             raise c.error("expected compile-time variable ($name)")
         c.expect("=")
         value = self.parse_def_rhs()
-        self.defs.define(m.group(1), value, c.loc(begin))
+        self.defs.define(name, value, c.loc(begin))
 
     def parse_def_rhs(self) -> Any:
         c = self.c
@@ -268,19 +279,20 @@ class Parser:
     def lookup_def(self) -> Any:
         c = self.c
         begin = c.skip()
-        m = c.match(lx.DEFVAR)
-        if not m:
+        name = c.name("$")
+        if name is None:
             raise c.error("expected compile-time variable ($name)")
-        return self.defs.lookup(m.group(1), c.loc(begin))
+        return self.defs.lookup(name, c.loc(begin))
 
     # ---- constants ----------------------------------------------------------------------------
 
     def parse_optional_number(self) -> int | float | None:
         c = self.c
         begin = c.skip()
-        m = c.match(lx.INTEGER)
-        if m:
-            value = lx.parse_integer_text(m.group(0))
+        end = lx.integer_end(c.text, begin)
+        if end != begin:
+            c.pos = end
+            value = lx.parse_integer_text(c.text[begin:end])
             if value is None:
                 raise CompilationError(
                     c.loc(begin), Status.parse_error, "integer constant out of range"
@@ -351,17 +363,17 @@ class Parser:
             if not isinstance(value, Type):
                 raise CompilationError(c.loc(begin), Status.parse_error, "expected a type")
             return value
-        m = c.match(lx.WORD)
-        if not m:
+        word = c.word()
+        if word is None:
             raise c.error("expected type")
-        word = m.group(0)
-        if word in _SCALAR_KINDS:
-            return self.ctx.number(_SCALAR_KINDS[word])
+        kind = _SCALAR_KINDS.get(word)
+        if kind is not None:
+            return self.ctx.number(kind)
         if word == "bool":
             return self.ctx.bool
         if word == "void":
             return self.ctx.void
-        c.pos = m.start()
+        c.pos = begin
         if c.accept("memref"):
             return self.parse_memref(begin)
         if c.accept("group"):
@@ -374,13 +386,15 @@ class Parser:
                 # lexer splits the word there and its parser reports the token after it)
                 rest = word[len(keyword) :]
                 token = next((t for t in (*_SCALAR_KINDS, "bool") if rest.startswith(t)), rest)
-                at = m.start() + len(keyword)
+                at = begin + len(keyword)
                 raise CompilationError(
                     c.loc(at, at + len(token)),
                     Status.parse_error,
                     f"syntax error, unexpected {token}, expecting <",
                 )
-        raise CompilationError(c.loc(begin, m.end()), Status.parse_error, f"unknown type '{word}'")
+        raise CompilationError(
+            c.loc(begin, begin + len(word)), Status.parse_error, f"unknown type '{word}'"
+        )
 
     def parse_scalar_in_type(self) -> NumberType:
         c = self.c
@@ -403,10 +417,11 @@ class Parser:
         begin = c.skip()
         if c.peek("$"):
             return self.parse_integer()
-        m = c.match(lx.SHAPE_INT)
-        if not m:
+        end = lx.digits_end(c.text, begin)
+        if end == begin:
             raise c.error("expected integer constant or '?'")
-        value = lx.parse_integer_text(m.group(0))
+        c.pos = end
+        value = lx.parse_integer_text(c.text[begin:end])
         if value is None:
             raise CompilationError(
                 c.loc(begin), Status.parse_error, "integer constant out of range"
@@ -510,13 +525,13 @@ class Parser:
                 "coopmatrix rows and columns must be constants, not '?'",
             )
         c.expect(",")
-        m = c.match(lx.WORD)
-        if not m or m.group(0) not in _USES:
-            if m:
-                c.pos = m.start()
+        ubegin = c.skip()
+        use = _USES.get(c.word() or "")
+        if use is None:
+            c.pos = ubegin
             raise c.error("expected matrix_a, matrix_b or matrix_acc")
         c.expect(">")
-        return self.ctx.coopmatrix(component, shape[0], shape[1], _USES[m.group(0)], c.loc(begin))
+        return self.ctx.coopmatrix(component, shape[0], shape[1], use, c.loc(begin))
 
     # ---- attributes ---------------------------------------------------------------------------
 
@@ -559,9 +574,11 @@ class Parser:
         m = c.match(lx.STRING)
         if m:
             return self.ctx.string_attr(m.group(1))
-        m = c.match(lx.INTEGER)
-        if m:
-            value = lx.parse_integer_text(m.group(0))
+        ibegin = c.skip()
+        end = lx.integer_end(c.text, ibegin)
+        if end != ibegin:
+            c.pos = end
+            value = lx.parse_integer_text(c.text[ibegin:end])
             if value is None:
                 raise CompilationError(
                     c.loc(begin), Status.parse_error, "integer constant out of range"
@@ -583,10 +600,10 @@ class Parser:
         items: list[tuple[StringAttr | str, Attr]] = []
         if not c.accept("}"):
             while True:
-                m = c.match(lx.STRING) or c.match(lx.WORD)
-                if not m:
+                m = c.match(lx.STRING)
+                name = m.group(1) if m else c.word()
+                if name is None:
                     raise c.error("expected attribute name")
-                name = m.group(1) if m.re is lx.STRING else m.group(0)
                 c.expect("=")
                 items.append((name, self.parse_attr()))
                 if c.accept("}"):
@@ -600,29 +617,32 @@ class Parser:
         c = self.c
         begin = c.skip()
         names: list[tuple[str, Location]] = []
-        one = _ONE_RESULT.match(c.text, begin)
-        if one is not None:
-            names.append((one.group(1), c.loc(begin, one.end(1))))
-            c.pos = one.end()
+        one = one_result_end(c.text, begin)
+        if one:
+            nend = lx.name_end(c.text, begin + 1)
+            names.append((c.text[begin + 1 : nend], c.loc(begin, nend)))
+            c.pos = one
         elif c.peek("%"):
             names.append(self.parse_new_name())
             while c.accept(","):
                 names.append(self.parse_new_name())
             c.expect("=")
         mbegin = c.skip()
-        m = c.match(lx.MNEMONIC)
-        if not m:
+        mend = lx.mnemonic_end(c.text, mbegin)
+        if mend == mbegin:
             raise c.error("expected instruction")
+        c.pos = mend
+        mnemonic = c.text[mbegin:mend]
         # As upstream: the instruction is located from its mnemonic on, a result at its name.
-        inst = self.parse_inst_body(m.group(0), mbegin, mbegin)
+        inst = self.parse_inst_body(mnemonic, mbegin, mbegin)
         if inst.spec.extension:
             check_parsed_extension(self, inst)
         if len(names) != len(inst.results):
             inst.drop_uses()
             raise CompilationError(
-                c.loc(begin, m.end()),
+                c.loc(begin, mend),
                 Status.parse_error,
-                f"'{m.group(0).split('.')[0]}' returns {len(inst.results)} value(s), "
+                f"'{mnemonic.split('.')[0]}' returns {len(inst.results)} value(s), "
                 f"but {len(names)} name(s) are given",
             )
         for value, (name, loc) in zip(inst.results, names):
@@ -634,7 +654,10 @@ class Parser:
     def parse_inst_body(self, mnemonic: str, mbegin: int, begin: int) -> Inst:
         """The instruction after its mnemonic (with modifiers); `begin` is where its result
         names start. The legacy front end overrides this to read its own forms."""
-        base, *mods = mnemonic.split(".")
+        mods: list[str] = []
+        base = mnemonic
+        if "." in mnemonic:
+            base, *mods = mnemonic.split(".")
         cls = INSTRUCTIONS.get(base)
         if cls is None:
             # located at the first character, as upstream's lexer stops there
