@@ -135,8 +135,14 @@ class _Rendering:
         pass
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        if isinstance(exc, CompilationError) and exc.rendered is None and exc.loc.begin.source_id:
-            exc.rendered = self.ctx.format(exc)
+        if isinstance(exc, CompilationError):
+            _render(self.ctx, exc)
+
+
+def _render(ctx: CompilerContext, exc: CompilationError) -> None:
+    """Gives `exc` its message with the builder's sources, unless it has one or no source."""
+    if exc.rendered is None and exc.loc.begin.source_id:
+        exc.rendered = ctx.format(exc)
 
 
 class IRBuilder(builder_methods.InstructionMethods):
@@ -271,8 +277,11 @@ class IRBuilder(builder_methods.InstructionMethods):
     ) -> Inst:
         """Creates and inserts the instruction `mnemonic` from its table row's operand and
         property names (what every instruction method does)."""
+        # The errors get the builder's sources as inside `_rendering()`; a try costs nothing
+        # when nothing is raised, unlike a context manager's two calls (every instruction a
+        # lowering pass emits comes through here).
         loc = self._where(loc)
-        with self._rendering():
+        try:
             cls = INSTRUCTIONS[mnemonic]
             if cls.spec.result == "result" and ty is None:
                 raise _type_required(mnemonic, loc)
@@ -280,6 +289,9 @@ class IRBuilder(builder_methods.InstructionMethods):
                 detail = f"{mnemonic}: the result type `ty` must be a type, got {ty!r}"
                 raise CompilationError(loc, Status.invalid_arguments, detail)
             return self.insert(cls(operands, props, ty, loc, self._dict(attrs)), name)
+        except CompilationError as exc:
+            _render(self.ctx, exc)
+            raise
 
     def _build(
         self,
@@ -297,7 +309,7 @@ class IRBuilder(builder_methods.InstructionMethods):
         loc = self._where(loc)
         cls = INSTRUCTIONS[mnemonic]
         spec = cls.spec
-        with self._rendering():
+        try:
             for p in spec.props:
                 value = props.get(p.name)
                 if value is None and p.default is None:
@@ -316,6 +328,9 @@ class IRBuilder(builder_methods.InstructionMethods):
                 fixed_kind = getattr(cls, "result_kind", None)  # builtins: fixed by the language
                 if ty is None and fixed_kind is not None:
                     ty = self.ctx.number(fixed_kind)
+        except CompilationError as exc:
+            _render(self.ctx, exc)
+            raise
         inst = self.create(mnemonic, operands, props, ty if has_result else None, name, loc, attrs)
         return inst.result if has_result else inst
 
