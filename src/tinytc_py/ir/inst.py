@@ -241,12 +241,17 @@ class Inst:
         as here. The passes' cloning takes this path when the types allow it. (It goes through
         the constructor: a class compiled by mypyc cannot be made by `__new__` alone.)"""
         by_key: dict[str, object] = {}
-        for key, suffix in self.spec.operand_slots:
-            start, stop = self._segments[key]
-            if suffix == "*":
-                by_key[key] = operands[start:stop]
-            elif stop > start:
-                by_key[key] = operands[start]
+        spec = self.spec
+        if spec.fixed_segments is not None:  # one operand per name, in order
+            for i, key in enumerate(spec.operand_keys):
+                by_key[key] = operands[i]
+        else:
+            for key, suffix in spec.operand_slots:
+                start, stop = self._segments[key]
+                if suffix == "*":
+                    by_key[key] = operands[start:stop]
+                elif stop > start:
+                    by_key[key] = operands[start]
         result_types = [r.type for r in self.results]
         return type(self)(by_key, self.props, result_types, self.loc, self.attrs, verify=False)
 

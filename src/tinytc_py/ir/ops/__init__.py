@@ -13,9 +13,14 @@ so that mypyc compiles those classes too.)
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from ...errors import CompilationError, Location, Status
+from ..attrs import DictionaryAttr
+from ..context import CompilerContext
 from ..inst import Inst, InstSpec
+from ..types import Type
 from .common import Row
 from .families import FAMILIES
 
@@ -55,3 +60,55 @@ def _build(families: tuple[Any, ...]) -> None:
 
 
 _build(FAMILIES)
+
+
+def new_inst(
+    ctx: CompilerContext,
+    mnemonic: str,
+    operands: Mapping[str, object],
+    props: dict[str, Any] | None,
+    ty: object,
+    loc: Location,
+    attrs: object,
+    to_dict: Callable[[object], DictionaryAttr | None],
+    from_method: bool,
+) -> Inst:
+    """The instruction `mnemonic` from the builder's arguments as the user gave them, checked
+    (IRBuilder.create; its generated instruction methods with `from_method`: the properties
+    required and integer, the result type inferred where the operands give it). `to_dict`
+    makes `attrs` (not None) a dictionary. Here, not in ir/builder.py, to be compiled: every
+    instruction a lowering pass emits comes through here."""
+    cls = INSTRUCTIONS[mnemonic]
+    spec = cls.spec
+    has_result = spec.result == "result"
+    if from_method:
+        given = props or {}
+        for p in spec.props:
+            value = given.get(p.name)
+            if value is None and p.default is None:
+                detail = f"{mnemonic}: {p.name!r} required"
+                raise CompilationError(loc, Status.invalid_arguments, detail)
+            if p.kind == "int" and not isinstance(value, int):
+                got = f"the type {value}" if isinstance(value, Type) else repr(value)
+                detail = f"{mnemonic}: {p.name!r} must be an int, got {got}"
+                raise CompilationError(loc, Status.invalid_arguments, detail)
+        if not has_result:
+            ty = None
+        elif ty is None:
+            try:
+                ty = cls.infer_result_type(
+                    operands if isinstance(operands, dict) else dict(operands)
+                )
+            except (KeyError, AttributeError):
+                ty = None
+            fixed_kind = getattr(cls, "result_kind", None)  # builtins: fixed by the language
+            if ty is None and fixed_kind is not None:
+                ty = ctx.number(fixed_kind)
+    if has_result and ty is None:
+        raise CompilationError(
+            loc, Status.invalid_arguments, f"{mnemonic}: result type `ty` required"
+        )
+    if ty is not None and not isinstance(ty, (Type, list)):
+        detail = f"{mnemonic}: the result type `ty` must be a type, got {ty!r}"
+        raise CompilationError(loc, Status.invalid_arguments, detail)
+    return cls(operands, props, ty, loc, None if attrs is None else to_dict(attrs))
