@@ -35,7 +35,7 @@ from .extensions import check_extension, disabled_error
 from .global_data import GlobalData, add_global, make_global
 from .inst import Inst
 from .nesting import MAX_NESTING, nesting_error, region_depth
-from .ops import INSTRUCTIONS
+from .ops import new_inst
 from .region import Func, Prog, Region
 from .types import DYNAMIC, MemrefType, NumberType, Type, element_type
 from .values import Value
@@ -135,8 +135,14 @@ class _Rendering:
         pass
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        if isinstance(exc, CompilationError) and exc.rendered is None and exc.loc.begin.source_id:
-            exc.rendered = self.ctx.format(exc)
+        if isinstance(exc, CompilationError):
+            _render(self.ctx, exc)
+
+
+def _render(ctx: CompilerContext, exc: CompilationError) -> None:
+    """Gives `exc` its message with the builder's sources, unless it has one or no source."""
+    if exc.rendered is None and exc.loc.begin.source_id:
+        exc.rendered = ctx.format(exc)
 
 
 class IRBuilder(builder_methods.InstructionMethods):
@@ -213,7 +219,7 @@ class IRBuilder(builder_methods.InstructionMethods):
                 func.param_attrs = [self._dict(a) for a in param_attrs]
         return FunctionScope(self, func)
 
-    def _dict(self, attrs: DictionaryAttr | dict | None) -> DictionaryAttr | None:
+    def _dict(self, attrs: object) -> DictionaryAttr | None:
         if attrs is None or isinstance(attrs, DictionaryAttr):
             return attrs
         if not isinstance(attrs, dict):
@@ -272,14 +278,12 @@ class IRBuilder(builder_methods.InstructionMethods):
         """Creates and inserts the instruction `mnemonic` from its table row's operand and
         property names (what every instruction method does)."""
         loc = self._where(loc)
-        with self._rendering():
-            cls = INSTRUCTIONS[mnemonic]
-            if cls.spec.result == "result" and ty is None:
-                raise _type_required(mnemonic, loc)
-            if ty is not None and not isinstance(ty, (Type, list)):
-                detail = f"{mnemonic}: the result type `ty` must be a type, got {ty!r}"
-                raise CompilationError(loc, Status.invalid_arguments, detail)
-            return self.insert(cls(operands, props, ty, loc, self._dict(attrs)), name)
+        try:
+            inst = new_inst(self.ctx, mnemonic, operands, props, ty, loc, attrs, self._dict, False)
+            return self.insert(inst, name)
+        except CompilationError as exc:
+            _render(self.ctx, exc)
+            raise
 
     def _build(
         self,
@@ -294,30 +298,17 @@ class IRBuilder(builder_methods.InstructionMethods):
         """The body of the generated instruction methods: checks the properties, infers the
         result type where the operands give it, creates, and returns the result (or the
         instruction when it has none)."""
+        # The errors get the builder's sources as inside `_rendering()`; a try costs nothing
+        # when nothing is raised, unlike a context manager's two calls (every instruction a
+        # lowering pass emits comes through here).
         loc = self._where(loc)
-        cls = INSTRUCTIONS[mnemonic]
-        spec = cls.spec
-        with self._rendering():
-            for p in spec.props:
-                value = props.get(p.name)
-                if value is None and p.default is None:
-                    detail = f"{mnemonic}: {p.name!r} required"
-                    raise CompilationError(loc, Status.invalid_arguments, detail)
-                if p.kind == "int" and not isinstance(value, int):
-                    got = f"the type {value}" if isinstance(value, Type) else repr(value)
-                    detail = f"{mnemonic}: {p.name!r} must be an int, got {got}"
-                    raise CompilationError(loc, Status.invalid_arguments, detail)
-            has_result = spec.result == "result"
-            if has_result and ty is None:
-                try:
-                    ty = cls.infer_result_type(operands)
-                except (KeyError, AttributeError):
-                    ty = None
-                fixed_kind = getattr(cls, "result_kind", None)  # builtins: fixed by the language
-                if ty is None and fixed_kind is not None:
-                    ty = self.ctx.number(fixed_kind)
-        inst = self.create(mnemonic, operands, props, ty if has_result else None, name, loc, attrs)
-        return inst.result if has_result else inst
+        try:
+            inst = new_inst(self.ctx, mnemonic, operands, props, ty, loc, attrs, self._dict, True)
+            self.insert(inst, name)
+        except CompilationError as exc:
+            _render(self.ctx, exc)
+            raise
+        return inst.result if inst.spec.result == "result" else inst
 
     def _scope(self, inst: Inst, param_names: list[str] | None) -> RegionScope:
         try:
@@ -505,10 +496,6 @@ def _split(entries: list[int | Value]) -> tuple[tuple[int, ...], list[Value]]:
         else:
             static.append(int(e))
     return tuple(static), dynamic
-
-
-def _type_required(mnemonic: str, loc: Location) -> CompilationError:
-    return CompilationError(loc, Status.invalid_arguments, f"{mnemonic}: result type `ty` required")
 
 
 def _set_names(values: list[Value], names: list[str] | None, loc: Location) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from ..errors import (
     UNKNOWN_LOCATION,
@@ -39,6 +40,7 @@ from .types import (
 )
 
 ErrorReporter = Callable[[str, Location], None]
+_T = TypeVar("_T", bound="Type | Attr")
 
 
 INT64_MAX = 2**63 - 1
@@ -93,6 +95,9 @@ def _extents(values: object, what: str, status: Status, loc: Location) -> tuple[
         raise CompilationError(loc, status, detail)
     out = []
     for v in values:
+        if type(v) is int:  # nearly always: no conversion
+            out.append(v)
+            continue
         if v is None:
             out.append(DYNAMIC)
             continue
@@ -120,8 +125,8 @@ class CompilerContext:
         self.reporter: ErrorReporter | None = None
         self.opt_level = 2
         self._opt_flags: dict[OptFlag, int] = {}
-        self.void = self._intern(("void",), lambda: VoidType(self))
-        self.bool = self._intern(("bool",), lambda: BooleanType(self))
+        self.void = self._add(("void",), VoidType(self))
+        self.bool = self._add(("bool",), BooleanType(self))
         self.numbers: dict[ScalarKind, NumberType] = {}
         for kind, name in _KINDS:
             self.numbers[kind] = ty = NumberType(self, kind)
@@ -140,11 +145,11 @@ class CompilerContext:
     c32: NumberType
     c64: NumberType
 
-    def _intern(self, key: tuple, make: Callable[[], Type | Attr]):
-        obj = self._interned.get(key)
-        if obj is None:
-            obj = make()
-            self._interned[key] = obj
+    def _add(self, key: tuple, obj: _T) -> _T:
+        """Interns `obj`, made after `key` was not found. (Each maker looks its key up itself:
+        a callback making the object would turn the maker's locals into a closure's, slow in
+        the compiled module.)"""
+        self._interned[key] = obj
         return obj
 
     # ---- sources and errors -------------------------------------------------------------------
@@ -229,7 +234,12 @@ class CompilerContext:
         _check_column_major(shape, stride, loc)
         _check_span(shape, stride, loc)
         key = ("memref", element, shape, stride, addrspace)
-        return self._intern(key, lambda: MemrefType(self, element, shape, stride, addrspace))
+        found = self._interned.get(key)
+        return (
+            found
+            if isinstance(found, MemrefType)
+            else self._add(key, MemrefType(self, element, shape, stride, addrspace))
+        )
 
     def group(
         self,
@@ -249,7 +259,12 @@ class CompilerContext:
         if offset < 0 and offset != DYNAMIC:
             raise CompilationError(loc, Status.ir_invalid_offset, f"invalid group offset {offset}")
         key = ("group", memref, size, offset)
-        return self._intern(key, lambda: GroupType(self, memref, size, offset))
+        found = self._interned.get(key)
+        return (
+            found
+            if isinstance(found, GroupType)
+            else self._add(key, GroupType(self, memref, size, offset))
+        )
 
     def coopmatrix(
         self,
@@ -273,25 +288,36 @@ class CompilerContext:
                 f"coopmatrix rows and columns must be positive, got {dyn_str(rows)}x{dyn_str(cols)}",
             )
         key = ("coopmatrix", component, rows, cols, use)
-        return self._intern(key, lambda: CoopmatrixType(self, component, rows, cols, use))
+        found = self._interned.get(key)
+        return (
+            found
+            if isinstance(found, CoopmatrixType)
+            else self._add(key, CoopmatrixType(self, component, rows, cols, use))
+        )
 
     # ---- attributes ---------------------------------------------------------------------------
 
     def boolean_attr(self, value: object) -> BooleanAttr:
         value = bool(value)
-        return self._intern(("battr", value), lambda: BooleanAttr(self, value))
+        key = ("battr", value)
+        found = self._interned.get(key)
+        return found if isinstance(found, BooleanAttr) else self._add(key, BooleanAttr(self, value))
 
     def integer_attr(self, value: object) -> IntegerAttr:
         if not isinstance(value, int):
             raise _not_a(int, "an integer attribute", value, UNKNOWN_LOCATION)
-        return self._intern(("iattr", value), lambda: IntegerAttr(self, value))
+        key = ("iattr", value)
+        found = self._interned.get(key)
+        return found if isinstance(found, IntegerAttr) else self._add(key, IntegerAttr(self, value))
 
     def string_attr(self, value: object, loc: Location = UNKNOWN_LOCATION) -> StringAttr:
         if not isinstance(value, str) or not is_printable_string(value):
             raise CompilationError(
                 loc, Status.ir_expected_string_attribute, "strings hold printable ASCII except '\"'"
             )
-        return self._intern(("sattr", value), lambda: StringAttr(self, value))
+        key = ("sattr", value)
+        found = self._interned.get(key)
+        return found if isinstance(found, StringAttr) else self._add(key, StringAttr(self, value))
 
     def array_attr(self, values: object) -> ArrayAttr:
         if not isinstance(values, (list, tuple)):
@@ -302,7 +328,9 @@ class CompilerContext:
                 raise _not_a(Attr, "an array attribute's entry", v, UNKNOWN_LOCATION)
             items.append(v)
         frozen = tuple(items)
-        return self._intern(("aattr", frozen), lambda: ArrayAttr(self, frozen))
+        key = ("aattr", frozen)
+        found = self._interned.get(key)
+        return found if isinstance(found, ArrayAttr) else self._add(key, ArrayAttr(self, frozen))
 
     def dictionary_attr(
         self,
@@ -330,4 +358,10 @@ class CompilerContext:
                     loc, Status.ir_duplicate_key_in_dictionary, f"duplicate key {a.value}"
                 )
         frozen = tuple(named)
-        return self._intern(("dattr", frozen), lambda: DictionaryAttr(self, frozen))
+        key = ("dattr", frozen)
+        found = self._interned.get(key)
+        return (
+            found
+            if isinstance(found, DictionaryAttr)
+            else self._add(key, DictionaryAttr(self, frozen))
+        )

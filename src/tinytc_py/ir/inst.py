@@ -66,10 +66,19 @@ class InstSpec:
     operand_slots: tuple[tuple[str, str], ...] = field(init=False, repr=False, compare=False)
     prop_defaults: dict[str, Any] = field(init=False, repr=False, compare=False)
     fmt_steps: tuple[tuple[str, str], ...] = field(init=False, repr=False, compare=False)
+    # A row whose operands are all single and required (most rows): the operand names in order,
+    # and the segments every instruction of the row has, shared by them (None for the others).
+    operand_keys: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    fixed_segments: dict[str, tuple[int, int]] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         slots = tuple((o.rstrip("?*"), o[-1] if o[-1] in "?*" else "") for o in self.operands)
         object.__setattr__(self, "operand_slots", slots)
+        object.__setattr__(self, "operand_keys", tuple(key for key, _ in slots))
+        fixed = None
+        if all(suffix == "" for _, suffix in slots):
+            fixed = {key: (i, i + 1) for i, (key, _) in enumerate(slots)}
+        object.__setattr__(self, "fixed_segments", fixed)
         object.__setattr__(self, "prop_defaults", {p.name: p.default for p in self.props})
         object.__setattr__(self, "fmt_steps", format_steps(self.fmt or ""))
         if (self.fmt is None) != (self.syntax is not None):
@@ -151,18 +160,20 @@ class Inst:
                 v = Value(ty, "", loc)
                 v.defining_inst = self
                 results.append(v)
-        self.regions: list[Region] = []
-        if self.region_kinds:  # few instructions have regions: keep the import off the hot path
+        kinds = self.region_kinds
+        if kinds:  # few instructions have regions: keep the import off the hot path
             from .region import Region
 
-            self.regions = [Region(kind, self) for kind in self.region_kinds]
+            self.regions: list[Region] = [Region(kind, self) for kind in kinds]
+        else:
+            self.regions = []
         if verify:
             try:
                 self.verify()
             except CompilationError:
                 self.drop_uses()
                 raise
-        if self.regions:
+        if kinds:
             for region, types in zip(self.regions, self.region_param_types()):
                 region.set_params(types)
 
@@ -172,10 +183,25 @@ class Inst:
         each is checked to be a `Value` here."""
         uses: list[Use] = []
         self.uses = uses
+        # every caller passes a dict: its `get` is a direct call, a Mapping's a method lookup
+        given: dict[str, object] = operands if isinstance(operands, dict) else dict(operands)
+        fixed = spec.fixed_segments
+        if fixed is not None:  # single required operands: one use each, the row's segments
+            self._segments = fixed
+            for key in spec.operand_keys:
+                value = given.get(key)
+                if not isinstance(value, Value):
+                    if value is None:
+                        raise CompilationError(
+                            self.loc, Status.invalid_arguments, f"missing operand '{key}'"
+                        )
+                    raise self._not_a_value(value)
+                uses.append(Use(self, len(uses), value))
+            return
         segments: dict[str, tuple[int, int]] = {}
         self._segments = segments
         for key, suffix in spec.operand_slots:
-            value = operands.get(key)
+            value = given.get(key)
             start = len(uses)
             if suffix == "*":
                 if value is None:
@@ -215,12 +241,17 @@ class Inst:
         as here. The passes' cloning takes this path when the types allow it. (It goes through
         the constructor: a class compiled by mypyc cannot be made by `__new__` alone.)"""
         by_key: dict[str, object] = {}
-        for key, suffix in self.spec.operand_slots:
-            start, stop = self._segments[key]
-            if suffix == "*":
-                by_key[key] = operands[start:stop]
-            elif stop > start:
-                by_key[key] = operands[start]
+        spec = self.spec
+        if spec.fixed_segments is not None:  # one operand per name, in order
+            for i, key in enumerate(spec.operand_keys):
+                by_key[key] = operands[i]
+        else:
+            for key, suffix in spec.operand_slots:
+                start, stop = self._segments[key]
+                if suffix == "*":
+                    by_key[key] = operands[start:stop]
+                elif stop > start:
+                    by_key[key] = operands[start]
         result_types = [r.type for r in self.results]
         return type(self)(by_key, self.props, result_types, self.loc, self.attrs, verify=False)
 
@@ -259,7 +290,7 @@ class Inst:
         for use in self.uses:
             use.drop()
         self.uses = []
-        for region in getattr(self, "regions", ()):
+        for region in self.regions:
             for inst in region.insts:
                 inst.drop_uses()
 

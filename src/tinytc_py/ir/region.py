@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from itertools import chain
-from operator import attrgetter
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Status
@@ -17,11 +15,6 @@ if TYPE_CHECKING:
     from .context import CompilerContext
     from .global_data import GlobalData
     from .inst import Inst
-
-
-# A region's instruction list, read when the walk reaches the region (map, not a generator
-# expression, which mypyc would evaluate at once).
-_insts = attrgetter("insts")
 
 
 class Region:
@@ -84,22 +77,45 @@ class Region:
         self.insts.remove(inst)
         inst.parent = None
 
-    def walk(self):
+    def walk(self) -> Iterator[Inst]:
         """Every instruction in this region and its subregions, pre-order.
 
-        One generator with a stack of iterators, not one generator per region: a nested
-        instruction reaches the caller in one step instead of one per level. As a recursive walk
-        would, it reads each instruction list when it gets there (instructions added meanwhile
-        are seen) and an instruction's regions right after yielding it."""
-        stack = [iter(self.insts)]
-        while stack:
-            for inst in stack[-1]:
+        One generator with a stack, not one generator per region: a nested instruction
+        reaches the caller in one step instead of one per level. As a recursive walk would, it
+        reads each instruction list when it gets there (instructions added meanwhile are seen)
+        and an instruction's regions right after yielding it. Each level of the stack is a
+        list of regions (this region, or an instruction's), the index of the region being
+        walked, its instruction list and the index of the next instruction: plain lists and
+        ints, which the compiled module indexes directly (iterator objects it would call)."""
+        regions: list[list[Region]] = [[self]]
+        region_at: list[int] = [0]
+        lists: list[list[Inst]] = [self.insts]
+        inst_at: list[int] = [0]
+        while regions:
+            insts = lists[-1]
+            i = inst_at[-1]
+            if i < len(insts):
+                inst = insts[i]
+                inst_at[-1] = i + 1
                 yield inst
-                if inst.regions:
-                    stack.append(chain.from_iterable(map(_insts, inst.regions)))
-                    break
+                inner = inst.regions
+                if inner:
+                    regions.append(inner)
+                    region_at.append(0)
+                    lists.append(inner[0].insts)
+                    inst_at.append(0)
+                continue
+            r = region_at[-1] + 1
+            outer = regions[-1]
+            if r < len(outer):
+                region_at[-1] = r
+                lists[-1] = outer[r].insts
+                inst_at[-1] = 0
             else:
-                stack.pop()
+                regions.pop()
+                region_at.pop()
+                lists.pop()
+                inst_at.pop()
 
 
 class Func:
