@@ -242,6 +242,20 @@ def test_builder_input_of_the_wrong_kind_is_located_at_the_call(case: str) -> No
     assert HERE in str(err)  # the rendered message names the user's file
 
 
+@pytest.mark.parametrize("case", sorted(BUILDER_CASES))
+def test_a_rejected_instruction_leaves_no_use_on_its_operands(case: str) -> None:
+    """The operands bound before the bad one (or before a bad result type) lose their use
+    again: a value the user keeps has no use by an instruction that was never made."""
+    body = BUILDER_CASES[case][0]
+    b = IRBuilder()
+    ctx = b.ctx
+    params = [ctx.memref(ctx.f32, [8, 8]), ctx.f32, ctx.index, ctx.bool]
+    with b.function("k", params) as f:
+        with pytest.raises(CompilationError):
+            body(b, ctx, *f.params)
+        assert [len(v.uses) for v in f.params] == [0, 0, 0, 0]
+
+
 @pytest.mark.parametrize(
     ("call", "detail"),
     [

@@ -148,18 +148,24 @@ class Inst:
             for key, value in props.items():
                 if key in values:
                     values[key] = value
-        self._bind_operands(spec, operands)
         results: list[Value] = []
         self.results = results
-        if result_types is not None:
-            for ty in result_types if isinstance(result_types, list) else (result_types,):
-                if not isinstance(ty, Type):  # the builder's `ty` list comes from the user
-                    raise CompilationError(
-                        loc, Status.invalid_arguments, f"expected a type, got {ty!r}"
-                    )
-                v = Value(ty, "", loc)
-                v.defining_inst = self
-                results.append(v)
+        try:
+            self._bind_operands(spec, operands)
+            if result_types is not None:
+                for ty in result_types if isinstance(result_types, list) else (result_types,):
+                    if not isinstance(ty, Type):  # the builder's `ty` list comes from the user
+                        raise CompilationError(
+                            loc, Status.invalid_arguments, f"expected a type, got {ty!r}"
+                        )
+                    v = Value(ty, "", loc)
+                    v.defining_inst = self
+                    results.append(v)
+        except CompilationError:
+            # the user's operands stay as they were: no use of an instruction that is not made
+            for use in self.uses:
+                use.drop()
+            raise
         kinds = self.region_kinds
         if kinds:  # few instructions have regions: keep the import off the hot path
             from .region import Region
