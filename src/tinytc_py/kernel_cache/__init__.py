@@ -28,7 +28,7 @@ from ..binary import Binary
 from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
 from ..target.core_info import CoreInfo
-from . import locks, memo, stats, store, trust
+from . import locks, memo, stats, store, trust, writer
 from .codec import decode, encode
 from .keys import native_key, spirv_key
 from .switch import ENV_SWITCH, switched_on
@@ -101,23 +101,35 @@ def text_binary(
 
 
 def _stored(key: str, where: trust.Folder, compile_: Callable[[], Binary]) -> Binary:
-    """The binary of entry `key`: read from `where`, or compiled and stored there."""
-    payload = store.get(key, where)
+    """The binary of entry `key`: read from `where`, or compiled, and stored there behind
+    (writer.py: the build lock is released once the entry is written). A folder that did not
+    exist when checked holds no entry to read before the lock is taken."""
+    payload = store.get(key, where) if where.exists else None
     if payload is not None:
         stats.count("spirv_hits", where=where)
         return decode(payload)
-    with locks.build_once(key, where) as (payload, waited):
-        if payload is not None:
-            stats.count("waits" if waited else "spirv_hits", where=where)
-            return decode(payload)
-        try:
-            binary = compile_()
-        except BaseException:
-            stats.count("spirv_misses", where=where)
-            raise
-        # one update of the statistics file
-        store.put(key, encode(binary), {"spirv_misses": 1, "compiles": 1}, where)
+    turn = locks.take(key, where)
+    if turn.payload is not None:
+        turn.release()
+        stats.count("waits" if turn.waited else "spirv_hits", where=where)
+        return decode(turn.payload)
+    try:
+        binary = compile_()
+    except BaseException:
+        turn.release()
+        stats.count("spirv_misses", where=where)
+        raise
+    writer.submit(lambda: _store(key, binary, where, turn))
     return binary
+
+
+def _store(key: str, binary: Binary, where: trust.Folder, turn: locks.Turn) -> None:
+    """Write the entry of a compile, with its counts in one update of the statistics file,
+    then release its build lock."""
+    try:
+        store.put(key, encode(binary), {"spirv_misses": 1, "compiles": 1}, where)
+    finally:
+        turn.release()
 
 
 def _uncached(compile_: Callable[[], Binary]) -> Binary:

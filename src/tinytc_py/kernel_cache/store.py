@@ -49,7 +49,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..cache_dir import atomic_write, cache_subdir
-from . import stats, trust
+from . import stats, trust, writer
 from .folder import make_folder
 
 ENV_MAX_MB = "TINYTC_CACHE_MAX_MB"
@@ -108,6 +108,7 @@ def get(name: str, where: trust.Folder | None = None) -> bytes | None:
     """The payload of entry `name`, or None when it is missing, damaged (then removed), in a
     folder the cache may not use, or not the user's (group's) own (then left for `put` to
     replace). `where`: the folder as the caller checked it (else checked here)."""
+    writer.wait()  # this process's own entries written behind
     where = where or trust.checked()
     if where is None:
         return None
@@ -221,6 +222,7 @@ def entries() -> list[Entry]:
     """The entries in the folder, least recently used first (none when there is no folder).
     Raises OSError when the listing fails part-way, so a partial list is never taken for the
     folder's size; an entry removed meanwhile by another process is simply left out."""
+    writer.wait()
     found: list[Entry] = []
     try:
         it = os.scandir(folder())
@@ -268,6 +270,7 @@ def evict(limit: int, keep: str = "", found: list[Entry] | None = None) -> int:
 def clear() -> int:
     """Remove every entry (and stale temporary files and build locks); returns the number of
     entries removed."""
+    writer.wait()
     removed = 0
     with contextlib.suppress(OSError), os.scandir(folder()) as it:
         for e in it:
