@@ -13,7 +13,7 @@ import json
 import os
 import secrets
 
-from . import trust
+from . import trust, writer
 
 FILE = "stats.json"
 GROUP_MODE = 0o660  # in a shared folder every member of the group adds to the totals
@@ -22,7 +22,7 @@ EPOCH = "epoch"
 store.py can tell its running totals began again."""
 FROM_EMPTY = "from_empty"
 """Not a counter: 1 in a file whose epoch began with an empty folder (`_start_empty` wrote it into
-the folder before the folder took its name, or right after making it: `_make_private`), so every
+the folder before the folder took its name, or after making it: `_make_private`), so every
 byte in the folder was counted in its
 bytes_written: store.py then knows a bound on the folder's size without listing it. A file
 made again later (cleared or damaged) never has it: the folder may hold entries by then."""
@@ -75,9 +75,10 @@ def _make(folder: trust.Folder) -> None:
 
 def _make_private(folder: trust.Folder) -> None:
     """A per-user folder needs no preparing: `mkdir` gives it its final mode (700) as it
-    appears, so it is made in place, and its statistics file then marked as begun empty, unless
-    one is there already. Two file-system operations instead of four, on a first start's path
-    before its compile. The mark stays true: the folder was empty when this call made it, and
+    appears, so it is made in place, and its statistics file is then marked as begun empty,
+    behind (writer.py: before the entry this first start writes), unless one is there already.
+    One file-system operation instead of four on a first start's path before its compile. The
+    mark stays true however late it comes: the folder was empty when this call made it, and
     an entry another process wrote since was renamed into place before its bytes were counted,
     so they are counted in this file unless that process made the statistics file first (then
     this file is not made and there is no mark). A file that cannot be made leaves no mark."""
@@ -87,6 +88,10 @@ def _make_private(folder: trust.Folder) -> None:
         if folder.path.is_dir():
             return  # another process made it
         raise
+    writer.submit(lambda: _mark_empty(folder))
+
+
+def _mark_empty(folder: trust.Folder) -> None:
     with contextlib.suppress(OSError):
         _start_empty(folder)
 
