@@ -33,8 +33,8 @@ def make_folder(folder: trust.Folder) -> None:
     with the wrong group or mode: private for a user (made in place), group-writable with the
     setgid bit for a shared one (prepared under a temporary name and renamed into place). The
     cache folder above is created when missing."""
-    if folder.exists or folder.path.is_dir():
-        return
+    if folder.exists or (folder.group is not None and folder.path.is_dir()):
+        return  # (a per-user folder's mkdir says whether it exists)
     try:
         _make(folder)
     except FileNotFoundError:
