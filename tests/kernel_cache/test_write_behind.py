@@ -105,3 +105,23 @@ def test_a_process_that_exits_right_after_a_miss_leaves_the_entry(cache: Path, h
     assert totals["bytes_written"] == sum(
         (cache / n).stat().st_size for n in names if n.endswith(store.SUFFIX)
     )
+
+
+def test_a_miss_does_not_wait_for_the_write_of_another_entry(
+    cache: Path, held_writes: threading.Event
+) -> None:
+    """The write of gemm(16) is held; a miss of another program compiles and returns (its
+    lookup waits only for a write of its own key), and both entries follow once writes go on."""
+    binary_of(gemm(16), CoreInfo.default())
+    second: list = []
+    compile_ = threading.Thread(
+        target=lambda: second.append(binary_of(gemm(24), CoreInfo.default()))
+    )
+    compile_.start()
+    compile_.join(30)
+    assert second and not compile_.is_alive()
+    assert_same(second[0], fresh_compile(gemm(24)))
+    assert not list(cache.glob("*" + store.SUFFIX))  # both writes still held
+    held_writes.set()
+    writer.wait()
+    assert len(list(cache.glob("*" + store.SUFFIX))) == 2

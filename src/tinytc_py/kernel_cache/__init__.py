@@ -15,8 +15,9 @@ On by default; `TINYTC_CACHE=0` turns it off for the process, the compiler-conte
 could write turns it off with a warning (trust.py; `TINYTC_CACHE_SHARED=group` for a project
 folder). The folder is `TINYTC_CACHE_DIR` (else the user cache folder; cache_dir.py) and
 `TINYTC_CACHE_MAX_MB` bounds its size. Processes that miss the same entry at once build it
-once (locks.py). Statistics: stats.py; filling the cache ahead of a job: warm.py; command
-line: `tinytc-cache` (cli/cache.py).
+once (locks.py); a compile's entry is written behind, after the compile returns, while its
+build lock keeps others waiting for it (writer.py). Statistics: stats.py; filling the cache
+ahead of a job: warm.py; command line: `tinytc-cache` (cli/cache.py).
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ def _stored(key: str, where: trust.Folder, compile_: Callable[[], Binary]) -> Bi
         turn.release()
         stats.count("spirv_misses", where=where)
         raise
-    writer.submit(lambda: _store(key, binary, where, turn))
+    writer.submit(lambda: _store(key, binary, where, turn), key)
     return binary
 
 

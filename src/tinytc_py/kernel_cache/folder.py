@@ -88,7 +88,7 @@ def _make_private(folder: trust.Folder) -> None:
         if folder.path.is_dir():
             return  # another process made it
         raise
-    writer.submit(lambda: _mark_empty(folder))
+    writer.submit(lambda: _mark_empty(folder), str(folder.path / FILE))
 
 
 def _mark_empty(folder: trust.Folder) -> None:

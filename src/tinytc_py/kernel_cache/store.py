@@ -109,7 +109,7 @@ def get(name: str, where: trust.Folder | None = None) -> bytes | None:
     """The payload of entry `name`, or None when it is missing, damaged (then removed), in a
     folder the cache may not use, or not the user's (group's) own (then left for `put` to
     replace). `where`: the folder as the caller checked it (else checked here)."""
-    writer.wait()  # this process's own entries written behind
+    writer.wait(name)  # this process's write of it, if one is behind
     where = where or trust.checked()
     if where is None:
         return None

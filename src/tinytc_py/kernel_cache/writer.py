@@ -25,7 +25,7 @@ import os
 import sys
 import threading
 import warnings
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 
 _behind = bool(getattr(sys, "orig_argv", None))
@@ -34,21 +34,24 @@ _behind = bool(getattr(sys, "orig_argv", None))
 _lock = threading.Lock()
 _queued = threading.Condition(_lock)  # a job was submitted
 _done = threading.Condition(_lock)  # the last pending job finished
-_jobs: deque[Callable[[], None]] = deque()
+_jobs: deque[tuple[str, Callable[[], None]]] = deque()
 _pending = 0  # submitted, not yet finished
+_names: Counter[str] = Counter()  # the names of the pending jobs
 _started = False
 _writer = -1  # the writer thread's id
 
 
-def submit(job: Callable[[], None]) -> None:
-    """Run `job` (which handles its own errors) behind, or now where writes cannot go behind."""
+def submit(job: Callable[[], None], name: str = "") -> None:
+    """Run `job` (which handles its own errors) behind, or now where writes cannot go behind.
+    `name`: what it writes (an entry's key, a file's path), for `wait(name)`."""
     global _pending, _started
     if not _behind:
         job()
         return
     with _lock:
-        _jobs.append(job)
+        _jobs.append((name, job))
         _pending += 1
+        _names[name] += 1
         if not _started:
             # the low-level start returns at once; threading.Thread.start waits for the thread
             _thread.start_new_thread(_work, ())
@@ -63,7 +66,7 @@ def _work() -> None:
         with _lock:
             while not _jobs:
                 _queued.wait()
-            job = _jobs.popleft()
+            name, job = _jobs.popleft()
         try:
             job()
         except Exception as err:  # noqa: BLE001 - a write that failed only loses a cache entry
@@ -71,19 +74,25 @@ def _work() -> None:
                 f"tinytc kernel cache: a write failed ({err!r})", RuntimeWarning, stacklevel=1
             )
         finally:
+            del job
             with _lock:
                 _pending -= 1
-                if not _pending:
-                    _done.notify_all()
+                _names[name] -= 1
+                if not _names[name]:
+                    del _names[name]
+                _done.notify_all()
 
 
-def wait() -> None:
-    """Return when every write submitted so far is done (at once in the writer itself, whose
-    jobs read the folder too)."""
-    if not _pending or _thread.get_ident() == _writer:
+def wait(name: str | None = None) -> None:
+    """Return when every write submitted so far is done, or with `name` those of that name
+    (so a lookup of one entry does not wait for the writes of others). At once in the writer
+    itself, whose jobs read the folder too."""
+    if not _pending or (name is not None and name not in _names):
+        return
+    if _thread.get_ident() == _writer:
         return
     with _lock:
-        while _pending:
+        while _pending if name is None else name in _names:
             _done.wait()
 
 
@@ -93,6 +102,7 @@ def _forked() -> None:
     global _behind, _lock, _queued, _done, _pending, _started
     _behind, _pending, _started = False, 0, False
     _jobs.clear()
+    _names.clear()
     _lock = threading.Lock()  # the parent's may have been held by its writer at the fork
     _queued, _done = threading.Condition(_lock), threading.Condition(_lock)
 
