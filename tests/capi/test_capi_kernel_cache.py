@@ -2,7 +2,10 @@
 kernel_cache_ze.c, Level Zero on our CPU driver): a second run of a C program finds both the
 SPIR-V and the device binary of its kernel bundle in the cache, and the context flag
 tinytc_optflag_kernel_cache = 0 keeps the program out of it. Text parsed and compiled again in
-one process (tests/capi/c/compile_memo.c) is answered from memory."""
+one process (tests/capi/c/compile_memo.c) is answered from memory. A C host never finalises the
+embedded interpreter, so no `atexit` handler runs there: its entries are written before the
+compile returns (kernel_cache/writer.py), and a program that returns from main leaves them
+complete, counted and unlocked."""
 
 from __future__ import annotations
 
@@ -44,6 +47,9 @@ def test_second_run_hits_both_levels(compile_c, cache_env, runtime) -> None:
     prog = compile_c(source, libs=libs)
     assert prog.run(env=cache_env).stdout == "ok\n"
     assert kinds() == ["native", "spirv"]
+    assert all(store.get(e.name) is not None for e in store.entries())  # complete
+    assert not [p for p in store.folder().iterdir() if p.name.endswith(store.LOCK_SUFFIX)]
+    assert not list(store.folder().glob(".tmp-*"))
     first = stats.totals()
     assert (first["spirv_misses"], first["native_misses"]) == (1, 1)
     assert prog.run(env=cache_env).stdout == "ok\n"

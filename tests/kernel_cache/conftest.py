@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tinytc_py import kernel_cache
-from tinytc_py.kernel_cache import stats
+from tinytc_py.kernel_cache import stats, writer
 
 
 @pytest.fixture
@@ -20,4 +20,5 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     kernel_cache.clear_memo()
     stats.reset_process()
     yield tmp_path / "kernels"
+    writer.wait()  # before the folder goes: writes behind belong to the test
     kernel_cache.clear_memo()

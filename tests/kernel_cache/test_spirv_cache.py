@@ -16,7 +16,7 @@ from tinytc_py import cache_dir, kernel_cache
 from tinytc_py.compiler import binary_of, compile_to_spirv
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.enums import OptFlag
-from tinytc_py.kernel_cache import stats, store
+from tinytc_py.kernel_cache import stats, store, writer
 from tinytc_py.kernel_cache.codec import decode, encode
 from tinytc_py.kernel_cache.keys import spirv_key
 from tinytc_py.spirv.validate import validate
@@ -45,6 +45,7 @@ def assert_same(a, b) -> None:
 
 
 def entry_files(folder: Path) -> list[Path]:
+    writer.wait()  # the entries of this process's misses are written behind
     return sorted(folder.glob("*" + store.SUFFIX))
 
 
@@ -251,6 +252,7 @@ def test_a_kernels_folder_removed_before_a_write_comes_back_private(
     umask = os.umask(0o022)
     try:
         binary = binary_of(gemm(16), CoreInfo.default())
+        writer.wait()  # the write behind, under this umask
     finally:
         os.umask(umask)
     assert lost  # the write found the folder gone

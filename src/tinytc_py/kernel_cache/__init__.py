@@ -15,8 +15,9 @@ On by default; `TINYTC_CACHE=0` turns it off for the process, the compiler-conte
 could write turns it off with a warning (trust.py; `TINYTC_CACHE_SHARED=group` for a project
 folder). The folder is `TINYTC_CACHE_DIR` (else the user cache folder; cache_dir.py) and
 `TINYTC_CACHE_MAX_MB` bounds its size. Processes that miss the same entry at once build it
-once (locks.py). Statistics: stats.py; filling the cache ahead of a job: warm.py; command
-line: `tinytc-cache` (cli/cache.py).
+once (locks.py); a compile's entry is written behind, after the compile returns, while its
+build lock keeps others waiting for it (writer.py). Statistics: stats.py; filling the cache
+ahead of a job: warm.py; command line: `tinytc-cache` (cli/cache.py).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from ..binary import Binary
 from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
 from ..target.core_info import CoreInfo
-from . import locks, memo, stats, store, trust
+from . import locks, memo, stats, store, trust, writer
 from .codec import decode, encode
 from .keys import native_key, spirv_key
 from .switch import ENV_SWITCH, switched_on
@@ -101,23 +102,35 @@ def text_binary(
 
 
 def _stored(key: str, where: trust.Folder, compile_: Callable[[], Binary]) -> Binary:
-    """The binary of entry `key`: read from `where`, or compiled and stored there."""
-    payload = store.get(key, where)
+    """The binary of entry `key`: read from `where`, or compiled, and stored there behind
+    (writer.py: the build lock is released once the entry is written). A folder that did not
+    exist when checked holds no entry to read before the lock is taken."""
+    payload = store.get(key, where) if where.exists else None
     if payload is not None:
         stats.count("spirv_hits", where=where)
         return decode(payload)
-    with locks.build_once(key, where) as (payload, waited):
-        if payload is not None:
-            stats.count("waits" if waited else "spirv_hits", where=where)
-            return decode(payload)
-        try:
-            binary = compile_()
-        except BaseException:
-            stats.count("spirv_misses", where=where)
-            raise
-        # one update of the statistics file
-        store.put(key, encode(binary), {"spirv_misses": 1, "compiles": 1}, where)
+    turn = locks.take(key, where)
+    if turn.payload is not None:
+        turn.release()
+        stats.count("waits" if turn.waited else "spirv_hits", where=where)
+        return decode(turn.payload)
+    try:
+        binary = compile_()
+    except BaseException:
+        turn.release()
+        stats.count("spirv_misses", where=where)
+        raise
+    writer.submit(lambda: _store(key, binary, where, turn), key)
     return binary
+
+
+def _store(key: str, binary: Binary, where: trust.Folder, turn: locks.Turn) -> None:
+    """Write the entry of a compile, with its counts in one update of the statistics file,
+    then release its build lock."""
+    try:
+        store.put(key, encode(binary), {"spirv_misses": 1, "compiles": 1}, where)
+    finally:
+        turn.release()
 
 
 def _uncached(compile_: Callable[[], Binary]) -> Binary:

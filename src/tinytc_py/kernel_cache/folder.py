@@ -1,8 +1,8 @@
 """Making the kernels folder, and the layout of the statistics file it is born with.
 
-A new `kernels/` folder is prepared under a temporary name (mode, group, and its statistics
-file saying the folder began empty) and renamed into place, so another process never sees it
-half made. The statistics file's name and its two non-counter keys live here because the
+A new shared `kernels/` folder is prepared under a temporary name (mode, group, and its
+statistics file saying the folder began empty) and renamed into place, so another process never
+sees it half made; a per-user one is made in place, with its final mode, and then marked. The statistics file's name and its two non-counter keys live here because the
 folder's creation writes them; stats.py keeps the counters (and names these constants too).
 """
 
@@ -13,7 +13,7 @@ import json
 import os
 import secrets
 
-from . import trust
+from . import trust, writer
 
 FILE = "stats.json"
 GROUP_MODE = 0o660  # in a shared folder every member of the group adds to the totals
@@ -22,18 +22,19 @@ EPOCH = "epoch"
 store.py can tell its running totals began again."""
 FROM_EMPTY = "from_empty"
 """Not a counter: 1 in a file whose epoch began with an empty folder (`_start_empty` wrote it into
-the folder before the folder took its name), so every byte in the folder was counted in its
+the folder before the folder took its name, or after making it: `_make_private`), so every
+byte in the folder was counted in its
 bytes_written: store.py then knows a bound on the folder's size without listing it. A file
 made again later (cleared or damaged) never has it: the folder may hold entries by then."""
 
 
 def make_folder(folder: trust.Folder) -> None:
-    """Create the kernels folder if it is missing, prepared under a temporary name and
-    renamed into place, so another process never sees it with the wrong group or mode or
-    without its statistics file: private for a user, group-writable with the setgid bit for
-    a shared one. The cache folder above is created when missing."""
-    if folder.exists or folder.path.is_dir():
-        return
+    """Create the kernels folder if it is missing, so that another process never sees it
+    with the wrong group or mode: private for a user (made in place), group-writable with the
+    setgid bit for a shared one (prepared under a temporary name and renamed into place). The
+    cache folder above is created when missing."""
+    if folder.exists or (folder.group is not None and folder.path.is_dir()):
+        return  # (a per-user folder's mkdir says whether it exists)
     try:
         _make(folder)
     except FileNotFoundError:
@@ -43,7 +44,8 @@ def make_folder(folder: trust.Folder) -> None:
 
 def _make(folder: trust.Folder) -> None:
     """`make_folder` below an existing cache folder; raises OSError when it cannot be made
-    and no folder of that name exists. The temporary folder gets its mode and group, then,
+    and no folder of that name exists. A per-user folder is made in place (`_make_private`);
+    a shared one under a temporary name: the temporary folder gets its mode and group, then,
     while it is known to be empty, the statistics file that says so (`_start_empty`: the
     size bound then needs no listing of a new folder). Several processes may make the folder
     at once, and a rename onto an existing folder succeeds when that folder is empty (Linux),
@@ -51,6 +53,9 @@ def _make(folder: trust.Folder) -> None:
     so a rename never replaces one of them, and whichever folder ends up in place carries a
     correct mark (one found empty, say after its statistics file was removed, held nothing
     to lose)."""
+    if folder.group is None:
+        _make_private(folder)
+        return
     tmp = folder.path.with_name(f".tmp-{trust.SUB}-{secrets.token_hex(6)}")
     tmp.mkdir(mode=trust.USER_DIR_MODE)
     try:
@@ -66,6 +71,29 @@ def _make(folder: trust.Folder) -> None:
             tmp.rmdir()
         if not folder.path.is_dir():
             raise
+
+
+def _make_private(folder: trust.Folder) -> None:
+    """A per-user folder needs no preparing: `mkdir` gives it its final mode (700) as it
+    appears, so it is made in place, and its statistics file is then marked as begun empty,
+    behind (writer.py: before the entry this first start writes), unless one is there already.
+    One file-system operation instead of four on a first start's path before its compile. The
+    mark stays true however late it comes: the folder was empty when this call made it, and
+    an entry another process wrote since was renamed into place before its bytes were counted,
+    so they are counted in this file unless that process made the statistics file first (then
+    this file is not made and there is no mark). A file that cannot be made leaves no mark."""
+    try:
+        os.mkdir(folder.path, trust.USER_DIR_MODE)
+    except FileExistsError:
+        if folder.path.is_dir():
+            return  # another process made it
+        raise
+    writer.submit(lambda: _mark_empty(folder), str(folder.path / FILE))
+
+
+def _mark_empty(folder: trust.Folder) -> None:
+    with contextlib.suppress(OSError):
+        _start_empty(folder)
 
 
 def _start_empty(where: trust.Folder) -> None:

@@ -79,26 +79,51 @@ def build_once(name: str, where: trust.Folder | None = None) -> Iterator[tuple[b
     and the caller uses it; None means the caller builds and stores the entry, holding the
     lock when it could take it. `where`: the folder as the caller checked it (else checked
     here)."""
+    turn = take(name, where)
+    try:
+        yield turn.payload, turn.waited
+    finally:
+        turn.release()
+
+
+class Turn:
+    """What `take` found: the entry stored meanwhile (`payload`, `waited`), or the turn to
+    build it, holding the lock when it could be taken, until `release()` (which a caller may
+    hand to the thread that stores the entry: writer.py)."""
+
+    def __init__(self, payload: bytes | None, waited: bool, lock: Path | None, held: _Held | None):
+        self.payload, self.waited = payload, waited
+        self._lock, self._held = lock, held
+
+    def release(self) -> None:
+        """Remove the lock this turn holds (once; nothing when it holds none)."""
+        lock, held, self._held = self._lock, self._held, None
+        if lock is not None and held is not None:
+            _release(lock, held)
+
+
+def take(name: str, where: trust.Folder | None = None) -> Turn:
+    """`build_once` without the `with`: the caller releases the returned turn."""
     where = where or trust.checked()
     if where is None:
-        yield None, False
-        return
+        return Turn(None, False, None, None)
     path = where.path / (name + store.LOCK_SUFFIX)
     deadline = time.monotonic() + timeout()
     waited = False
     while True:
         held = _create(path, where)
         if held is not None:
+            turn = Turn(None, waited, path, held)
             try:
-                yield store.get(name, where), waited  # it may have been stored just before
-            finally:
-                _release(path, held)
-            return
+                turn.payload = store.get(name, where)  # it may have been stored just before
+            except BaseException:
+                turn.release()
+                raise
+            return turn
         waited = True
         payload, released = _wait(name, path, deadline)
         if payload is not None or released:
-            yield payload, waited
-            return
+            return Turn(payload, waited, None, None)
         # the lock was stale and is gone: take it (or wait for whoever took it first)
 
 

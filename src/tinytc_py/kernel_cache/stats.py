@@ -30,7 +30,7 @@ import secrets
 from collections import Counter
 
 from ..cache_dir import cache_subdir
-from . import trust
+from . import trust, writer
 from .folder import EPOCH, FILE, FROM_EMPTY, GROUP_MODE, make_folder
 
 NOT_COUNTERS = (EPOCH, FROM_EMPTY)
@@ -62,11 +62,13 @@ def count_all(delta: dict[str, int], where: trust.Folder | None = None) -> dict[
 
 
 def process() -> dict[str, int]:
-    """This process's counters (a copy)."""
+    """This process's counters (a copy), with those of its writes still behind (writer.py)."""
+    writer.wait()
     return dict(_process)
 
 
 def reset_process() -> None:
+    writer.wait()
     _process.clear()
 
 
@@ -74,7 +76,10 @@ def _add_to_totals(delta: dict[str, int], where: trust.Folder) -> dict[str, int]
     """Adds `delta` under the file's lock. The new content is written over the old from the
     start and the file then cut to its length when it got shorter: truncating it to zero
     first and writing it again makes ext4 (auto_da_alloc) write the file back at close, which
-    made each update cost 0.25 ms of CPU time instead of 0.02."""
+    made each update cost 0.25 ms of CPU time instead of 0.02. Waits first for a mark of the
+    file still behind (a folder this process made: folder.py), which a file made here first
+    would keep out."""
+    writer.wait(str(where.path / FILE))
     make_folder(where)
     fd = os.open(where.path / FILE, os.O_RDWR | os.O_CREAT, 0o644)
     try:
@@ -100,6 +105,7 @@ def _add_to_totals(delta: dict[str, int], where: trust.Folder) -> dict[str, int]
 def totals() -> dict[str, int]:
     """The counters summed over all processes (empty when nothing was recorded), and the
     file's `NOT_COUNTERS` (its `EPOCH` id, `FROM_EMPTY`)."""
+    writer.wait()
     try:
         return _parse((cache_subdir(trust.SUB) / FILE).read_text())
     except OSError:
@@ -116,5 +122,6 @@ def _parse(text: str) -> dict[str, int]:
 
 
 def reset_totals() -> None:
+    writer.wait()
     with contextlib.suppress(OSError):
         (cache_subdir(trust.SUB) / FILE).unlink()

@@ -28,8 +28,9 @@ damaged, so its totals began again), means a scan. A scan that finds the bound c
 down to `LOW_WATER` of it, so a full folder is scanned once per tenth of the bound written, not
 at every write. A scan of fewer than `RECORD_FROM` entries leaves no record: listing them again
 at the next write costs less than writing one. Nor does a first start scan at all: a new folder
-gets a statistics file whose epoch is marked `FROM_EMPTY` before it takes its name
-(folder.make_folder), so a marked epoch began with the folder empty (statistics made again
+gets a statistics file whose epoch is marked `FROM_EMPTY` (folder.make_folder: before a shared
+folder takes its name, after a private one is made), so a marked epoch began with the
+folder empty (statistics made again
 later lack the mark), and in such an epoch the running total itself bounds the folder's size
 (every file in the folder was written, and counted, since), so the folder is listed only once that
 total passes the bound. For the estimate to hold, every byte in the folder must be counted: an
@@ -49,7 +50,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..cache_dir import atomic_write, cache_subdir
-from . import stats, trust
+from . import stats, trust, writer
 from .folder import make_folder
 
 ENV_MAX_MB = "TINYTC_CACHE_MAX_MB"
@@ -108,6 +109,7 @@ def get(name: str, where: trust.Folder | None = None) -> bytes | None:
     """The payload of entry `name`, or None when it is missing, damaged (then removed), in a
     folder the cache may not use, or not the user's (group's) own (then left for `put` to
     replace). `where`: the folder as the caller checked it (else checked here)."""
+    writer.wait(name)  # this process's write of it, if one is behind
     where = where or trust.checked()
     if where is None:
         return None
@@ -221,6 +223,7 @@ def entries() -> list[Entry]:
     """The entries in the folder, least recently used first (none when there is no folder).
     Raises OSError when the listing fails part-way, so a partial list is never taken for the
     folder's size; an entry removed meanwhile by another process is simply left out."""
+    writer.wait()
     found: list[Entry] = []
     try:
         it = os.scandir(folder())
@@ -268,6 +271,7 @@ def evict(limit: int, keep: str = "", found: list[Entry] | None = None) -> int:
 def clear() -> int:
     """Remove every entry (and stale temporary files and build locks); returns the number of
     entries removed."""
+    writer.wait()
     removed = 0
     with contextlib.suppress(OSError), os.scandir(folder()) as it:
         for e in it:

@@ -1,0 +1,127 @@
+"""A SPIR-V miss's entry is written behind (kernel_cache/writer.py): the compile returns first,
+its build lock stays until the entry is complete (a process that misses meanwhile waits for the
+entry rather than compiling), this process's reads see its own writes, and a Python process that
+exits right after a miss, a forked child and a C host all leave the complete entry, its
+statistics and no lock behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from tinytc_py.compiler import binary_of
+from tinytc_py.kernel_cache import stats, store, writer
+from tinytc_py.kernel_cache.codec import decode
+from tinytc_py.target.core_info import CoreInfo
+
+from .test_locks import build_and_check, key, lock_file
+from .test_spirv_cache import assert_same, fresh_compile, gemm
+
+
+@pytest.fixture
+def held_writes(monkeypatch: pytest.MonkeyPatch):
+    """Writes behind that wait for the returned event (the test's stand-in for a slow disk)."""
+    if not writer._behind:
+        pytest.skip("writes go behind only in a process Python's executable started")
+    go = threading.Event()
+    real = store.put
+
+    def slow_put(*args, **kwargs):
+        assert go.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(store, "put", slow_put)
+    yield go
+    go.set()
+    writer.wait()
+
+
+def test_miss_returns_before_its_entry_is_written_and_holds_the_lock_until_then(
+    cache: Path, held_writes: threading.Event
+) -> None:
+    binary = binary_of(gemm(16), CoreInfo.default())
+    assert_same(binary, fresh_compile(gemm(16)))
+    # returned while the write waits: no entry yet, the build lock still held by this process
+    assert not (cache / (key() + store.SUFFIX)).exists()
+    holder = json.loads(lock_file().read_text())
+    assert holder["pid"] == os.getpid()
+    held_writes.set()
+    writer.wait()
+    assert not lock_file().exists()
+    assert_same(decode(store.get(key())), binary)
+    assert stats.totals()["compiles"] == 1
+
+
+def test_own_reads_wait_for_the_writes_behind(cache: Path, held_writes: threading.Event) -> None:
+    binary_of(gemm(16), CoreInfo.default())
+    threading.Timer(0.2, held_writes.set).start()
+    counts = build_and_check()  # reads the process counters and the entry at once
+    assert counts["compiles"] == 1 and counts["bytes_written"] > 0
+
+
+CHILD = """
+import os, sys
+from tinytc_py.compiler import binary_of
+from tinytc_py.kernel_cache import writer
+from tinytc_py.target.core_info import CoreInfo
+print(writer._behind, flush=True)
+binary_of(sys.argv[1], CoreInfo.default())
+if sys.argv[2] == "fork":
+    pid = os.fork()
+    if pid == 0:  # as multiprocessing's children: no atexit
+        binary_of(sys.argv[1].replace("gemm_16", "gemm_forked"), CoreInfo.default())
+        os._exit(0)
+    os.waitpid(pid, 0)
+"""
+
+
+@pytest.mark.parametrize("how", ["exit", "fork"])
+def test_a_process_that_exits_right_after_a_miss_leaves_the_entry(cache: Path, how: str) -> None:
+    env = {**os.environ, "TINYTC_CACHE_DIR": str(cache.parent)}
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, gemm(16), how],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out == "True\n"  # this child's writes went behind
+    names = sorted(p.name for p in cache.iterdir())
+    misses = 2 if how == "fork" else 1
+    assert [n for n in names if n.endswith(store.SUFFIX)] == sorted(
+        n for n in names if n.startswith("spirv-")
+    )
+    assert len([n for n in names if n.endswith(store.SUFFIX)]) == misses
+    assert not [n for n in names if n.endswith(store.LOCK_SUFFIX) or n.startswith(".tmp-")]
+    assert_same(decode(store.get(key())), fresh_compile(gemm(16)))
+    totals = stats.totals()
+    assert (totals["compiles"], totals["spirv_misses"]) == (misses, misses)
+    assert totals["bytes_written"] == sum(
+        (cache / n).stat().st_size for n in names if n.endswith(store.SUFFIX)
+    )
+
+
+def test_a_miss_does_not_wait_for_the_write_of_another_entry(
+    cache: Path, held_writes: threading.Event
+) -> None:
+    """The write of gemm(16) is held; a miss of another program compiles and returns (its
+    lookup waits only for a write of its own key), and both entries follow once writes go on."""
+    binary_of(gemm(16), CoreInfo.default())
+    second: list = []
+    compile_ = threading.Thread(
+        target=lambda: second.append(binary_of(gemm(24), CoreInfo.default()))
+    )
+    compile_.start()
+    compile_.join(30)
+    assert second and not compile_.is_alive()
+    assert_same(second[0], fresh_compile(gemm(24)))
+    assert not list(cache.glob("*" + store.SUFFIX))  # both writes still held
+    held_writes.set()
+    writer.wait()
+    assert len(list(cache.glob("*" + store.SUFFIX))) == 2
