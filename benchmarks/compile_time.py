@@ -284,9 +284,9 @@ def installed_version(digest: str) -> Iterator[None]:
 
 def run_off(text: str, info: CoreInfo) -> float:
     """CPU ms of `binary_of` with the cache off (TINYTC_CACHE=0): a cold compile as a caller
-    pays it, the baseline of "miss". Unlike "total", it includes the collector's scan that
-    the first allocations after the compile's pause of the garbage collector start
-    (gc_pause.py): 0.1-0.5 ms for a small kernel, several ms for the chain of 1000 ops."""
+    pays it, the baseline of "miss". The collector's scan that the compile's allocations
+    start comes after the call, in "off" and "miss" alike (compiler.compile_text runs the
+    cache's work under the compile's pause of the collector: gc_pause.py)."""
     os.environ[kernel_cache.ENV_SWITCH] = "0"
     try:
         forget_shape_memos()

@@ -96,12 +96,10 @@ def compile_to_spirv(prog: Prog, core_info: CoreInfo | None = None) -> Binary:
     answers when it is on; then `prog` stays as it is instead of going through the passes."""
     info = core_info if core_info is not None else CoreInfo.default()
     corpus.record(lambda: _printed(prog), info, prog.ctx)
-    return kernel_cache.spirv_binary(
-        lambda: _printed(prog),
-        info,
-        prog.ctx,
-        lambda: _compile(lambda: prog, info),
-    )
+    with paused_gc():  # the cache's work too, as in compile_text
+        return kernel_cache.spirv_binary(
+            lambda: _printed(prog), info, prog.ctx, lambda: _compile(lambda: prog, info)
+        )
 
 
 def binary_of(source: str | Prog | Binary, core_info: CoreInfo) -> Binary:
@@ -133,9 +131,13 @@ def compile_text(
     if parsing is not None and parsing[:2] == ("", "auto") and parsing[2] == settings(ctx):
         parsing = None  # the same key as without
     corpus.record(lambda: text, core_info, ctx)
-    return kernel_cache.text_binary(
-        text, core_info, ctx, lambda: _compile(make_prog, core_info, owned), parsing
-    )
+    # the cache's work under the compile's collector pause too: the scan that the compile's
+    # allocations start then comes after the call, with the cache on or off, instead of
+    # inside a miss's bookkeeping (gc_pause.py)
+    with paused_gc():
+        return kernel_cache.text_binary(
+            text, core_info, ctx, lambda: _compile(make_prog, core_info, owned), parsing
+        )
 
 
 def text_parsing(
