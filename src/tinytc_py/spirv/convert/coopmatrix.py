@@ -242,13 +242,13 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
     def coop_mul_add(self, inst: Inst) -> None:
         """D = A*B + C with one broadcast per element of B and one fma per element of B and
         row block. This emits most of a GEMM's instructions, so the loop works on tables made
-        before it: the component numbers of A(., k) and C(., n) per row block, the owner of
-        each element of B, and real and imaginary parts in separate lists (imaginary parts
-        None for a real type)."""
+        before it: the component numbers of A(., k) and C(., n) per row block, and real and
+        imaginary parts in separate lists (imaginary parts None for a real type); the owner of
+        an element of B is the layout's arithmetic (a native call, cheaper than a table)."""
         A, B, C = (inst.operand(k) for k in ("a", "b", "c"))
         at, bt, ct, rt = A.type, B.type, C.type, as_coopmatrix(inst.results[0].type)
         self.cm_check_rows(inst, at, ct, rt)
-        la, lb, lc = (self.layout_of(t, inst) for t in (at, bt, ct))
+        la, lb, lc = self.layout_of(at, inst), self.layout_of(bt, inst), self.layout_of(ct, inst)
         uniform = self.cm_uniform_loader(B, inst)
         a, c = self.cm(A, inst), self.cm(C, inst)
         b = self.cm(B, inst) if uniform is None else []
@@ -274,21 +274,29 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         a_comp = [[la.component(m, k) for m in range(lc.K)] for k in range(bt.rows)]
         c_comp = [[lc.component(m, n) for m in range(lc.K)] for n in range(bt.cols)]
         b_comp, complex_acc = bt.component, acc_ty.is_complex
+        b_real = b_comp is real  # then promote() is the identity
         for k in range(bt.rows):
-            a_k, b_owners = a_comp[k], lb.owners[k]
+            a_k = a_comp[k]
             for n in range(bt.cols):
+                bi: int | None = None
                 if uniform is not None:
                     br, bi = promote(uniform(k, n), b_comp)
                 else:
-                    lane, v = b_owners[n]
-                    br, bi = promote(b[v], b_comp)
-                    br = broadcast(br, lane)
-                    bi = broadcast(bi, lane) if bi is not None else None
+                    lane, v = lb.owner(k, n)
+                    if b_real:
+                        br = broadcast(b[v], lane)
+                    else:
+                        br, bi = promote(b[v], b_comp)
+                        br = broadcast(br, lane)
+                        if bi is not None:
+                            bi = broadcast(bi, lane)
+                c_n = c_comp[n]
                 if not complex_acc:  # then A and B are real as well
-                    for va, vc in zip(a_k, c_comp[n]):
-                        acc_re[vc] = fma(a_re[va], br, acc_re[vc])
+                    for m in range(len(a_k)):
+                        vc = c_n[m]
+                        acc_re[vc] = fma(a_re[a_k[m]], br, acc_re[vc])
                     continue
-                for va, vc in zip(a_k, c_comp[n]):
+                for va, vc in zip(a_k, c_n):
                     ar, ai = a_re[va], a_im[va]
                     cr = fma(ar, br, acc_re[vc])
                     if ai is not None and bi is not None:
