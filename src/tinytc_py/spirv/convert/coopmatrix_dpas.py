@@ -296,12 +296,45 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
         super().__init__(core_info)
         self._asm_ids: dict[tuple, int] = {}  # (operation, types, shape) -> OpAsmINTEL id
         self._asm_names = _names()  # vISA temporaries need module-unique names
+        # the matrix table's answers per coopmatrix type / (A, B, C, D) types: a GEMM asks
+        # them for each of its loads, stores and mul_adds, and the table's own lookup is a
+        # scan over its rows
+        self._dpas_types: dict[CoopmatrixType, bool] = {}
+        self._dpas_gemms: dict[tuple[CoopmatrixType, ...], bool] = {}
 
     # ---- preconditions --------------------------------------------------------------------------
 
     def dpas_matrix(self) -> MatrixExt | None:
         m = self.core_info.matrix
         return m if m is not None and self.sgs == m.required_subgroup_size == EXEC else None
+
+    def dpas_has_type(self, m: MatrixExt, ct: CoopmatrixType) -> bool:
+        """Whether `ct` may be an operand of some row of the matrix table."""
+        got = self._dpas_types.get(ct)
+        if got is None:
+            got = m.have_type(ct.component.kind.text, ct.rows, ct.cols, ct.use.name)
+            self._dpas_types[ct] = got
+        return got
+
+    def dpas_has_gemm(
+        self,
+        m: MatrixExt,
+        at: CoopmatrixType,
+        bt: CoopmatrixType,
+        ct: CoopmatrixType,
+        rt: CoopmatrixType,
+    ) -> bool:
+        """Whether the matrix table has D = A*B + C for these types (C's and D's precision)."""
+        key = (at, bt, ct, rt)
+        got = self._dpas_gemms.get(key)
+        if got is None:
+            a, b = at.component.kind.text, bt.component.kind.text
+            shape = (at.rows, bt.cols, at.cols)
+            got = m.have_gemm(a, b, ct.component.kind.text, *shape) and m.have_gemm(
+                a, b, rt.component.kind.text, *shape
+            )
+            self._dpas_gemms[key] = got
+        return got
 
     def dpas_block_io_ok(self, inst: Inst, operand: Value, size: int) -> bool:
         """check_2d_block_io (§B3.5): global memory, 64-byte base, pos0 on 4 bytes, unit stride
@@ -431,7 +464,7 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
         transpose = inst.props["tA"] is Transpose.t
         if (
             m is None
-            or not m.have_type(elem.kind.text, ct.rows, ct.cols, ct.use.name)
+            or not self.dpas_has_type(m, ct)
             or (transpose and ct.use is not MatrixUse.a)
             or not self.dpas_block_io_ok(inst, mv, elem.size)
         ):
@@ -470,7 +503,7 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
         if (
             m is None
             or inst.props["tA"] is not Transpose.n
-            or not m.have_type(elem.kind.text, ct.rows, ct.cols, ct.use.name)
+            or not self.dpas_has_type(m, ct)
             or not self.dpas_block_io_ok(inst, mv, elem.size)
         ):
             return False
@@ -536,9 +569,7 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
         A, B, C = (inst.operand(k) for k in ("a", "b", "c"))
         at, bt, ct, rt = A.type, B.type, C.type, inst.results[0].type
         m = self.dpas_matrix()
-        names = [t.component.kind.text for t in (at, bt, ct, rt)]
-        shape = (at.rows, bt.cols, at.cols)
-        if m is None or not all(m.have_gemm(names[0], names[1], acc, *shape) for acc in names[2:]):
+        if m is None or not self.dpas_has_gemm(m, at, bt, ct, rt):
             return None
         pieces = [self.dpas_pieces(t, inst) for t in (at, bt, ct, rt)]
         if any(p is None for p in pieces):
