@@ -99,6 +99,12 @@ class Block2d:
             return j * self.height, i * self.width * self.omega
         return i * self.arr * self.width, j * self.height
 
+    def extent(self) -> tuple[int, int]:
+        """(rows, cols) of the matrix that message (0, 0) covers."""
+        if self.transpose:
+            return self.height, self.width * self.omega
+        return self.arr * self.width, self.height
+
     def elements(self) -> tuple[list[int], list[int], list[int]]:
         """(bytes in the message's registers, matrix rows, matrix cols) of the elements of
         message (0, 0), as three parallel lists; message (i, j) holds the same bytes of the
@@ -254,8 +260,7 @@ def plan_messages(
     below), so each element checked is one of the value's.
     """
     byte_at, row_at, col_at = cfg.elements()
-    height = 1 + max(row_at)
-    width = 1 + max(col_at)
+    height, width = cfg.extent()
     omega, unit, count = pc.omega, pc.unit, len(byte_at)
     plan: list[tuple[int, int, int, int]] = []
     for i in range(cfg.x_msgs):

@@ -44,7 +44,7 @@ from ...ir.inst import Inst
 from ...ir.ops.coopmatrix import CoopLoadInst, CoopMulAddInst, CoopPrefetchInst, CoopStoreInst
 from ...ir.types import DYNAMIC, CoopmatrixType, NumberType, ScalarKind, as_coopmatrix
 from ...ir.values import Value
-from ...target.core_info import SpirvFeature
+from ...target.core_info import CoreInfo, SpirvFeature
 from ..tables import BuiltIn, Capability, Op, SelectionControl, StorageClass
 from .atomics import FLOAT_UPDATE, INT_UPDATE, AtomicConversion, float_update_requirement
 from .base import HandlerRows, MemrefDV
@@ -67,6 +67,11 @@ class Walk:
 
 
 class CoopmatrixMemoryConversion(AtomicConversion):
+    def __init__(self, core_info: CoreInfo) -> None:
+        super().__init__(core_info)
+        # asked per load and store (a method of the core info, which is not compiled)
+        self._have_block_io = core_info.have_spirv_feature(SpirvFeature.subgroup_buffer_block_io)
+
     def cm_lane_id(self) -> int:
         return self.load_builtin(BuiltIn.SubgroupLocalInvocationId, self.i32(), 4)
 
@@ -387,7 +392,7 @@ class CoopmatrixMemoryConversion(AtomicConversion):
     ) -> bool:
         elem: NumberType = ct.component
         if (
-            not self.core_info.have_spirv_feature(SpirvFeature.subgroup_buffer_block_io)
+            not self._have_block_io
             or lay.sgs != lay.I
             or inst.props["tA"] is not Transpose.n
             or inst.props["checked"] in (CheckedFlag.rows, CheckedFlag.both)
