@@ -20,16 +20,17 @@ holds the element
 
 Columns col >= N are padding (zero after a load, never stored). M must be a power of two.
 
-The conversion asks which component holds an element once per element it emits, so a layout
-also offers that arithmetic as tables (`components`, `owners`), built on first use. Layouts
-are immutable and depend only on a few integers, so `coop_layout` hands out one shared object
-per distinct layout and its tables are built once per process.
+The conversion asks which component holds an element once per element it emits, so the
+methods are plain integer arithmetic on fields (mypyc compiles them to native code and returns
+the pairs unboxed): computing an owner costs less than building and indexing a table of them,
+which a cold compile would make anew per layout. Layouts are immutable and depend only on a
+few integers, so `coop_layout` hands out one shared object per distinct layout.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
 
 from ..ir.enums import MatrixUse
 from ..ir.types import CoopmatrixType
@@ -75,24 +76,6 @@ class CoopLayout:
         """(lane, component) holding element (row, col)."""
         lane = row % self.I + (col % self.col_step) * self.I
         return lane, self.component(row // self.I, col // self.col_step)
-
-    @cached_property
-    def components(self) -> tuple[tuple[int, ...], ...]:
-        """components[block][u] == component(block, u)."""
-        return tuple(
-            tuple(self.component(b, u) for u in range(self.cols_per_lane)) for b in range(self.K)
-        )
-
-    @cached_property
-    def owners(self) -> tuple[tuple[tuple[int, int], ...], ...]:
-        """owners[row][col] == owner(row, col) for the M x N elements."""
-        step, i, comps = self.col_step, self.I, self.components
-        return tuple(
-            tuple(
-                (row % i + col % step * i, comps[row // i][col // step]) for col in range(self.cols)
-            )
-            for row in range(self.rows)
-        )
 
     def may_pad(self, u: int) -> bool:
         """Whether lane column u reaches padding columns (col >= N) in some lane."""

@@ -54,8 +54,13 @@ def choose_block_size_multiple(block: int, max_size: int, tiles: int, size: int)
     return k
 
 
+# indexed by rows + 2*cols: the enum's constructor is an interpreted call, and every load and
+# store of the micro-kernel asks
+_CHECKED = (CheckedFlag.none, CheckedFlag.rows, CheckedFlag.cols, CheckedFlag.both)
+
+
 def _checked(rows: bool, cols: bool) -> CheckedFlag:
-    return CheckedFlag(int(rows) | 2 * int(cols))
+    return _CHECKED[int(rows) | 2 * int(cols)]
 
 
 class GemmLowering:

@@ -202,37 +202,6 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
 
     # ---- mul_add --------------------------------------------------------------------------------
 
-    def cm_broadcaster(self, ty: NumberType) -> Callable[[int, int], int]:
-        """(x, lane) -> OpGroupBroadcast of the real scalar x from `lane`; 8/16-bit values
-        travel as 32 bits. Made once per mul_add: the scope, types and lane constants are
-        looked up once, not per element (a lane's constant is made at its first use, which
-        fixes the ids the module assigns)."""
-        i32 = self.i32()
-        scope = self.mod.constant(i32, Scope.Subgroup)
-        lane_ids = [0] * self.sgs
-
-        def lane_id(lane: int) -> int:
-            lid = lane_ids[lane] or self.mod.constant(i32, lane)
-            lane_ids[lane] = lid
-            return lid
-
-        if ty.kind in _SMALL_INT or ty.kind in _SMALL_FLOAT:
-            wide = ty.ctx.i32 if ty.is_integer else ty.ctx.f32
-            emit_wide = self.block.emitter(Op.GroupBroadcast, self.ty(wide), scope)
-
-            def broadcast_wide(x: int, lane: int) -> int:
-                y = self.convert_scalar(x, ty, wide)
-                y = emit_wide(y, lane_id(lane))
-                return self.convert_scalar(y, wide, ty)
-
-            return broadcast_wide
-        emit = self.block.emitter(Op.GroupBroadcast, self.ty(ty), scope)
-
-        def broadcast(x: int, lane: int) -> int:
-            return emit(x, lane_ids[lane] or lane_id(lane))
-
-        return broadcast
-
     def cm_split(self, x: int, ty: NumberType) -> tuple[int, int | None]:
         """(re, im) of a complex value; (x, None) for a real one."""
         if not ty.is_complex:
@@ -242,13 +211,13 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
     def coop_mul_add(self, inst: Inst) -> None:
         """D = A*B + C with one broadcast per element of B and one fma per element of B and
         row block. This emits most of a GEMM's instructions, so the loop works on tables made
-        before it: the component numbers of A(., k) and C(., n) per row block, the owner of
-        each element of B, and real and imaginary parts in separate lists (imaginary parts
-        None for a real type)."""
+        before it: the component numbers of A(., k) and C(., n) per row block, and real and
+        imaginary parts in separate lists (imaginary parts None for a real type); the owner of
+        an element of B is the layout's arithmetic (a native call, cheaper than a table)."""
         A, B, C = (inst.operand(k) for k in ("a", "b", "c"))
         at, bt, ct, rt = A.type, B.type, C.type, as_coopmatrix(inst.results[0].type)
         self.cm_check_rows(inst, at, ct, rt)
-        la, lb, lc = (self.layout_of(t, inst) for t in (at, bt, ct))
+        la, lb, lc = self.layout_of(at, inst), self.layout_of(bt, inst), self.layout_of(ct, inst)
         uniform = self.cm_uniform_loader(B, inst)
         a, c = self.cm(A, inst), self.cm(C, inst)
         b = self.cm(B, inst) if uniform is None else []
@@ -269,26 +238,34 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         )
         a_re, a_im = _unzip([promote(x, at.component) for x in a])
         a_neg_im: dict[int, int] = {}
-        broadcast = self.cm_broadcaster(real)
+        bc = Broadcaster(self, real)
         # component numbers of A(., k) and C(., n) in each row block
         a_comp = [[la.component(m, k) for m in range(lc.K)] for k in range(bt.rows)]
         c_comp = [[lc.component(m, n) for m in range(lc.K)] for n in range(bt.cols)]
         b_comp, complex_acc = bt.component, acc_ty.is_complex
+        b_real = b_comp is real  # then promote() is the identity
         for k in range(bt.rows):
-            a_k, b_owners = a_comp[k], lb.owners[k]
+            a_k = a_comp[k]
             for n in range(bt.cols):
+                bi: int | None = None
                 if uniform is not None:
                     br, bi = promote(uniform(k, n), b_comp)
                 else:
-                    lane, v = b_owners[n]
-                    br, bi = promote(b[v], b_comp)
-                    br = broadcast(br, lane)
-                    bi = broadcast(bi, lane) if bi is not None else None
+                    lane, v = lb.owner(k, n)
+                    if b_real:
+                        br = bc.broadcast(b[v], lane)
+                    else:
+                        br, bi = promote(b[v], b_comp)
+                        br = bc.broadcast(br, lane)
+                        if bi is not None:
+                            bi = bc.broadcast(bi, lane)
+                c_n = c_comp[n]
                 if not complex_acc:  # then A and B are real as well
-                    for va, vc in zip(a_k, c_comp[n]):
-                        acc_re[vc] = fma(a_re[va], br, acc_re[vc])
+                    for m in range(len(a_k)):
+                        vc = c_n[m]
+                        acc_re[vc] = fma(a_re[a_k[m]], br, acc_re[vc])
                     continue
-                for va, vc in zip(a_k, c_comp[n]):
+                for va, vc in zip(a_k, c_n):
                     ar, ai = a_re[va], a_im[va]
                     cr = fma(ar, br, acc_re[vc])
                     if ai is not None and bi is not None:
@@ -397,6 +374,43 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
             step *= 2
         r, i = parts[0]
         return self.make_complex(self.ty(ty), r, i) if i is not None else r
+
+
+class Broadcaster:
+    """OpGroupBroadcast of real scalars of type `ty` from a lane, in the converter's current
+    block; 8/16-bit values travel as 32 bits. Made once per mul_add: the scope, types and lane
+    constants are looked up once, not per element (a lane's constant is made at its first use,
+    which fixes the ids the module assigns). A native class, so that the mul_add loop calls
+    `broadcast` directly."""
+
+    def __init__(self, conv: CoopmatrixConversion, ty: NumberType) -> None:
+        self.conv = conv
+        self.ty = ty
+        self.i32 = conv.i32()
+        scope = conv.mod.constant(self.i32, Scope.Subgroup)
+        self.lane_ids = [0] * conv.sgs
+        self.wide: NumberType | None = None
+        if ty.kind in _SMALL_INT or ty.kind in _SMALL_FLOAT:
+            self.wide = ty.ctx.i32 if ty.is_integer else ty.ctx.f32
+            self.emit = conv.block.emitter(Op.GroupBroadcast, conv.ty(self.wide), scope)
+        else:
+            self.emit = conv.block.emitter(Op.GroupBroadcast, conv.ty(ty), scope)
+
+    def lane_id(self, lane: int) -> int:
+        lid = self.lane_ids[lane]
+        if not lid:
+            lid = self.lane_ids[lane] = self.conv.mod.constant(self.i32, lane)
+        return lid
+
+    def broadcast(self, x: int, lane: int) -> int:
+        """x as held by `lane`, in every lane."""
+        wide = self.wide
+        if wide is None:
+            return self.emit(x, self.lane_id(lane))
+        conv = self.conv
+        y = conv.convert_scalar(x, self.ty, wide)
+        y = self.emit(y, self.lane_id(lane))
+        return conv.convert_scalar(y, wide, self.ty)
 
 
 def _unzip(pairs: list[tuple[int, int | None]]) -> tuple[list[int], list[int | None]]:

@@ -99,26 +99,41 @@ class Block2d:
             return j * self.height, i * self.width * self.omega
         return i * self.arr * self.width, j * self.height
 
-    def elements(self) -> Iterator[tuple[int, int, int]]:
-        """(byte in the message's registers, matrix row, matrix col) of message (0, 0); message
-        (i, j) holds the same bytes of the elements shifted by `origin(i, j)`."""
+    def extent(self) -> tuple[int, int]:
+        """(rows, cols) of the matrix that message (0, 0) covers."""
+        if self.transpose:
+            return self.height, self.width * self.omega
+        return self.arr * self.width, self.height
+
+    def elements(self) -> tuple[list[int], list[int], list[int]]:
+        """(bytes in the message's registers, matrix rows, matrix cols) of the elements of
+        message (0, 0), as three parallel lists; message (i, j) holds the same bytes of the
+        elements shifted by `origin(i, j)`."""
         w, h, s = self.width, self.height, self.size
+        byte_at: list[int] = []
+        row_at: list[int] = []
+        col_at: list[int] = []
         if self.transpose:  # d32 transpose: dword column r of memory row c lands in row r
-            es = s // self.omega
+            omega = self.omega
+            es = s // omega
             for c in range(h):
                 for r in range(w):
-                    for sub in range(self.omega):
-                        yield (r * h + c) * 4 + sub * es, c, r * self.omega + sub
-            return
+                    for sub in range(omega):
+                        byte_at.append((r * h + c) * 4 + sub * es)
+                        row_at.append(c)
+                        col_at.append(r * omega + sub)
+            return byte_at, row_at, col_at
         om = 4 // s if self.vnni else 1
         for a in range(self.arr):
             for c in range(h):
                 for r in range(w):
-                    row = a * w + r
                     if self.vnni:
-                        yield ((a * (h // om) + c // om) * w + r) * 4 + c % om * s, row, c
+                        byte_at.append(((a * (h // om) + c // om) * w + r) * 4 + c % om * s)
                     else:
-                        yield ((a * h + c) * w + r) * s, row, c
+                        byte_at.append(((a * h + c) * w + r) * s)
+                    row_at.append(a * w + r)
+                    col_at.append(c)
+        return byte_at, row_at, col_at
 
 
 def load_descriptor(cfg: Block2d) -> int:
@@ -235,40 +250,41 @@ def plan_messages(
     message's register image is exactly the layout's; None if it is not.
 
     The check compares, element by element, the byte each element has in the register image
-    of the whole value (a table over the matrix, from the layout's owner table) with its byte
-    in the message; the message fits iff the difference is the same for all its elements.
-    That is one step per matrix element, and the answer depends only on these immutable
-    values, which the loads and stores of a program (and of the programs of a process) repeat,
-    so it is computed once per distinct question.
+    of the whole value (`_image_byte`, from the layout's owner arithmetic) with its byte in the
+    message; the message fits iff the difference is the same for all its elements. That is
+    one step per matrix element, and the answer depends only on these immutable values, which
+    the loads and stores of a program (and of the programs of a process) repeat, so it is
+    computed once per distinct question.
 
     Every message lies inside the M x N matrix (the Block2d geometries tile it; asserted
-    below): `image` is indexed by row * N + col, so an element past the last column would
-    silently alias one of the next row.
+    below), so each element checked is one of the value's.
     """
-    omega, unit, cols = pc.omega, pc.unit, lay.cols
-    image = [
-        (v // omega * EXEC + lane) * unit + v % omega * size
-        for row in lay.owners
-        for lane, v in row
-    ]
-    elements = list(cfg.elements())
-    pattern = [(byte, row * cols + col) for byte, row, col in elements]
-    height = 1 + max(row for _, row, _ in elements)
-    width = 1 + max(col for _, _, col in elements)
-    plan = []
+    byte_at, row_at, col_at = cfg.elements()
+    height, width = cfg.extent()
+    omega, unit, count = pc.omega, pc.unit, len(byte_at)
+    plan: list[tuple[int, int, int, int]] = []
     for i in range(cfg.x_msgs):
         for j in range(cfg.y_msgs):
             row0, col0 = cfg.origin(i, j)
-            assert row0 + height <= lay.rows and col0 + width <= cols, "message outside matrix"
-            first = row0 * cols + col0
-            bases = {image[first + at] - byte for byte, at in pattern}
-            if len(bases) != 1:
-                return None
-            where = pc.place(bases.pop(), cfg.msg_bytes)
+            assert row0 + height <= lay.rows and col0 + width <= lay.cols, "message outside matrix"
+            base = _image_byte(lay, row0 + row_at[0], col0 + col_at[0], omega, unit, size)
+            base -= byte_at[0]
+            for e in range(1, count):
+                at = _image_byte(lay, row0 + row_at[e], col0 + col_at[e], omega, unit, size)
+                if at - byte_at[e] != base:
+                    return None
+            where = pc.place(base, cfg.msg_bytes)
             if where is None:
                 return None
-            plan.append((i * cfg.width * cfg.arr, j * cfg.height, *where))
+            plan.append((i * cfg.width * cfg.arr, j * cfg.height, where[0], where[1]))
     return tuple(plan)
+
+
+def _image_byte(lay: CoopLayout, row: int, col: int, omega: int, unit: int, size: int) -> int:
+    """Byte of element (row, col) in the register image of a whole value (module docstring):
+    component v of lane p at unit v/ω*16 + p, channel v % ω."""
+    lane, v = lay.owner(row, col)
+    return (v // omega * EXEC + lane) * unit + v % omega * size
 
 
 def _names() -> Iterator[str]:
@@ -285,12 +301,45 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
         super().__init__(core_info)
         self._asm_ids: dict[tuple, int] = {}  # (operation, types, shape) -> OpAsmINTEL id
         self._asm_names = _names()  # vISA temporaries need module-unique names
+        # the matrix table's answers per coopmatrix type / (A, B, C, D) types: a GEMM asks
+        # them for each of its loads, stores and mul_adds, and the table's own lookup is a
+        # scan over its rows
+        self._dpas_types: dict[CoopmatrixType, bool] = {}
+        self._dpas_gemms: dict[tuple[CoopmatrixType, ...], bool] = {}
 
     # ---- preconditions --------------------------------------------------------------------------
 
     def dpas_matrix(self) -> MatrixExt | None:
         m = self.core_info.matrix
         return m if m is not None and self.sgs == m.required_subgroup_size == EXEC else None
+
+    def dpas_has_type(self, m: MatrixExt, ct: CoopmatrixType) -> bool:
+        """Whether `ct` may be an operand of some row of the matrix table."""
+        got = self._dpas_types.get(ct)
+        if got is None:
+            got = m.have_type(ct.component.kind.text, ct.rows, ct.cols, ct.use.name)
+            self._dpas_types[ct] = got
+        return got
+
+    def dpas_has_gemm(
+        self,
+        m: MatrixExt,
+        at: CoopmatrixType,
+        bt: CoopmatrixType,
+        ct: CoopmatrixType,
+        rt: CoopmatrixType,
+    ) -> bool:
+        """Whether the matrix table has D = A*B + C for these types (C's and D's precision)."""
+        key = (at, bt, ct, rt)
+        got = self._dpas_gemms.get(key)
+        if got is None:
+            a, b = at.component.kind.text, bt.component.kind.text
+            shape = (at.rows, bt.cols, at.cols)
+            got = m.have_gemm(a, b, ct.component.kind.text, *shape) and m.have_gemm(
+                a, b, rt.component.kind.text, *shape
+            )
+            self._dpas_gemms[key] = got
+        return got
 
     def dpas_block_io_ok(self, inst: Inst, operand: Value, size: int) -> bool:
         """check_2d_block_io (§B3.5): global memory, 64-byte base, pos0 on 4 bytes, unit stride
@@ -420,7 +469,7 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
         transpose = inst.props["tA"] is Transpose.t
         if (
             m is None
-            or not m.have_type(elem.kind.text, ct.rows, ct.cols, ct.use.name)
+            or not self.dpas_has_type(m, ct)
             or (transpose and ct.use is not MatrixUse.a)
             or not self.dpas_block_io_ok(inst, mv, elem.size)
         ):
@@ -459,7 +508,7 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
         if (
             m is None
             or inst.props["tA"] is not Transpose.n
-            or not m.have_type(elem.kind.text, ct.rows, ct.cols, ct.use.name)
+            or not self.dpas_has_type(m, ct)
             or not self.dpas_block_io_ok(inst, mv, elem.size)
         ):
             return False
@@ -525,9 +574,7 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
         A, B, C = (inst.operand(k) for k in ("a", "b", "c"))
         at, bt, ct, rt = A.type, B.type, C.type, inst.results[0].type
         m = self.dpas_matrix()
-        names = [t.component.kind.text for t in (at, bt, ct, rt)]
-        shape = (at.rows, bt.cols, at.cols)
-        if m is None or not all(m.have_gemm(names[0], names[1], acc, *shape) for acc in names[2:]):
+        if m is None or not self.dpas_has_gemm(m, at, bt, ct, rt):
             return None
         pieces = [self.dpas_pieces(t, inst) for t in (at, bt, ct, rt)]
         if any(p is None for p in pieces):

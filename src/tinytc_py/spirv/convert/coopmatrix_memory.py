@@ -44,7 +44,7 @@ from ...ir.inst import Inst
 from ...ir.ops.coopmatrix import CoopLoadInst, CoopMulAddInst, CoopPrefetchInst, CoopStoreInst
 from ...ir.types import DYNAMIC, CoopmatrixType, NumberType, ScalarKind, as_coopmatrix
 from ...ir.values import Value
-from ...target.core_info import SpirvFeature
+from ...target.core_info import CoreInfo, SpirvFeature
 from ..tables import BuiltIn, Capability, Op, SelectionControl, StorageClass
 from .atomics import FLOAT_UPDATE, INT_UPDATE, AtomicConversion, float_update_requirement
 from .base import HandlerRows, MemrefDV
@@ -67,6 +67,11 @@ class Walk:
 
 
 class CoopmatrixMemoryConversion(AtomicConversion):
+    def __init__(self, core_info: CoreInfo) -> None:
+        super().__init__(core_info)
+        # asked per load and store (a method of the core info, which is not compiled)
+        self._have_block_io = core_info.have_spirv_feature(SpirvFeature.subgroup_buffer_block_io)
+
     def cm_lane_id(self) -> int:
         return self.load_builtin(BuiltIn.SubgroupLocalInvocationId, self.i32(), 4)
 
@@ -164,34 +169,58 @@ class CoopmatrixMemoryConversion(AtomicConversion):
         zero = [self.mod.constant_null(rty)] if rty is not None else []
         types = [rty] if rty is not None else []
         out = [0] * lay.V
-
-        def one(b: int, u: int) -> list[int]:
-            off = self.cm_add64(w.rowoff[b], w.coloff[u])
-            ptr = self.block.op(Op.InBoundsPtrAccessChain, pty, w.d.ptr, off)
-            r = elem(ptr, lay.component(b, u))
-            return [r] if rty is not None and r is not None else []
-
-        def block(b: int) -> list[int]:
-            vals: list[int] = []
-            for u in range(lay.cols_per_lane):
-                cond = w.col_ok[u]
-                if cond is None:
-                    vals += one(b, u)
-                else:
-                    vals += self.cm_cond_exec(cond, lambda b=b, u=u: one(b, u), zero, types)
-            return vals
-
+        per = lay.cols_per_lane
         for b in range(lay.K):
             cond = w.row_ok[b]
             if cond is None:
-                vals = block(b)
+                vals = self.cm_walk_block(w, b, elem, rty, pty, zero, types)
             else:
                 vals = self.cm_cond_exec(
-                    cond, lambda b=b: block(b), zero * lay.cols_per_lane, types * lay.cols_per_lane
+                    cond,
+                    lambda b=b: self.cm_walk_block(w, b, elem, rty, pty, zero, types),
+                    zero * per,
+                    types * per,
                 )
             for u, r in enumerate(vals):
                 out[lay.component(b, u)] = r
         return out
+
+    def cm_walk_block(
+        self,
+        w: Walk,
+        b: int,
+        elem: Callable[[int, int], int | None],
+        rty: int | None,
+        pty: int,
+        zero: list[int],
+        types: list[int],
+    ) -> list[int]:
+        """cm_walk's elements of row block b, each under its column guard."""
+        vals: list[int] = []
+        for u in range(w.lay.cols_per_lane):
+            cond = w.col_ok[u]
+            if cond is None:
+                vals += self.cm_walk_one(w, b, u, elem, rty, pty)
+            else:
+                vals += self.cm_cond_exec(
+                    cond, lambda u=u: self.cm_walk_one(w, b, u, elem, rty, pty), zero, types
+                )
+        return vals
+
+    def cm_walk_one(
+        self,
+        w: Walk,
+        b: int,
+        u: int,
+        elem: Callable[[int, int], int | None],
+        rty: int | None,
+        pty: int,
+    ) -> list[int]:
+        """elem() of the element of row block b and lane column u: [its result] or []."""
+        off = self.cm_add64(w.rowoff[b], w.coloff[u])
+        ptr = self.block.op(Op.InBoundsPtrAccessChain, pty, w.d.ptr, off)
+        r = elem(ptr, w.lay.component(b, u))
+        return [r] if rty is not None and r is not None else []
 
     # ---- instructions ---------------------------------------------------------------------------
 
@@ -363,7 +392,7 @@ class CoopmatrixMemoryConversion(AtomicConversion):
     ) -> bool:
         elem: NumberType = ct.component
         if (
-            not self.core_info.have_spirv_feature(SpirvFeature.subgroup_buffer_block_io)
+            not self._have_block_io
             or lay.sgs != lay.I
             or inst.props["tA"] is not Transpose.n
             or inst.props["checked"] in (CheckedFlag.rows, CheckedFlag.both)
