@@ -465,11 +465,17 @@ class Module:
 
     def _declare(self, opcode: int, operands: tuple[int | str, ...]) -> int:
         """`declare` with the operands as one tuple (see `_emit`)."""
-        result = self.new_id()
+        result = self._bound
+        self._bound = result + 1
+        head = ((len(operands) + 2) << 16) | opcode
         if _kind(opcode) == _RESULT_AND_TYPE:
-            _emit(self.globals, opcode, (operands[0], result, *operands[1:]))
+            words: list = [head, operands[0], result, *operands[1:]]
         else:
-            _emit(self.globals, opcode, (result, *operands))
+            words = [head, result, *operands]
+        try:
+            self.globals.fromlist(words)
+        except (TypeError, OverflowError):  # fromlist appended nothing
+            self.globals.fromlist(_encode_slow(opcode, words[1:]))
         return result
 
     def unique(self, opcode: int, *operands: int | str) -> int:
@@ -554,8 +560,8 @@ class Module:
             bits = _int_bits(int(value), key[1], key[2])
         if key[1] > 32:
             low, high = literal64(bits)
-            return self.unique(Op.Constant, type_id, low, high)
-        return self.unique(Op.Constant, type_id, bits)
+            return self._unique_of(Op.Constant, (type_id, low, high))
+        return self._unique_of(Op.Constant, (type_id, bits))
 
     def constant_bool(self, value: bool) -> int:
         return self.unique(Op.ConstantTrue if value else Op.ConstantFalse, self.type_bool())
