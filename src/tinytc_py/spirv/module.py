@@ -91,10 +91,11 @@ def literal64(value: int) -> tuple[int, int]:
     return value & 0xFFFF_FFFF, value >> 32
 
 
-def _encode_slow(opcode: int, operands: Sequence[object]) -> list[int]:
+def _encode_slow(opcode: int, operands: Sequence[object]) -> array:
     """The words of an instruction whose operands are not all plain words (strings), header
-    included; or a ValueError that says why an operand is invalid."""
-    words: list[int] = [0]
+    included; or a ValueError that says why an operand is invalid. An array, so that the
+    words of a string (vISA text runs to hundreds) are copied, not made into ints one by one."""
+    words = array("I", (0,))
     for operand in operands:
         if isinstance(operand, str):
             words.extend(string_words(operand))
@@ -111,7 +112,7 @@ def _encode_slow(opcode: int, operands: Sequence[object]) -> list[int]:
     return words
 
 
-def _all_words(operands: tuple[int | str, ...]) -> bool:
+def _all_words(operands: tuple[object, ...]) -> bool:
     """Whether every operand is an int that fits a word (else `_encode_slow` must see them)."""
     for operand in operands:
         if not isinstance(operand, int) or not 0 <= operand <= _WORD_MAX:
@@ -123,8 +124,9 @@ def emit(code: array, opcode: int, *operands: int | str) -> None:
     """Append one instruction to `code`: the generic encoder every opcode goes through.
 
     Operands are ids or 32-bit literals (ints) or literal strings (str). The common all-int case
-    is one `fromlist` call, which appends all words or none; anything else falls back to
-    `_encode_slow`, which also turns bad operands into a clear ValueError.
+    is one `fromlist` call; anything else (checked first: an exception from `fromlist` would cost
+    more than the check) goes to `_encode_slow`, which also turns bad operands into a clear
+    ValueError before anything is appended.
     """
     _emit(code, opcode, operands)
 
@@ -137,10 +139,10 @@ def emit(code: array, opcode: int, *operands: int | str) -> None:
 
 def _emit(code: array, opcode: int, operands: tuple[int | str, ...]) -> None:
     """`emit` with the operands as one tuple."""
-    try:
+    if _all_words(operands):
         code.fromlist([((len(operands) + 1) << 16) | opcode, *operands])
-    except (TypeError, OverflowError):  # fromlist appended nothing
-        code.fromlist(_encode_slow(opcode, operands))
+    else:
+        code.extend(_encode_slow(opcode, operands))
 
 
 def iter_instructions(words: Sequence[int], start: int = 0) -> Iterator[tuple[int, int, int]]:
@@ -229,7 +231,7 @@ class Block:
             code.append(result_id)
             code.extend(operands)  # type: ignore[arg-type]  # ints only, checked above
         else:
-            code.extend(_encode_slow(opcode, (result_type, result_id, *operands)))
+            code.extend(_encode_slow(opcode, (result_type, result_id, *operands)).tolist())
         if opcode not in self.opcodes:
             self.opcodes[opcode] = None
         return result_id
@@ -281,7 +283,7 @@ class Block:
             code.append(((len(operands) + 1) << 16) | opcode)
             code.extend(operands)  # type: ignore[arg-type]  # ints only, checked above
         else:
-            code.extend(_encode_slow(opcode, operands))
+            code.extend(_encode_slow(opcode, operands).tolist())
         if opcode not in self.opcodes:
             self.opcodes[opcode] = None
 
@@ -472,10 +474,10 @@ class Module:
             words: list = [head, operands[0], result, *operands[1:]]
         else:
             words = [head, result, *operands]
-        try:
+        if _all_words(operands):
             self.globals.fromlist(words)
-        except (TypeError, OverflowError):  # fromlist appended nothing
-            self.globals.fromlist(_encode_slow(opcode, words[1:]))
+        else:
+            self.globals.extend(_encode_slow(opcode, words[1:]))
         return result
 
     def unique(self, opcode: int, *operands: int | str) -> int:
