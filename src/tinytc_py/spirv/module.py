@@ -23,7 +23,7 @@ import struct
 import sys
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Final
+from typing import Any, Final
 
 from .tables import (
     HAS_RESULT,
@@ -308,7 +308,9 @@ class Block:
 
 class _Emitter:
     """What `Block.emitter` returns: a callable object rather than a closure, so that in the
-    compiled module its state is read from native attributes."""
+    compiled module its state is read from native attributes. The words it appends are held as
+    objects (`Any`): the result type is boxed once here rather than per call, and the new id
+    once per call for both the block and the caller."""
 
     __slots__ = ("block", "code", "opcode", "result_type", "prefix", "fixed")
 
@@ -316,20 +318,21 @@ class _Emitter:
         self, block: Block, opcode: int, result_type: int, prefix: tuple[int, ...], fixed: int
     ) -> None:
         self.block = block
-        self.code: list[int] = block.code
+        self.code: list[Any] = block.code
         self.opcode = opcode
-        self.result_type = result_type
+        self.result_type: Any = result_type
         self.prefix = prefix
         self.fixed = fixed
 
-    def __call__(self, *operands: int) -> int:
+    def __call__(self, *operands: int) -> Any:
         opcode = self.opcode
         if not _all_words(operands):
             _encode_slow(opcode, operands)  # raises: an int beyond 32 bits or not an int
         block = self.block
         module = block.module
-        result_id = module._bound
-        module._bound = result_id + 1
+        bound = module._bound
+        module._bound = bound + 1
+        result_id: Any = bound
         code = self.code
         code.append(((len(operands) + self.fixed) << 16) | opcode)
         code.append(self.result_type)
@@ -611,6 +614,10 @@ class Module:
 
 
 def _int_bits(value: int, width: int, signedness: int) -> int:
+    if (0 <= value < 0x80 and width >= 8) or (0 <= value < 0x8000_0000 and width >= 32):
+        # below the sign bit: the bits are the value (the common case, and for 64 bits the
+        # masks below are integers beyond a machine word)
+        return value
     if not -(1 << (width - 1)) <= value < (1 << width):
         raise ValueError(f"{value} does not fit a {width}-bit integer")
     bits = value & ((1 << width) - 1)
