@@ -309,39 +309,45 @@ class Block:
 class _Emitter:
     """What `Block.emitter` returns: a callable object rather than a closure, so that in the
     compiled module its state is read from native attributes. The words it appends are held as
-    objects (`Any`): the result type is boxed once here rather than per call, and the new id
-    once per call for both the block and the caller."""
+    objects (`Any`) and boxed as few times as possible (a fresh int object is an allocation):
+    the result type and the opcode once here, the header word once per operand count, and the
+    new id once per call for both the block and the caller."""
 
-    __slots__ = ("block", "code", "opcode", "result_type", "prefix", "fixed")
+    __slots__ = ("block", "code", "opcode", "result_type", "prefix", "fixed", "count", "header")
 
     def __init__(
         self, block: Block, opcode: int, result_type: int, prefix: tuple[int, ...], fixed: int
     ) -> None:
         self.block = block
         self.code: list[Any] = block.code
-        self.opcode = opcode
+        self.opcode: Any = opcode
         self.result_type: Any = result_type
         self.prefix = prefix
         self.fixed = fixed
+        self.count = -1  # the operand count `header` was made for
+        self.header: Any = 0
 
     def __call__(self, *operands: int) -> Any:
-        opcode = self.opcode
         if not _all_words(operands):
-            _encode_slow(opcode, operands)  # raises: an int beyond 32 bits or not an int
+            _encode_slow(self.opcode, operands)  # raises: an int beyond 32 bits or not an int
+        count = len(operands)
+        if count != self.count:
+            self.header = ((count + self.fixed) << 16) | self.opcode
+            self.count = count
         block = self.block
         module = block.module
         bound = module._bound
         module._bound = bound + 1
         result_id: Any = bound
         code = self.code
-        code.append(((len(operands) + self.fixed) << 16) | opcode)
+        code.append(self.header)
         code.append(self.result_type)
         code.append(result_id)
         code.extend(self.prefix)
         code.extend(operands)
-        opcodes = block.opcodes
-        if opcode not in opcodes:
-            opcodes[opcode] = None
+        opcodes: dict[Any, None] = block.opcodes
+        if self.opcode not in opcodes:
+            opcodes[self.opcode] = None
         return result_id
 
 
