@@ -273,6 +273,55 @@ def test_emitter_writes_what_op_writes():
     assert list(by_emitter.code[2:]) == words(second)
 
 
+def test_fixed_arity_ops_write_and_check_what_op_does():
+    mod = Module()
+    fn = mod.add_function(mod.type_void(), mod.type_function(mod.type_void()))
+    by_op, fixed = fn.add_block(), fn.add_block()
+    i32 = mod.type_int(32)
+    x, y = mod.constant(i32, 3), mod.constant(i32, 4)
+    a = by_op.op(Op.IAdd, i32, x, y)
+    by_op.op(Op.Not, i32, a)
+    b = fixed.op2(Op.IAdd, i32, x, y)
+    assert fixed.op1(Op.Not, i32, b) == b + 1
+    assert by_op.code[2:] == [5 << 16 | Op.IAdd, i32, a, x, y, 4 << 16 | Op.Not, i32, a + 1, a]
+    assert fixed.code[2:] == [5 << 16 | Op.IAdd, i32, b, x, y, 4 << 16 | Op.Not, i32, b + 1, b]
+    assert list(fixed.opcodes) == [Op.Label, Op.IAdd, Op.Not]
+    before = list(fixed.code)
+    with pytest.raises(ValueError, match="^OpStore has no result type; use emit\\(\\)$"):
+        fixed.op2(Op.Store, i32, x, y)
+    with pytest.raises(ValueError, match="OpIAdd: operand -1 is neither a 32-bit word"):
+        fixed.op2(Op.IAdd, i32, x, -1)
+    with pytest.raises(ValueError, match="OpNot: operand 4294967296 is neither"):
+        fixed.op1(Op.Not, i32, 1 << 32)
+    assert fixed.code == before
+    assert list(fixed.opcodes) == [Op.Label, Op.IAdd, Op.Not]
+
+
+def test_block_encodes_string_operands():
+    """A string operand (OpAsmINTEL's text) takes the encoder's slow path in a block too; the
+    words are the same as `emit` writes into a section."""
+    mod = Module()
+    fn = mod.add_function(mod.type_void(), mod.type_function(mod.type_void()))
+    blk = fn.add_block()
+    blk.emit(Op.Name, 7, "abcd")
+    rid = blk.op(Op.IAdd, 9, 7, "ab")
+    assert blk.code[2:] == [
+        *emit_into(Op.Name, 7, "abcd"),
+        *emit_into(Op.IAdd, 9, rid, 7, "ab"),
+    ]
+    assert blk.code[2:] == [
+        4 << 16 | Op.Name,
+        7,
+        int.from_bytes(b"abcd", "little"),
+        0,
+        5 << 16 | Op.IAdd,
+        9,
+        rid,
+        7,
+        int.from_bytes(b"ab\0\0", "little"),
+    ]
+
+
 def test_emitter_checks_like_op():
     mod = Module()
     fn = mod.add_function(mod.type_void(), mod.type_function(mod.type_void()))

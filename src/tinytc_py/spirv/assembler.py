@@ -40,7 +40,7 @@ def to_words(module: Module, generator: int = GENERATOR) -> array:
     for function in module.functions:
         words.extend(function.code)
         for block in function.blocks:
-            words.extend(block.code)
+            words.fromlist(block.code)  # a list of words (Block), one C loop
         words.append(1 << 16 | Op.FunctionEnd)
     return words
 

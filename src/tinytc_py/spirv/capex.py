@@ -56,23 +56,32 @@ def capex(module: Module) -> None:
     # 64-bit addressing: sizes, strides and offsets are i64 in almost every kernel; declared
     # always, as upstream does (its lit tests check it)
     module.add_capability(Capability.Int64)
-    for opcode, offset, _count in iter_instructions(module.execution_modes):
-        if (
-            opcode == Op.ExecutionMode
-            and module.execution_modes[offset + 2] == ExecutionMode.SubgroupSize
-        ):
+    modes = module.execution_modes
+    for opcode, offset, _count in iter_instructions(modes):
+        if opcode == Op.ExecutionMode and modes[offset + 2] == ExecutionMode.SubgroupSize:
             module.add_capability(Capability.SubgroupDispatch)
+    # the globals (a hundred or more instructions) by a plain loop over the instruction headers
+    # rather than iter_instructions' generator; a zero word count is refused as it refuses it
     g = module.globals
-    for opcode, offset, _count in iter_instructions(g):
-        if opcode == Op.TypeInt and g[offset + 2] in _INT_CAPS:
-            module.add_capability(_INT_CAPS[g[offset + 2]])
-        elif opcode == Op.TypeFloat and g[offset + 2] in _FLOAT_CAPS:
-            module.add_capability(_FLOAT_CAPS[g[offset + 2]])
+    offset, end = 0, len(g)
+    while offset < end:
+        first = g[offset]
+        opcode = first & 0xFFFF
+        if opcode == Op.TypeInt or opcode == Op.TypeFloat:
+            width = g[offset + 2]
+            if opcode == Op.TypeInt and width in _INT_CAPS:
+                module.add_capability(_INT_CAPS[width])
+            elif opcode == Op.TypeFloat and width in _FLOAT_CAPS:
+                module.add_capability(_FLOAT_CAPS[width])
         elif opcode == Op.TypeVector and g[offset + 3] > 4:
             module.add_capability(Capability.Vector16)
         elif opcode == Op.AsmTargetINTEL:  # the DPAS path's inline vISA (OpAsmINTEL needs it)
             module.add_capability(Capability.AsmINTEL)
             module.add_extension("SPV_INTEL_inline_assembly")
+        count = first >> 16
+        if count == 0:
+            raise ValueError(f"malformed instruction at word {offset}: word count 0")
+        offset += count
     used: dict[int, None] = {}  # in order of first use, which orders the declarations
     for function in module.functions:
         for block in function.blocks:

@@ -1,9 +1,9 @@
 """SPIR-V module model: sections in spec order, id allocation, uniqued types and constants.
 
 The SPIR-V layer knows nothing about the tensor IR; a converter drives it through this API.
-Everything is words from the start (docs/design.md §3, convention 7): each section is an `array('I')` of finished
-instructions, so assembling is concatenation and there is no text or per-instruction object on
-the way. Ids are allocated from the module when an instruction is created, which makes forward
+Everything is words from the start (docs/design.md §3, convention 7): each module section is
+an `array('I')` and each basic block a list of finished instructions' words, so assembling is
+concatenation and there is no text or per-instruction object on the way. Ids are allocated from the module when an instruction is created, which makes forward
 references (branch targets, OpPhi operands from a later block) a matter of calling `new_id()`
 first and passing `result_id=` later.
 
@@ -23,7 +23,7 @@ import struct
 import sys
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Final
+from typing import Any, Final
 
 from .tables import (
     HAS_RESULT,
@@ -43,10 +43,30 @@ VECTOR_LENGTHS: Final = frozenset({2, 3, 4, 8, 16})
 _BIG_ENDIAN: Final = sys.byteorder == "big"
 _FLOAT_FORMATS: Final = {16: "<e", 32: "<f", 64: "<d"}
 _SCALAR_TYPE_OPS: Final = frozenset({Op.TypeInt, Op.TypeFloat, Op.TypeBool})
-# The opcode kinds op() and emit() check once per instruction. In the compiled module a Final
-# name is a C static; the names imported from tables would be a dictionary lookup each time.
-_RESULT_TYPE_OPS: Final = HAS_RESULT_TYPE
-_RESULT_OPS: Final = HAS_RESULT
+# The opcode kinds op() and emit() check once per instruction, as one byte per opcode: in the
+# compiled module indexing a Final bytes object is a C array read, where a frozenset lookup
+# boxes the opcode and hashes it.
+_NO_RESULT: Final = 0
+_RESULT_ONLY: Final = 1
+_RESULT_AND_TYPE: Final = 2
+
+
+def _kind_table() -> bytes:
+    table = bytearray(max(HAS_RESULT) + 1)
+    for opcode in HAS_RESULT:
+        table[opcode] = _RESULT_AND_TYPE if opcode in HAS_RESULT_TYPE else _RESULT_ONLY
+    return bytes(table)
+
+
+_KINDS: Final = _kind_table()
+_KINDS_END: Final = len(_KINDS)
+_WORD_MAX: Final = 0xFFFF_FFFF
+
+
+def _kind(opcode: int) -> int:
+    """_NO_RESULT, _RESULT_ONLY or _RESULT_AND_TYPE (an opcode without a result type always
+    has a result of its own or none; opcodes the grammar lacks count as having none)."""
+    return _KINDS[opcode] if 0 <= opcode < _KINDS_END else _NO_RESULT
 
 
 def string_words(text: str) -> array:
@@ -71,31 +91,42 @@ def literal64(value: int) -> tuple[int, int]:
     return value & 0xFFFF_FFFF, value >> 32
 
 
-def _emit_slow(code: array, opcode: int, operands: Sequence[object]) -> None:
-    """Encode operands that are not all plain words (strings), or explain why they are invalid."""
-    words = array("I")
+def _encode_slow(opcode: int, operands: Sequence[object]) -> array:
+    """The words of an instruction whose operands are not all plain words (strings), header
+    included; or a ValueError that says why an operand is invalid. An array, so that the
+    words of a string (vISA text runs to hundreds) are copied, not made into ints one by one."""
+    words = array("I", (0,))
     for operand in operands:
         if isinstance(operand, str):
             words.extend(string_words(operand))
-        elif isinstance(operand, int) and 0 <= operand <= 0xFFFF_FFFF:
+        elif isinstance(operand, int) and 0 <= operand <= _WORD_MAX:
             words.append(operand)
         else:
             raise ValueError(
                 f"{OP_NAMES.get(opcode, opcode)}: operand {operand!r} is neither a 32-bit word"
                 " nor a string (split 64-bit literals with literal64())"
             )
-    if len(words) >= 0xFFFF:
+    if len(words) > 0xFFFF:
         raise ValueError(f"{OP_NAMES.get(opcode, opcode)}: more than 65535 words")
-    code.append(((len(words) + 1) << 16) | opcode)
-    code.extend(words)
+    words[0] = (len(words) << 16) | opcode
+    return words
+
+
+def _all_words(operands: tuple[object, ...]) -> bool:
+    """Whether every operand is an int that fits a word (else `_encode_slow` must see them)."""
+    for operand in operands:
+        if not isinstance(operand, int) or not 0 <= operand <= _WORD_MAX:
+            return False
+    return True
 
 
 def emit(code: array, opcode: int, *operands: int | str) -> None:
     """Append one instruction to `code`: the generic encoder every opcode goes through.
 
     Operands are ids or 32-bit literals (ints) or literal strings (str). The common all-int case
-    is one `fromlist` call, which appends all words or none; anything else falls back to
-    `_emit_slow`, which also turns bad operands into a clear ValueError.
+    is one `fromlist` call; anything else (checked first: an exception from `fromlist` would cost
+    more than the check) goes to `_encode_slow`, which also turns bad operands into a clear
+    ValueError before anything is appended.
     """
     _emit(code, opcode, operands)
 
@@ -108,10 +139,10 @@ def emit(code: array, opcode: int, *operands: int | str) -> None:
 
 def _emit(code: array, opcode: int, operands: tuple[int | str, ...]) -> None:
     """`emit` with the operands as one tuple."""
-    try:
+    if _all_words(operands):
         code.fromlist([((len(operands) + 1) << 16) | opcode, *operands])
-    except (TypeError, OverflowError):  # fromlist appended nothing
-        _emit_slow(code, opcode, operands)
+    else:
+        code.extend(_encode_slow(opcode, operands))
 
 
 def iter_instructions(words: Sequence[int], start: int = 0) -> Iterator[tuple[int, int, int]]:
@@ -145,12 +176,18 @@ def opcodes_in(words: Sequence[int], start: int = 0) -> dict[int, None]:
 
 
 class Block:
-    """A basic block: OpLabel plus its instructions, in its own word array.
+    """A basic block: OpLabel plus its instructions, in its own word list.
 
-    Blocks are separate arrays so a converter can keep appending to a block created earlier
+    Blocks are separate lists so a converter can keep appending to a block created earlier
     (loop headers, merge blocks) without caring about the final order. `opcodes` records the
     distinct opcodes of `code` in order of first occurrence as they are emitted, so capex need
     not scan the words again (one dict store per instruction is cheaper than that scan).
+
+    `code` is a plain list of ints, not an `array('I')` like the module's sections: in the
+    compiled module appending to a list is a C call per word, where `array.fromlist` is a
+    Python method call per instruction on a list built for it. The emitters check that every
+    operand fits a word before they append anything, so a block holds valid words only; the
+    assembler converts each block once.
     """
 
     __slots__ = ("module", "label", "code", "opcodes")
@@ -158,7 +195,7 @@ class Block:
     def __init__(self, module: Module, label: int) -> None:
         self.module = module
         self.label = label
-        self.code = array("I", (2 << 16 | Op.Label, label))
+        self.code: list[int] = [2 << 16 | Op.Label, label]
         self.opcodes: dict[int, None] = {Op.Label: None}
 
     def op(self, opcode: int, result_type: int, *operands: int | str, result_id: int = 0) -> int:
@@ -168,11 +205,12 @@ class Block:
         (e.g. a loop-carried value already referenced by an OpPhi).
 
         This runs once per emitted instruction, so it does the least work: whether the opcode
-        has a result type is one set lookup, `opcodes` is written only when the block first
-        sees the opcode, and the words go in with one `fromlist`, which appends all or nothing
-        (a string operand or a value beyond 32 bits takes `_emit_slow`). The kind check must
-        not depend on `opcodes`: op() and emit() share that record, so skipping the check for
-        a recorded opcode would accept op(Op.Store, ...) after emit(Op.Store, ...).
+        has a result type is one byte of a table, `opcodes` is written only when the block
+        first sees the opcode, and the words are appended to the list after one pass that
+        checks they are words (a string operand or a value beyond 32 bits takes
+        `_encode_slow`). The kind check must not depend on `opcodes`: op() and emit() share
+        that record, so skipping the check for a recorded opcode would accept op(Op.Store, ...)
+        after emit(Op.Store, ...).
         """
         return self._op(opcode, result_type, operands, result_id)
 
@@ -180,31 +218,73 @@ class Block:
         self, opcode: int, result_type: int, operands: tuple[int | str, ...], result_id: int
     ) -> int:
         """`op` with the operands as one tuple (see `_emit`)."""
-        if opcode not in _RESULT_TYPE_OPS:
+        if _kind(opcode) != _RESULT_AND_TYPE:
             raise ValueError(f"{OP_NAMES.get(opcode, opcode)} has no result type; use emit()")
-        new = opcode not in self.opcodes
         if not result_id:
             module = self.module
             result_id = module._bound
             module._bound = result_id + 1
-        # a list of ints, unless a string operand sends it to _emit_slow
-        words: list = [((len(operands) + 3) << 16) | opcode, result_type, result_id, *operands]
-        try:
-            self.code.fromlist(words)
-        except (TypeError, OverflowError):
-            _emit_slow(self.code, opcode, (result_type, result_id, *operands))
-        if new:
+        code = self.code
+        if _all_words(operands) and 0 <= result_type <= _WORD_MAX:
+            code.append(((len(operands) + 3) << 16) | opcode)
+            code.append(result_type)
+            code.append(result_id)
+            code.extend(operands)  # type: ignore[arg-type]  # ints only, checked above
+        else:
+            code.extend(_encode_slow(opcode, (result_type, result_id, *operands)).tolist())
+        if opcode not in self.opcodes:
+            self.opcodes[opcode] = None
+        return result_id
+
+    def op1(self, opcode: int, result_type: int, a: int) -> int:
+        """`op` with one operand (conversions, loads, negations): no tuple on the way."""
+        if _kind(opcode) != _RESULT_AND_TYPE or not (
+            0 <= result_type <= _WORD_MAX and 0 <= a <= _WORD_MAX
+        ):
+            return self._op(opcode, result_type, (a,), 0)
+        module = self.module
+        result_id = module._bound
+        module._bound = result_id + 1
+        code = self.code
+        code.append(4 << 16 | opcode)
+        code.append(result_type)
+        code.append(result_id)
+        code.append(a)
+        if opcode not in self.opcodes:
+            self.opcodes[opcode] = None
+        return result_id
+
+    def op2(self, opcode: int, result_type: int, a: int, b: int) -> int:
+        """`op` with two operands (binary arithmetic, comparisons): no tuple on the way."""
+        if _kind(opcode) != _RESULT_AND_TYPE or not (
+            0 <= result_type <= _WORD_MAX and 0 <= a <= _WORD_MAX and 0 <= b <= _WORD_MAX
+        ):
+            return self._op(opcode, result_type, (a, b), 0)
+        module = self.module
+        result_id = module._bound
+        module._bound = result_id + 1
+        code = self.code
+        code.append(5 << 16 | opcode)
+        code.append(result_type)
+        code.append(result_id)
+        code.append(a)
+        code.append(b)
+        if opcode not in self.opcodes:
             self.opcodes[opcode] = None
         return result_id
 
     def emit(self, opcode: int, *operands: int | str) -> None:
         """Emit an instruction without a result (OpStore, OpBranch, OpReturn, ...); the kind
         check is unconditional for the reason given in op()."""
-        if opcode in _RESULT_OPS:
+        if _kind(opcode) != _NO_RESULT:
             raise ValueError(f"{OP_NAMES.get(opcode, opcode)} defines a result; use op()")
-        new = opcode not in self.opcodes
-        _emit(self.code, opcode, operands)
-        if new:
+        code = self.code
+        if _all_words(operands):
+            code.append(((len(operands) + 1) << 16) | opcode)
+            code.extend(operands)  # type: ignore[arg-type]  # ints only, checked above
+        else:
+            code.extend(_encode_slow(opcode, operands).tolist())
+        if opcode not in self.opcodes:
             self.opcodes[opcode] = None
 
     def ext_inst(self, result_type: int, ext_set: int, number: int, *operands: int) -> int:
@@ -215,32 +295,60 @@ class Block:
         """`op` with a fixed opcode, result type and leading operands, as a function of the
         other operands returning the new id. For loops that emit many instructions of one
         kind (a GEMM's broadcasts and fmas): the opcode is checked here once, and each call
-        only allocates the id and appends the words. The function appends to this block, so it
-        is valid until the converter moves to another block."""
-        if opcode not in _RESULT_TYPE_OPS:
+        only checks its operands, allocates the id and appends the words. The function appends
+        to this block, so it is valid until the converter moves to another block."""
+        if _kind(opcode) != _RESULT_AND_TYPE:
             raise ValueError(f"{OP_NAMES.get(opcode, opcode)} has no result type; use emit()")
-        module, code, opcodes = self.module, self.code, self.opcodes
+        head = (result_type, *prefix)
+        if not _all_words(head):
+            _encode_slow(opcode, head)  # raises: the fixed part is not words
         fixed = len(prefix) + 3
+        return _Emitter(self, opcode, result_type, prefix, fixed)
 
-        def emit_one(*operands: int) -> int:
-            result_id = module._bound
-            module._bound = result_id + 1
-            try:
-                code.fromlist(
-                    [
-                        ((len(operands) + fixed) << 16) | opcode,
-                        result_type,
-                        result_id,
-                        *prefix,
-                        *operands,
-                    ]
-                )
-            except (TypeError, OverflowError):
-                _emit_slow(code, opcode, (result_type, result_id, *prefix, *operands))
-            opcodes[opcode] = None
-            return result_id
 
-        return emit_one
+class _Emitter:
+    """What `Block.emitter` returns: a callable object rather than a closure, so that in the
+    compiled module its state is read from native attributes. The words it appends are held as
+    objects (`Any`) and boxed as few times as possible (a fresh int object is an allocation):
+    the result type and the opcode once here, the header word once per operand count, and the
+    new id once per call for both the block and the caller."""
+
+    __slots__ = ("block", "code", "opcode", "result_type", "prefix", "fixed", "count", "header")
+
+    def __init__(
+        self, block: Block, opcode: int, result_type: int, prefix: tuple[int, ...], fixed: int
+    ) -> None:
+        self.block = block
+        self.code: list[Any] = block.code
+        self.opcode: Any = opcode
+        self.result_type: Any = result_type
+        self.prefix = prefix
+        self.fixed = fixed
+        self.count = -1  # the operand count `header` was made for
+        self.header: Any = 0
+
+    def __call__(self, *operands: int) -> Any:
+        if not _all_words(operands):
+            _encode_slow(self.opcode, operands)  # raises: an int beyond 32 bits or not an int
+        count = len(operands)
+        if count != self.count:
+            self.header = ((count + self.fixed) << 16) | self.opcode
+            self.count = count
+        block = self.block
+        module = block.module
+        bound = module._bound
+        module._bound = bound + 1
+        result_id: Any = bound
+        code = self.code
+        code.append(self.header)
+        code.append(self.result_type)
+        code.append(result_id)
+        code.extend(self.prefix)
+        code.extend(operands)
+        opcodes: dict[Any, None] = block.opcodes
+        if self.opcode not in opcodes:
+            opcodes[self.opcode] = None
+        return result_id
 
 
 class Function:
@@ -368,11 +476,17 @@ class Module:
 
     def _declare(self, opcode: int, operands: tuple[int | str, ...]) -> int:
         """`declare` with the operands as one tuple (see `_emit`)."""
-        result = self.new_id()
-        if opcode in _RESULT_TYPE_OPS:
-            _emit(self.globals, opcode, (operands[0], result, *operands[1:]))
+        result = self._bound
+        self._bound = result + 1
+        head = ((len(operands) + 2) << 16) | opcode
+        if _kind(opcode) == _RESULT_AND_TYPE:
+            words: list = [head, operands[0], result, *operands[1:]]
         else:
-            _emit(self.globals, opcode, (result, *operands))
+            words = [head, result, *operands]
+        if _all_words(operands):
+            self.globals.fromlist(words)
+        else:
+            self.globals.extend(_encode_slow(opcode, words[1:]))
         return result
 
     def unique(self, opcode: int, *operands: int | str) -> int:
@@ -457,8 +571,8 @@ class Module:
             bits = _int_bits(int(value), key[1], key[2])
         if key[1] > 32:
             low, high = literal64(bits)
-            return self.unique(Op.Constant, type_id, low, high)
-        return self.unique(Op.Constant, type_id, bits)
+            return self._unique_of(Op.Constant, (type_id, low, high))
+        return self._unique_of(Op.Constant, (type_id, bits))
 
     def constant_bool(self, value: bool) -> int:
         return self.unique(Op.ConstantTrue if value else Op.ConstantFalse, self.type_bool())
@@ -506,6 +620,10 @@ class Module:
 
 
 def _int_bits(value: int, width: int, signedness: int) -> int:
+    if (0 <= value < 0x80 and width >= 8) or (0 <= value < 0x8000_0000 and width >= 32):
+        # below the sign bit: the bits are the value (the common case, and for 64 bits the
+        # masks below are integers beyond a machine word)
+        return value
     if not -(1 << (width - 1)) <= value < (1 << width):
         raise ValueError(f"{value} does not fit a {width}-bit integer")
     bits = value & ((1 << width) - 1)

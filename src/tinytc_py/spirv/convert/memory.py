@@ -39,9 +39,9 @@ class MemoryConversion(ControlFlowConversion):
         blk = self.block
         off = None
         for idx, st, static in zip(indices, d.stride, d.ty.stride, strict=False):
-            term = idx if static == 1 else blk.op(Op.IMul, self.i64(), idx, st)
-            off = term if off is None else blk.op(Op.IAdd, self.i64(), off, term)
-        return blk.op(Op.InBoundsPtrAccessChain, self.memref_ptr_ty(d.ty), d.ptr, off)
+            term = idx if static == 1 else blk.op2(Op.IMul, self.i64(), idx, st)
+            off = term if off is None else blk.op2(Op.IAdd, self.i64(), off, term)
+        return blk.op2(Op.InBoundsPtrAccessChain, self.memref_ptr_ty(d.ty), d.ptr, off)
 
     def load(self, inst: Inst) -> None:
         d = self.dv(inst.operand("operand"), inst)
@@ -50,7 +50,7 @@ class MemoryConversion(ControlFlowConversion):
             self.set(inst, self.load_group(d, indices[0]))
             return
         ptr = self.address(d, indices)
-        self.set(inst, self.block.op(Op.Load, self.ty(d.ty.element), ptr))
+        self.set(inst, self.block.op1(Op.Load, self.ty(d.ty.element), ptr))
 
     def load_group(self, g: GroupDV, idx: int) -> MemrefDV:
         """Member idx: base G[idx] + offset, dynamic shape/stride entries array[idx] (§B1.3)."""
@@ -109,12 +109,12 @@ class MemoryConversion(ControlFlowConversion):
             zip(inst.props["static_offsets"], inst.props["static_sizes"], strict=False)
         ):
             oid = next(dyn_offs) if o == DYNAMIC else self.c64(o)
-            off = blk.op(Op.IAdd, i64, off, blk.op(Op.IMul, i64, oid, d.stride[k]))
+            off = blk.op2(Op.IAdd, i64, off, blk.op2(Op.IMul, i64, oid, d.stride[k]))
             if s == 0:
                 continue
             shape.append(next(dyn_sizes) if s == DYNAMIC else self.c64(s))
             stride.append(d.stride[k])
-        ptr = blk.op(Op.InBoundsPtrAccessChain, self.memref_ptr_ty(d.ty), d.ptr, off)
+        ptr = blk.op2(Op.InBoundsPtrAccessChain, self.memref_ptr_ty(d.ty), d.ptr, off)
         self.set(inst, self.result_dv(inst, ptr, shape, stride))
 
     def expand(self, inst: Inst) -> None:
@@ -126,7 +126,7 @@ class MemoryConversion(ControlFlowConversion):
         ]
         sub_stride = [d.stride[mode]]
         for s in sub_shape[:-1]:
-            sub_stride.append(self.block.op(Op.IMul, self.i64(), sub_stride[-1], s))
+            sub_stride.append(self.block.op2(Op.IMul, self.i64(), sub_stride[-1], s))
         shape = d.shape[:mode] + sub_shape + d.shape[mode + 1 :]
         stride = d.stride[:mode] + sub_stride + d.stride[mode + 1 :]
         self.set(inst, MemrefDV(inst.results[0].type, d.ptr, shape, stride))
@@ -136,7 +136,7 @@ class MemoryConversion(ControlFlowConversion):
         frm, to = inst.props["from"], inst.props["to"]
         size = d.shape[frm]
         for s in d.shape[frm + 1 : to + 1]:
-            size = self.block.op(Op.IMul, self.i64(), size, s)
+            size = self.block.op2(Op.IMul, self.i64(), size, s)
         shape = d.shape[:frm] + [size] + d.shape[to + 1 :]
         stride = d.stride[: frm + 1] + d.stride[to + 1 :]
         self.set(inst, self.result_dv(inst, d.ptr, shape, stride))

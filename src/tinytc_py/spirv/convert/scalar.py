@@ -154,7 +154,7 @@ class ScalarConversion(MemoryConversion):
         name = inst.name
         blk = self.block
         if isinstance(ty, BooleanType):
-            self.set(inst, blk.op(_BOOL_BINARY[name], self.ty(ty), a, b))
+            self.set(inst, blk.op2(_BOOL_BINARY[name], self.ty(ty), a, b))
             return
         num = as_number(ty)
         if num.is_integer:
@@ -162,7 +162,7 @@ class ScalarConversion(MemoryConversion):
             if name in _INT_EXT:
                 self.set(inst, self.ext(rty, _INT_EXT[name], a, b))
             else:
-                self.set(inst, blk.op(_INT_BINARY[name], rty, a, b))
+                self.set(inst, blk.op2(_INT_BINARY[name], rty, a, b))
         elif num.is_float:
             self.set(inst, self.via_f32(num, lambda t, x: self.float_binary(name, t, *x), a, b))
         else:
@@ -198,13 +198,13 @@ class ScalarConversion(MemoryConversion):
     def float_binary(self, name: str, t: int, a: int, b: int) -> int:
         if name in _FLOAT_EXT:
             return self.ext(t, _FLOAT_EXT[name], a, b)
-        return self.block.op(_FLOAT_BINARY[name], t, a, b)
+        return self.block.op2(_FLOAT_BINARY[name], t, a, b)
 
     def complex_binary(self, name: str, ty: NumberType, a: int, b: int) -> int:
         vty, comp = self.ty(ty), self.ty(ty.component_type)
         blk = self.block
         if name in ("add", "sub"):
-            return blk.op(_FLOAT_BINARY[name], vty, a, b)
+            return blk.op2(_FLOAT_BINARY[name], vty, a, b)
         ar, ai = self.parts(a, comp)
         br, bi = self.parts(b, comp)
         mul, add, sub = (
@@ -307,7 +307,7 @@ class ScalarConversion(MemoryConversion):
         bool_ty = self.mod.type_bool()
         blk = self.block
         if ty.is_integer:
-            self.set(inst, blk.op(_INT_CMP[inst.name], bool_ty, a, b))
+            self.set(inst, blk.op2(_INT_CMP[inst.name], bool_ty, a, b))
             return
         if ty.kind is ScalarKind.bf16:
             a, b = self.bf16_to_f32(a), self.bf16_to_f32(b)
@@ -316,7 +316,7 @@ class ScalarConversion(MemoryConversion):
             both = blk.op(_FLOAT_CMP[inst.name], vb, a, b)
             self.set(inst, blk.op(Op.All if inst.name == "equal" else Op.Any, bool_ty, both))
             return
-        self.set(inst, blk.op(_FLOAT_CMP[inst.name], bool_ty, a, b))
+        self.set(inst, blk.op2(_FLOAT_CMP[inst.name], bool_ty, a, b))
 
     # ---- casts --------------------------------------------------------------------------------
 
@@ -326,9 +326,9 @@ class ScalarConversion(MemoryConversion):
         a = self.val(inst.operand("a"), inst)
         blk = self.block
         if src is dst:
-            self.set(inst, blk.op(Op.CopyObject, self.ty(dst), a))
+            self.set(inst, blk.op1(Op.CopyObject, self.ty(dst), a))
         elif dst.is_complex and src.is_complex:
-            self.set(inst, blk.op(Op.FConvert, self.ty(dst), a))
+            self.set(inst, blk.op1(Op.FConvert, self.ty(dst), a))
         elif dst.is_complex:
             re = self.convert_scalar(a, src, dst.component_type)
             null = self.mod.constant_null(self.ty(dst))
@@ -347,12 +347,12 @@ class ScalarConversion(MemoryConversion):
             return self.f32_to_bf16(self.convert_scalar(a, src, ctx.f32))
         t = self.ty(dst)
         if src.is_integer and dst.is_integer:
-            return blk.op(Op.CopyObject if src.size == dst.size else Op.SConvert, t, a)
+            return blk.op1(Op.CopyObject if src.size == dst.size else Op.SConvert, t, a)
         if src.is_integer:
-            return blk.op(Op.ConvertSToF, t, a)
+            return blk.op1(Op.ConvertSToF, t, a)
         if dst.is_integer:
-            return blk.op(Op.ConvertFToS, t, a)
-        return blk.op(Op.FConvert, t, a)
+            return blk.op1(Op.ConvertFToS, t, a)
+        return blk.op1(Op.FConvert, t, a)
 
 
 def float_to_bf16_bits(value: float) -> int:
