@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "compiled",
             "errors",
+            "location",
             "environ",
             "gc_pause",
             "self_checks",

@@ -193,7 +193,7 @@ class IRBuilder(builder_methods.InstructionMethods):
             positions[unit] if unit < len(positions) else (None, None, None, None)
         )
         if line is None or col is None or end_col is None:
-            line = end_line = frame.f_lineno
+            line = end_line = frame.f_lineno or 0  # None in a frame without a line number
             col, end_col = 0, len(linecache.getline(path, line).rstrip())
         return Location(Position(sid, line, col + 1), Position(sid, end_line or line, end_col + 1))
 
