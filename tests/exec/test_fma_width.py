@@ -37,12 +37,23 @@ from .test_gemm_tuning import FakeTimer, cl_device, kernel, run_and_check
 pytestmark = pytest.mark.timeout(300, method="thread")
 
 
-def cpuinfo(vendor: str, family: int, model: int, flags: str = "fma avx2 avx512f") -> str:
-    entry = (
-        f"processor\t: {{n}}\nvendor_id\t: {vendor}\ncpu family\t: {family}\n"
+def entry(n: int, vendor: str, family: int, model: int, flags: str) -> str:
+    """One processor's entry of /proc/cpuinfo, with the blank line that ends it."""
+    return (
+        f"processor\t: {n}\nvendor_id\t: {vendor}\ncpu family\t: {family}\n"
         f"model\t\t: {model}\nmodel name\t: some CPU\nflags\t\t: {flags}\n\n"
     )
-    return entry.format(n=0) + entry.replace(str(family), "6").format(n=1)
+
+
+ZEN4 = ("AuthenticAMD", 25, 17)
+INTEL = ("GenuineIntel", 6, 143)
+
+
+def cpuinfo(vendor: str, family: int, model: int, flags: str = "fma avx2 avx512f") -> str:
+    """Two processor entries: the one given, then one of another width and flags (a reader of
+    the second entry would see the other width)."""
+    other = INTEL if (vendor, family) == ZEN4[:2] else ZEN4
+    return entry(0, vendor, family, model, flags) + entry(1, *other, "sse4_2")
 
 
 @pytest.mark.parametrize(
@@ -56,11 +67,11 @@ def cpuinfo(vendor: str, family: int, model: int, flags: str = "fma avx2 avx512f
     ],
 )
 def test_fma_width_comes_from_the_first_processor(vendor, family, model, fma_bytes):
-    """Vendor, family and model of the first processor entry (the second one, of another
-    family, is not read) decide the width."""
+    """Vendor and family of the first processor entry (the second one, of the other width,
+    is not read) decide the width; the model does not."""
     text = cpuinfo(vendor, family, model) if vendor else ""
     cpu = parse_cpuinfo(text)
-    assert (cpu.vendor, cpu.family, cpu.model) == (vendor, family, model)
+    assert (cpu.vendor, cpu.family) == (vendor, family)
     assert cpu.flags == (frozenset({"fma", "avx2", "avx512f"}) if vendor else frozenset())
     assert fma_bytes_of(cpu) == fma_bytes
 
@@ -75,9 +86,27 @@ def test_host_core_has_the_hosts_fma_width(monkeypatch, arch, isa):
     core = host_cpu_core()
     assert (core.isa, core.fma_bytes) == (isa, 32)
     assert core.fma_passes(core.vector_bytes) == (2 if isa == "avx512" else 1)
-    intel = CpuId("GenuineIntel", 6, 143, frozenset({"fma", "avx2", "avx512f"}))
+    intel = CpuId("GenuineIntel", 6, frozenset({"fma", "avx2", "avx512f"}))
     monkeypatch.setattr(cpu_core_module, "host_cpu_id", lambda: intel)
     assert host_cpu_core().fma_bytes == 64
+
+
+def test_host_cpu_id_reads_the_first_entry_only(monkeypatch, tmp_path):
+    """/proc/cpuinfo is read up to the end of the first processor's entry: what follows (here
+    bytes that are not UTF-8, beyond the first read's buffer) is never decoded; a first entry
+    that is not UTF-8 gives an empty CpuId, not an error."""
+    path = tmp_path / "cpuinfo"
+    rest = entry(1, *INTEL, "sse4_2") * 200 + "model name\t: \udcff\n"
+    first = cpuinfo(*ZEN4)
+    path.write_bytes(first.encode() + rest.encode("utf-8", "surrogateescape"))
+    assert len(path.read_bytes()) > 16 * 1024
+    monkeypatch.setattr(cpu_core_module, "CPUINFO", str(path))
+    assert cpu_core_module.host_cpu_id() == parse_cpuinfo(first)
+    assert fma_bytes_of(cpu_core_module.host_cpu_id()) == 32
+    path.write_bytes(b"vendor_id\t: \xff\n")
+    assert cpu_core_module.host_cpu_id() == CpuId()
+    monkeypatch.setattr(cpu_core_module, "CPUINFO", str(tmp_path / "missing"))
+    assert cpu_core_module.host_cpu_id() == CpuId()
 
 
 @pytest.mark.parametrize(
