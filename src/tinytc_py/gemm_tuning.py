@@ -8,10 +8,15 @@ gets its best block. Opt-in, because timing costs compile time (each candidate i
 build): compiler-context flag `OptFlag.autotune` (C: tinytc_optflag_autotune,
 `tinytc --autotune`, Python `program(..., autotune=True)`). For every gemm with static sizes
 `tune` looks up the per-device tuning cache (`cache_subdir("tuning")`, one JSON file per device
-name, driver version, ISA and `TUNER_VERSION`, keyed by `GemmKey.text()`: sizes, types,
-transposes); on a miss it compiles a batched kernel of that gemm with the cost model's choice
-and the model's next best blockings (`CANDIDATES` in all), has them timed (`time_candidates`)
-and stores the choice (`choose`: never one that timed slower than the model's). The result is
+name, driver version, ISA and `TUNER_VERSION`, keyed by `table_key`: the gemm's sizes, types and
+transposes and the subgroup size its function compiles at, `chosen_subgroup_size`, since a
+blocking's row blocks are subgroups: on FMA units narrower than the vectors the same gemm gets
+another size depending on the function's other gemms); on a miss it compiles a batched kernel
+of that gemm at that subgroup size with the cost model's choice and the model's next best
+blockings (`CANDIDATES` in all), has them timed (`time_candidates`) and stores the choice
+(`choose`: never one that timed slower than the model's). A gemm whose key comes at several
+subgroup sizes in one program keeps the model's blockings (the core info has one blocking per
+key). The result is
 a copy of the core info whose `gemm_blockings` hold the choices; the lowering uses them instead
 of the model. Later compiles hit the cache and time nothing (statistics `tuning_hits` /
 `tuning_misses`, one per gemm shape looked up). Only SIMD CPU cores (core info `cpu`) have a
@@ -32,19 +37,14 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
-from .analysis.gemm_model import (
-    GemmProblem,
-    cpu_blocking,
-    cpu_candidates,
-    gemm_key,
-    subgroup_size,
-)
+from .analysis.gemm_model import GemmProblem, cpu_blocking, cpu_candidates, gemm_key
 from .binary import Binary
 from .cache_dir import atomic_write, cache_subdir
 from .compiler import compile_to_spirv
 from .ir.region import Prog
 from .kernel_cache import stats
 from .numpy_types import DTYPES
+from .passes.work_group_size import chosen_subgroup_size
 from .target.core_info import CoreInfo
 from .target.gemm_blocking import GemmBlocking, GemmKey
 
@@ -52,7 +52,9 @@ CANDIDATES = 6
 KERNEL = "tune"  # the name of the tuning kernel
 ROUNDS = 7  # timed launches per candidate, interleaved (each after an untimed one)
 MARGIN = 0.03  # a candidate replaces the model's choice only when its median is this much faster
-TUNER_VERSION = 2  # in the tuning file's name: choices of an older tuner are timed again
+# In the tuning file's name: choices of an older tuner are timed again (3: keys with the
+# subgroup size; version 2 timed at the full vector's subgroup, whatever the compile's was)
+TUNER_VERSION = 3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,25 +106,42 @@ def _store(path: Path, table: dict[str, str]) -> None:
         atomic_write(path, data)
 
 
-def static_gemm_keys(prog: Prog) -> list[GemmKey]:
-    """Keys of the gemms of `prog` whose sizes are known at compile time."""
-    keys = {gemm_key(i) for f in prog.funcs for i in f.body.walk() if i.name == "gemm"}
-    return sorted((k for k in keys if min(k.M, k.N, k.K) >= 0), key=GemmKey.text)
+def static_gemms(prog: Prog, info: CoreInfo) -> dict[GemmKey, set[int]]:
+    """The gemms of `prog` whose sizes are known at compile time, each with the subgroup sizes
+    of the functions it is in (what the compile gives them, `chosen_subgroup_size`)."""
+    found: dict[GemmKey, set[int]] = {}
+    for f in prog.funcs:
+        keys = {gemm_key(i) for i in f.body.walk() if i.name == "gemm"}
+        keys = {k for k in keys if min(k.M, k.N, k.K) >= 0}
+        if keys:
+            sgs = chosen_subgroup_size(f, info)
+            for key in keys:
+                found.setdefault(key, set()).add(sgs)
+    return found
+
+
+def table_key(key: GemmKey, subgroup_size: int) -> str:
+    """The tuning table's key of a gemm timed at a subgroup size."""
+    return f"{key.text()}:sg{subgroup_size}"
 
 
 def tune(prog: Prog, info: CoreInfo, timer: KernelTimer) -> CoreInfo:
     """`info` with tuned blockings for the gemms of `prog` (from the cache or timed now)."""
-    keys = static_gemm_keys(prog) if info.cpu is not None else []
-    if not keys:
+    gemms = static_gemms(prog, info) if info.cpu is not None else {}
+    tunable = sorted(
+        ((key, sgs) for key, (sgs, *others) in gemms.items() if not others),
+        key=lambda e: table_key(*e),
+    )
+    if not tunable:
         return info
     path = tuning_file(timer, info)
     table = _load(path)
     chosen = dict(info.gemm_blockings)
-    for key in keys:
-        text = table.get(key.text())
+    for key, sgs in tunable:
+        text = table.get(table_key(key, sgs))
         if text is None:
-            text = tuned_blocking(key, info, timer).text()
-            table = {**_load(path), key.text(): text}
+            text = tuned_blocking(key, sgs, info, timer).text()
+            table = {**_load(path), table_key(key, sgs): text}
             _store(path, table)
             stats.count("tuning_misses")
         else:
@@ -138,8 +157,9 @@ def _shapes(key: GemmKey) -> tuple[tuple[int, int], tuple[int, int], tuple[int, 
     return a, b, (key.M, key.N)
 
 
-def tuning_kernel(key: GemmKey) -> str:
-    """A batched kernel of the gemm: one work-group per batch entry, C = alpha A B + beta C.
+def tuning_kernel(key: GemmKey, subgroup_size: int) -> str:
+    """A batched kernel of the gemm at `subgroup_size`: one work-group per batch entry,
+    C = alpha A B + beta C.
     alpha and beta are parameters, as in a typical batched GEMM kernel, not constants: the
     runtime's JIT makes different code for constants, in which other blockings win (AVX-512 f32
     64^3: 4x2k4 233 GFLOP/s with constants, 294 with parameters; 4x3k4 264 and 231)."""
@@ -159,7 +179,7 @@ def tuning_kernel(key: GemmKey) -> str:
 
     return (
         f"func @{KERNEL}(%alpha: {types['C']}, %beta: {types['C']}, "
-        f"{arg('A')}, {arg('B')}, {arg('C')}) {{\n"
+        f"{arg('A')}, {arg('B')}, {arg('C')}) attributes {{subgroup_size={subgroup_size}}} {{\n"
         "    %gid = group_id.x : index\n"
         + view("A")
         + view("B")
@@ -169,22 +189,24 @@ def tuning_kernel(key: GemmKey) -> str:
     )
 
 
-def tuned_blocking(key: GemmKey, info: CoreInfo, timer: KernelTimer) -> GemmBlocking:
-    """Times the cost model's choice and its next best candidates for `key`; see `choose`."""
+def tuned_blocking(
+    key: GemmKey, subgroup_size: int, info: CoreInfo, timer: KernelTimer
+) -> GemmBlocking:
+    """Times the cost model's choice and its next best candidates for `key` in a function of
+    `subgroup_size` (the compile's, `chosen_subgroup_size`); see `choose`."""
     from .text.dialect import parse
 
     assert info.cpu is not None
     dtypes = tuple(np.dtype(DTYPES[t]) for t in key.types)
     c_size = dtypes[2].itemsize
-    sgs = subgroup_size([key.M], max(c_size, 4), info.cpu)  # as the compile picks it
-    problem = GemmProblem(key.M, key.N, key.K, dtypes[0].itemsize, c_size, sgs)
+    problem = GemmProblem(key.M, key.N, key.K, dtypes[0].itemsize, c_size, subgroup_size)
     model = cpu_blocking(problem, info.cpu)
     others = [b for b in cpu_candidates(problem, info.cpu, CANDIDATES) if b != model]
     params = tuple(zip(_shapes(key), dtypes, strict=True))
     launches = {}
     for blocking in [model, *others][:CANDIDATES]:
         tuned = dataclasses.replace(info, gemm_blockings={**info.gemm_blockings, key: blocking})
-        binary = compile_to_spirv(parse(tuning_kernel(key)), tuned)
+        binary = compile_to_spirv(parse(tuning_kernel(key, subgroup_size)), tuned)
         kernel = BatchedKernel(binary, KERNEL, params, (dtypes[2].type(1.5), dtypes[2].type(0.5)))
         launches[blocking] = timer.launcher(kernel)
     return choose(time_candidates(launches), model)

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tinytc_py.analysis.gemm_model import GemmProblem, cpu_candidates
+from tinytc_py import gemm_tuning
+from tinytc_py.analysis.gemm_model import GemmProblem, cpu_candidates, subgroup_size
 from tinytc_py.cli import cache as cache_cli
 from tinytc_py.kernel_cache import stats
 from tinytc_py.target.gemm_blocking import GemmBlocking, GemmKey
@@ -47,20 +48,21 @@ def test_c_autotune_tunes_once_then_reuses_the_choice(
     run(prog, cache_env)  # the C program checks the GEMM against its own reference
     (path,) = (tmp_path / "tuning").glob("*.json")
     table = json.loads(path.read_text())
-    assert list(table) == [KEY.text()]
-    lanes = info.cpu.lanes(4)
-    problem = GemmProblem(KEY.M, KEY.N, KEY.K, 4, 4, lanes)
-    assert GemmBlocking.from_text(table[KEY.text()]) in cpu_candidates(problem, info.cpu, 6)
+    sgs = subgroup_size([KEY.M], 4, info.cpu)  # the compile's: the function has this one gemm
+    entry = gemm_tuning.table_key(KEY, sgs)
+    assert list(table) == [entry]
+    problem = GemmProblem(KEY.M, KEY.N, KEY.K, 4, 4, sgs)
+    assert GemmBlocking.from_text(table[entry]) in cpu_candidates(problem, info.cpu, 6)
     assert (stats.totals().get("tuning_hits", 0), stats.totals()["tuning_misses"]) == (0, 1)
 
     # A choice no candidate list holds: the second process can only have it from the file.
     stored = GemmBlocking(1, 3, 2)
     assert stored not in cpu_candidates(problem, info.cpu, 6)
-    path.write_text(json.dumps({KEY.text(): stored.text()}))
+    path.write_text(json.dumps({entry: stored.text()}))
     before = path.stat().st_mtime_ns, path.read_bytes()
     lowered = run(prog, cache_env)
-    assert f"coopmatrix<f32x{lanes}x3,matrix_acc>" in lowered
-    assert "matrix_acc>" not in lowered.replace(f"f32x{lanes}x3,matrix_acc>", "")
+    assert f"coopmatrix<f32x{sgs}x3,matrix_acc>" in lowered
+    assert "matrix_acc>" not in lowered.replace(f"f32x{sgs}x3,matrix_acc>", "")
     assert (path.stat().st_mtime_ns, path.read_bytes()) == before
     assert (stats.totals()["tuning_hits"], stats.totals()["tuning_misses"]) == (1, 1)
     assert cache_cli.main(["stats"]) == 0

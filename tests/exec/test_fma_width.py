@@ -6,7 +6,9 @@ any host."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
+import numpy as np
 import pytest
 
 from tinytc_py import gemm_tuning
@@ -16,6 +18,8 @@ from tinytc_py.analysis.tiling import BlasShape, suggest_subgroup_size
 from tinytc_py.compiler import compile_to_spirv
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.types import DYNAMIC, ScalarKind
+from tinytc_py.numpy_types import DTYPES
+from tinytc_py.passes.work_group_size import chosen_subgroup_size
 from tinytc_py.target import cpu_core as cpu_core_module
 from tinytc_py.target.cpu_core import (
     TARGET_ARCH_ENV,
@@ -25,7 +29,7 @@ from tinytc_py.target.cpu_core import (
     host_cpu_core,
     parse_cpuinfo,
 )
-from tinytc_py.target.gemm_blocking import GemmKey
+from tinytc_py.target.gemm_blocking import GemmBlocking, GemmKey
 from tinytc_py.text.dialect import parse
 
 from .test_gemm_tuning import FakeTimer, cl_device, kernel, run_and_check
@@ -33,12 +37,23 @@ from .test_gemm_tuning import FakeTimer, cl_device, kernel, run_and_check
 pytestmark = pytest.mark.timeout(300, method="thread")
 
 
-def cpuinfo(vendor: str, family: int, model: int, flags: str = "fma avx2 avx512f") -> str:
-    entry = (
-        f"processor\t: {{n}}\nvendor_id\t: {vendor}\ncpu family\t: {family}\n"
+def entry(n: int, vendor: str, family: int, model: int, flags: str) -> str:
+    """One processor's entry of /proc/cpuinfo, with the blank line that ends it."""
+    return (
+        f"processor\t: {n}\nvendor_id\t: {vendor}\ncpu family\t: {family}\n"
         f"model\t\t: {model}\nmodel name\t: some CPU\nflags\t\t: {flags}\n\n"
     )
-    return entry.format(n=0) + entry.replace(str(family), "6").format(n=1)
+
+
+ZEN4 = ("AuthenticAMD", 25, 17)
+INTEL = ("GenuineIntel", 6, 143)
+
+
+def cpuinfo(vendor: str, family: int, model: int, flags: str = "fma avx2 avx512f") -> str:
+    """Two processor entries: the one given, then one of another width and flags (a reader of
+    the second entry would see the other width)."""
+    other = INTEL if (vendor, family) == ZEN4[:2] else ZEN4
+    return entry(0, vendor, family, model, flags) + entry(1, *other, "sse4_2")
 
 
 @pytest.mark.parametrize(
@@ -52,11 +67,11 @@ def cpuinfo(vendor: str, family: int, model: int, flags: str = "fma avx2 avx512f
     ],
 )
 def test_fma_width_comes_from_the_first_processor(vendor, family, model, fma_bytes):
-    """Vendor, family and model of the first processor entry (the second one, of another
-    family, is not read) decide the width."""
+    """Vendor and family of the first processor entry (the second one, of the other width,
+    is not read) decide the width; the model does not."""
     text = cpuinfo(vendor, family, model) if vendor else ""
     cpu = parse_cpuinfo(text)
-    assert (cpu.vendor, cpu.family, cpu.model) == (vendor, family, model)
+    assert (cpu.vendor, cpu.family) == (vendor, family)
     assert cpu.flags == (frozenset({"fma", "avx2", "avx512f"}) if vendor else frozenset())
     assert fma_bytes_of(cpu) == fma_bytes
 
@@ -71,9 +86,27 @@ def test_host_core_has_the_hosts_fma_width(monkeypatch, arch, isa):
     core = host_cpu_core()
     assert (core.isa, core.fma_bytes) == (isa, 32)
     assert core.fma_passes(core.vector_bytes) == (2 if isa == "avx512" else 1)
-    intel = CpuId("GenuineIntel", 6, 143, frozenset({"fma", "avx2", "avx512f"}))
+    intel = CpuId("GenuineIntel", 6, frozenset({"fma", "avx2", "avx512f"}))
     monkeypatch.setattr(cpu_core_module, "host_cpu_id", lambda: intel)
     assert host_cpu_core().fma_bytes == 64
+
+
+def test_host_cpu_id_reads_the_first_entry_only(monkeypatch, tmp_path):
+    """/proc/cpuinfo is read up to the end of the first processor's entry: what follows (here
+    bytes that are not UTF-8, beyond the first read's buffer) is never decoded; a first entry
+    that is not UTF-8 gives an empty CpuId, not an error."""
+    path = tmp_path / "cpuinfo"
+    rest = entry(1, *INTEL, "sse4_2") * 200 + "model name\t: \udcff\n"
+    first = cpuinfo(*ZEN4)
+    path.write_bytes(first.encode() + rest.encode("utf-8", "surrogateescape"))
+    assert len(path.read_bytes()) > 16 * 1024
+    monkeypatch.setattr(cpu_core_module, "CPUINFO", str(path))
+    assert cpu_core_module.host_cpu_id() == parse_cpuinfo(first)
+    assert fma_bytes_of(cpu_core_module.host_cpu_id()) == 32
+    path.write_bytes(b"vendor_id\t: \xff\n")
+    assert cpu_core_module.host_cpu_id() == CpuId()
+    monkeypatch.setattr(cpu_core_module, "CPUINFO", str(tmp_path / "missing"))
+    assert cpu_core_module.host_cpu_id() == CpuId()
 
 
 @pytest.mark.parametrize(
@@ -137,20 +170,122 @@ def test_narrow_subgroup_gemm_runs(mnk, t):
     run_and_check(program(kernel(*mnk, t, False), core_info=info), *mnk, t, False)
 
 
-def test_tuner_times_blockings_for_the_compiled_subgroup_size(monkeypatch, tmp_path):
-    """The autotuner's candidates are the model's for the subgroup size the compile uses, and
-    its kernels have that size."""
+TWO_GEMMS = """\
+func @gemm(%A: memref<f32x23x19x?>, %B: memref<f32x19x37x?>, %C: memref<f32x23x37x?>,
+           %D: memref<f32x32x19x?>, %E: memref<f32x32x37x?>) {
+    %gid = group_id.x : index
+    %a = subview %A[0:23,0:19,%gid] : memref<f32x23x19>
+    %b = subview %B[0:19,0:37,%gid] : memref<f32x19x37>
+    %c = subview %C[0:23,0:37,%gid] : memref<f32x23x37>
+    %d = subview %D[0:32,0:19,%gid] : memref<f32x32x19>
+    %e = subview %E[0:32,0:37,%gid] : memref<f32x32x37>
+    %alpha = constant 1.5 : f32
+    %beta = constant 0.5 : f32
+    gemm.n.n %alpha, %a, %b, %beta, %c
+    gemm.n.n %alpha, %d, %b, %beta, %e
+}
+"""
+
+
+def c64_gemm(m: int, n: int, k: int, attributes: str = "") -> str:
+    return (
+        f"func @gemm(%A: memref<c64x{m}x{k}>, %B: memref<c64x{k}x{n}>, %C: memref<c64x{m}x{n}>)"
+        f" {attributes}{{\n    %one = constant [1.0, 0.0] : c64\n"
+        "    gemm.n.n %one, %A, %B, %one, %C\n}\n"
+    )
+
+
+def key_of(m: int, n: int, k: int, t: str) -> GemmKey:
+    return GemmKey(m, n, k, (t,) * 3, (False, False))
+
+
+@pytest.mark.parametrize(
+    ("source", "key", "acc_size", "sgs"),
+    [
+        (kernel(23, 37, 19, "f32", False), key_of(23, 37, 19, "f32"), 4, 8),
+        # with M = 23 in the function, M = 32 is timed at 8 too (alone it would get 16)
+        (TWO_GEMMS, key_of(32, 37, 19, "f32"), 4, 8),
+        # the model's 2 lanes are no CPU subgroup size: the compile's 4
+        (c64_gemm(5, 7, 3), key_of(5, 7, 3, "c64"), 16, 4),
+        # the function's attribute
+        (c64_gemm(5, 7, 3, "attributes {subgroup_size=8} "), key_of(5, 7, 3, "c64"), 16, 8),
+    ],
+)
+def test_tuner_times_blockings_for_the_compiled_subgroup_size(
+    monkeypatch, tmp_path, source, key, acc_size, sgs
+):
+    """The autotuner's candidates are the model's for the subgroup size the compile gives the
+    gemm's function, its kernels have that size, and the table's key says it."""
     monkeypatch.setenv("TINYTC_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(gemm_tuning, "CANDIDATES", 3)
     info = zen4_info()
+    prog = parse(source)
+    assert chosen_subgroup_size(prog.funcs[0], info) == sgs
     timer = FakeTimer()
-    tuned = gemm_tuning.tune(parse(kernel(23, 37, 19, "f32", False)), info, timer)
-    candidates = cpu_candidates(GemmProblem(23, 37, 19, 4, 4, 8), info.cpu, 3)
-    key = GemmKey(23, 37, 19, ("f32",) * 3, (False, False))
-    assert tuned.gemm_blockings == {key: candidates[-1]}
-    assert candidates != cpu_candidates(GemmProblem(23, 37, 19, 4, 4, 16), info.cpu, 3)
-    assert {k.binary.kernel(k.name).subgroup_size for k in timer.kernels} == {8}
-    wide = dataclasses.replace(info, cpu=cpu_core("avx512"))
+    tuned = gemm_tuning.tune(prog, info, timer)
+    kernels = [k for k in timer.kernels if k.params[2][0] == (key.M, key.N)]
+    assert {k.binary.kernel(k.name).subgroup_size for k in timer.kernels} == {sgs}
+    size = np.dtype(DTYPES[key.types[0]]).itemsize
+    candidates = cpu_candidates(GemmProblem(key.M, key.N, key.K, size, size, sgs), info.cpu, 3)
+    assert len(kernels) == len(candidates)
+    assert tuned.gemm_blockings[key] == candidates[-1]
+    model_alone = subgroup_size([key.M], acc_size, info.cpu)
+    if model_alone != sgs:  # what the tuner used to time at
+        others = cpu_candidates(
+            GemmProblem(key.M, key.N, key.K, size, size, model_alone), info.cpu, 3
+        )
+        assert candidates != others
+    (path,) = (tmp_path / "tuning").glob("*.json")
+    assert path.name == "Fake_CPU-1.0-avx512-tuner3.json"
+    assert gemm_tuning.table_key(key, sgs) in json.loads(path.read_text())
+
+
+def test_tuner_times_full_width_on_512_bit_units(monkeypatch, tmp_path):
+    monkeypatch.setenv("TINYTC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(gemm_tuning, "CANDIDATES", 3)
+    wide = dataclasses.replace(zen4_info(), cpu=cpu_core("avx512"))
     timer = FakeTimer()
     gemm_tuning.tune(parse(kernel(23, 37, 19, "f32", True)), wide, timer)
     assert {k.binary.kernel(k.name).subgroup_size for k in timer.kernels} == {16}
+
+
+def test_a_choice_timed_at_another_subgroup_size_is_not_reused(monkeypatch, tmp_path):
+    """A choice stored for the gemm at subgroup size 16 (on a core with 512-bit units, or by
+    the tuner before version 3) is not taken for a compile at 8: it is timed again and both
+    are kept."""
+    monkeypatch.setenv("TINYTC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(gemm_tuning, "CANDIDATES", 3)
+    info = zen4_info()
+    key = key_of(23, 37, 19, "f32")
+    wide = gemm_tuning.table_key(key, 16)
+    path = gemm_tuning.tuning_file(FakeTimer(), info)
+    path.parent.mkdir(parents=True)
+    old = path.with_name(path.name.replace("tuner3", "tuner2"))
+    old.write_text(json.dumps({key.text(): "2x6k4"}))  # the file of the tuner before
+    path.write_text(json.dumps({wide: "2x6k4"}))
+    timer = FakeTimer()
+    tuned = gemm_tuning.tune(parse(kernel(23, 37, 19, "f32", False)), info, timer)
+    candidates = cpu_candidates(GemmProblem(23, 37, 19, 4, 4, 8), info.cpu, 3)
+    assert len(timer.kernels) == 3
+    assert tuned.gemm_blockings == {key: candidates[-1]} != {key: GemmBlocking(2, 6, 4)}
+    table = json.loads(path.read_text())
+    assert table == {wide: "2x6k4", gemm_tuning.table_key(key, 8): candidates[-1].text()}
+
+
+def test_a_gemm_at_two_subgroup_sizes_keeps_the_model():
+    """The core info holds one blocking per gemm key: a key that two functions compile at
+    different subgroup sizes is not tuned (each function gets the model's blocking for its
+    size)."""
+    info = zen4_info()
+    dynamic = kernel(23, 37, 19, "f32", False).replace("@gemm", "@alone") + (
+        "func @with_dynamic(%A: memref<f32x23x19>, %B: memref<f32x19x37>, %C: memref<f32x23x37>,"
+        " %D: memref<f32x?x19>, %E: memref<f32x?x37>) {\n"
+        "    %one = constant 1.0 : f32\n"
+        "    gemm.n.n %one, %A, %B, %one, %C\n"
+        "    gemm.n.n %one, %D, %B, %one, %E\n}\n"
+    )
+    prog = parse(dynamic)
+    assert [chosen_subgroup_size(f, info) for f in prog.funcs] == [8, 16]
+    timer = FakeTimer()
+    assert gemm_tuning.tune(prog, info, timer) is info
+    assert timer.kernels == []

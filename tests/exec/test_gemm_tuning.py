@@ -21,11 +21,11 @@ from tinytc_py.analysis.gemm_model import (
     fits,
     stalls_unrolled,
     streams,
-    subgroup_size,
     unroll_fits,
 )
 from tinytc_py.compiler import compile_to_spirv
 from tinytc_py.passes.pipeline import run_default_pipeline
+from tinytc_py.passes.work_group_size import chosen_subgroup_size
 from tinytc_py.spirv import dump
 from tinytc_py.target.core_info import CoreInfo, GemmShape, MatrixExt
 from tinytc_py.target.cpu_core import cpu_core
@@ -268,6 +268,18 @@ def run_and_check(prog, m: int, n: int, k: int, t: str, trans_b: bool, batch: in
     np.testing.assert_allclose(C, want, rtol=tol, atol=tol * k)
 
 
+def compiled_subgroup_size(source: str, info) -> int:
+    """The subgroup size a compile for `info` gives the first function of `source`."""
+    return chosen_subgroup_size(parse(source).funcs[0], info)
+
+
+def cpu_device_info():
+    """The core info of the OpenCL CPU device (what `-d cpu` and the Python API compile for)."""
+    from tinytc_py.runtime.opencl import core_info_for
+
+    return core_info_for(cl_device())
+
+
 def cl_device():
     pytest.importorskip("pyopencl")
     from tinytc_py.runtime import device
@@ -501,8 +513,8 @@ def test_tuner_keeps_the_fastest_candidate(tuning_dir, isa):
         (((23, 19), f64), ((37, 19), f64), ((23, 37), f64))
     }
     assert all(k.binary.kernel(k.name).name == "tune" for k in timer.kernels)
-    assert json.loads((tuning_dir / f"Fake_CPU-1.0-{isa}-tuner2.json").read_text()) == {
-        key.text(): candidates[-1].text()
+    assert json.loads((tuning_dir / f"Fake_CPU-1.0-{isa}-tuner3.json").read_text()) == {
+        f"23x37x19:f64,f64,f64:nt:sg{info.cpu.lanes(8)}": candidates[-1].text()
     }
     timer.kernels.clear()
     assert gemm_tuning.tune(prog, info, timer) == tuned
@@ -581,10 +593,11 @@ def test_autotune_times_once_then_hits_the_cache(tuning_dir, timed):
     assert len(files) == 1
     table = json.loads(files[0].read_text())
     key = GemmKey(m, n, k, ("f32",) * 3, (False, False))
-    chosen = GemmBlocking.from_text(table[key.text()])
     dev = cl_device()
     info = core_info_for(dev)
-    p = GemmProblem(m, n, k, 4, 4, subgroup_size([m], 4, info.cpu))  # the compile's size
+    sgs = compiled_subgroup_size(kernel(m, n, k, "f32", False), info)
+    chosen = GemmBlocking.from_text(table[gemm_tuning.table_key(key, sgs)])
+    p = GemmProblem(m, n, k, 4, 4, sgs)
     assert chosen in cpu_candidates(p, info.cpu, gemm_tuning.CANDIDATES)
 
     timed.clear()
@@ -604,10 +617,11 @@ def test_autotune_uses_a_stored_choice(tuning_dir, timed):
     info = core_info_for(dev)
     path = gemm_tuning.tuning_file(autotune.ClKernelTimer(dev, program), info)
     assert dev.driver_version.strip().replace(" ", "_") in path.name
-    assert path.name.endswith(f"-{info.cpu.isa}-tuner2.json")
+    assert path.name.endswith(f"-{info.cpu.isa}-tuner3.json")
     key = GemmKey(16, 16, 16, ("f64",) * 3, (False, True))
+    sgs = compiled_subgroup_size(kernel(16, 16, 16, "f64", True), info)
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({key.text(): "1x3k2"}))
+    path.write_text(json.dumps({gemm_tuning.table_key(key, sgs): "1x3k2"}))
     prog = parse(kernel(16, 16, 16, "f64", True))
     assert autotune.autotune(prog, dev, info, program).gemm_blockings == {
         key: GemmBlocking(1, 3, 2)
@@ -636,7 +650,8 @@ def test_cli_autotune(tuning_dir, timed, tmp_path, capsysbinary):
     assert tinytc_cli.main(["--autotune", "-d", "cpu", "-o", str(out), str(src)]) == 0
     assert out.read_bytes()[:4] == b"\x03\x02\x23\x07"
     (table,) = (json.loads(f.read_text()) for f in tuning_dir.glob("*.json"))
-    assert list(table) == ["8x12x4:f32,f32,f32:nn"]
+    sgs = compiled_subgroup_size(src.read_text(), cpu_device_info())
+    assert list(table) == [f"8x12x4:f32,f32,f32:nn:sg{sgs}"]
     assert len(timed) == gemm_tuning.CANDIDATES
     timed.clear()
     again = tmp_path / "again.spv"
@@ -656,4 +671,5 @@ def test_api_autotune_flag(tuning_dir):
     prog = tinytc_py.compile(kernel(8, 4, 4, "f64", False), flags=["autotune"])
     assert "gemm" in repr(prog)
     (table,) = (json.loads(f.read_text()) for f in tuning_dir.glob("*.json"))
-    assert list(table) == ["8x4x4:f64,f64,f64:nn"]
+    sgs = compiled_subgroup_size(kernel(8, 4, 4, "f64", False), cpu_device_info())
+    assert list(table) == [f"8x4x4:f64,f64,f64:nn:sg{sgs}"]

@@ -44,8 +44,11 @@ AMD Zen 4 runs a 512-bit FMA as two 256-bit passes). There a row block of the FM
 half the passes of a full one, and an M that leaves a full row block half empty runs in fewer
 passes with the narrower subgroup: at 23 rows, f32 on AVX-512, 3 row blocks of 8 lanes take 3
 passes per column against 2 x 2 for 2 row blocks of 16 (9 of 32 lanes idle). Measured on the
-Zen 4 EPYC (family 25 model 17), batched 23x37x19 f32, AVX-512 code, interleaved A/B: subgroup
-size 8 with the model's 3 x 6 tile 139.0 / 139.6 GFLOP/s against 111.4 / 113.2 at 16 (2 x 6).
+Zen 4 EPYC (family 25 model 17), batched 23x37x19 f32, AVX-512 code, interleaved A/B, the first
+two runs of 11 rounds, streaming: subgroup size 8 with the model's 3 x 6 tile 139.0 / 139.6
+GFLOP/s against 111.4 / 113.2 at 16 (2 x 6); the later runs of 21 rounds with
+benchmarks/gemm_ab.py, 120.0 / 122.6 -> 154.3 / 156.6 at load 4, are the ones
+docs/performance.rst quotes (docs/_benchmarks.rst has all).
 """
 
 from __future__ import annotations

@@ -132,8 +132,9 @@ def simd_subgroup_size(shapes: list[BlasShape], info: CoreInfo) -> int | None:
     shapes), so a coopmatrix row block is one register (f32 on AVX-512: 16, f64: 8). Wider
     subgroups make the runtime split every operation; narrower ones leave lanes idle, except
     on FMA units narrower than the vectors, where a function with a gemm gets the GEMM model's
-    choice (`gemm_model.subgroup_size`). None on other cores or when no such size is
-    supported."""
+    choice (`gemm_model.subgroup_size`) for the rows of all its shapes (the FMA passes summed
+    over every linear-algebra instruction of the function, gemm or not; any dynamic row
+    extent keeps the full vector). None on other cores or when no such size is supported."""
     if info.cpu is None:
         return None
     size = max((acc_type(s.c).size for s in shapes), default=4)

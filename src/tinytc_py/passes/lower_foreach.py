@@ -66,6 +66,7 @@ class Fold:
         return self._emit(op, {"a": x, "b": y}, x.type.ctx.bool)
 
     def and_(self, x: Value, y: Value) -> Value:
+        """`and x, y` of two values of one type (bools: both conditions hold)."""
         return self._emit("and", {"a": x, "b": y}, x.type)
 
     @staticmethod

@@ -12,7 +12,12 @@ The core info is a constructor argument; without one the pass uses the PVC core
 
 from __future__ import annotations
 
-from ..analysis.tiling import blas_shapes, suggest_local_tiling, suggest_subgroup_size
+from ..analysis.tiling import (
+    BlasShape,
+    blas_shapes,
+    suggest_local_tiling,
+    suggest_subgroup_size,
+)
 from ..errors import CompilationError, Status, TinytcError
 from ..ir.attrs import ArrayAttr, IntegerAttr, int_value
 from ..ir.region import Func
@@ -28,6 +33,16 @@ def function_sizes(func: Func) -> tuple[int | None, list[int] | None]:
     s = sgs.value if isinstance(sgs, IntegerAttr) else None
     w = [int_value(a) for a in wgs.values] if isinstance(wgs, ArrayAttr) else None
     return s, w
+
+
+def chosen_subgroup_size(func: Func, info: CoreInfo, shapes: list[BlasShape] | None = None) -> int:
+    """The subgroup size this pass gives `func` for `info`: its attribute, else the heuristic's
+    choice for its linear algebra (`shapes`, found when not given). The GEMM autotuner times
+    its candidates at this size, so they are timed as the compile will run them."""
+    sgs, _ = function_sizes(func)
+    if sgs is not None:
+        return sgs
+    return suggest_subgroup_size(blas_shapes(func) if shapes is None else shapes, info)
 
 
 def ensure_sizes(func: Func, ctx, out, core_info: CoreInfo | None) -> tuple[int, list[int]]:
@@ -50,8 +65,7 @@ class WorkGroupSize(FunctionPass):
         sgs, wgs = function_sizes(func)
         given = sgs is not None and wgs is not None
         shapes = [] if given else blas_shapes(func)
-        if sgs is None:
-            sgs = suggest_subgroup_size(shapes, self.info)
+        sgs = chosen_subgroup_size(func, self.info, shapes)
         max_wgs = self._max_work_group_size(func, sgs)
         if wgs is None:
             m, n = suggest_local_tiling(shapes, sgs, self.info)

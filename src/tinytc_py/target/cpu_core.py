@@ -10,7 +10,7 @@ the host's width. So the ISA comes from that setting when it names one, else fro
 The width of the FMA units is a fact of the hardware the code runs on, not of the ISA: an AMD
 Zen 4 core executes each 512-bit FMA as two halves on its 256-bit units, an Intel Xeon or a
 Zen 5 desktop or server core in one pass. Neither the ISA nor the OpenCL device tells them
-apart, so it comes from the host's vendor, family and model (`fma_bytes_of`).
+apart, so it comes from the host's vendor and CPU family (`fma_bytes_of`).
 """
 
 from __future__ import annotations
@@ -121,11 +121,10 @@ def cpu_core(
 
 @dataclass(frozen=True)
 class CpuId:
-    """The first processor entry of /proc/cpuinfo: vendor_id, cpu family, model, flags."""
+    """The first processor entry of /proc/cpuinfo: vendor_id, cpu family, flags."""
 
     vendor: str = ""
     family: int = -1
-    model: int = -1
     flags: frozenset[str] = frozenset()
 
 
@@ -149,7 +148,6 @@ def parse_cpuinfo(text: str) -> CpuId:
     return CpuId(
         fields.get("vendor_id", ""),
         number("cpu family"),
-        number("model"),
         frozenset(fields.get("flags", "").split()),
     )
 
@@ -160,19 +158,31 @@ AMD_ZEN3_ZEN4_FAMILY = 0x19  # Zen 3 (no AVX-512) and Zen 4: 256-bit FMA units
 def fma_bytes_of(cpu: CpuId) -> int:
     """Width of the FMA units of a host: 32 on AMD family 0x19 (Zen 4 runs AVX-512 on its
     256-bit units; Zen 3 has no AVX-512 and AVX2 vectors are 32 bytes anyway), else as wide
-    as the widest vector (Intel cores, Zen 5; a core whose units are narrower than its ISA
-    and is not listed here only loses the narrower subgroups' gain)."""
+    as the widest vector (Intel cores, Zen 5 desktop and server cores). The vendor and family
+    decide it, not the model: a core whose units are narrower than its ISA and that they do
+    not tell apart (a laptop part of a family with full-width desktop units) only loses the
+    narrower subgroups' gain."""
     if cpu.vendor == "AuthenticAMD" and cpu.family == AMD_ZEN3_ZEN4_FAMILY:
         return 32
     return FULL_WIDTH_FMA_BYTES
 
 
+CPUINFO = "/proc/cpuinfo"
+
+
 def host_cpu_id() -> CpuId:
+    """The `CpuId` of the host's first processor, read from CPUINFO up to the end of its
+    entry (a host with hundreds of processors repeats it for each); empty when unreadable."""
+    lines: list[str] = []
     try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            return parse_cpuinfo(f.read())
-    except OSError:
+        with open(CPUINFO, encoding="utf-8") as f:
+            for line in f:
+                if not line.strip() and lines:
+                    break
+                lines.append(line)
+    except (OSError, ValueError):  # ValueError: not UTF-8
         return CpuId()
+    return parse_cpuinfo("".join(lines))
 
 
 def _configured_arch(config: Path | None) -> str:
