@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from ..analysis.coopmatrix_layout import coop_layout
 from ..errors import Status
-from ..ir.builder import IRBuilder
 from ..ir.dismantle import dismantle
 from ..ir.inst import Inst
 from ..ir.ops.coopmatrix import CoopApplyInst
@@ -51,7 +50,7 @@ class LowerCoopmatrix(FunctionPass):
             lower_apply(PassBuilder(ctx, inst.parent), inst, sgs)
 
 
-def lower_apply(b: IRBuilder, inst: Inst, sgs: int) -> None:
+def lower_apply(b: PassBuilder, inst: Inst, sgs: int) -> None:
     region = inst.parent
     start = len(region.insts)
     ct = as_coopmatrix(inst.results[0].type)
@@ -66,27 +65,30 @@ def lower_apply(b: IRBuilder, inst: Inst, sgs: int) -> None:
     def const(x: int) -> Value:
         return b.constant(x, i32, loc=inst.loc)
 
-    lane = b.create("subgroup_local_id", {}, {}, i32, loc=inst.loc).result
+    def binary(op: str, x: Value, y: Value) -> Value:
+        return b.value(op, {"a": x, "b": y}, None, None, inst.loc)
+
+    lane = b.value("subgroup_local_id", {}, None, i32, inst.loc)
     prow: Value = lane
     pcol: Value | None = None
     if sgs > lay.I:
         rows_const = const(lay.I)
-        prow = b.rem(lane, rows_const, loc=inst.loc)
-        pcol = b.div(lane, rows_const, loc=inst.loc)
+        prow = binary("rem", lane, rows_const)
+        pcol = binary("div", lane, rows_const)
     body = inst.regions[0]
     p_row, p_col, p_val = body.params
     a = inst.operand("a")
     result = a
     for v in range(lay.V):
         block, u = lay.block_col(v)
-        row = prow if block == 0 else b.add(prow, const(block * lay.I), loc=inst.loc)
+        row = prow if block == 0 else binary("add", prow, const(block * lay.I))
         col = const(u * lay.col_step)
         if pcol is not None:
-            col = b.add(pcol, col, loc=inst.loc)
-        x = b.cooperative_matrix_extract(a, index=v, loc=inst.loc)
+            col = binary("add", pcol, col)
+        x = b.value("cooperative_matrix_extract", {"mat": a}, {"index": v}, None, inst.loc)
         vmap: dict[Value, Value] = {p_row: row, p_col: col, p_val: x}
         if lay.may_pad(u):
-            inside = b.less_than(col, const(lay.cols), loc=inst.loc)
+            inside = binary("less_than", col, const(lay.cols))
             scope = b.if_(inside, [ct.component], loc=inst.loc)
             then_r, else_r = scope.inst.regions
             clone_region(b, body, then_r, vmap, named=False)  # its yield becomes the if's yield
@@ -101,7 +103,8 @@ def lower_apply(b: IRBuilder, inst: Inst, sgs: int) -> None:
                 clone_inst(b, i, vmap, named=False)
             yielded = last.operand_list("yielded_vals")[0]
             y = vmap.get(yielded, yielded)
-        result = b.cooperative_matrix_insert(y, result, index=v, loc=inst.loc)
+        operands = {"val": y, "mat": result}
+        result = b.value("cooperative_matrix_insert", operands, {"index": v}, None, inst.loc)
     inst.results[0].replace_all_uses_with(result)
     new = region.insts[start:]
     del region.insts[start:]

@@ -30,8 +30,13 @@ def axpby_scalar(g: LinalgGen) -> None:
     with g.b.parallel():
         sg = g.builtin("subgroup_linear_id")
         lane = g.builtin("subgroup_local_id")
-        first = g.b.and_(g.b.equal(sg, g.i32(0)), g.b.equal(lane, g.i32(0)))
-        g.if_then(first, lambda: g.update(alpha, g.b.load(A, []), beta, B, []))
+        first = g.binary("and", g.binary("equal", sg, g.i32(0)), g.binary("equal", lane, g.i32(0)))
+        g.if_then(first, lambda: g.update(alpha, g.load(A, []), beta, B, []))
+
+
+def last_lane(g: LinalgGen, x: Value) -> Value:
+    """`x` of the subgroup's last lane, in every lane (subgroup_broadcast)."""
+    return g.b.value("subgroup_broadcast", {"a": x, "idx": g.i32(g.sgs - 1)})
 
 
 class _Ids:
@@ -49,38 +54,38 @@ def sum_to_scalar(g: LinalgGen) -> None:
     ty = as_memref(B.type).element
     S, T, f = g.sgs, g.tiles, g.f
     n = g.extent(A, 0)
-    slm = g.b.alloca(g.local_memref(ty, T)) if T > 1 else None
+    slm = g.b.value("alloca", {}, None, g.local_memref(ty, T)) if T > 1 else None
     with g.b.parallel():
         ids = _Ids(g)
         start = f.add(f.mul(ids.sg, S, g.index), ids.lane, g.index)
 
         def add_a(i: Value, acc: list[Value]) -> list[Value]:
-            return [g.b.add(acc[0], g.promote(g.b.load(A, [i]), ty))]
+            return [g.binary("add", acc[0], g.promote(g.load(A, [i]), ty))]
 
         (acc,) = g.loop(start, n, S * T, [g.zero(ty)], add_a)
-        partial = g.b.subgroup_reduce_add(acc)
-        lane0 = g.b.equal(ids.lane32, g.i32(0))
+        partial = g.unary("subgroup_reduce_add", acc)
+        lane0 = g.binary("equal", ids.lane32, g.i32(0))
         if slm is None:
             g.if_then(lane0, lambda: g.update(alpha, partial, beta, B, []))
         else:
-            g.if_then(lane0, lambda: g.b.store(partial, slm, [ids.sg]))
+            g.if_then(lane0, lambda: g.store(partial, slm, [ids.sg]))
             g.barrier_local()
 
             def reduce_partials() -> None:
                 def add_p(j: Value, acc: list[Value]) -> list[Value]:
-                    return [g.b.add(acc[0], g.b.load(slm, [j]))]
+                    return [g.binary("add", acc[0], g.load(slm, [j]))]
 
                 (v,) = g.loop(ids.lane, T, S, [g.zero(ty)], add_p)
-                total = g.b.subgroup_reduce_add(v)
+                total = g.unary("subgroup_reduce_add", v)
                 g.if_then(
-                    g.b.equal(ids.lane32, g.i32(0)),
+                    g.binary("equal", ids.lane32, g.i32(0)),
                     lambda: g.update(alpha, total, beta, B, []),
                 )
 
-            g.if_then(g.b.equal(ids.sg32, g.i32(0)), reduce_partials)
+            g.if_then(g.binary("equal", ids.sg32, g.i32(0)), reduce_partials)
             g.barrier_local()
     if slm is not None:
-        g.b.lifetime_stop(slm)
+        g.b.emit("lifetime_stop", {"object": slm})
 
 
 def cumsum_workgroup(g: LinalgGen) -> None:
@@ -91,7 +96,7 @@ def cumsum_workgroup(g: LinalgGen) -> None:
     n = g.extent(A, 0)
     block = S * T
     rounded = f.mul(f.div(f.add(n, block - 1, ix), block, ix), block, ix)
-    slm = g.b.alloca(g.local_memref(ty, T)) if T > 1 else None
+    slm = g.b.value("alloca", {}, None, g.local_memref(ty, T)) if T > 1 else None
     with g.b.parallel():
         ids = _Ids(g)
         offset = f.add(f.mul(ids.sg, S, ix), ids.lane, ix)
@@ -99,30 +104,30 @@ def cumsum_workgroup(g: LinalgGen) -> None:
         def step(i0: Value, carried: list[Value]) -> list[Value]:
             (prefix,) = carried
             i = g.idx(f.add(i0, offset, ix))
-            inside = g.b.less_than(i, g.idx(n))
-            a = g.if_value(inside, ty, lambda: g.promote(g.b.load(A, [i]), ty), lambda: g.zero(ty))
-            s = g.b.subgroup_inclusive_scan_add(a)
+            inside = g.binary("less_than", i, g.idx(n))
+            a = g.if_value(inside, ty, lambda: g.promote(g.load(A, [i]), ty), lambda: g.zero(ty))
+            s = g.unary("subgroup_inclusive_scan_add", a)
             if slm is None:
-                total = g.b.subgroup_broadcast(s, g.i32(S - 1))
-                run = g.b.add(prefix, s)
+                total = last_lane(g, s)
+                run = g.binary("add", prefix, s)
             else:
-                last = g.b.equal(ids.lane32, g.i32(S - 1))
-                g.if_then(last, lambda: g.b.store(s, slm, [ids.sg]))
+                last = g.binary("equal", ids.lane32, g.i32(S - 1))
+                g.if_then(last, lambda: g.store(s, slm, [ids.sg]))
                 g.barrier_local()
 
                 def add_p(j: Value, acc: list[Value]) -> list[Value]:
-                    return [g.b.add(acc[0], g.b.load(slm, [j]))]
+                    return [g.binary("add", acc[0], g.load(slm, [j]))]
 
                 (before,) = g.loop(0, ids.sg, None, [g.zero(ty)], add_p)
                 (total,) = g.loop(ids.sg, T, None, [before], add_p)
                 g.barrier_local()
-                run = g.b.add(g.b.add(prefix, before), s)
+                run = g.binary("add", g.binary("add", prefix, before), s)
             g.if_then(inside, lambda: g.update(alpha, run, beta, B, [i]))
-            return [g.b.add(prefix, total)]
+            return [g.binary("add", prefix, total)]
 
         g.loop(0, rounded, block, [g.zero(ty)], step)
     if slm is not None:
-        g.b.lifetime_stop(slm)
+        g.b.emit("lifetime_stop", {"object": slm})
 
 
 def cumsum_columns(g: LinalgGen) -> None:
@@ -140,15 +145,15 @@ def cumsum_columns(g: LinalgGen) -> None:
                 (prefix,) = carried
                 i = g.idx(f.add(i0, ids.lane, ix))
                 index = [i] + rest
-                inside = g.b.less_than(i, g.idx(extents[0]))
+                inside = g.binary("less_than", i, g.idx(extents[0]))
                 a = g.if_value(
-                    inside, ty, lambda: g.promote(g.b.load(A, index), ty), lambda: g.zero(ty)
+                    inside, ty, lambda: g.promote(g.load(A, index), ty), lambda: g.zero(ty)
                 )
-                s = g.b.subgroup_inclusive_scan_add(a)
-                run = g.b.add(prefix, s)
+                s = g.unary("subgroup_inclusive_scan_add", a)
+                run = g.binary("add", prefix, s)
                 g.if_then(inside, lambda: g.update(alpha, run, beta, B, index))
-                total = g.b.subgroup_broadcast(s, g.i32(S - 1))
-                return [g.b.add(prefix, total)]
+                total = last_lane(g, s)
+                return [g.binary("add", prefix, total)]
 
             g.loop(0, extents[0], S, [g.zero(ty)], step)
 

@@ -10,7 +10,8 @@ that one linear-algebra instruction is lowered with, and the common BLAS update
   any other beta gives ir_invalid_beta.
 
 Index arithmetic goes through `Fold` (known numbers fold on the spot), so static sizes give
-straight-line code.
+straight-line code. The instructions are made by `PassBuilder.emit` / `value` (compiled), not
+the builder's interpreted instruction methods.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import Status
-from ..ir.builder import IRBuilder
 from ..ir.enums import AddressSpace, Comp3, MemoryScope, MemorySemantics
 from ..ir.inst import Inst
 from ..ir.ops.arith import ConstantInst
@@ -26,6 +26,7 @@ from ..ir.types import DYNAMIC, MemrefType, NumberType, Type, as_memref, element
 from ..ir.values import Value
 from ..target.core_info import CoreInfo
 from .lower_foreach import Fold, Int
+from .pass_builder import PassBuilder
 
 SCOPE = MemoryScope.work_group
 SEMANTICS = MemorySemantics.relaxed
@@ -50,7 +51,7 @@ class LinalgGen:
     S = subgroup size, (m_tiles, n_tiles) = (W0 / S, W1); `tiles` = number of subgroups."""
 
     def __init__(
-        self, b: IRBuilder, inst: Inst, sgs: int, m_tiles: int, n_tiles: int, info: CoreInfo
+        self, b: PassBuilder, inst: Inst, sgs: int, m_tiles: int, n_tiles: int, info: CoreInfo
     ) -> None:
         self.b, self.f, self.inst = b, Fold(b), inst
         self.ctx = b.ctx
@@ -83,11 +84,11 @@ class LinalgGen:
         ty = v.type
         assert isinstance(ty, MemrefType)
         s = ty.shape[mode]
-        return s if s != DYNAMIC else self.b.size(v, mode=mode)
+        return s if s != DYNAMIC else self.b.value("size", {"operand": v}, {"mode": mode})
 
     def cast(self, v: Value, ty: Type) -> Value:
         """`v` converted to `ty` (scalar or coopmatrix); a no-op when the types agree."""
-        return v if v.type is ty else self.b.cast(v, ty)
+        return v if v.type is ty else self.b.value("cast", {"a": v}, None, ty)
 
     def promote(self, v: Value, ty: NumberType) -> Value:
         """Mixed-precision promotion of `v` to `ty` (ir_forbidden_promotion if not allowed)."""
@@ -109,9 +110,7 @@ class LinalgGen:
 
     def builtin(self, name: str, mode: Comp3 | None = None) -> Value:
         """A subgroup builtin (i32)."""
-        if mode is None:
-            return getattr(self.b, name)()
-        return getattr(self.b, name)(mode=mode)
+        return self.b.value(name, {}, None if mode is None else {"mode": mode})
 
     def i32(self, x: int) -> Value:
         return self.b.constant(x, self.ctx.i32)
@@ -120,7 +119,22 @@ class LinalgGen:
         return self.ctx.memref(ty, (n,), addrspace=AddressSpace.local)
 
     def barrier_local(self) -> None:
-        self.b.barrier(fence_flags=AddressSpace.local)
+        self.b.emit("barrier", {}, {"fence_flags": AddressSpace.local})
+
+    def binary(self, op: str, a: Value, b: Value) -> Value:
+        """`op a, b` (add, mul, equal, ..., cooperative_matrix_scale):
+        the result's type is the one the operands give."""
+        return self.b.value(op, {"a": a, "b": b})
+
+    def unary(self, op: str, a: Value) -> Value:
+        """`op a` (subgroup_reduce_add, ...): the result's type is the one the operand gives."""
+        return self.b.value(op, {"a": a})
+
+    def load(self, memref: Value, index: list[Value]) -> Value:
+        return self.b.value("load", {"operand": memref, "index_list": index})
+
+    def store(self, val: Value, memref: Value, index: list[Value]) -> None:
+        self.b.emit("store", {"val": val, "operand": memref, "index_list": index})
 
     # ---- structured control flow -----------------------------------------------------------------
 
@@ -165,7 +179,7 @@ class LinalgGen:
         """alpha*x in x's (element) type; folds a known alpha of 1."""
         if known_number(alpha) == 1:
             return x
-        return self.b.mul(self.promote(alpha, x.type), x)
+        return self.binary("mul", self.promote(alpha, x.type), x)
 
     def combine(self, val: Value, beta: Value, load_c: Callable[[], Value]) -> Value | None:
         """val + beta*C, with C loaded only when beta may be non-zero; the type is val's.
@@ -179,16 +193,18 @@ class LinalgGen:
         def with_c() -> Value:
             c = load_c()
             if k == 1:
-                return self.b.add(val, c)
+                return self.binary("add", val, c)
             if isinstance(ty, NumberType):
-                bc = self.b.mul(self.promote(beta, ty), c)
+                bc = self.binary("mul", self.promote(beta, ty), c)
             else:
-                bc = self.b.cooperative_matrix_scale(self.promote(beta, element_type(ty)), c)
-            return self.b.add(val, bc)
+                bc = self.binary(
+                    "cooperative_matrix_scale", self.promote(beta, element_type(ty)), c
+                )
+            return self.binary("add", val, bc)
 
         if k is not None:
             return with_c()
-        cond = self.b.not_equal(beta, self.zero(beta.type))
+        cond = self.binary("not_equal", beta, self.zero(beta.type))
         return self.if_value(cond, ty, with_c, lambda: val)
 
     def atomic_op(self, beta: Value) -> str:
@@ -207,11 +223,9 @@ class LinalgGen:
         ty = as_memref(c.type).element
         val = self.scale(alpha, self.promote(ab, ty))
         if self.atomic:
-            op = self.atomic_op(beta)
-            if op == "store":
-                self.b.atomic_store(val, c, index, scope=SCOPE, semantics=SEMANTICS)
-            else:
-                self.b.atomic_add(val, c, index, scope=SCOPE, semantics=SEMANTICS)
+            operands = {"val": val, "operand": c, "index_list": index}
+            props = {"scope": SCOPE, "semantics": SEMANTICS}
+            self.b.emit("atomic_" + self.atomic_op(beta), operands, props)
             return
-        out = self.combine(val, beta, lambda: self.b.load(c, index))
-        self.b.store(val if out is None else out, c, index)
+        out = self.combine(val, beta, lambda: self.load(c, index))
+        self.store(val if out is None else out, c, index)

@@ -36,7 +36,7 @@ def axpby(g: LinalgGen) -> None:
     transposed = g.inst.props["tA"] is Transpose.t and order == 2
 
     def body(ix: list[Value]) -> None:
-        a = g.b.load(A, ix[::-1] if transposed else ix)
+        a = g.load(A, ix[::-1] if transposed else ix)
         g.update(alpha, a, beta, B, ix)
 
     foreach_over(g, [g.extent(B, d) for d in range(order)], body)
@@ -47,9 +47,9 @@ def ger(g: LinalgGen) -> None:
     ty = as_memref(C.type).element
 
     def body(ix: list[Value]) -> None:
-        a = g.promote(g.b.load(A, ix[:1]), ty)
-        b = g.promote(g.b.load(B, ix[1:]), ty)
-        g.update(alpha, g.b.mul(a, b), beta, C, ix)
+        a = g.promote(g.load(A, ix[:1]), ty)
+        b = g.promote(g.load(B, ix[1:]), ty)
+        g.update(alpha, g.binary("mul", a, b), beta, C, ix)
 
     foreach_over(g, [g.extent(C, 0), g.extent(C, 1)], body)
 
@@ -59,9 +59,9 @@ def hadamard(g: LinalgGen) -> None:
     ty = as_memref(C.type).element
 
     def body(ix: list[Value]) -> None:
-        a = g.promote(g.b.load(A, ix), ty)
-        b = g.promote(g.b.load(B, ix), ty)
-        g.update(alpha, g.b.mul(a, b), beta, C, ix)
+        a = g.promote(g.load(A, ix), ty)
+        b = g.promote(g.load(B, ix), ty)
+        g.update(alpha, g.binary("mul", a, b), beta, C, ix)
 
     foreach_over(g, [g.extent(C, d) for d in range(as_memref(C.type).order)], body)
 
@@ -76,9 +76,9 @@ def gemv(g: LinalgGen) -> None:
         (i,) = ix
 
         def step(k: Value, acc: list[Value]) -> list[Value]:
-            a = g.promote(g.b.load(A, [k, i] if transposed else [i, k]), ty)
-            b = g.promote(g.b.load(B, [k]), ty)
-            return [g.b.add(acc[0], g.b.mul(a, b))]
+            a = g.promote(g.load(A, [k, i] if transposed else [i, k]), ty)
+            b = g.promote(g.load(B, [k]), ty)
+            return [g.binary("add", acc[0], g.binary("mul", a, b))]
 
         (acc,) = g.loop(0, K, None, [g.zero(ty)], step)
         g.update(alpha, acc, beta, C, [i])
@@ -97,8 +97,8 @@ def sum_to_vector(g: LinalgGen) -> None:
         (i,) = ix
 
         def step(k: Value, acc: list[Value]) -> list[Value]:
-            a = g.promote(g.b.load(A, [k, i] if transposed else [i, k]), ty)
-            return [g.b.add(acc[0], a)]
+            a = g.promote(g.load(A, [k, i] if transposed else [i, k]), ty)
+            return [g.binary("add", acc[0], a)]
 
         (acc,) = g.loop(0, K, None, [g.zero(ty)], step)
         g.update(alpha, acc, beta, B, [i])
@@ -118,7 +118,7 @@ def cumsum_sequential(g: LinalgGen) -> None:
     def body(ix: list[Value]) -> None:
         def step(k: Value, acc: list[Value]) -> list[Value]:
             index = ix[:mode] + [k] + ix[mode:]
-            s = g.b.add(acc[0], g.promote(g.b.load(A, index), ty))
+            s = g.binary("add", acc[0], g.promote(g.load(A, index), ty))
             g.update(alpha, s, beta, B, index)
             return [s]
 

@@ -23,7 +23,8 @@ that can cross the edge. Per subgroup tile: accumulators start at 0, the K loop 
 (DPAS: with A's columns and B's rows checked). Transposes are folded into the loads (`.t` at
 swapped coordinates). Epilogue: acc = alpha*acc, then C = acc + beta*C (C is not read when beta
 is 0; a run-time beta is tested) cast to C's type and stored, or for .atomic an atomic_store
-(beta 0) / atomic_add (beta 1).
+(beta 0) / atomic_add (beta 1). The instructions are made by `PassBuilder.emit` / `value`
+(compiled), not the builder's interpreted instruction methods (pass_builder.py).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from collections.abc import Callable
 from ..analysis.gemm_model import GemmProblem, cpu_blocking, gemm_key
 from ..analysis.tiling import MAX_K_UNROLLING, acc_type, max_register_block_gemm
 from ..ir.enums import CheckedFlag, Comp3, MatrixUse, Transpose
-from ..ir.types import as_memref
+from ..ir.types import Type, as_memref
 from ..ir.values import Value
 from ..target.core_info import GemmShape, ceil_div
 from ..target.gemm_blocking import GemmBlocking
@@ -178,13 +179,13 @@ class GemmLowering:
             return
         conds = []
         if tiles > 1:
-            conds.append(self.b.equal(g.idx(sg), g.idx(tiles - 1)))
+            conds.append(g.binary("equal", g.idx(sg), g.idx(tiles - 1)))
         if known_rem is None:
-            conds.append(self.b.greater_than(g.idx(rem), g.idx(0)))
+            conds.append(g.binary("greater_than", g.idx(rem), g.idx(0)))
         if not conds:
             body(f.mul(blocks, bs, ix), rem)
             return
-        cond = conds[0] if len(conds) == 1 else self.b.and_(*conds)
+        cond = conds[0] if len(conds) == 1 else g.binary("and", conds[0], conds[1])
         g.if_then(cond, lambda: body(f.mul(blocks, bs, ix), rem))
 
     def uniformly(
@@ -262,16 +263,30 @@ class GemmLowering:
         ty = g.ctx.coopmatrix(self.ta, self.block0, kb, MatrixUse.a)
         flag = _checked(row_check, k_check)
         pos = (k, g.idx(m)) if self.tA else (g.idx(m), k)
-        trans = Transpose.t if self.tA else Transpose.n
-        return self.b.cooperative_matrix_load(self.A, *pos, ty, tA=trans, checked=flag)
+        return self.load_block(self.A, pos, ty, self.tA, flag)
 
     def load_b(self, k: Value, n: Int, kb: int, cols: int, col_check: bool, k_check: bool) -> Value:
         g = self.g
         ty = g.ctx.coopmatrix(self.tb, kb, cols, MatrixUse.b)
         flag = _checked(k_check, col_check)
         pos = (g.idx(n), k) if self.tB else (k, g.idx(n))
-        trans = Transpose.t if self.tB else Transpose.n
-        return self.b.cooperative_matrix_load(self.B, *pos, ty, tA=trans, checked=flag)
+        return self.load_block(self.B, pos, ty, self.tB, flag)
+
+    def load_block(
+        self, memref: Value, pos: tuple[Value, Value], ty: Type, trans: bool, flag: CheckedFlag
+    ) -> Value:
+        """cooperative_matrix_load of a `ty` block at `pos` (transposed if `trans`)."""
+        props = {"tA": Transpose.t if trans else Transpose.n, "checked": flag}
+        operands = {"operand": memref, "pos0": pos[0], "pos1": pos[1]}
+        return self.b.value("cooperative_matrix_load", operands, props, ty)
+
+    def store_c(self, op: str, val: Value, pos: tuple[Value, Value], flag: CheckedFlag) -> None:
+        """cooperative_matrix_`op` (store, atomic_store, atomic_add) of `val` into C at `pos`."""
+        props = {"tA": Transpose.n, "checked": flag}
+        if op != "store":
+            props["scope"], props["semantics"] = SCOPE, SEMANTICS
+        operands = {"val": val, "operand": self.C, "pos0": pos[0], "pos1": pos[1]}
+        self.b.emit("cooperative_matrix_" + op, operands, props)
 
     def col_pieces(self, cols_checks: list[bool], cols: int) -> list[tuple[int, int, bool]]:
         """(offset, columns, checked) of the accumulator coopmatrices of a subgroup tile's
@@ -303,8 +318,9 @@ class GemmLowering:
                     self.load_b(k, n_pos[j], kb, w, chk, k_check)
                     for j, (_, w, chk) in enumerate(pieces)
                 ]
+                mul_add = "cooperative_matrix_mul_add"
                 return [
-                    self.b.cooperative_matrix_mul_add(a[i], b[j], accs[i * nn + j])
+                    self.b.value(mul_add, {"a": a[i], "b": b[j], "c": accs[i * nn + j]})
                     for i in range(nm)
                     for j in range(nn)
                 ]
@@ -338,7 +354,7 @@ class GemmLowering:
             if k0 >= k:
                 return accs
             return self.k_loop(K0, self.K, step, accs, body)
-        scope = self.b.if_(self.b.less_than(g.idx(K0), g.idx(self.K)), [a.type for a in accs])
+        scope = self.b.if_(g.binary("less_than", g.idx(K0), g.idx(self.K)), [a.type for a in accs])
         with scope as (then, otherwise):
             with then:
                 self.b.yield_(*g.loop(K0, self.K, step, accs, body, self.loop_attrs))
@@ -354,7 +370,7 @@ class GemmLowering:
         rows: list[bool],
         pieces: list[tuple[int, int, bool]],
     ) -> None:
-        g, b = self.g, self.b
+        g = self.g
         nn = len(n_pos)
         alpha = None if known_number(self.alpha) == 1 else g.promote(self.alpha, self.acc)
         for t, acc in enumerate(accs):
@@ -362,33 +378,22 @@ class GemmLowering:
             _, cols, col_check = pieces[j]
             c_ty = g.ctx.coopmatrix(self.tc, self.block0, cols, MatrixUse.acc)
             acc_ty = g.ctx.coopmatrix(self.acc, self.block0, cols, MatrixUse.acc)
-            p0, p1 = g.idx(m_pos[i]), g.idx(n_pos[j])
+            pos = (g.idx(m_pos[i]), g.idx(n_pos[j]))
             flag = _checked(rows[i], col_check)
             if alpha is not None:
-                acc = b.cooperative_matrix_scale(alpha, acc)
+                acc = g.binary("cooperative_matrix_scale", alpha, acc)
             if g.atomic:
-                op = g.atomic_op(self.beta)
-                name = "cooperative_matrix_atomic_" + op
-                getattr(b, name)(
-                    g.cast(acc, c_ty),
-                    self.C,
-                    p0,
-                    p1,
-                    checked=flag,
-                    scope=SCOPE,
-                    semantics=SEMANTICS,
-                )
+                self.store_c("atomic_" + g.atomic_op(self.beta), g.cast(acc, c_ty), pos, flag)
                 continue
 
             def load_c(
-                p0: Value = p0, p1: Value = p1, flag: CheckedFlag = flag, c_ty=c_ty, acc_ty=acc_ty
+                pos: tuple[Value, Value] = pos, flag: CheckedFlag = flag, c_ty=c_ty, acc_ty=acc_ty
             ) -> Value:
-                c = b.cooperative_matrix_load(self.C, p0, p1, c_ty, checked=flag)
-                return g.cast(c, acc_ty)
+                return g.cast(self.load_block(self.C, pos, c_ty, False, flag), acc_ty)
 
             out = g.combine(acc, self.beta, load_c)
             out = acc if out is None else out
-            b.cooperative_matrix_store(g.cast(out, c_ty), self.C, p0, p1, checked=flag)
+            self.store_c("store", g.cast(out, c_ty), pos, flag)
 
 
 def gemm(g: LinalgGen) -> None:

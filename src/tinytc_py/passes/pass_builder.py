@@ -16,14 +16,27 @@ cooperative_matrix_apply body, tests/exec/test_exec_global.py::test_global_ref_i
 the syntax of result names, which the lowerings copy from checked code or make themselves.
 A lowering's output is verified only by the pipeline's final check-ir: running a lowering
 alone (`tinytc-opt -p lower-foreach`) is not followed by a verification.
+
+The lowerings make their instructions with `emit` / `value` rather than the builder's
+instruction methods: ir/builder.py and the generated builder_methods.py stay interpreted (their
+annotations serve the user's type checker, their locations come from the caller's frame), so a
+method call costs 1-2 us of interpreted frames on top of the compiled `new_inst`, and a GEMM's
+lowering makes hundreds of instructions. `emit` makes the instruction as the method of that
+name does (`new_inst` with the method's property checks and result-type inference), so the
+output is the same instruction, located where the pass says.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..errors import UNKNOWN_LOCATION, Location
-from ..ir.builder import IRBuilder
+from ..ir.builder import IRBuilder, _python_number
 from ..ir.inst import Inst
 from ..ir.nesting import MAX_NESTING, nesting_error, region_depth
+from ..ir.ops import new_inst
+from ..ir.types import Type
+from ..ir.values import Value
 
 
 class PassBuilder(IRBuilder):
@@ -44,3 +57,42 @@ class PassBuilder(IRBuilder):
                 value.name = n
         region.append(inst)
         return inst
+
+    def emit(
+        self,
+        mnemonic: str,
+        operands: dict[str, Any],
+        props: dict[str, Any] | None = None,
+        ty: Type | None = None,
+        loc: Location = UNKNOWN_LOCATION,
+    ) -> Inst:
+        """Appends the instruction `mnemonic` as the builder's method of that name makes it
+        (`ty` None: the type the operands give); `props` holds every property the method
+        passes, defaults included."""
+        inst = new_inst(self.ctx, mnemonic, operands, props, ty, loc, None, self._dict, True)
+        return self.insert(inst)
+
+    def value(
+        self,
+        mnemonic: str,
+        operands: dict[str, Any],
+        props: dict[str, Any] | None = None,
+        ty: Type | None = None,
+        loc: Location = UNKNOWN_LOCATION,
+    ) -> Value:
+        """The result of `emit(...)`."""
+        return self.emit(mnemonic, operands, props, ty, loc).results[0]
+
+    def constant(
+        self, value: Any, ty: Type, name: str | None = None, loc: Location | None = None
+    ) -> Value:
+        """IRBuilder.constant without its interpreted frames (the number converted as it
+        converts it)."""
+        inst = self.emit("constant", {}, {"value": _python_number(value, ty)}, ty, self._where(loc))
+        if name is not None:
+            inst.results[0].name = name
+        return inst.results[0]
+
+    def yield_(self, *values: Value, loc: Location | None = None) -> None:
+        """IRBuilder.yield_ without its interpreted frames."""
+        self.emit("yield", {"yielded_vals": list(values)}, None, None, self._where(loc))
