@@ -330,7 +330,7 @@ class IRBuilder(builder_methods.InstructionMethods):
             if not self.ctx.optimization_flag(OptFlag.extensions):
                 raise disabled_error(loc, "'global'")
             scalar = ty.element if isinstance(ty, MemrefType) else ty
-            data = make_global(symbol, ty, [_python_number(v, scalar) for v in values], loc)
+            data = make_global(symbol, ty, [python_number(v, scalar) for v in values], loc)
             add_global(self.prog, data)
         return data
 
@@ -341,7 +341,7 @@ class IRBuilder(builder_methods.InstructionMethods):
     ) -> Value:
         """A constant of type `ty` (a number, bool or coopmatrix type): a bool, int, float or
         complex value (:ref:`reference <inst-constant>`)."""
-        value = _python_number(value, ty)
+        value = python_number(value, ty)
         return self.create("constant", {}, {"value": value}, ty, name, loc).result
 
     def subview(
@@ -470,7 +470,7 @@ class IRBuilder(builder_methods.InstructionMethods):
         self.create("yield", {"yielded_vals": list(values)}, None, None, None, loc)
 
 
-def _python_number(value: Any, ty: Any) -> Any:
+def python_number(value: Any, ty: Any) -> Any:
     """A Python number as a constant of the type `ty`, as the parser makes constants: an int
     becomes a float for a floating type, a real or complex number (re, im) for a complex type
     (the builder takes what Python code naturally passes; the text asks for the exact kind).

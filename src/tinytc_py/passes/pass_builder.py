@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import UNKNOWN_LOCATION, Location
-from ..ir.builder import IRBuilder, _python_number
+from ..ir.builder import IRBuilder, python_number
 from ..ir.inst import Inst
 from ..ir.nesting import MAX_NESTING, nesting_error, region_depth
 from ..ir.ops import new_inst
@@ -88,7 +88,7 @@ class PassBuilder(IRBuilder):
     ) -> Value:
         """IRBuilder.constant without its interpreted frames (the number converted as it
         converts it)."""
-        inst = self.emit("constant", {}, {"value": _python_number(value, ty)}, ty, self._where(loc))
+        inst = self.emit("constant", {}, {"value": python_number(value, ty)}, ty, self._where(loc))
         if name is not None:
             inst.results[0].name = name
         return inst.results[0]
