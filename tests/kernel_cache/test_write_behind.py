@@ -237,6 +237,8 @@ def test_an_embedding_host_that_passes_its_argv_writes_at_once(tmp_path: Path) -
             f"-L{libdir}",
             f"-Wl,-rpath,{libdir}",
             f"-lpython{version}",
+            *(sysconfig.get_config_var("LIBS") or "").split(),  # those of a static libpython
+            *(sysconfig.get_config_var("SYSLIBS") or "").split(),
             "-o",
             str(host),
         ],
