@@ -285,8 +285,9 @@ def installed_version(digest: str) -> Iterator[None]:
 def run_off(text: str, info: CoreInfo) -> float:
     """CPU ms of `binary_of` with the cache off (TINYTC_CACHE=0): a cold compile as a caller
     pays it, the baseline of "miss". The collector's scan that the compile's allocations
-    start comes after the call, in "off" and "miss" alike (compiler.compile_text runs the
-    cache's work under the compile's pause of the collector: gc_pause.py)."""
+    start comes after the call, in "off" and "miss" alike (the kernel cache keeps the compile's
+    pause of the collector over a miss's bookkeeping and the off path's count: gc_pause.py,
+    kernel_cache._stored)."""
     os.environ[kernel_cache.ENV_SWITCH] = "0"
     try:
         forget_shape_memos()

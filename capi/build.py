@@ -85,6 +85,8 @@ try:
     _added = [p for p in sys.path if p not in _before]
     sys.path[:] = [{src!r}] + _added + [p for p in _before if p != {src!r}]
     from {module} import ffi, lib
+    from tinytc_py.kernel_cache import writer
+    writer.synchronous()  # a C host never finalises Python: no atexit, so no writes behind
     from tinytc_py.capi import attach
     attach(ffi, lib, _FUNCTIONS)
 except BaseException as _exc:

@@ -100,3 +100,40 @@ def test_four_threads_compiling_keep_host_setting(enabled: bool) -> None:
         results = [b for batch in pool.map(work, range(4)) for b in batch]
     assert results == [expected] * 20
     assert gc.isenabled() is enabled
+
+
+def test_a_miss_pauses_its_compile_and_write_not_its_lookup(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the cache on, the pause covers a miss's compile and the hand-over of its write
+    (so the scan the compile's allocations start comes after the call, as with the cache
+    off), but not the lookup or the build lock's wait, where other threads may run long."""
+    from tinytc_py import kernel_cache
+    from tinytc_py.kernel_cache import locks, store, writer
+
+    monkeypatch.delenv("TINYTC_CACHE")
+    monkeypatch.setenv("TINYTC_CACHE_DIR", str(tmp_path))
+    (tmp_path / "kernels").mkdir(mode=0o700)  # made: the lookup reads the folder
+    kernel_cache.clear_memo()
+    seen: list[tuple[str, bool]] = []
+
+    def spy(name, fn):
+        def wrapped(*args, **kwargs):
+            seen.append((name, gc.isenabled()))
+            return fn(*args, **kwargs)
+
+        return wrapped
+
+    monkeypatch.setattr(store, "get", spy("lookup", store.get))
+    monkeypatch.setattr(locks, "take", spy("lock", locks.take))
+    monkeypatch.setattr(writer, "submit", spy("submit", writer.submit))
+    gc.enable()
+    try:
+        data = compile_gemm()
+    finally:
+        writer.wait()
+        kernel_cache.clear_memo()
+    assert data[:4] == b"\x03\x02\x23\x07"
+    assert seen[0] == ("lookup", True) and ("lock", True) in seen
+    assert [s for s in seen if s[0] == "submit"] == [("submit", False)]
+    assert gc.isenabled()

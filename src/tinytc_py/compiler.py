@@ -96,10 +96,9 @@ def compile_to_spirv(prog: Prog, core_info: CoreInfo | None = None) -> Binary:
     answers when it is on; then `prog` stays as it is instead of going through the passes."""
     info = core_info if core_info is not None else CoreInfo.default()
     corpus.record(lambda: _printed(prog), info, prog.ctx)
-    with paused_gc():  # the cache's work too, as in compile_text
-        return kernel_cache.spirv_binary(
-            lambda: _printed(prog), info, prog.ctx, lambda: _compile(lambda: prog, info)
-        )
+    return kernel_cache.spirv_binary(
+        lambda: _printed(prog), info, prog.ctx, lambda: _compile(lambda: prog, info)
+    )
 
 
 def binary_of(source: str | Prog | Binary, core_info: CoreInfo) -> Binary:
@@ -131,13 +130,12 @@ def compile_text(
     if parsing is not None and parsing[:2] == ("", "auto") and parsing[2] == settings(ctx):
         parsing = None  # the same key as without
     corpus.record(lambda: text, core_info, ctx)
-    # the cache's work under the compile's collector pause too: the scan that the compile's
-    # allocations start then comes after the call, with the cache on or off, instead of
-    # inside a miss's bookkeeping (gc_pause.py)
-    with paused_gc():
-        return kernel_cache.text_binary(
-            text, core_info, ctx, lambda: _compile(make_prog, core_info, owned), parsing
-        )
+    # the kernel cache extends the compile's pause of the collector over a miss's bookkeeping
+    # (kernel_cache._stored, _uncached): the scan that the compile's allocations start comes
+    # after the call with the cache on or off, and no lock wait or lookup is paused
+    return kernel_cache.text_binary(
+        text, core_info, ctx, lambda: _compile(make_prog, core_info, owned), parsing
+    )
 
 
 def text_parsing(

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from tinytc_py.cli import cache as cli_cache
-from tinytc_py.kernel_cache import stats, store
+from tinytc_py.kernel_cache import folder as folder_module
+from tinytc_py.kernel_cache import stats, store, trust
 
 ENTRY = 4096  # payload bytes; a file adds the header
 
@@ -268,4 +269,45 @@ def test_processes_writing_at_once_stay_under_the_bound(
     assert totals["evicted"] == writers * count - len(kept)
     if folder == "made beforehand":
         assert stats.FROM_EMPTY not in totals
+    # the statistics file is intact and holds every process's count: none was lost to the
+    # begun-empty mark of the process that made the folder (folder._start_empty)
+    data = json.loads((cache / stats.FILE).read_text())
+    assert all(isinstance(v, int) for v in data.values())
+    entry_bytes = {f.stat().st_size for f in cache.glob("*" + store.SUFFIX)}
+    assert len(entry_bytes) == 1  # every entry the same size
+    assert data["bytes_written"] == writers * count * entry_bytes.pop()
     assert not list(cache.glob(".tmp-*")) and not list(tmp_path.glob(".tmp-*"))
+
+
+def test_begun_empty_mark_never_overwrites_another_process_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process's count lands while the mark of a folder just made is being written
+    (between the creation of the mark's file and its content): the count is kept whole, and
+    the file, made by that count, carries no mark (the folder may hold its entry)."""
+    folder = tmp_path / "new"
+    folder.mkdir(mode=0o700)
+    where = trust.Folder(folder, None, True)
+    real = os.write
+
+    def write_after_a_count(fd: int, data: bytes) -> int:
+        monkeypatch.setattr(os, "write", real)
+        stats._add_to_totals({"spirv_misses": 1, "bytes_written": 123456}, where)
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", write_after_a_count)
+    folder_module._mark_empty(where)
+    data = json.loads((folder / stats.FILE).read_text())
+    assert data["spirv_misses"] == 1 and data["bytes_written"] == 123456
+    assert stats.FROM_EMPTY not in data
+    assert not list(folder.glob(".tmp-*"))
+
+
+def test_begun_empty_mark_of_a_new_folder(tmp_path: Path) -> None:
+    """Without a count before it, the mark is the folder's statistics file."""
+    folder = tmp_path / "new"
+    folder.mkdir(mode=0o700)
+    folder_module._mark_empty(trust.Folder(folder, None, True))
+    data = json.loads((folder / stats.FILE).read_text())
+    assert data[stats.FROM_EMPTY] == 1 and isinstance(data[stats.EPOCH], int)
+    assert [f.name for f in folder.iterdir()] == [stats.FILE]

@@ -125,3 +125,127 @@ def test_a_miss_does_not_wait_for_the_write_of_another_entry(
     held_writes.set()
     writer.wait()
     assert len(list(cache.glob("*" + store.SUFFIX))) == 2
+
+
+FAILING_WRITES = """
+import _thread, atexit, sys, time, warnings
+ran = []
+atexit.register(lambda: print(ran, flush=True))  # runs after the writer's wait (LIFO)
+from tinytc_py.kernel_cache import writer
+assert writer._behind
+warnings.simplefilter("error")  # a failed write's warning raises in the writer
+
+def bad():
+    raise OSError("disk full")
+
+writer.submit(bad, "a")
+writer.wait()
+writer.submit(lambda: ran.append(1), "b")  # after the failure: still written
+writer.wait()
+print(ran, writer._pending, flush=True)
+deadline = time.monotonic() + 60
+while writer._writer is not None or _thread._count():  # the idle writer ends
+    assert time.monotonic() < deadline, "the writer thread stays"
+    time.sleep(0.01)
+writer.submit(bad, "c")  # started again on demand
+writer.submit(lambda: ran.append(2), "d")
+print("exit", flush=True)  # with writes pending: the exit waits for them
+"""
+
+
+def test_writer_survives_a_failed_write_under_warnings_as_errors() -> None:
+    """A job that fails while warnings are errors does not end the writer: later jobs run,
+    `wait` returns, the idle writer thread ends (no thread left for a fork), a later submit
+    starts it again, and the exit waits for the pending writes. Each failure is reported."""
+    result = subprocess.run(
+        [sys.executable, "-c", FAILING_WRITES],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "[1] 0\nexit\n[1, 2]\n"
+    failed = "tinytc kernel cache: a write failed (OSError('disk full'))"
+    assert result.stderr.count(failed) == 2, result.stderr
+
+
+def test_a_miss_interrupted_before_its_write_is_submitted_releases_the_lock(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The interrupt comes after the compile, as the entry's write is handed to the writer:
+    the build lock is released (nobody else would)."""
+    real = writer.submit
+
+    def interrupted(job, name: str = "") -> None:
+        if name == key():  # the entry's write (not the folder's mark)
+            raise KeyboardInterrupt
+        real(job, name)
+
+    monkeypatch.setattr(writer, "submit", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        binary_of(gemm(16), CoreInfo.default())
+    assert not lock_file().exists()
+    assert not (cache / (key() + store.SUFFIX)).exists()
+
+
+def test_synchronous_writes_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The C API's start (capi/build.py) turns writes behind off: a job runs in `submit`."""
+    monkeypatch.setattr(writer, "_behind", True)
+    writer.synchronous()
+    assert not writer._behind
+    ran: list[int] = []
+    writer.submit(lambda: ran.append(threading.get_ident()))
+    assert ran == [threading.get_ident()]
+
+
+EMBEDDING_HOST = r"""
+#include <Python.h>
+int main(int argc, char **argv) {
+    PyConfig config;
+    PyConfig_InitPythonConfig(&config);
+    config.parse_argv = 0;
+    PyConfig_SetBytesArgv(&config, argc, argv);  /* as pybind11's scoped_interpreter(argc, argv) */
+    Py_InitializeFromConfig(&config);
+    PyConfig_Clear(&config);
+    return PyRun_SimpleString(
+        "import sys\n"
+        "sys.path[:0] = sys.argv[1].split(':')\n"
+        "from tinytc_py.kernel_cache import writer\n"
+        "print(bool(sys.orig_argv), writer._behind, flush=True)\n");
+}
+"""
+
+
+def test_an_embedding_host_that_passes_its_argv_writes_at_once(tmp_path: Path) -> None:
+    """A C host that starts Python with its argv never finalises it, so no `atexit` would
+    finish writes behind: they must go at once although `sys.orig_argv` is set."""
+    import sysconfig
+
+    include = sysconfig.get_paths()["include"]
+    if not Path(include, "Python.h").exists():
+        pytest.skip("no Python.h to build an embedding host with")
+    source = tmp_path / "host.c"
+    source.write_text(EMBEDDING_HOST)
+    host = tmp_path / "host"
+    libdir = sysconfig.get_config_var("LIBDIR")
+    version = sysconfig.get_config_var("LDVERSION")
+    subprocess.run(
+        [
+            "cc",
+            str(source),
+            f"-I{include}",
+            f"-L{libdir}",
+            f"-Wl,-rpath,{libdir}",
+            f"-lpython{version}",
+            *(sysconfig.get_config_var("LIBS") or "").split(),  # those of a static libpython
+            *(sysconfig.get_config_var("SYSLIBS") or "").split(),
+            "-o",
+            str(host),
+        ],
+        check=True,
+    )
+    paths = ":".join(p for p in sys.path if p)
+    out = subprocess.run(
+        [str(host), paths], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    assert out == "True False\n"

@@ -22,10 +22,11 @@ ahead of a job: warm.py; command line: `tinytc-cache` (cli/cache.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import TypeVar
 
 from ..binary import Binary
+from ..gc_pause import paused_gc
 from ..ir.context import CompilerContext
 from ..ir.enums import OptFlag
 from ..target.core_info import CoreInfo
@@ -72,7 +73,7 @@ def spirv_binary(
     if binary is not None:
         stats.count("memo_hits", persist=False)
         return binary
-    return memo.put(key, _stored(key, where, compile_))
+    return _stored(key, where, compile_, key)
 
 
 def text_binary(
@@ -98,30 +99,42 @@ def text_binary(
     if where is None:
         return _uncached(compile_)
     key = spirv_key(text, core_info, ctx, parsing)
-    return memo.put(memo_key, _stored(key, where, compile_))
+    return _stored(key, where, compile_, memo_key)
 
 
-def _stored(key: str, where: trust.Folder, compile_: Callable[[], Binary]) -> Binary:
+def _stored(
+    key: str, where: trust.Folder, compile_: Callable[[], Binary], memo_key: Hashable
+) -> Binary:
     """The binary of entry `key`: read from `where`, or compiled, and stored there behind
-    (writer.py: the build lock is released once the entry is written). A folder that did not
-    exist when checked holds no entry to read before the lock is taken."""
+    (writer.py: the build lock is released once the entry is written); either way remembered
+    under `memo_key` (memo.py). A folder that did not exist when checked holds no entry to
+    read before the lock is taken."""
     payload = store.get(key, where) if where.exists else None
     if payload is not None:
         stats.count("spirv_hits", where=where)
-        return decode(payload)
+        return memo.put(memo_key, decode(payload))
     turn = locks.take(key, where)
     if turn.payload is not None:
         turn.release()
         stats.count("waits" if turn.waited else "spirv_hits", where=where)
-        return decode(turn.payload)
+        return memo.put(memo_key, decode(turn.payload))
+    owned = True  # the build lock is this call's to release until the writer has the job
     try:
-        binary = compile_()
-    except BaseException:
-        turn.release()
-        stats.count("spirv_misses", where=where)
-        raise
-    writer.submit(lambda: _store(key, binary, where, turn), key)
-    return binary
+        # the compile's pause of the collector (gc_pause.py) spans the bookkeeping that follows
+        # it here, so that the scan the compile's allocations start comes after the call, as
+        # with the cache off (`_uncached`); the lookup and the lock's wait above are not in it
+        with paused_gc():
+            try:
+                binary = compile_()
+            except BaseException:
+                stats.count("spirv_misses", where=where)
+                raise
+            writer.submit(lambda: _store(key, binary, where, turn), key)
+            owned = False
+            return memo.put(memo_key, binary)
+    finally:
+        if owned:  # the compile failed or was interrupted (also before `submit` took the job)
+            turn.release()
 
 
 def _store(key: str, binary: Binary, where: trust.Folder, turn: locks.Turn) -> None:
@@ -134,8 +147,11 @@ def _store(key: str, binary: Binary, where: trust.Folder, turn: locks.Turn) -> N
 
 
 def _uncached(compile_: Callable[[], Binary]) -> Binary:
-    binary = compile_()
-    stats.count("compiles", persist=False)
+    """A compile with the cache off; its count under the compile's pause of the collector,
+    as a miss's bookkeeping is (`_stored`)."""
+    with paused_gc():
+        binary = compile_()
+        stats.count("compiles", persist=False)
     binary.cache = False
     return binary
 

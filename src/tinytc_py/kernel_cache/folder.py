@@ -59,9 +59,8 @@ def _make(folder: trust.Folder) -> None:
     tmp = folder.path.with_name(f".tmp-{trust.SUB}-{secrets.token_hex(6)}")
     tmp.mkdir(mode=trust.USER_DIR_MODE)
     try:
-        if folder.group is not None:
-            os.chown(tmp, -1, folder.group)
-            os.chmod(tmp, trust.GROUP_DIR_MODE)
+        os.chown(tmp, -1, folder.group)
+        os.chmod(tmp, trust.GROUP_DIR_MODE)
         _start_empty(trust.Folder(tmp, folder.group, True))
         os.rename(tmp, folder.path)
     except OSError:
@@ -97,11 +96,20 @@ def _mark_empty(folder: trust.Folder) -> None:
 
 
 def _start_empty(where: trust.Folder) -> None:
-    """Write the statistics file of a new kernels folder, still empty under its temporary
-    name (make_folder): a new epoch, marked `FROM_EMPTY`."""
-    fd = os.open(where.path / FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    """Write the statistics file of a new kernels folder, empty when it was made (make_folder):
+    a new epoch, marked `FROM_EMPTY`. The file is written whole under a temporary name and then
+    linked to its name, which fails when the name exists: another process's count
+    (stats._add_to_totals, which creates the file under its lock) never sees the mark half
+    written nor has its count overwritten by it; that process's file then stays, unmarked."""
+    tmp = where.path / f".tmp-{FILE}-{secrets.token_hex(6)}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
-        trust.share(fd, where, GROUP_MODE)
-        os.write(fd, json.dumps({EPOCH: secrets.randbits(62), FROM_EMPTY: 1}).encode())
+        try:
+            trust.share(fd, where, GROUP_MODE)
+            os.write(fd, json.dumps({EPOCH: secrets.randbits(62), FROM_EMPTY: 1}).encode())
+        finally:
+            os.close(fd)
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, where.path / FILE)
     finally:
-        os.close(fd)
+        os.unlink(tmp)

@@ -27,6 +27,7 @@ import fcntl
 import json
 import os
 import secrets
+import threading
 from collections import Counter
 
 from ..cache_dir import cache_subdir
@@ -36,6 +37,7 @@ from .folder import EPOCH, FILE, FROM_EMPTY, GROUP_MODE, make_folder
 NOT_COUNTERS = (EPOCH, FROM_EMPTY)
 
 _process: Counter[str] = Counter()
+_process_lock = threading.Lock()  # the writer thread (writer.py) counts too
 
 
 def count(name: str, n: int = 1, persist: bool = True, where: trust.Folder | None = None) -> None:
@@ -44,14 +46,16 @@ def count(name: str, n: int = 1, persist: bool = True, where: trust.Folder | Non
     if persist:
         count_all({name: n}, where)
     else:
-        _process[name] += n
+        with _process_lock:
+            _process[name] += n
 
 
 def count_all(delta: dict[str, int], where: trust.Folder | None = None) -> dict[str, int]:
     """Add to several counters in one update of the file (each costs about 0.1 ms, a tenth
     of a small kernel's compile). Returns the totals this update made (empty when the file
     cannot be written): store.py bounds the folder by the running bytes_written."""
-    _process.update(delta)
+    with _process_lock:
+        _process.update(delta)
     where = where or trust.checked()
     if where is None:
         return {}
@@ -64,12 +68,14 @@ def count_all(delta: dict[str, int], where: trust.Folder | None = None) -> dict[
 def process() -> dict[str, int]:
     """This process's counters (a copy), with those of its writes still behind (writer.py)."""
     writer.wait()
-    return dict(_process)
+    with _process_lock:
+        return dict(_process)
 
 
 def reset_process() -> None:
     writer.wait()
-    _process.clear()
+    with _process_lock:
+        _process.clear()
 
 
 def _add_to_totals(delta: dict[str, int], where: trust.Folder) -> dict[str, int]:

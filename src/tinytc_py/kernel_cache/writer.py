@@ -11,16 +11,25 @@ build (locks.py), and every read of this process that must see its own writes (`
 Pending writes are finished before a normal exit: `wait` is an `atexit` handler, and daemon
 threads still run while the handlers do. That holds only where the interpreter finalises, which
 a C host embedding the library never does (it exits without running `atexit`;
-tests/capi/test_capi_kernel_cache.py checks this). So the writes go behind only in a process
-that Python's own executable started (`sys.orig_argv` is empty in an embedded interpreter),
-and a forked child (which may leave through `os._exit`, as multiprocessing's children do)
-writes at once; everywhere else a write is done before the compile returns, as before.
+tests/capi/test_capi_kernel_cache.py checks this). So the writes go behind only where Python's
+own executable is the program (`_main_program`); the C API's start switches them to synchronous
+explicitly (`synchronous`, capi/build.py), and a forked child (which may leave through
+`os._exit`, as multiprocessing's children do) writes at once; everywhere else a write is done
+before the compile returns, as before.
+
+The writer thread runs only while there is work: it ends when its queue is empty and a later
+`submit` starts another, so an idle process has no extra thread (Python 3.12 warns at every
+`os.fork()` of a process with threads). It never dies with work queued: a failing job (any
+exception, also one a "warnings are errors" filter makes of its warning) is reported in a way
+that cannot raise, and where no thread can be started (at interpreter shutdown) the caller
+runs the jobs itself.
 """
 
 from __future__ import annotations
 
 import _thread
 import atexit
+import contextlib
 import os
 import sys
 import threading
@@ -28,23 +37,48 @@ import warnings
 from collections import Counter, deque
 from collections.abc import Callable
 
-_behind = bool(getattr(sys, "orig_argv", None))
+
+def _main_program() -> bool:
+    """Whether this interpreter is the program, started by Python's own executable (`python`,
+    `python -c`, `python -m pytest`, a script run through its `#!` line), so that a normal exit
+    finalises it and runs `atexit`. Neither `sys.orig_argv` nor `sys.executable` tell an
+    embedding host apart: a host that passes its argv to the interpreter (pybind11's
+    `scoped_interpreter(argc, argv)`, `PyConfig_SetBytesArgv`) has a non-empty `orig_argv`, and
+    `sys.executable`, derived from that argv[0], names the host's own program. What the host
+    cannot share with Python is its executable file: the process's (`/proc/self/exe`) is then not
+    a Python interpreter (named python*). Without /proc the answer is no: writing at once is
+    always correct, only slower."""
+    try:
+        exe = os.path.basename(os.path.realpath(os.readlink("/proc/self/exe")))
+    except OSError:
+        return False
+    return bool(getattr(sys, "orig_argv", None)) and exe.startswith("python")
+
+
+_behind = _main_program()
 """Whether writes go behind: this interpreter will run `atexit` at a normal exit."""
 
 _lock = threading.Lock()
-_queued = threading.Condition(_lock)  # a job was submitted
-_done = threading.Condition(_lock)  # the last pending job finished
+_done = threading.Condition(_lock)  # a pending job finished
 _jobs: deque[tuple[str, Callable[[], None]]] = deque()
 _pending = 0  # submitted, not yet finished
 _names: Counter[str] = Counter()  # the names of the pending jobs
-_started = False
-_writer = -1  # the writer thread's id
+_writer: int | None = None  # the running writer thread's id; None when there is none
+
+
+def synchronous() -> None:
+    """From now on, write at once (after the writes already behind): for a host that never
+    finalises the interpreter (the C API's start)."""
+    global _behind
+    _behind = False
+    wait()
 
 
 def submit(job: Callable[[], None], name: str = "") -> None:
     """Run `job` (which handles its own errors) behind, or now where writes cannot go behind.
-    `name`: what it writes (an entry's key, a file's path), for `wait(name)`."""
-    global _pending, _started
+    `name`: what it writes (an entry's key, a file's path), for `wait(name)`. Once `submit`
+    returns, the job is the writer's: it runs even if the caller is interrupted."""
+    global _pending
     if not _behind:
         job()
         return
@@ -52,35 +86,79 @@ def submit(job: Callable[[], None], name: str = "") -> None:
         _jobs.append((name, job))
         _pending += 1
         _names[name] += 1
-        if not _started:
+        started = _start()
+    if not started:
+        _drain()
+
+
+def _start() -> bool:
+    """Under `_lock`: make sure a writer runs; False when no thread can be started."""
+    global _writer
+    if _writer is None:
+        try:
             # the low-level start returns at once; threading.Thread.start waits for the thread
-            _thread.start_new_thread(_work, ())
-            _started = True
-        _queued.notify()
+            _writer = _thread.start_new_thread(_work, ())
+        except BaseException:  # noqa: BLE001 - e.g. at interpreter shutdown: run them here
+            return False
+    return True
 
 
 def _work() -> None:
-    global _pending, _writer
-    _writer = _thread.get_ident()
+    """The writer: runs the queued jobs, ends when the queue is empty (under the lock, so a
+    `submit` then starts another)."""
+    global _writer
+    me = _thread.get_ident()
+    try:
+        while True:
+            with _lock:
+                if not _jobs:
+                    _writer = None
+                    return
+                name, job = _jobs.popleft()
+            _run(name, job)
+            del job
+    finally:  # only reached with work left if the bookkeeping itself failed
+        with _lock:
+            if _writer == me:
+                _writer = None
+                if _jobs:
+                    _start()
+
+
+def _drain() -> None:
+    """Run the queued jobs in the calling thread (no writer thread could be started)."""
     while True:
         with _lock:
-            while not _jobs:
-                _queued.wait()
+            if not _jobs:
+                return
             name, job = _jobs.popleft()
-        try:
-            job()
-        except Exception as err:  # noqa: BLE001 - a write that failed only loses a cache entry
-            warnings.warn(
-                f"tinytc kernel cache: a write failed ({err!r})", RuntimeWarning, stacklevel=1
-            )
-        finally:
-            del job
-            with _lock:
-                _pending -= 1
-                _names[name] -= 1
-                if not _names[name]:
-                    del _names[name]
-                _done.notify_all()
+        _run(name, job)
+
+
+def _run(name: str, job: Callable[[], None]) -> None:
+    global _pending
+    try:
+        job()
+    except BaseException as err:  # noqa: BLE001 - a write that failed only loses a cache entry
+        _report(err)
+    finally:
+        with _lock:
+            _pending -= 1
+            _names[name] -= 1
+            if not _names[name]:
+                del _names[name]
+            _done.notify_all()
+
+
+def _report(err: BaseException) -> None:
+    """Warn of a failed write; a warning that raises (a "warnings are errors" filter) falls
+    back to a line on stderr, and nothing here raises."""
+    message = f"tinytc kernel cache: a write failed ({err!r})"
+    try:
+        warnings.warn(message, RuntimeWarning, stacklevel=1)
+    except BaseException:  # noqa: BLE001
+        with contextlib.suppress(BaseException):  # nowhere left to report to
+            os.write(2, (message + "\n").encode(errors="replace"))
 
 
 def wait(name: str | None = None) -> None:
@@ -89,22 +167,28 @@ def wait(name: str | None = None) -> None:
     itself, whose jobs read the folder too."""
     if not _pending or (name is not None and name not in _names):
         return
-    if _thread.get_ident() == _writer:
+    if _writer is not None and _thread.get_ident() == _writer:
         return
     with _lock:
         while _pending if name is None else name in _names:
+            if _jobs and not _start():
+                break
             _done.wait()
+        else:
+            return
+    _drain()  # no thread could take the queued jobs: run them here
+    wait(name)
 
 
 def _forked() -> None:
     """In a forked child: no writer thread, and writes at once (module docstring). The parent's
     pending writes are the parent's."""
-    global _behind, _lock, _queued, _done, _pending, _started
-    _behind, _pending, _started = False, 0, False
+    global _behind, _lock, _done, _pending, _writer
+    _behind, _pending, _writer = False, 0, None
     _jobs.clear()
     _names.clear()
     _lock = threading.Lock()  # the parent's may have been held by its writer at the fork
-    _queued, _done = threading.Condition(_lock), threading.Condition(_lock)
+    _done = threading.Condition(_lock)
 
 
 if _behind:
