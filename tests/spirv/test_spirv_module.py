@@ -339,6 +339,137 @@ def test_emitter_checks_like_op():
     assert list(blk.opcodes) == [Op.Label]
 
 
+_WORD_ERROR = "is neither a 32-bit word nor a string (split 64-bit literals with literal64())"
+
+
+def _block_emitters(i32: int, x: int):
+    """Each block emitter as a function of (result type, operand) that emits one instruction
+    with that result type (None: one without a result) and that operand among its words."""
+    return {
+        "op": lambda rt, v: ("OpIAdd", lambda blk: blk.op(Op.IAdd, rt, x, v)),
+        "op1": lambda rt, v: ("OpNot", lambda blk: blk.op1(Op.Not, rt, v)),
+        "op2": lambda rt, v: ("OpIAdd", lambda blk: blk.op2(Op.IAdd, rt, x, v)),
+        "emitter": lambda rt, v: ("OpIAdd", lambda blk: blk.emitter(Op.IAdd, rt, x)(v)),
+        "ext_inst": lambda rt, v: ("OpExtInst", lambda blk: blk.ext_inst(rt, x, 26, v, x, x)),
+        "emit": lambda rt, v: ("OpStore", lambda blk: blk.emit(Op.Store, x, v)),
+    }
+
+
+@pytest.mark.parametrize("emitter", ["op", "op1", "op2", "emitter", "ext_inst", "emit"])
+@pytest.mark.parametrize("bad", [1.5, None, -1, 1 << 32, b"ab", object()], ids=repr)
+def test_every_block_emitter_refuses_a_non_word_operand(emitter, bad):
+    """Every emitter refuses an operand that is neither a word nor a string with op()'s
+    message, before the block, its opcode record or the module's id bound change."""
+    mod = Module()
+    fn = mod.add_function(mod.type_void(), mod.type_function(mod.type_void()))
+    blk = fn.add_block()
+    i32 = mod.type_int(32)
+    x = mod.constant(i32, 3)
+    name, emit_one = _block_emitters(i32, x)[emitter](i32, bad)
+    code, opcodes, bound = list(blk.code), list(blk.opcodes), mod._bound
+    with pytest.raises(ValueError) as error:
+        emit_one(blk)
+    assert str(error.value) == f"{name}: operand {bad!r} {_WORD_ERROR}"
+    assert (blk.code, list(blk.opcodes), mod._bound) == (code, opcodes, bound)
+
+
+@pytest.mark.parametrize("emitter", ["op", "op1", "op2", "emitter", "ext_inst"])
+@pytest.mark.parametrize("bad", [2.0, None, -5, 1 << 40, "ab"], ids=repr)
+def test_every_block_emitter_refuses_a_non_word_result_type(emitter, bad):
+    mod = Module()
+    fn = mod.add_function(mod.type_void(), mod.type_function(mod.type_void()))
+    blk = fn.add_block()
+    i32 = mod.type_int(32)
+    x = mod.constant(i32, 3)
+    name, emit_one = _block_emitters(i32, x)[emitter](bad, x)
+    code, bound = list(blk.code), mod._bound
+    with pytest.raises(ValueError) as error:
+        emit_one(blk)
+    if isinstance(bad, str):
+        assert str(error.value) == f"{name}: operand {bad!r} is a string, not an id"
+    else:
+        assert str(error.value) == f"{name}: operand {bad!r} {_WORD_ERROR}"
+    assert (blk.code, list(blk.opcodes), mod._bound) == (code, [Op.Label], bound)
+
+
+@pytest.mark.parametrize("bad", [2.0, None, -5, 1 << 40, "ab"], ids=repr)
+def test_op_refuses_a_non_word_result_id(bad):
+    mod = Module()
+    fn = mod.add_function(mod.type_void(), mod.type_function(mod.type_void()))
+    blk = fn.add_block()
+    i32 = mod.type_int(32)
+    x = mod.constant(i32, 3)
+    code, bound = list(blk.code), mod._bound
+    for operand in (x, "ab"):  # the all-word and the string path check it alike
+        with pytest.raises(ValueError, match=f"^OpIAdd: operand {re.escape(repr(bad))} "):
+            blk.op(Op.IAdd, i32, x, operand, result_id=bad)
+    assert (blk.code, list(blk.opcodes), mod._bound) == (code, [Op.Label], bound)
+    rid = mod.new_id()
+    assert blk.op(Op.IAdd, i32, x, "ab", result_id=rid) == rid
+    assert blk.code[2:] == [5 << 16 | Op.IAdd, i32, rid, x, int.from_bytes(b"ab\0\0", "little")]
+
+
+def test_every_block_emitter_encodes_a_string_operand():
+    """A string operand is encoded by every emitter as op() encodes it (the fixed-arity and
+    the emitter's fast paths hand it to op()), and the module assembles and disassembles."""
+    mod = Module()
+    fn = mod.add_function(mod.type_void(), mod.type_function(mod.type_void()))
+    i32 = mod.type_int(32)
+    x = mod.constant(i32, 3)
+    ab = int.from_bytes(b"ab\0\0", "little")
+    for emitter, make in _block_emitters(i32, x).items():
+        blk = fn.add_block()
+        bound = mod._bound
+        _name, emit_one = make(i32, "ab")
+        rid = emit_one(blk)
+        reference = fn.add_block()
+        if emitter == "emit":
+            reference.emit(Op.Store, x, ab)
+        elif emitter == "op1":
+            reference.op(Op.Not, i32, ab, result_id=bound)
+        elif emitter == "ext_inst":
+            reference.op(Op.ExtInst, i32, x, 26, ab, x, x, result_id=bound)
+        else:
+            reference.op(Op.IAdd, i32, x, ab, result_id=bound)
+        assert rid == (None if emitter == "emit" else bound)
+        assert blk.code[2:] == reference.code[2:], emitter
+        assert list(blk.opcodes) == list(reference.opcodes)
+    # a string among an emitter's fixed operands is encoded once, into every instruction
+    blk = fn.add_block()
+    add = blk.emitter(Op.IAdd, i32, "ab")
+    first = add(x)
+    assert add("ab") == first + 1
+    assert blk.code[2:] == [
+        5 << 16 | Op.IAdd,
+        i32,
+        first,
+        ab,
+        x,
+        5 << 16 | Op.IAdd,
+        i32,
+        first + 1,
+        ab,
+        ab,
+    ]
+
+
+def test_capex_refuses_a_truncated_globals_section():
+    """An instruction whose word count runs past the end of the globals is refused with the
+    message iter_instructions gives, not read past the end."""
+    from tinytc_py.spirv.capex import capex
+
+    for truncated in ([3 << 16 | Op.TypeInt, 1], [4 << 16 | Op.TypeVector, 1, 2], [0]):
+        mod = Module()
+        mod.type_int(16)
+        start = len(mod.globals)
+        mod.globals.extend(truncated)
+        count = truncated[0] >> 16
+        with pytest.raises(
+            ValueError, match=f"^malformed instruction at word {start}: word count {count}$"
+        ):
+            capex(mod)
+
+
 def test_sections_come_out_in_spec_order(add_kernel):
     mod = add_kernel()
     mod.add_extension("SPV_INTEL_subgroups")

@@ -61,11 +61,15 @@ def capex(module: Module) -> None:
         if opcode == Op.ExecutionMode and modes[offset + 2] == ExecutionMode.SubgroupSize:
             module.add_capability(Capability.SubgroupDispatch)
     # the globals (a hundred or more instructions) by a plain loop over the instruction headers
-    # rather than iter_instructions' generator; a zero word count is refused as it refuses it
+    # rather than iter_instructions' generator; a word count of 0 or one running past the end
+    # is refused as it refuses it, before any operand of that instruction is read
     g = module.globals
     offset, end = 0, len(g)
     while offset < end:
         first = g[offset]
+        count = first >> 16
+        if count == 0 or offset + count > end:
+            raise ValueError(f"malformed instruction at word {offset}: word count {count}")
         opcode = first & 0xFFFF
         if opcode == Op.TypeInt or opcode == Op.TypeFloat:
             width = g[offset + 2]
@@ -78,9 +82,6 @@ def capex(module: Module) -> None:
         elif opcode == Op.AsmTargetINTEL:  # the DPAS path's inline vISA (OpAsmINTEL needs it)
             module.add_capability(Capability.AsmINTEL)
             module.add_extension("SPV_INTEL_inline_assembly")
-        count = first >> 16
-        if count == 0:
-            raise ValueError(f"malformed instruction at word {offset}: word count 0")
         offset += count
     used: dict[int, None] = {}  # in order of first use, which orders the declarations
     for function in module.functions:

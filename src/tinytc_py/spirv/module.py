@@ -23,7 +23,7 @@ import struct
 import sys
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from .tables import (
     HAS_RESULT,
@@ -91,6 +91,24 @@ def literal64(value: int) -> tuple[int, int]:
     return value & 0xFFFF_FFFF, value >> 32
 
 
+def _not_a_word(opcode: int, value: object) -> ValueError:
+    """The error for an operand that is not a 32-bit word, nor a string where one may be."""
+    return ValueError(
+        f"{OP_NAMES.get(opcode, opcode)}: operand {value!r} is neither a 32-bit word"
+        " nor a string (split 64-bit literals with literal64())"
+    )
+
+
+def _not_an_id(opcode: int, value: object) -> ValueError:
+    """The error for a result type or result id that is not a 32-bit word (a string is no id,
+    so it gets a message of its own; anything else the operands' message)."""
+    if isinstance(value, str):
+        return ValueError(
+            f"{OP_NAMES.get(opcode, opcode)}: operand {value!r} is a string, not an id"
+        )
+    return _not_a_word(opcode, value)
+
+
 def _encode_slow(opcode: int, operands: Sequence[object]) -> array:
     """The words of an instruction whose operands are not all plain words (strings), header
     included; or a ValueError that says why an operand is invalid. An array, so that the
@@ -102,14 +120,20 @@ def _encode_slow(opcode: int, operands: Sequence[object]) -> array:
         elif isinstance(operand, int) and 0 <= operand <= _WORD_MAX:
             words.append(operand)
         else:
-            raise ValueError(
-                f"{OP_NAMES.get(opcode, opcode)}: operand {operand!r} is neither a 32-bit word"
-                " nor a string (split 64-bit literals with literal64())"
-            )
+            raise _not_a_word(opcode, operand)
     if len(words) > 0xFFFF:
         raise ValueError(f"{OP_NAMES.get(opcode, opcode)}: more than 65535 words")
     words[0] = (len(words) << 16) | opcode
     return words
+
+
+def _is_word(value: object) -> bool:
+    """Whether `value` is an int that fits a word (bools and IntEnum members are ints). The
+    block emitters take their words as `object` and check them here, a native call in the
+    compiled module: a parameter typed `int` would turn a float or None into mypyc's TypeError
+    at the call instead of the ValueError below, and the caller's value is appended as the
+    object it already is (no unboxing and boxing again)."""
+    return isinstance(value, int) and 0 <= value <= _WORD_MAX
 
 
 def _all_words(operands: tuple[object, ...]) -> bool:
@@ -198,11 +222,14 @@ class Block:
         self.code: list[int] = [2 << 16 | Op.Label, label]
         self.opcodes: dict[int, None] = {Op.Label: None}
 
-    def op(self, opcode: int, result_type: int, *operands: int | str, result_id: int = 0) -> int:
+    def op(self, opcode: int, result_type: object, *operands: object, result_id: object = 0) -> int:
         """Emit an instruction with result type and result id; return the id.
 
         `result_id` lets a caller define an id it allocated earlier with `Module.new_id()`
-        (e.g. a loop-carried value already referenced by an OpPhi).
+        (e.g. a loop-carried value already referenced by an OpPhi). Operands are words or
+        literal strings; the result type and id are words. Anything else is a ValueError
+        before the block or the module's id bound changes (the same for every emitter here).
+        The words are typed `object` for that reason (see `_is_word`).
 
         This runs once per emitted instruction, so it does the least work: whether the opcode
         has a result type is one byte of a table, `opcodes` is written only when the block
@@ -215,37 +242,43 @@ class Block:
         return self._op(opcode, result_type, operands, result_id)
 
     def _op(
-        self, opcode: int, result_type: int, operands: tuple[int | str, ...], result_id: int
+        self, opcode: int, result_type: object, operands: tuple[object, ...], result_id: object
     ) -> int:
         """`op` with the operands as one tuple (see `_emit`)."""
         if _kind(opcode) != _RESULT_AND_TYPE:
             raise ValueError(f"{OP_NAMES.get(opcode, opcode)} has no result type; use emit()")
-        if not result_id:
+        if not _is_word(result_type):
+            raise _not_an_id(opcode, result_type)
+        if not _is_word(result_id):
+            raise _not_an_id(opcode, result_id)
+        words_only = _all_words(operands)
+        slow = None if words_only else _encode_slow(opcode, (result_type, 0, *operands))
+        rid = cast(int, result_id)
+        if not rid:
             module = self.module
-            result_id = module._bound
-            module._bound = result_id + 1
-        code = self.code
-        if _all_words(operands) and 0 <= result_type <= _WORD_MAX:
+            rid = module._bound
+            module._bound = rid + 1
+        code: list[Any] = self.code
+        if slow is None:
             code.append(((len(operands) + 3) << 16) | opcode)
             code.append(result_type)
-            code.append(result_id)
-            code.extend(operands)  # type: ignore[arg-type]  # ints only, checked above
+            code.append(rid)
+            code.extend(operands)
         else:
-            code.extend(_encode_slow(opcode, (result_type, result_id, *operands)).tolist())
+            slow[2] = rid
+            code.extend(slow.tolist())
         if opcode not in self.opcodes:
             self.opcodes[opcode] = None
-        return result_id
+        return rid
 
-    def op1(self, opcode: int, result_type: int, a: int) -> int:
+    def op1(self, opcode: int, result_type: object, a: object) -> int:
         """`op` with one operand (conversions, loads, negations): no tuple on the way."""
-        if _kind(opcode) != _RESULT_AND_TYPE or not (
-            0 <= result_type <= _WORD_MAX and 0 <= a <= _WORD_MAX
-        ):
+        if _kind(opcode) != _RESULT_AND_TYPE or not (_is_word(result_type) and _is_word(a)):
             return self._op(opcode, result_type, (a,), 0)
         module = self.module
         result_id = module._bound
         module._bound = result_id + 1
-        code = self.code
+        code: list[Any] = self.code
         code.append(4 << 16 | opcode)
         code.append(result_type)
         code.append(result_id)
@@ -254,16 +287,16 @@ class Block:
             self.opcodes[opcode] = None
         return result_id
 
-    def op2(self, opcode: int, result_type: int, a: int, b: int) -> int:
+    def op2(self, opcode: int, result_type: object, a: object, b: object) -> int:
         """`op` with two operands (binary arithmetic, comparisons): no tuple on the way."""
         if _kind(opcode) != _RESULT_AND_TYPE or not (
-            0 <= result_type <= _WORD_MAX and 0 <= a <= _WORD_MAX and 0 <= b <= _WORD_MAX
+            _is_word(result_type) and _is_word(a) and _is_word(b)
         ):
             return self._op(opcode, result_type, (a, b), 0)
         module = self.module
         result_id = module._bound
         module._bound = result_id + 1
-        code = self.code
+        code: list[Any] = self.code
         code.append(5 << 16 | opcode)
         code.append(result_type)
         code.append(result_id)
@@ -273,37 +306,40 @@ class Block:
             self.opcodes[opcode] = None
         return result_id
 
-    def emit(self, opcode: int, *operands: int | str) -> None:
+    def emit(self, opcode: int, *operands: object) -> None:
         """Emit an instruction without a result (OpStore, OpBranch, OpReturn, ...); the kind
         check is unconditional for the reason given in op()."""
         if _kind(opcode) != _NO_RESULT:
             raise ValueError(f"{OP_NAMES.get(opcode, opcode)} defines a result; use op()")
-        code = self.code
+        code: list[Any] = self.code
         if _all_words(operands):
             code.append(((len(operands) + 1) << 16) | opcode)
-            code.extend(operands)  # type: ignore[arg-type]  # ints only, checked above
+            code.extend(operands)
         else:
             code.extend(_encode_slow(opcode, operands).tolist())
         if opcode not in self.opcodes:
             self.opcodes[opcode] = None
 
-    def ext_inst(self, result_type: int, ext_set: int, number: int, *operands: int) -> int:
+    def ext_inst(
+        self, result_type: object, ext_set: object, number: object, *operands: object
+    ) -> int:
         """OpExtInst: `number` of the instruction in the imported set `ext_set`."""
         return self._op(Op.ExtInst, result_type, (ext_set, number, *operands), 0)
 
-    def emitter(self, opcode: int, result_type: int, *prefix: int) -> Callable[..., int]:
+    def emitter(self, opcode: int, result_type: object, *prefix: object) -> Callable[..., int]:
         """`op` with a fixed opcode, result type and leading operands, as a function of the
         other operands returning the new id. For loops that emit many instructions of one
-        kind (a GEMM's broadcasts and fmas): the opcode is checked here once, and each call
-        only checks its operands, allocates the id and appends the words. The function appends
-        to this block, so it is valid until the converter moves to another block."""
+        kind (a GEMM's broadcasts and fmas): the opcode, result type and leading operands are
+        checked here once (a string among them encoded once), and each call only checks its
+        operands, allocates the id and appends the words; operands that are not all words go
+        through op(), which encodes strings and refuses the rest. The function appends to this
+        block, so it is valid until the converter moves to another block."""
         if _kind(opcode) != _RESULT_AND_TYPE:
             raise ValueError(f"{OP_NAMES.get(opcode, opcode)} has no result type; use emit()")
-        head = (result_type, *prefix)
-        if not _all_words(head):
-            _encode_slow(opcode, head)  # raises: the fixed part is not words
-        fixed = len(prefix) + 3
-        return _Emitter(self, opcode, result_type, prefix, fixed)
+        if not _is_word(result_type):
+            raise _not_an_id(opcode, result_type)
+        words = prefix if _all_words(prefix) else tuple(_encode_slow(opcode, prefix)[1:])
+        return _Emitter(self, opcode, result_type, words)
 
 
 class _Emitter:
@@ -316,25 +352,25 @@ class _Emitter:
     __slots__ = ("block", "code", "opcode", "result_type", "prefix", "fixed", "count", "header")
 
     def __init__(
-        self, block: Block, opcode: int, result_type: int, prefix: tuple[int, ...], fixed: int
+        self, block: Block, opcode: int, result_type: object, prefix: tuple[object, ...]
     ) -> None:
         self.block = block
         self.code: list[Any] = block.code
         self.opcode: Any = opcode
         self.result_type: Any = result_type
-        self.prefix = prefix
-        self.fixed = fixed
+        self.prefix = prefix  # words only (`emitter` encoded any string)
+        self.fixed = len(prefix) + 3  # the words besides the operands
         self.count = -1  # the operand count `header` was made for
         self.header: Any = 0
 
-    def __call__(self, *operands: int) -> Any:
-        if not _all_words(operands):
-            _encode_slow(self.opcode, operands)  # raises: an int beyond 32 bits or not an int
+    def __call__(self, *operands: object) -> Any:
+        block = self.block
+        if not _all_words(operands):  # a string to encode or a non-word to refuse
+            return block._op(self.opcode, self.result_type, (*self.prefix, *operands), 0)
         count = len(operands)
         if count != self.count:
             self.header = ((count + self.fixed) << 16) | self.opcode
             self.count = count
-        block = self.block
         module = block.module
         bound = module._bound
         module._bound = bound + 1
