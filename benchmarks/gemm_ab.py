@@ -26,14 +26,13 @@ import argparse
 import dataclasses
 import os
 import sys
-import time
 
 import numpy as np
 
 import gemm_anchors
 from gemm_batched import TYPES, Case, aligned_stack, kernel_text, timed_errors, tolerance
 from gemm_limits import RESIDENT, cached_text
-from timing import cpu_description
+from timing import cpu_description, cpu_timed
 from tinytc_py.gemm_tuning import time_candidates
 
 
@@ -114,14 +113,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.cached:  # the entries that every work-group recomputes
         want[RESIDENT:] = 0
     errors = timed_errors(fns, arrays[2], want)
-
-    def cpu_timed(fn):
-        def run() -> float:
-            t0 = time.process_time()
-            fn()
-            return time.process_time() - t0
-
-        return run
 
     arch = os.environ.get("CL_CONFIG_CPU_TARGET_ARCH", "native")
     print(f"CPU: {cpu_description()}; CL_CONFIG_CPU_TARGET_ARCH={arch}")

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -44,7 +43,7 @@ from gemm_batched import (
     timed_errors,
     tolerance,
 )
-from timing import cpu_description
+from timing import cpu_description, cpu_timed
 from tinytc_py.gemm_tuning import time_candidates
 
 RESIDENT = 8  # entries the "cached" kernel cycles through
@@ -146,14 +145,6 @@ def row(args: argparse.Namespace, m: int, n: int, k: int, ty: str, xsmm, s: int)
     gemms = {name: fns[name] for name in ("ours", "xsmm") if name in fns}
     errors = timed_errors(gemms, arrays[2], np.matmul(a, b))
     errors["floor"] = floor_check(cases["floor"], s)
-
-    def cpu_timed(fn):
-        def run() -> float:
-            t0 = time.process_time()
-            fn()
-            return time.process_time() - t0
-
-        return run
 
     times = time_candidates({name: cpu_timed(fn) for name, fn in fns.items()}, args.repeat)
     cores = os.cpu_count() or 1

@@ -44,6 +44,18 @@ def interleaved_medians(fns: dict[str, Callable[[], object]], rounds: int) -> di
     return time_candidates({name: timed(fn) for name, fn in fns.items()}, rounds)
 
 
+def cpu_timed(fn: Callable[[], object]) -> Callable[[], float]:
+    """`fn` made into a call that returns the process's CPU seconds it took (all threads): on
+    a shared machine, time another process took from the cores is not charged to the kernel."""
+
+    def run() -> float:
+        t0 = time.process_time()
+        fn()
+        return time.process_time() - t0
+
+    return run
+
+
 def cpu_description() -> str:
     """The host CPU for a benchmark's header: model name, family/model, widest vector ISA and
     logical CPU count, from /proc/cpuinfo (an "AMD EPYC" model name alone does not say which
