@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 
 from tinytc_py.compiler import binary_of
-from tinytc_py.kernel_cache import stats, store, trust, writer
+from tinytc_py.kernel_cache import stats, store, writer
 from tinytc_py.kernel_cache.codec import decode
-from tinytc_py.kernel_cache.folder import make_folder
 from tinytc_py.target.core_info import CoreInfo
 
 from .test_locks import build_and_check, key, lock_file
@@ -177,10 +176,10 @@ def test_a_miss_interrupted_before_its_write_is_submitted_releases_the_lock(
     the build lock is released (nobody else would)."""
     real = writer.submit
 
-    def interrupted(job, name: str = "", start: bool = True) -> None:
+    def interrupted(job, name: str = "") -> None:
         if name == key():  # the entry's write (not the folder's mark)
             raise KeyboardInterrupt
-        real(job, name, start)
+        real(job, name)
 
     monkeypatch.setattr(writer, "submit", interrupted)
     with pytest.raises(KeyboardInterrupt):
@@ -250,18 +249,3 @@ def test_an_embedding_host_that_passes_its_argv_writes_at_once(tmp_path: Path) -
         [str(host), paths], capture_output=True, text=True, check=True, timeout=120
     ).stdout
     assert out == "True False\n"
-
-
-def test_a_new_folders_mark_is_queued_for_after_the_compile(cache: Path) -> None:
-    """A first start's mkdir queues the folder's begun-empty mark without starting a writer
-    (it would share the CPU with the compile that follows); the next submit or wait runs it."""
-    if not writer._behind:
-        pytest.skip("writes go behind only in a process Python's executable started")
-    writer.wait()
-    where = trust.checked()
-    assert where is not None and not where.exists
-    make_folder(where)
-    assert cache.is_dir() and writer._writer is None and writer._pending == 1
-    assert not (cache / stats.FILE).exists()
-    writer.wait(str(cache / stats.FILE))
-    assert json.loads((cache / stats.FILE).read_text())[stats.FROM_EMPTY] == 1

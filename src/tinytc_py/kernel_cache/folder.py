@@ -75,8 +75,7 @@ def _make(folder: trust.Folder) -> None:
 def _make_private(folder: trust.Folder) -> None:
     """A per-user folder needs no preparing: `mkdir` gives it its final mode (700) as it
     appears, so it is made in place, and its statistics file is then marked as begun empty,
-    behind (writer.py: queued without a writer, so it runs after this first start's compile,
-    before the entry it writes), unless one is there already.
+    behind (writer.py: before the entry this first start writes), unless one is there already.
     One file-system operation instead of four on a first start's path before its compile. The
     mark stays true however late it comes: the folder was empty when this call made it, and
     an entry another process wrote since was renamed into place before its bytes were counted,
@@ -88,7 +87,7 @@ def _make_private(folder: trust.Folder) -> None:
         if folder.path.is_dir():
             return  # another process made it
         raise
-    writer.submit(lambda: _mark_empty(folder), str(folder.path / FILE), start=False)
+    writer.submit(lambda: _mark_empty(folder), str(folder.path / FILE))
 
 
 def _mark_empty(folder: trust.Folder) -> None:

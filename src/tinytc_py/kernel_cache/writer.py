@@ -74,13 +74,10 @@ def synchronous() -> None:
     wait()
 
 
-def submit(job: Callable[[], None], name: str = "", start: bool = True) -> None:
+def submit(job: Callable[[], None], name: str = "") -> None:
     """Run `job` (which handles its own errors) behind, or now where writes cannot go behind.
     `name`: what it writes (an entry's key, a file's path), for `wait(name)`. Once `submit`
-    returns, the job is the writer's: it runs even if the caller is interrupted. `start`
-    False only queues the job, for the writer the next `submit` or `wait` starts: a job that
-    can come after the caller's compile (folder.py's mark of a new folder) then does not share
-    the CPU with it."""
+    returns, the job is the writer's: it runs even if the caller is interrupted."""
     global _pending
     if not _behind:
         job()
@@ -89,7 +86,7 @@ def submit(job: Callable[[], None], name: str = "", start: bool = True) -> None:
         _jobs.append((name, job))
         _pending += 1
         _names[name] += 1
-        started = _start() if start else True
+        started = _start()
     if not started:
         _drain()
 
