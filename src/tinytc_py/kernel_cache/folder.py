@@ -2,8 +2,9 @@
 
 A new shared `kernels/` folder is prepared under a temporary name (mode, group, and its
 statistics file saying the folder began empty) and renamed into place, so another process never
-sees it half made; a per-user one is made in place, with its final mode, and then marked. The statistics file's name and its two non-counter keys live here because the
-folder's creation writes them; stats.py keeps the counters (and names these constants too).
+sees it half made; a per-user one is made in place, with its final mode, and then marked. The
+statistics file's name and its two non-counter keys live here because the folder's creation
+writes them; stats.py keeps the counters (and names these constants too).
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ EPOCH = "epoch"
 store.py can tell its running totals began again."""
 FROM_EMPTY = "from_empty"
 """Not a counter: 1 in a file whose epoch began with an empty folder (`_start_empty` wrote it into
-the folder before the folder took its name, or after making it: `_make_private`), so every
-byte in the folder was counted in its
-bytes_written: store.py then knows a bound on the folder's size without listing it. A file
-made again later (cleared or damaged) never has it: the folder may hold entries by then."""
+the folder before the folder took its name, or after making it: `_make_private`), so every byte
+in the folder was counted in its bytes_written: store.py then knows a bound on the folder's size
+without listing it. A file made again later (cleared or damaged) never has it: the folder may
+hold entries by then."""
 
 
 def make_folder(folder: trust.Folder) -> None:
@@ -91,6 +92,8 @@ def _make_private(folder: trust.Folder) -> None:
 
 
 def _mark_empty(folder: trust.Folder) -> None:
+    """The writer's job of `_make_private`: a mark that cannot be written is left out (the
+    folder is then listed when its size matters, as one not known to have begun empty)."""
     with contextlib.suppress(OSError):
         _start_empty(folder)
 

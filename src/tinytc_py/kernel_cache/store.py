@@ -29,9 +29,8 @@ down to `LOW_WATER` of it, so a full folder is scanned once per tenth of the bou
 at every write. A scan of fewer than `RECORD_FROM` entries leaves no record: listing them again
 at the next write costs less than writing one. Nor does a first start scan at all: a new folder
 gets a statistics file whose epoch is marked `FROM_EMPTY` (folder.make_folder: before a shared
-folder takes its name, after a private one is made), so a marked epoch began with the
-folder empty (statistics made again
-later lack the mark), and in such an epoch the running total itself bounds the folder's size
+folder takes its name, after a private one is made), so a marked epoch began with the folder
+empty (statistics made again later lack the mark), and in such an epoch the running total itself bounds the folder's size
 (every file in the folder was written, and counted, since), so the folder is listed only once that
 total passes the bound. For the estimate to hold, every byte in the folder must be counted: an
 entry whose bytes cannot be added to the statistics is removed again and writing is turned
