@@ -231,7 +231,7 @@ def test_an_embedding_host_that_passes_its_argv_writes_at_once(tmp_path: Path) -
     version = sysconfig.get_config_var("LDVERSION")
     subprocess.run(
         [
-            "cc",
+            "gcc",
             str(source),
             f"-I{include}",
             f"-L{libdir}",
@@ -239,6 +239,8 @@ def test_an_embedding_host_that_passes_its_argv_writes_at_once(tmp_path: Path) -
             f"-lpython{version}",
             *(sysconfig.get_config_var("LIBS") or "").split(),  # those of a static libpython
             *(sysconfig.get_config_var("SYSLIBS") or "").split(),
+            # a static libpython's symbols exported, for the extension modules the host imports
+            *(sysconfig.get_config_var("LINKFORSHARED") or "").split(),
             "-o",
             str(host),
         ],
