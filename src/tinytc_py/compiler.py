@@ -165,7 +165,11 @@ def _compile(make_prog: Callable[[], Prog], info: CoreInfo, owned: bool = False)
     collector's next scan (ir/dismantle.py)."""
     with paused_gc():
         prog = make_prog()
-        binary = assemble_module(compile_to_module(prog, info))
+        compiled = compile_to_module(prog, info)
+        binary = assemble_module(compiled)
+        # the module's functions and blocks point back at it: dropped, it is a tree that
+        # reference counting frees now instead of a web of cycles left for the collector
+        compiled.module.functions.clear()
         if owned:
             dismantle_prog(prog)
         return binary
