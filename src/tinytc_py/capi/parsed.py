@@ -113,7 +113,9 @@ def parse_to_handle(text: str, name: str, context: CompilerContext, ctx_addr: in
         if len(_known) > KNOWN_TEXTS:
             _known.popitem(last=False)
     handle = table.new_shared("prog", prog, (ctx_addr,))
-    table.by_addr[handle].source = ParsedSource(text, parsing, source_id, put_off)
+    entry = table.by_addr[handle]
+    entry.source = ParsedSource(text, parsing, source_id, put_off)
+    entry.sole = True
     return handle
 
 
