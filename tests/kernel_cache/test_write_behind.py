@@ -176,10 +176,10 @@ def test_a_miss_interrupted_before_its_write_is_submitted_releases_the_lock(
     the build lock is released (nobody else would)."""
     real = writer.submit
 
-    def interrupted(job, name: str = "") -> None:
+    def interrupted(job, name: str = "", start: bool = True) -> None:
         if name == key():  # the entry's write (not the folder's mark)
             raise KeyboardInterrupt
-        real(job, name)
+        real(job, name, start)
 
     monkeypatch.setattr(writer, "submit", interrupted)
     with pytest.raises(KeyboardInterrupt):

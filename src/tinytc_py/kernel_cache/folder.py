@@ -2,9 +2,10 @@
 
 A new shared `kernels/` folder is prepared under a temporary name (mode, group, and its
 statistics file saying the folder began empty) and renamed into place, so another process never
-sees it half made; a per-user one is made in place, with its final mode, and then marked. The
-statistics file's name and its two non-counter keys live here because the folder's creation
-writes them; stats.py keeps the counters (and names these constants too).
+sees it half made; a per-user one is made in place, with its final mode, and marked later,
+behind, if it still holds no entry. The statistics file's name and its two non-counter keys,
+and the entries' suffix, live here because the folder's creation and mark depend on them;
+stats.py keeps the counters (and names these constants too), store.py the entries.
 """
 
 from __future__ import annotations
@@ -17,16 +18,19 @@ import secrets
 from . import trust, writer
 
 FILE = "stats.json"
+SUFFIX = ".entry"
+"""The name ending of an entry file (store.py), the only files whose bytes the statistics
+count."""
 GROUP_MODE = 0o660  # in a shared folder every member of the group adds to the totals
 EPOCH = "epoch"
 """Not a counter: a random id a new file (first update, cleared or damaged) starts with, so
 store.py can tell its running totals began again."""
 FROM_EMPTY = "from_empty"
-"""Not a counter: 1 in a file whose epoch began with an empty folder (`_start_empty` wrote it into
-the folder before the folder took its name, or after making it: `_make_private`), so every byte
-in the folder was counted in its bytes_written: store.py then knows a bound on the folder's size
-without listing it. A file made again later (cleared or damaged) never has it: the folder may
-hold entries by then."""
+"""Not a counter: 1 in a file whose epoch began with an empty folder (`_start_empty` wrote it
+into the folder before the folder took its name, or behind after making it, while it held no
+entry: `_make_private`), so every byte in the folder was counted in its bytes_written: store.py
+then knows a bound on the folder's size without listing it. A file made again later (cleared
+or damaged) never has it: the folder may hold entries by then."""
 
 
 def make_folder(folder: trust.Folder) -> None:
@@ -75,26 +79,35 @@ def _make(folder: trust.Folder) -> None:
 
 def _make_private(folder: trust.Folder) -> None:
     """A per-user folder needs no preparing: `mkdir` gives it its final mode (700) as it
-    appears, so it is made in place, and its statistics file is then marked as begun empty,
-    behind (writer.py: before the entry this first start writes), unless one is there already.
-    One file-system operation instead of four on a first start's path before its compile. The
-    mark stays true however late it comes: the folder was empty when this call made it, and
-    an entry another process wrote since was renamed into place before its bytes were counted,
-    so they are counted in this file unless that process made the statistics file first (then
-    this file is not made and there is no mark). A file that cannot be made leaves no mark."""
+    appears, so it is made in place, the one file-system operation a first start adds before
+    its compile. Its statistics file is marked as begun empty later: the mark is queued for
+    the cache's writer without starting it (writer.py), so it runs behind, after the compile,
+    with the entry's write that follows it, or when this process first needs the statistics
+    file or writes an entry (both wait for it). `_mark_empty` says why a late mark is true."""
     try:
         os.mkdir(folder.path, trust.USER_DIR_MODE)
     except FileExistsError:
         if folder.path.is_dir():
             return  # another process made it
         raise
-    writer.submit(lambda: _mark_empty(folder), str(folder.path / FILE))
+    writer.submit(lambda: _mark_empty(folder), str(folder.path / FILE), start=False)
 
 
 def _mark_empty(folder: trust.Folder) -> None:
-    """The writer's job of `_make_private`: a mark that cannot be written is left out (the
-    folder is then listed when its size matters, as one not known to have begun empty)."""
+    """The writer's job of `_make_private`: the begun-empty mark, written only when the folder
+    holds no entry and no statistics file yet (`_start_empty`), which keeps it true however
+    late it comes. An entry another process renames into place after the listing here is
+    counted after that (store.put): in a statistics file it made first (then no mark is
+    written) or in the marked one. A statistics file made before and lost since (`tinytc-cache
+    clear` removes it, then the entries) can leave uncounted entries only where the listing
+    sees them. Before this check, a mark written right after the folder's creation was wrong
+    when others' entries and a loss of their statistics came first (a mark queued until the
+    first write comes after both). A mark that cannot be written is left out: the folder is
+    then listed when its size matters, as one not known to have begun empty."""
     with contextlib.suppress(OSError):
+        with os.scandir(folder.path) as it:
+            if any(e.name.endswith(SUFFIX) for e in it):
+                return
         _start_empty(folder)
 
 

@@ -29,10 +29,11 @@ down to `LOW_WATER` of it, so a full folder is scanned once per tenth of the bou
 at every write. A scan of fewer than `RECORD_FROM` entries leaves no record: listing them again
 at the next write costs less than writing one. Nor does a first start scan at all: a new folder
 gets a statistics file whose epoch is marked `FROM_EMPTY` (folder.make_folder: before a shared
-folder takes its name, after a private one is made), so a marked epoch began with the folder
-empty (statistics made again later lack the mark), and in such an epoch the running total itself bounds the folder's size
-(every file in the folder was written, and counted, since), so the folder is listed only once that
-total passes the bound. For the estimate to hold, every byte in the folder must be counted: an
+folder takes its name; behind, before its first entry and only while it holds none, for a
+private one), so a marked epoch began with the folder empty (statistics made again later lack
+the mark), and in such an epoch the running total itself bounds the folder's size (every file
+in the folder was written, and counted, since), so the folder is listed only once that total
+passes the bound. For the estimate to hold, every byte in the folder must be counted: an
 entry whose bytes cannot be added to the statistics is removed again and writing is turned
 off, a listing that fails part-way leaves no record, and `tinytc-cache clear` removes the
 statistics before the entries (an entry written meanwhile counts in the new totals).
@@ -50,12 +51,11 @@ from pathlib import Path
 
 from ..cache_dir import atomic_write, cache_subdir
 from . import stats, trust, writer
-from .folder import make_folder
+from .folder import FILE, SUFFIX, make_folder
 
 ENV_MAX_MB = "TINYTC_CACHE_MAX_MB"
 DEFAULT_MAX_MB = 1024.0
 MAGIC = b"TTCKC001"
-SUFFIX = ".entry"
 LOCK_SUFFIX = ".lock"  # a build in progress (locks.py)
 _HEADER = len(MAGIC) + hashlib.sha256().digest_size
 SCAN_FILE = "last_scan.json"
@@ -163,6 +163,7 @@ def put(
         data = MAGIC + hashlib.sha256(payload).digest() + payload
         try:
             make_folder(checked)
+            writer.wait(str(path / FILE))  # a new folder's mark first (it counts no entry)
             atomic_write(
                 path / (name + SUFFIX),
                 data,
