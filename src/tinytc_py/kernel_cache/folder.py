@@ -13,7 +13,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
+from pathlib import Path
 
 from . import trust, writer
 
@@ -61,7 +63,7 @@ def _make(folder: trust.Folder) -> None:
     if folder.group is None:
         _make_private(folder)
         return
-    tmp = folder.path.with_name(f".tmp-{trust.SUB}-{secrets.token_hex(6)}")
+    tmp = folder.path.with_name(f"{_UNFINISHED}{secrets.token_hex(6)}")
     tmp.mkdir(mode=trust.USER_DIR_MODE)
     try:
         os.chown(tmp, -1, folder.group)
@@ -75,6 +77,41 @@ def _make(folder: trust.Folder) -> None:
             tmp.rmdir()
         if not folder.path.is_dir():
             raise
+
+
+_UNFINISHED = f".tmp-{trust.SUB}-"
+"""The name of a shared folder being prepared (`_make`), before a random suffix of 12 hex digits."""
+_UNFINISHED_NAME = re.compile(re.escape(_UNFINISHED) + "[0-9a-f]{12}")
+
+
+def remove_unfinished(root: Path) -> None:
+    """Remove the shared folders that `_make` left half prepared in the cache folder `root`
+    (their process died before the rename), with the files in them; `tinytc-cache clear`.
+    One being prepared right now goes too: its maker's next step fails with FileNotFoundError,
+    and `make_folder` then prepares another. Only real folders of that name, opened without
+    following a link, and only the files in them are removed, so a link or anything placed
+    in a folder others can write never leads the removal elsewhere."""
+    try:
+        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        with os.scandir(root_fd) as it:
+            names = [e.name for e in it if _UNFINISHED_NAME.fullmatch(e.name)]
+        for name in names:
+            with contextlib.suppress(OSError):
+                fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=root_fd)
+                try:
+                    with os.scandir(fd) as it:
+                        files = [e.name for e in it if not e.is_dir(follow_symlinks=False)]
+                    for file in files:
+                        with contextlib.suppress(OSError):
+                            os.unlink(file, dir_fd=fd)
+                finally:
+                    os.close(fd)
+                os.rmdir(name, dir_fd=root_fd)
+    finally:
+        os.close(root_fd)
 
 
 def _make_private(folder: trust.Folder) -> None:

@@ -51,7 +51,7 @@ from pathlib import Path
 
 from ..cache_dir import atomic_write, cache_subdir
 from . import stats, trust, writer
-from .folder import FILE, SUFFIX, make_folder
+from .folder import FILE, SUFFIX, make_folder, remove_unfinished
 
 ENV_MAX_MB = "TINYTC_CACHE_MAX_MB"
 DEFAULT_MAX_MB = 1024.0
@@ -269,9 +269,10 @@ def evict(limit: int, keep: str = "", found: list[Entry] | None = None) -> int:
 
 
 def clear() -> int:
-    """Remove every entry (and stale temporary files and build locks); returns the number of
-    entries removed."""
+    """Remove every entry (and stale temporary files and build locks, and shared folders left
+    half prepared: folder.remove_unfinished); returns the number of entries removed."""
     writer.wait()
+    remove_unfinished(folder().parent)
     removed = 0
     with contextlib.suppress(OSError), os.scandir(folder()) as it:
         for e in it:
