@@ -237,25 +237,24 @@ behind = pytest.mark.skipif(
 def test_a_first_start_marks_its_new_folder_behind_after_the_compile(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The lookup makes the folder and takes the build lock, and the compile runs with the
-    folder's mark queued but not written and no writer thread started for it (a thread start
-    and five file operations less on a first start's path); the mark is written behind,
-    before the entry, so the folder still counts as begun empty."""
+    """The lookup takes the build lock in the cache folder without making `kernels/`, and the
+    compile runs with neither the folder nor its mark made and no writer thread started; the
+    entry's write behind makes the folder and marks it before the entry lands, so the folder
+    counts as begun empty."""
     starts: list[int] = []
     real_start = writer._start
     monkeypatch.setattr(writer, "_start", lambda: starts.append(1) or real_start())
     during: list[tuple] = []
 
     def compile_():
-        mark = str(cache / stats.FILE)
-        during.append((cache.is_dir(), (cache / stats.FILE).exists(), mark in writer._names))
-        during.append(tuple(starts))
+        locked = [p.name for p in cache.parent.glob("*" + store.LOCK_SUFFIX)]
+        during.append((cache.exists(), len(locked), tuple(starts)))
         return fresh_compile(gemm(16))
 
     ctx = CompilerContext()
     binary = kernel_cache.text_binary(gemm(16), CoreInfo.default(), ctx, compile_)
-    assert during == [(True, False, True), ()]
-    assert starts == [1]  # the entry's write started the writer, which wrote the mark first
+    assert during == [(False, 1, ())]
+    assert starts == [1]  # the entry's write started the writer, which made and marked kernels/
     writer.wait()
     totals = stats.totals()
     assert totals[stats.FROM_EMPTY] == 1 and totals["compiles"] == 1

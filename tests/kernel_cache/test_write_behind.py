@@ -99,6 +99,7 @@ def test_a_process_that_exits_right_after_a_miss_leaves_the_entry(cache: Path, h
     )
     assert len([n for n in names if n.endswith(store.SUFFIX)]) == misses
     assert not [n for n in names if n.endswith(store.LOCK_SUFFIX) or n.startswith(".tmp-")]
+    assert not [p for p in cache.parent.iterdir() if p.name.endswith(store.LOCK_SUFFIX)]
     assert_same(decode(store.get(key())), fresh_compile(gemm(16)))
     totals = stats.totals()
     assert (totals["compiles"], totals["spirv_misses"]) == (misses, misses)

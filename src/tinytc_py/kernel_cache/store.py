@@ -45,6 +45,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -268,11 +269,22 @@ def evict(limit: int, keep: str = "", found: list[Entry] | None = None) -> int:
     return total
 
 
+_LOCK_NAME = re.compile(r"(\.tmp-)?(spirv|native)-[0-9a-f]{64}\.lock(-.*)?")
+"""A build lock in the cache folder, or a claim on one (locks.py); nothing else there is
+removed, as the folder may be one the user keeps other files in."""
+
+
 def clear() -> int:
     """Remove every entry (and stale temporary files and build locks, and shared folders left
     half prepared: folder.remove_unfinished); returns the number of entries removed."""
     writer.wait()
-    remove_unfinished(folder().parent)
+    root = folder().parent
+    remove_unfinished(root)
+    with contextlib.suppress(OSError), os.scandir(root) as it:
+        for e in it:
+            if _LOCK_NAME.fullmatch(e.name) and not e.is_dir(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.unlink(e.path)
     removed = 0
     with contextlib.suppress(OSError), os.scandir(folder()) as it:
         for e in it:

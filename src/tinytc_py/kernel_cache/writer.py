@@ -80,9 +80,11 @@ def submit(job: Callable[[], None], name: str = "", start: bool = True) -> None:
     returns, the job is the writer's: it runs even if the caller is interrupted. `start=False`
     only queues the job, for the writer that the next `submit`, `wait` or the exit starts: a
     job that may come late (folder.py's mark of a new folder) then shares neither the CPU
-    nor a thread start of its own with the caller's compile."""
+    nor a thread start of its own with the caller's compile. A job the writer submits (the
+    mark of the folder an entry's write makes) runs at once: it is behind already, and it
+    comes before the rest of the job that submits it."""
     global _pending
-    if not _behind:
+    if not _behind or (_writer is not None and _thread.get_ident() == _writer):
         job()
         return
     with _lock:
