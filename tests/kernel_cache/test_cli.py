@@ -146,3 +146,24 @@ def test_a_shared_folder_whose_preparation_a_clear_removed_is_prepared_again(
     assert sorted(p.name for p in root.iterdir()) == [trust.SUB]
     assert json.loads((kernels.path / stats.FILE).read_text())[stats.FROM_EMPTY] == 1
     assert (kernels.path.stat().st_mode & 0o7777) == trust.GROUP_DIR_MODE
+
+
+def test_clear_removes_the_build_locks_in_the_cache_folder_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build locks live in the cache folder next to kernels/ (locks.lock_path): `clear`
+    removes them and their claims (left by a crash), and no other file there, as the folder
+    may be one the user keeps other things in."""
+    fill(tmp_path, 1, monkeypatch)
+    key = "spirv-" + "ab" * 32
+    lock = tmp_path / (key + store.LOCK_SUFFIX)
+    lock.write_text('{"host": "gone", "pid": 1, "token": "0"}')
+    claim = tmp_path / f".tmp-{lock.name}-0-0"
+    claim.write_text("")
+    kept = [tmp_path / "other.lock", tmp_path / ".tmp-mine", tmp_path / f"x{lock.name}"]
+    for path in kept:
+        path.write_text("mine")
+    cleared = tinytc_cache("clear", "--dir", str(tmp_path))
+    assert cleared.returncode == 0, cleared.stderr
+    assert not lock.exists() and not claim.exists()
+    assert [p.read_text() for p in kept] == ["mine"] * 3
