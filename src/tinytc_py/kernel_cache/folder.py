@@ -116,11 +116,12 @@ def remove_unfinished(root: Path) -> None:
 
 def _make_private(folder: trust.Folder) -> None:
     """A per-user folder needs no preparing: `mkdir` gives it its final mode (700) as it
-    appears, so it is made in place, the one file-system operation a first start adds before
-    its compile. Its statistics file is marked as begun empty later: the mark is queued for
-    the cache's writer without starting it (writer.py), so it runs behind, after the compile,
-    with the entry's write that follows it, or when this process first needs the statistics
-    file or writes an entry (both wait for it). `_mark_empty` says why a late mark is true."""
+    appears, so it is made in place, on a first start by the entry's write behind (the build
+    lock lives in the cache folder above: locks.lock_path). Its statistics file is then marked
+    as begun empty: at once where the writer makes the folder (a job the writer submits runs
+    at once), else queued for the writer without starting it (writer.py), so the mark never
+    shares the CPU with a compile and comes before this process's first entry or statistics
+    update (both wait for it). `_mark_empty` says why a late mark is true."""
     try:
         os.mkdir(folder.path, trust.USER_DIR_MODE)
     except FileExistsError:
@@ -137,10 +138,10 @@ def _mark_empty(folder: trust.Folder) -> None:
     counted after that (store.put): in a statistics file it made first (then no mark is
     written) or in the marked one. A statistics file made before and lost since (`tinytc-cache
     clear` removes it, then the entries) can leave uncounted entries only where the listing
-    sees them. Before this check, a mark written right after the folder's creation was wrong
-    when others' entries and a loss of their statistics came first (a mark queued until the
-    first write comes after both). A mark that cannot be written is left out: the folder is
-    then listed when its size matters, as one not known to have begun empty."""
+    sees them. (A mark queued without this check was wrong where others' entries and a loss of
+    their statistics came between the folder's creation and the mark.) A mark that cannot be
+    written is left out: the folder is then listed when its size matters, as one not known to
+    have begun empty."""
     with contextlib.suppress(OSError):
         with os.scandir(folder.path) as it:
             if any(e.name.endswith(SUFFIX) for e in it):
