@@ -44,16 +44,22 @@ def calls(text: str) -> int:
 
 @pytest.mark.parametrize("isa", ["avx2", "avx512"])
 @pytest.mark.parametrize(
-    ("mnk", "t"),
-    # A's entry 16 KiB, 18 KiB, and 20 KiB with N != K (A's columns in proportion to C's)
-    [((64, 64, 64), "f32"), ((48, 48, 48), "f64"), ((64, 24, 80), "f32")],
+    ("mnk", "t", "hint"),
+    # A's entry 16 KiB, 18 KiB, 20 KiB with N != K (A's columns in proportion to C's), and
+    # 32 KiB (all of L1: prefetched into L2)
+    [
+        ((64, 64, 64), "f32", "0"),
+        ((48, 48, 48), "f64", "0"),
+        ((64, 24, 80), "f32", "0"),
+        ((64, 64, 64), "f64", "2"),
+    ],
 )
-def test_batched_gemm_prefetches_the_next_entry(isa, mnk, t):
-    """The gemm of a stack entry at group_id.x whose A takes 16 KiB up to L1 has prefetcht0
-    calls (A and B of entry + 1) and computes what NumPy does, for every entry including the
-    last."""
+def test_batched_gemm_prefetches_the_next_entry(isa, mnk, t, hint):
+    """The gemm of a stack entry at group_id.x whose A takes 16 KiB up to L1 has prefetch
+    calls (A and B of entry + 1; prefetcht2 when A fills L1) and computes what NumPy does, for
+    every entry including the last."""
     text = spirv_text(kernel(*mnk, t, False), cpu(isa))
-    assert [m.group(1) for m in PREFETCH_ASM.finditer(text)] == ["0"]
+    assert [m.group(1) for m in PREFETCH_ASM.finditer(text)] == [hint]
     assert calls(text) >= 2
     cl_device()
     from tinytc_py.runtime.opencl import program
@@ -87,10 +93,10 @@ def test_other_gemms_do_not_prefetch(source):
     assert asm_ids(spirv_text(source, cpu("avx512"))) == []
 
 
-@pytest.mark.parametrize(("mnk", "t"), [((32, 32, 32), "f32"), ((64, 64, 64), "f64")])
+@pytest.mark.parametrize(("mnk", "t"), [((32, 32, 32), "f32"), ((64, 64, 72), "f64")])
 def test_entries_outside_the_size_band_do_not_prefetch(mnk, t):
-    """A's entry below 16 KiB (the hardware prefetcher keeps up) or as large as L1 (32 KiB:
-    A is not reused from L1 anyway) gets no prefetch."""
+    """A's entry below 16 KiB (the hardware prefetcher keeps up) or larger than L1 (36 KiB)
+    gets no prefetch."""
     assert asm_ids(spirv_text(kernel(*mnk, t, False), cpu("avx512"))) == []
 
 

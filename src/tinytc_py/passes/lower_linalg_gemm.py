@@ -27,7 +27,7 @@ is 0; a run-time beta is tested) cast to C's type and stored, or for .atomic an 
 (compiled), not the builder's interpreted instruction methods (pass_builder.py).
 
 On a SIMD CPU core a gemm of one entry of a stack (A and B subviews at group_id.x) whose A takes
-16 KiB up to less than L1 prefetches the next entry's A and B, a share per column chunk of C
+16 KiB up to L1 prefetches the next entry's A and B, a share per column chunk of C
 (`next_entry_views`).
 """
 
@@ -86,6 +86,7 @@ class GemmLowering:
         self.M = g.extent(self.C, 0)
         self.N = g.extent(self.C, 1)
         self.K = g.extent(self.A, 0 if self.tA else 1)
+        self.prefetch_level = 0  # of the next entry's prefetches (next_entry_views)
         self.configure()
 
     # ---- block sizes ---------------------------------------------------------------------------
@@ -255,15 +256,16 @@ class GemmLowering:
     def next_entry_views(self) -> tuple[Value, Value] | None:
         """On a SIMD CPU core: A and B of the batch entry that the next work-group computes,
         where A and B are each a subview with group_id.x as one dynamic offset (memref<..x?>
-        stacks, one entry per work-group) and A's entry takes PREFETCH_MIN_BYTES up to less
-        than L1; None elsewhere. The CPU runtime runs the work-groups of a launch in runs of
+        stacks, one entry per work-group) and A's entry takes PREFETCH_MIN_BYTES up to L1;
+        None elsewhere. The CPU runtime runs the work-groups of a launch in runs of
         consecutive ids per thread, so entry id + 1 is what this thread reads next. Every
         column chunk of C reads all of A, the first one from memory in a burst that the
         hardware prefetcher, which stops at page boundaries, does not run ahead of; prefetched
         during this entry, the next entry's A and B come from the caches. Below 16 KiB the
         measured rows gained nothing or lost (32^3 f32 0.94-0.96, 23x37x19 0.79-0.86: the
-        prefetches cost more than the short bursts), and an A as large as L1 is not reused
-        from L1 anyway (64^3 f64 0.96-1.02); docs/_benchmarks.rst, "What limits a batched GEMM
+        prefetches cost more than the short bursts). An A that fills L1 is prefetched into L2
+        (`prefetch_level` 2, prefetcht2; into L1 it evicted the current entry's A: 64^3 f64
+        0.95-1.02, into L2 1.07-1.17); docs/_benchmarks.rst, "What limits a batched GEMM
         row". The view of the last entry's successor lies past the stack; a prefetch does not
         fault."""
         cpu = self.g.info.cpu
@@ -273,11 +275,13 @@ class GemmLowering:
         m, n, k = f.known(self.M), f.known(self.N), f.known(self.K)
         if m is None or n is None or k is None:
             return None
-        if not PREFETCH_MIN_BYTES <= m * k * self.ta.size < cpu.l1_bytes:
+        a_bytes = m * k * self.ta.size
+        if not PREFETCH_MIN_BYTES <= a_bytes <= cpu.l1_bytes:
             return None
         a, b = _entry_of_group(self.A), _entry_of_group(self.B)
         if a is None or b is None:
             return None
+        self.prefetch_level = 0 if a_bytes < cpu.l1_bytes else 2
         return self.next_view(*a), self.next_view(*b)
 
     def next_view(self, view: Inst, mode: int) -> Value:
@@ -305,7 +309,7 @@ class GemmLowering:
         self.prefetch(ahead[1], g.idx(0), g.idx(n0), k, cols)
 
     def prefetch(self, view: Value, pos0: Value, pos1: Value, rows: int, cols: int) -> None:
-        props = {"cache_level": 0, "rows": rows, "cols": cols}
+        props = {"cache_level": self.prefetch_level, "rows": rows, "cols": cols}
         operands = {"operand": view, "pos0": pos0, "pos1": pos1}
         self.b.emit("cooperative_matrix_prefetch", operands, props)
 
