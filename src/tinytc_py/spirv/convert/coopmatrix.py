@@ -28,7 +28,7 @@ element §B3.1 assigns to v.
   (at stage v, lanes with p & v == 0 keep the lower column of each pair and receive the upper
   partial from lane p ^ v); in the end lane p holds column j0 + p. 8/16-bit types reduce in
   32 bits.
-- prefetch: no-op.
+- prefetch: no-op (on a SIMD CPU core: x86 prefetch instructions, coopmatrix_memory.py).
 """
 
 from __future__ import annotations

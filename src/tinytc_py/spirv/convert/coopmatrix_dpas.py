@@ -542,6 +542,7 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
         rows, cols, level = (inst.props[k] for k in ("rows", "cols", "cache_level"))
         cfg = prefetch_config(size, rows, cols) if size <= 4 else None
         if self.dpas_matrix() is None or cfg is None or not self.dpas_block_io_ok(inst, mv, size):
+            super().coop_prefetch(inst)
             return
         d = self.dv(mv, inst)
         params = self.dpas_surface_types(d)

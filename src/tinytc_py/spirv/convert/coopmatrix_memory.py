@@ -45,9 +45,12 @@ from ...ir.ops.coopmatrix import CoopLoadInst, CoopMulAddInst, CoopPrefetchInst,
 from ...ir.types import DYNAMIC, CoopmatrixType, NumberType, ScalarKind, as_coopmatrix
 from ...ir.values import Value
 from ...target.core_info import CoreInfo, SpirvFeature
-from ..tables import BuiltIn, Capability, Op, SelectionControl, StorageClass
+from ..tables import BuiltIn, Capability, Decoration, Op, OpenCLStd, SelectionControl, StorageClass
 from .atomics import FLOAT_UPDATE, INT_UPDATE, AtomicConversion, float_update_requirement
 from .base import HandlerRows, MemrefDV
+
+CACHE_LINE = 64  # bytes, of the x86 cores of the CPU prefetch
+CPU_ASM_TARGET = "x86_64-unknown-unknown"
 
 
 @dataclass
@@ -71,6 +74,7 @@ class CoopmatrixMemoryConversion(AtomicConversion):
         super().__init__(core_info)
         # asked per load and store (a method of the core info, which is not compiled)
         self._have_block_io = core_info.have_spirv_feature(SpirvFeature.subgroup_buffer_block_io)
+        self._prefetch_asm: dict[tuple[str, int], int] = {}
 
     def cm_lane_id(self) -> int:
         return self.load_builtin(BuiltIn.SubgroupLocalInvocationId, self.i32(), 4)
@@ -326,7 +330,57 @@ class CoopmatrixMemoryConversion(AtomicConversion):
         return element
 
     def coop_prefetch(self, inst: Inst) -> None:
-        """A hint; the generic and block paths ignore it (docs/design.md §B3.3)."""
+        """On a SIMD CPU core (core info `cpu`): x86 prefetch instructions as inline assembly
+        (SPV_INTEL_inline_assembly), one cache line per lane and round; elsewhere on the
+        generic and block paths a no-op (docs/design.md §B3.3). The CPU runtime turns OpenCL.std
+        prefetch into a call of its library per lane, which clears the upper halves of the
+        vector registers (vzeroupper) and so spills the accumulators around it; the inline
+        instruction is one `prefetcht0 (reg)` per lane address. A memref whose rows are not
+        contiguous (stride0 != 1, or a transposed view) is not prefetched."""
+        if self.core_info.cpu is None:
+            return
+        d = self.dv(inst.operand("operand"), inst)
+        if d.ty.stride[0] != 1:
+            return
+        size = d.ty.element.size
+        rows, cols = inst.props["rows"], inst.props["cols"]
+        # per column a point every cache line (of a column that does not start on a line
+        # boundary, the last line may be left out: a hint)
+        per_line = max(1, CACHE_LINE // size)
+        npoints = -(-rows // per_line)
+        items = npoints * cols
+        blk, i64 = self.block, self.i64()
+        pos0 = self.val(inst.operand("pos0"), inst)
+        pos1 = self.val(inst.operand("pos1"), inst)
+        lane = blk.op(Op.SConvert, i64, self.cm_lane_id())
+        pty = self.memref_ptr_ty(d.ty)
+        asm = self.cm_prefetch_asm(inst.props["cache_level"], pty)
+        npts = self.c64(npoints)
+        for r in range(-(-items // self.sgs)):
+            # item (lane + r*S) clamped to the last one: lanes past the end repeat it
+            item = blk.op(Op.IAdd, i64, lane, self.c64(r * self.sgs))
+            item = blk.op(Op.ExtInst, i64, self.ocl, OpenCLStd.u_min, item, self.c64(items - 1))
+            col = blk.op(Op.IAdd, i64, pos1, blk.op(Op.UDiv, i64, item, npts))
+            point = blk.op(Op.UMod, i64, item, npts)
+            row = blk.op(Op.IAdd, i64, pos0, blk.op(Op.IMul, i64, point, self.c64(per_line)))
+            off = blk.op(Op.IAdd, i64, row, blk.op(Op.IMul, i64, col, d.stride[1]))
+            ptr = blk.op(Op.PtrAccessChain, pty, d.ptr, off)
+            blk.op(Op.AsmCallINTEL, self.mod.type_void(), asm, ptr)
+
+    def cm_prefetch_asm(self, cache_level: int, pty: int) -> int:
+        """The OpAsmINTEL `prefetch<hint> ($0)` for pointers of type `pty`, once per module:
+        cache level 0 is prefetcht0, 1 prefetcht1, 2 and higher prefetcht2."""
+        hint = ("t0", "t1", "t2")[min(cache_level, 2)]
+        key = (hint, pty)
+        asm = self._prefetch_asm.get(key)
+        if asm is None:
+            m, void = self.mod, self.mod.type_void()
+            target = m.unique(Op.AsmTargetINTEL, CPU_ASM_TARGET)
+            fty = m.type_function(void, [pty])
+            asm = m.declare(Op.AsmINTEL, void, fty, target, f"prefetch{hint} ($0)", "r")
+            m.decorate(asm, Decoration.SideEffectsINTEL)
+            self._prefetch_asm[key] = asm
+        return asm
 
     # ---- atomics --------------------------------------------------------------------------------
 
