@@ -273,6 +273,44 @@ def test_emitter_writes_what_op_writes():
     assert list(by_emitter.code[2:]) == words(second)
 
 
+def test_emitter_fixed_arity_methods_write_and_check_what_the_call_does():
+    """op2/op3 (the mul_add loop's direct calls) write the words the generic call writes, and
+    refuse what it refuses before writing anything."""
+    mod = Module()
+    fn = mod.add_function(mod.type_void(), mod.type_function(mod.type_void()))
+    by_call, by_method = fn.add_block(), fn.add_block()
+    f32, i32 = mod.type_float(32), mod.type_int(32)
+    ocl = mod.ext_inst_import("OpenCL.std")
+    x, y = mod.constant(f32, 1.0), mod.constant(f32, 2.0)
+    lane = mod.constant(i32, 3)
+    emitters = []
+    for blk in (by_call, by_method):
+        emitters.append(
+            (blk.emitter(Op.ExtInst, f32, ocl, 26), blk.emitter(Op.GroupBroadcast, f32, 3))
+        )
+    (fma_call, bc_call), (fma_m, bc_m) = emitters
+    a = fma_call(x, y, x)
+    b = bc_call(a, lane)
+    c = fma_m.op3(x, y, x)
+    d = bc_m.op2(c, lane)
+    assert (c, d) == (b + 1, b + 2)
+
+    def words(first: int) -> list[int]:
+        fma_head, bc_head = 8 << 16 | Op.ExtInst, 6 << 16 | Op.GroupBroadcast
+        return [fma_head, f32, first, ocl, 26, x, y, x, bc_head, f32, first + 1, 3, first, lane]
+
+    assert by_call.code[2:] == words(a)
+    assert by_method.code[2:] == words(c)
+    assert list(by_method.opcodes) == [Op.Label, Op.ExtInst, Op.GroupBroadcast]
+    before = list(by_method.code)
+    with pytest.raises(ValueError, match="OpExtInst: operand -1 is neither a 32-bit word"):
+        fma_m.op3(x, y, -1)
+    with pytest.raises(ValueError, match="OpGroupBroadcast: operand 4294967296 is neither"):
+        bc_m.op2(1 << 32, lane)
+    assert by_method.code == before
+    assert mod.bound == d + 1
+
+
 def test_fixed_arity_ops_write_and_check_what_op_does():
     mod = Module()
     fn = mod.add_function(mod.type_void(), mod.type_function(mod.type_void()))

@@ -22,7 +22,7 @@ import math
 import struct
 import sys
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Final, cast
 
 from .tables import (
@@ -326,30 +326,47 @@ class Block:
         """OpExtInst: `number` of the instruction in the imported set `ext_set`."""
         return self._op(Op.ExtInst, result_type, (ext_set, number, *operands), 0)
 
-    def emitter(self, opcode: int, result_type: object, *prefix: object) -> Callable[..., int]:
+    def emitter(self, opcode: int, result_type: object, *prefix: object) -> Emitter:
         """`op` with a fixed opcode, result type and leading operands, as a function of the
-        other operands returning the new id. For loops that emit many instructions of one
-        kind (a GEMM's broadcasts and fmas): the opcode, result type and leading operands are
-        checked here once (a string among them encoded once), and each call only checks its
-        operands, allocates the id and appends the words; operands that are not all words go
-        through op(), which encodes strings and refuses the rest. The function appends to this
-        block, so it is valid until the converter moves to another block."""
+        other operands returning the new id (an `Emitter`). For loops that emit many
+        instructions of one kind (a GEMM's broadcasts and fmas): the opcode, result type and
+        leading operands are checked here once (a string among them encoded once), and each
+        call only checks its operands, allocates the id and appends the words; operands that
+        are not all words go through op(), which encodes strings and refuses the rest. The
+        emitter appends to this block, so it is valid until the converter moves to another
+        block."""
         if _kind(opcode) != _RESULT_AND_TYPE:
             raise ValueError(f"{OP_NAMES.get(opcode, opcode)} has no result type; use emit()")
         if not _is_word(result_type):
             raise _not_an_id(opcode, result_type)
         words = prefix if _all_words(prefix) else tuple(_encode_slow(opcode, prefix)[1:])
-        return _Emitter(self, opcode, result_type, words)
+        return Emitter(self, opcode, result_type, words)
 
 
-class _Emitter:
+class Emitter:
     """What `Block.emitter` returns: a callable object rather than a closure, so that in the
     compiled module its state is read from native attributes. The words it appends are held as
     objects (`Any`) and boxed as few times as possible (a fresh int object is an allocation):
     the result type and the opcode once here, the header word once per operand count, and the
-    new id once per call for both the block and the caller."""
+    new id once per call for both the block and the caller.
 
-    __slots__ = ("block", "code", "opcode", "result_type", "prefix", "fixed", "count", "header")
+    `op2` and `op3` are the calls with two and three operands (a broadcast, an fma) as named
+    methods: a compiled caller that holds an `Emitter` calls them directly, where calling the
+    object goes through Python's calling convention (a tuple of the arguments, parsed again);
+    they write what the call writes."""
+
+    __slots__ = (
+        "block",
+        "code",
+        "opcode",
+        "result_type",
+        "prefix",
+        "fixed",
+        "count",
+        "header",
+        "header2",
+        "header3",
+    )
 
     def __init__(
         self, block: Block, opcode: int, result_type: object, prefix: tuple[object, ...]
@@ -362,6 +379,8 @@ class _Emitter:
         self.fixed = len(prefix) + 3  # the words besides the operands
         self.count = -1  # the operand count `header` was made for
         self.header: Any = 0
+        self.header2: Any = ((len(prefix) + 5) << 16) | opcode  # op2's header word
+        self.header3: Any = ((len(prefix) + 6) << 16) | opcode  # op3's header word
 
     def __call__(self, *operands: object) -> Any:
         block = self.block
@@ -381,6 +400,49 @@ class _Emitter:
         code.append(result_id)
         code.extend(self.prefix)
         code.extend(operands)
+        opcodes: dict[Any, None] = block.opcodes
+        if self.opcode not in opcodes:
+            opcodes[self.opcode] = None
+        return result_id
+
+    def op2(self, a: object, b: object) -> Any:
+        """The call with two operands."""
+        block = self.block
+        if not (_is_word(a) and _is_word(b)):
+            return block._op(self.opcode, self.result_type, (*self.prefix, a, b), 0)
+        module = block.module
+        bound = module._bound
+        module._bound = bound + 1
+        result_id: Any = bound
+        code = self.code
+        code.append(self.header2)
+        code.append(self.result_type)
+        code.append(result_id)
+        code.extend(self.prefix)
+        code.append(a)
+        code.append(b)
+        opcodes: dict[Any, None] = block.opcodes
+        if self.opcode not in opcodes:
+            opcodes[self.opcode] = None
+        return result_id
+
+    def op3(self, a: object, b: object, c: object) -> Any:
+        """The call with three operands."""
+        block = self.block
+        if not (_is_word(a) and _is_word(b) and _is_word(c)):
+            return block._op(self.opcode, self.result_type, (*self.prefix, a, b, c), 0)
+        module = block.module
+        bound = module._bound
+        module._bound = bound + 1
+        result_id: Any = bound
+        code = self.code
+        code.append(self.header3)
+        code.append(self.result_type)
+        code.append(result_id)
+        code.extend(self.prefix)
+        code.append(a)
+        code.append(b)
+        code.append(c)
         opcodes: dict[Any, None] = block.opcodes
         if self.opcode not in opcodes:
             opcodes[self.opcode] = None
