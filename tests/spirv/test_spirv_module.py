@@ -404,11 +404,11 @@ def test_every_block_emitter_refuses_a_non_word_operand(emitter, bad):
     i32 = mod.type_int(32)
     x = mod.constant(i32, 3)
     name, emit_one = _block_emitters(i32, x)[emitter](i32, bad)
-    code, opcodes, bound = list(blk.code), list(blk.opcodes), mod._bound
+    code, opcodes, bound = list(blk.code), list(blk.opcodes), mod.bound
     with pytest.raises(ValueError) as error:
         emit_one(blk)
     assert str(error.value) == f"{name}: operand {bad!r} {_WORD_ERROR}"
-    assert (blk.code, list(blk.opcodes), mod._bound) == (code, opcodes, bound)
+    assert (blk.code, list(blk.opcodes), mod.bound) == (code, opcodes, bound)
 
 
 @pytest.mark.parametrize("emitter", ["op", "op1", "op2", "emitter", "ext_inst"])
@@ -420,14 +420,14 @@ def test_every_block_emitter_refuses_a_non_word_result_type(emitter, bad):
     i32 = mod.type_int(32)
     x = mod.constant(i32, 3)
     name, emit_one = _block_emitters(i32, x)[emitter](bad, x)
-    code, bound = list(blk.code), mod._bound
+    code, bound = list(blk.code), mod.bound
     with pytest.raises(ValueError) as error:
         emit_one(blk)
     if isinstance(bad, str):
         assert str(error.value) == f"{name}: operand {bad!r} is a string, not an id"
     else:
         assert str(error.value) == f"{name}: operand {bad!r} {_WORD_ERROR}"
-    assert (blk.code, list(blk.opcodes), mod._bound) == (code, [Op.Label], bound)
+    assert (blk.code, list(blk.opcodes), mod.bound) == (code, [Op.Label], bound)
 
 
 @pytest.mark.parametrize("bad", [2.0, None, -5, 1 << 40, "ab"], ids=repr)
@@ -437,11 +437,11 @@ def test_op_refuses_a_non_word_result_id(bad):
     blk = fn.add_block()
     i32 = mod.type_int(32)
     x = mod.constant(i32, 3)
-    code, bound = list(blk.code), mod._bound
+    code, bound = list(blk.code), mod.bound
     for operand in (x, "ab"):  # the all-word and the string path check it alike
         with pytest.raises(ValueError, match=f"^OpIAdd: operand {re.escape(repr(bad))} "):
             blk.op(Op.IAdd, i32, x, operand, result_id=bad)
-    assert (blk.code, list(blk.opcodes), mod._bound) == (code, [Op.Label], bound)
+    assert (blk.code, list(blk.opcodes), mod.bound) == (code, [Op.Label], bound)
     rid = mod.new_id()
     assert blk.op(Op.IAdd, i32, x, "ab", result_id=rid) == rid
     assert blk.code[2:] == [5 << 16 | Op.IAdd, i32, rid, x, int.from_bytes(b"ab\0\0", "little")]
@@ -457,7 +457,7 @@ def test_every_block_emitter_encodes_a_string_operand():
     ab = int.from_bytes(b"ab\0\0", "little")
     for emitter, make in _block_emitters(i32, x).items():
         blk = fn.add_block()
-        bound = mod._bound
+        bound = mod.bound
         _name, emit_one = make(i32, "ab")
         rid = emit_one(blk)
         reference = fn.add_block()

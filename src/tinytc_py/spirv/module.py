@@ -199,6 +199,25 @@ def opcodes_in(words: Sequence[int], start: int = 0) -> dict[int, None]:
     return found
 
 
+class Ids:
+    """A module's id allocator: `next` is the id the next request gets (the header's bound).
+
+    The module, its functions and their blocks share it, so that functions and blocks allocate
+    ids without a reference back to the module. A module is then no reference cycle (module ->
+    function -> block -> module), and it is freed as soon as its last user lets go of it, not
+    at the garbage collector's next scan, which would visit every word of every block first."""
+
+    __slots__ = ("next",)
+
+    def __init__(self) -> None:
+        self.next = 1
+
+    def new_id(self) -> int:
+        result = self.next
+        self.next = result + 1
+        return result
+
+
 class Block:
     """A basic block: OpLabel plus its instructions, in its own word list.
 
@@ -214,10 +233,10 @@ class Block:
     assembler converts each block once.
     """
 
-    __slots__ = ("module", "label", "code", "opcodes")
+    __slots__ = ("ids", "label", "code", "opcodes")
 
-    def __init__(self, module: Module, label: int) -> None:
-        self.module = module
+    def __init__(self, ids: Ids, label: int) -> None:
+        self.ids = ids
         self.label = label
         self.code: list[int] = [2 << 16 | Op.Label, label]
         self.opcodes: dict[int, None] = {Op.Label: None}
@@ -255,9 +274,9 @@ class Block:
         slow = None if words_only else _encode_slow(opcode, (result_type, 0, *operands))
         rid = cast(int, result_id)
         if not rid:
-            module = self.module
-            rid = module._bound
-            module._bound = rid + 1
+            ids = self.ids
+            rid = ids.next
+            ids.next = rid + 1
         code: list[Any] = self.code
         if slow is None:
             code.append(((len(operands) + 3) << 16) | opcode)
@@ -275,9 +294,9 @@ class Block:
         """`op` with one operand (conversions, loads, negations): no tuple on the way."""
         if _kind(opcode) != _RESULT_AND_TYPE or not (_is_word(result_type) and _is_word(a)):
             return self._op(opcode, result_type, (a,), 0)
-        module = self.module
-        result_id = module._bound
-        module._bound = result_id + 1
+        ids = self.ids
+        result_id = ids.next
+        ids.next = result_id + 1
         code: list[Any] = self.code
         code.append(4 << 16 | opcode)
         code.append(result_type)
@@ -293,9 +312,9 @@ class Block:
             _is_word(result_type) and _is_word(a) and _is_word(b)
         ):
             return self._op(opcode, result_type, (a, b), 0)
-        module = self.module
-        result_id = module._bound
-        module._bound = result_id + 1
+        ids = self.ids
+        result_id = ids.next
+        ids.next = result_id + 1
         code: list[Any] = self.code
         code.append(5 << 16 | opcode)
         code.append(result_type)
@@ -390,9 +409,9 @@ class Emitter:
         if count != self.count:
             self.header = ((count + self.fixed) << 16) | self.opcode
             self.count = count
-        module = block.module
-        bound = module._bound
-        module._bound = bound + 1
+        ids = block.ids
+        bound = ids.next
+        ids.next = bound + 1
         result_id: Any = bound
         code = self.code
         code.append(self.header)
@@ -410,9 +429,9 @@ class Emitter:
         block = self.block
         if not (_is_word(a) and _is_word(b)):
             return block._op(self.opcode, self.result_type, (*self.prefix, a, b), 0)
-        module = block.module
-        bound = module._bound
-        module._bound = bound + 1
+        ids = block.ids
+        bound = ids.next
+        ids.next = bound + 1
         result_id: Any = bound
         code = self.code
         code.append(self.header2)
@@ -431,9 +450,9 @@ class Emitter:
         block = self.block
         if not (_is_word(a) and _is_word(b) and _is_word(c)):
             return block._op(self.opcode, self.result_type, (*self.prefix, a, b, c), 0)
-        module = block.module
-        bound = module._bound
-        module._bound = bound + 1
+        ids = block.ids
+        bound = ids.next
+        ids.next = bound + 1
         result_id: Any = bound
         code = self.code
         code.append(self.header3)
@@ -452,13 +471,13 @@ class Emitter:
 class Function:
     """OpFunction with its parameters and blocks; OpFunctionEnd is added by the assembler."""
 
-    __slots__ = ("module", "id", "code", "blocks")
+    __slots__ = ("ids", "id", "code", "blocks")
 
     def __init__(
         self, module: Module, return_type: int, function_type: int, control: int, id: int = 0
     ) -> None:
         """`id`: the function's id when it is known (a binary read back), else a new one."""
-        self.module = module
+        self.ids = module.ids
         self.id = id or module.new_id()
         self.code = array("I")
         emit(self.code, Op.Function, return_type, self.id, control, function_type)
@@ -466,13 +485,14 @@ class Function:
 
     def add_parameter(self, type_id: int) -> int:
         """Append an OpFunctionParameter; parameters must be added in signature order."""
-        param = self.module.new_id()
+        param = self.ids.new_id()
         emit(self.code, Op.FunctionParameter, type_id, param)
         return param
 
     def add_block(self, label: int = 0) -> Block:
         """Append a block; `label` is an id from `new_id()` when branches already target it."""
-        block = Block(self.module, label or self.module.new_id())
+        ids = self.ids
+        block = Block(ids, label or ids.new_id())
         self.blocks.append(block)
         return block
 
@@ -506,7 +526,7 @@ class Module:
         self.annotations = array("I")
         self.globals = array("I")
         self.functions: list[Function] = []
-        self._bound = 1
+        self.ids = Ids()
         self._unique: dict[tuple, int] = {}
         self._scalar_types: dict[int, tuple[int, ...]] = {}
         self._builtins: dict[int, int] = {}
@@ -517,13 +537,11 @@ class Module:
     @property
     def bound(self) -> int:
         """One more than the largest id allocated so far (the header's bound)."""
-        return self._bound
+        return self.ids.next
 
     def new_id(self) -> int:
         """Allocate an id, e.g. for a block that is branched to before it is created."""
-        result = self._bound
-        self._bound = result + 1
-        return result
+        return self.ids.new_id()
 
     # mode setting and module-level annotations -------------------------------------------------
 
@@ -574,8 +592,9 @@ class Module:
 
     def _declare(self, opcode: int, operands: tuple[int | str, ...]) -> int:
         """`declare` with the operands as one tuple (see `_emit`)."""
-        result = self._bound
-        self._bound = result + 1
+        ids = self.ids
+        result = ids.next
+        ids.next = result + 1
         head = ((len(operands) + 2) << 16) | opcode
         if _kind(opcode) == _RESULT_AND_TYPE:
             words: list = [head, operands[0], result, *operands[1:]]
