@@ -530,7 +530,7 @@ class Module:
         self._unique: dict[tuple, int] = {}
         self._scalar_types: dict[int, tuple[int, ...]] = {}
         self._builtins: dict[int, int] = {}
-        self._int_constants: dict[tuple[int, int], int] = {}
+        self._int_constants: dict[int, dict[int, int]] = {}  # type -> value -> id
 
     # ids -------------------------------------------------------------------------------------
 
@@ -665,14 +665,16 @@ class Module:
         narrower ones one word, zero-extended (sign-extended for signed int types).
 
         The converter asks for the same int constants (indices, lanes, scopes) over and over,
-        so those answers are remembered by (type, value). Float values are not: 0.0 == -0.0
-        as keys, but their bits differ.
+        so those answers are remembered per type and value (one map per type, so that a request
+        builds no key). Float values are not: 0.0 == -0.0 as keys, but their bits differ.
         """
         if type(value) is int:
-            key = (type_id, value)
-            result = self._int_constants.get(key)
+            by_value = self._int_constants.get(type_id)
+            if by_value is None:
+                by_value = self._int_constants[type_id] = {}
+            result = by_value.get(value)
             if result is None:
-                result = self._int_constants[key] = self._constant(type_id, value)
+                result = by_value[value] = self._constant(type_id, value)
             return result
         return self._constant(type_id, value)
 
