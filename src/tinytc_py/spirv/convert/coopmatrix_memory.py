@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from ...analysis.coopmatrix_layout import CoopLayout
 from ...analysis.gcd import memref_gcd, value_gcd
@@ -501,42 +502,16 @@ class CoopmatrixMemoryConversion(AtomicConversion):
         vty = io if n == 1 else m.type_vector(io, n)
         out = [0] * lay.V
         zero = m.constant_null(ety)
-
-        def comps(b0: int, u0: int) -> list[int]:
-            return [lay.component(b0 + i % bpi, u0 + i // bpi) for i in range(n)]
-
-        def io_op(b0: int, u0: int) -> list[int]:
-            off = self.cm_add64(
-                self.c64(b0 * lay.sgs) if b0 else None,
-                self.cm_scaled(d.stride[1], mt.stride[1], u0),
-            )
-            p = io_ptr
-            if off is not None:
-                p = self.block.op(Op.InBoundsPtrAccessChain, io_ptr_ty, io_ptr, off)
-            if vals is None:
-                r = self.block.op(Op.SubgroupBlockReadINTEL, vty, p)
-                parts = (
-                    [r]
-                    if n == 1
-                    else [self.block.op(Op.CompositeExtract, io, r, i) for i in range(n)]
-                )
-                return [self.cm_io_cast(x, ety, io, elem) for x in parts]
-            data = [self.cm_io_cast(vals[v], io, ety, elem) for v in comps(b0, u0)]
-            x = data[0] if n == 1 else self.block.op(Op.CompositeConstruct, vty, *data)
-            self.block.emit(Op.SubgroupBlockWriteINTEL, p, x)
-            return []
-
+        msg = _BlockMessages(self, lay, d, vals, bpi, n, io_ptr, io_ptr_ty, vty, io, elem)
         for u0 in range(0, lay.cols_per_lane, cpi):
             for b0 in range(0, lay.K, bpi):
                 cond = col_ok[u0]
                 if cond is None:
-                    got = io_op(b0, u0)
+                    got = msg.io_op(b0, u0)
                 else:
                     k = n if vals is None else 0
-                    got = self.cm_cond_exec(
-                        cond, lambda b0=b0, u0=u0: io_op(b0, u0), [zero] * k, [ety] * k
-                    )
-                for v, x in zip(comps(b0, u0), got, strict=False):
+                    got = self.cm_cond_exec(cond, partial(msg.io_op, b0, u0), [zero] * k, [ety] * k)
+                for v, x in zip(msg.comps(b0, u0), got, strict=False):
                     out[v] = x
         return out
 
@@ -545,6 +520,69 @@ class CoopmatrixMemoryConversion(AtomicConversion):
         if to == frm:
             return x
         return self.block.op(Op.Bitcast, to, x)
+
+
+class _BlockMessages:
+    """The subgroup block reads or writes of one cm_block_io: each moves the n = bpi * cpi
+    components of row blocks b0.. and lane columns u0.. . A native class rather than nested
+    functions of cm_block_io: in the compiled module, nested functions that call each other
+    make a reference cycle through the converter, which then outlives the conversion (and
+    keeps its module) until the garbage collector's next scan."""
+
+    def __init__(
+        self,
+        conv: CoopmatrixMemoryConversion,
+        lay: CoopLayout,
+        d: MemrefDV,
+        vals: list[int] | None,
+        bpi: int,
+        n: int,
+        io_ptr: int,
+        io_ptr_ty: int,
+        vty: int,
+        io: int,
+        elem: NumberType,
+    ) -> None:
+        self.conv = conv
+        self.lay = lay
+        self.d = d
+        self.vals = vals
+        self.bpi = bpi
+        self.n = n
+        self.io_ptr = io_ptr
+        self.io_ptr_ty = io_ptr_ty
+        self.vty = vty
+        self.io = io
+        self.elem = elem
+        self.ety = conv.ty(elem)
+
+    def comps(self, b0: int, u0: int) -> list[int]:
+        """The component numbers one message moves, in message order."""
+        lay, bpi = self.lay, self.bpi
+        return [lay.component(b0 + i % bpi, u0 + i // bpi) for i in range(self.n)]
+
+    def io_op(self, b0: int, u0: int) -> list[int]:
+        """The message at (b0, u0) in the converter's current block: the components read, or
+        [] for a write."""
+        conv, d, io, ety, elem, n = self.conv, self.d, self.io, self.ety, self.elem, self.n
+        off = conv.cm_add64(
+            conv.c64(b0 * self.lay.sgs) if b0 else None,
+            conv.cm_scaled(d.stride[1], d.ty.stride[1], u0),
+        )
+        p = self.io_ptr
+        if off is not None:
+            p = conv.block.op(Op.InBoundsPtrAccessChain, self.io_ptr_ty, p, off)
+        vals = self.vals
+        if vals is None:
+            r = conv.block.op(Op.SubgroupBlockReadINTEL, self.vty, p)
+            parts = (
+                [r] if n == 1 else [conv.block.op(Op.CompositeExtract, io, r, i) for i in range(n)]
+            )
+            return [conv.cm_io_cast(x, ety, io, elem) for x in parts]
+        data = [conv.cm_io_cast(vals[v], io, ety, elem) for v in self.comps(b0, u0)]
+        x = data[0] if n == 1 else conv.block.op(Op.CompositeConstruct, self.vty, *data)
+        conv.block.emit(Op.SubgroupBlockWriteINTEL, p, x)
+        return []
 
 
 HANDLERS: HandlerRows = (
