@@ -78,6 +78,7 @@ class BuiltKernel(abc.ABC):
         self.program = program
         self.info = info
         self.caller_info = without_record(info)  # the parameters a caller passes
+        self.labels = [label(info, k) for k in range(len(info.params))]  # label(), made once
         self.names = python_names(self.caller_info)
         self.__signature__ = signature(self.caller_info, self.names)
         # help(kernel) documents the object's class: each kernel gets a subclass of its own
@@ -342,11 +343,36 @@ def group_count(num_groups: int | Sequence[int]) -> tuple[int, int, int]:
     return (ng + (1, 1, 1))[:3]  # type: ignore[return-value]
 
 
+# The values a Python int or float converts to without a check (scalar_value's fast path): the
+# integer types' ranges, and the finite f32 range (a float beyond it becomes inf, below).
+_INT_RANGES = {
+    d: (int(np.iinfo(np.dtype(t)).min), int(np.iinfo(np.dtype(t)).max))
+    for d, t in DTYPES.items()
+    if d != "bf16" and np.issubdtype(t, np.integer)
+}
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
 def scalar_value(dtype: str, value: Any, what: str) -> np.generic:
     """`value` as the NumPy scalar a `dtype` parameter takes. As in Python's own conversions
     (float(1j) is a TypeError), a value of the wrong kind (an array, a string, a complex number
     for a real type) raises TypeError; a number of the right kind that the type cannot hold
-    raises TinytcError (invalid_kernel_arguments)."""
+    raises TinytcError (invalid_kernel_arguments).
+
+    The common arguments take a fast path with the same result: a NumPy scalar of the
+    parameter's type as it is, a Python float for f64 (or a finite one in f32's range) and a
+    Python int in the integer type's range converted directly (the general checks cost
+    about 6 us, a launch sets several scalars)."""
+    kind = type(value)
+    if kind is float:
+        if dtype == "f64" or (dtype == "f32" and -_F32_MAX <= value <= _F32_MAX):
+            return DTYPES[dtype](value)
+    elif kind is int:
+        bounds = _INT_RANGES.get(dtype)
+        if bounds is not None and bounds[0] <= value <= bounds[1]:
+            return DTYPES[dtype](value)
+    elif dtype != "bf16" and kind is DTYPES.get(dtype):
+        return value  # type: ignore[no-any-return]
     if dtype not in DTYPES:
         raise invalid_argument(f"{what}, which cannot be a kernel argument")
     if isinstance(value, (str, bytes)) or np.ndim(value) != 0:
@@ -393,10 +419,16 @@ def _fits(p: ParamInfo, shape: Sequence[int], strides: Sequence[int]) -> bool:
 def memref_layout(p: ParamInfo, arr: Any, what: str) -> tuple[int, ...]:
     """Element strides to pass `arr` with (its own if they fit the type, else Fortran order);
     `arr` is a NumPy or pyopencl array."""
-    strides, _own, reason = _layout(p, tuple(arr.shape), tuple(arr.strides), arr.dtype)
+    return layout_and_own(p, arr, what)[0]
+
+
+def layout_and_own(p: ParamInfo, arr: Any, what: str) -> tuple[tuple[int, ...], bool]:
+    """memref_layout, and whether those strides are the array's own (at every mode of more
+    than one entry), so that its memory can be the memref (see in_place)."""
+    strides, own, reason = _layout(p, tuple(arr.shape), tuple(arr.strides), arr.dtype)
     if reason:
         raise invalid_argument(f"{what}, got {describe(arr)}: {reason}")
-    return strides
+    return strides, own
 
 
 def own_layout(p: ParamInfo, arr: Any, what: str) -> tuple[int, ...]:

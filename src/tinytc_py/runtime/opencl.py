@@ -56,7 +56,7 @@ from .launch import (  # noqa: E402 - re-exported: the launch API of this module
     in_place,
     invalid_argument,
     label,
-    memref_layout,
+    layout_and_own,
     own_layout,
     scalar_value,
     span,
@@ -230,6 +230,8 @@ def _context_and_queue(kernel: Kernel, args: Sequence[Any], queue: Any) -> tuple
             )
         found.append((queue.context, "queue="))
     for k, a in enumerate(args):
+        if type(a) is np.ndarray:  # host memory (the common argument): no context
+            continue
         ctx = _device_context(a)
         if ctx is None:
             continue
@@ -276,6 +278,19 @@ def _host_view(arr: np.ndarray, strides: Sequence[int]) -> np.ndarray:
     return np.frombuffer(memoryview(raw).cast("B"), dtype=np.uint8)
 
 
+def _svm_in_place(arr: np.ndarray, strides: Sequence[int], alignment: int) -> Any:
+    """The cl.SVM of arr's own memory, or None when it has not the base alignment the compiler
+    assumed (in_place; the caller knows the strides are arr's own and arr is not empty). A
+    writable contiguous array is its own view (cl.SVM(arr): 0.1 us, _host_view: 9 us)."""
+    flags = arr.flags
+    if flags.writeable and flags.forc:
+        svm = cl.SVM(arr)
+        return svm if svm.svm_ptr % max(1, alignment) == 0 else None
+    if arr.ctypes.data % max(1, alignment):
+        return None
+    return cl.SVM(_host_view(arr, strides))
+
+
 class _ArgBinder:
     """Sets kernel arguments and remembers what must be copied back after the launch.
 
@@ -311,7 +326,7 @@ class _ArgBinder:
 
     def bind(self, k: int, p: ParamInfo, a: Any) -> Sequence[int] | int:
         """Set argument k; its extents (shape, or a group's member count) for the grid check."""
-        what = self.what = label(self.info, k)
+        what = self.what = self.kernel.labels[k]
         if p.kind == "scalar":
             self.set(p.first_arg, scalar_value(p.dtype, a, what))
             return ()
@@ -320,6 +335,9 @@ class _ArgBinder:
         return self.group(p, a, what)
 
     def memref(self, p: ParamInfo, a: Any, what: str) -> Sequence[int]:
+        if type(a) is np.ndarray:  # host memory, the common case: no other kind is tried
+            self.host(p, a, what)
+            return a.shape
         for kind in (self.local, self.memref_object, self.cl_array):
             shape = kind(p, a, what)
             if shape is not None:
@@ -364,10 +382,15 @@ class _ArgBinder:
         return a.shape
 
     def host(self, p: ParamInfo, arr: np.ndarray, what: str) -> None:
-        strides = memref_layout(p, arr, what)
+        strides, own = layout_and_own(p, arr, what)
         require_writable(arr, p.written, what)
-        if self.system_svm and in_place(arr, strides, p.alignment):
-            self.set(p.first_arg, cl.SVM(_host_view(arr, strides)))
+        svm = (
+            _svm_in_place(arr, strides, p.alignment)
+            if self.system_svm and own and arr.size
+            else None
+        )
+        if svm is not None:
+            self.set(p.first_arg, svm)
             self.set_all(p.first_arg + 1, dope_values(p, arr.shape, strides))
             self.keep.append(arr)
             return
