@@ -243,6 +243,8 @@ def grid_of(info: KernelInfo, num_groups: Any) -> Grid:
     Required when the kernel reads group_id or num_groups; otherwise 1 by default (every
     work-group of a larger grid runs the same work, which only kernels whose work-groups
     combine their results atomically want)."""
+    if type(num_groups) is int and num_groups >= 0:  # the common case, checked as below
+        return (num_groups, 1, 1)
     name = info.name
     if num_groups is None:
         if grid_required(info):
@@ -335,6 +337,8 @@ def invalid_argument(message: str) -> TinytcError:
 
 def global_size(num_groups: int | Sequence[int], local: Sequence[int]) -> tuple[int, int, int]:
     """num_groups x work-group size, per dimension (docs/design.md §B2.3)."""
+    if type(num_groups) is tuple and len(num_groups) == 3 and len(local) == 3:  # a launch's Grid
+        return (num_groups[0] * local[0], num_groups[1] * local[1], num_groups[2] * local[2])
     return tuple(n * l for n, l in zip(group_count(num_groups), local, strict=False))  # type: ignore[return-value]
 
 
@@ -498,9 +502,17 @@ def staged(
 def dope_values(p: ParamInfo, shape: Sequence[int], strides: Sequence[int]) -> list[np.int64]:
     """The arguments that follow a memref's pointer: its dynamic extents, then its dynamic
     strides."""
-    out = [np.int64(n) for e, n in zip(p.shape, shape, strict=False) if e == DYNAMIC]
-    out += [np.int64(s) for e, s in zip(p.stride, strides, strict=False) if e == DYNAMIC]
-    return out
+    modes, stride_modes = _dynamic_modes(p)
+    return [np.int64(shape[i]) for i in modes] + [np.int64(strides[i]) for i in stride_modes]
+
+
+@functools.lru_cache(maxsize=256)
+def _dynamic_modes(p: ParamInfo) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The modes of a memref parameter whose extent, and whose stride, is dynamic."""
+    return (
+        tuple(i for i, e in enumerate(p.shape) if e == DYNAMIC),
+        tuple(i for i, e in enumerate(p.stride) if e == DYNAMIC),
+    )
 
 
 @dataclass

@@ -201,6 +201,9 @@ def _device_context(a: Any) -> Any:
     return None
 
 
+_HOST_KINDS = frozenset({np.ndarray, float, int})  # argument types that have no OpenCL context
+
+
 @functools.lru_cache(maxsize=64)
 def _device_ids(context: Any) -> frozenset[int]:
     """The devices of a context (their int_ptr), asked once per context."""
@@ -218,6 +221,7 @@ def _context_and_queue(kernel: Kernel, args: Sequence[Any], queue: Any) -> tuple
     and contain the kernel's device), else the program's, and the queue on it."""
     info, dev = kernel.info, kernel.program.device
     found: list[tuple[Any, str]] = []
+    array_queue = None  # the queue of the first pyopencl array that has one
     if queue is not None:
         if not isinstance(queue, cl.CommandQueue):
             raise TypeError(
@@ -230,11 +234,13 @@ def _context_and_queue(kernel: Kernel, args: Sequence[Any], queue: Any) -> tuple
             )
         found.append((queue.context, "queue="))
     for k, a in enumerate(args):
-        if type(a) is np.ndarray:  # host memory (the common argument): no context
+        if type(a) in _HOST_KINDS:  # the common arguments: no context
             continue
         ctx = _device_context(a)
         if ctx is None:
             continue
+        if array_queue is None and _is_cl_array(a):
+            array_queue = a.queue
         if dev.int_ptr not in _device_ids(ctx):
             names = ", ".join(repr(d.name.strip()) for d in ctx.devices)
             raise invalid_argument(
@@ -253,7 +259,7 @@ def _context_and_queue(kernel: Kernel, args: Sequence[Any], queue: Any) -> tuple
     else:
         (context,) = contexts.values()
     if queue is None:
-        queue = next((a.queue for a in args if _is_cl_array(a) and a.queue is not None), None)
+        queue = array_queue
         if queue is None or queue.context.int_ptr != context.int_ptr:
             queue = (
                 _device.default_queue()
