@@ -2,6 +2,7 @@
 every kind of argument the kernel takes, on the default OpenCL device.
 
     .venv/bin/python benchmarks/launch_overhead.py [--batch 64] [--repeat 400]
+    .venv/bin/python benchmarks/launch_overhead.py --fixed-cost [--against OTHER/src] [--rounds 21]
 
 Prints the device, the CPU model and the ISA the CPU runtime compiles for, then the median time
 of --repeat launches (each waits for the kernel) per argument kind, fastest first:
@@ -15,17 +16,31 @@ of --repeat launches (each waits for the kernel) per argument kind, fastest firs
 Run it alone on a shared machine (e.g. under `flock`). The kernel's own time is the first row's
 minus a launch's fixed cost; the difference to the other rows is the cost of the copies and of
 the argument checks.
+
+--fixed-cost times the fixed cost of one launch instead: a kernel with a batched GEMM's
+arguments (alpha, A, B, beta, C: f64 16x16x?, five scalar kernel arguments with the batch
+extents, three 128-byte aligned NumPy arrays used in place) whose work-groups load and store
+one element, at 1 and 2560 work-groups; CPU time of the process per launch (median of
+--rounds interleaved rounds of 100 launches), beside the same cl.Kernel with its arguments set,
+enqueued and waited for with pyopencl alone. --against OTHER/src adds the kernel call of
+another checkout (its runtime/launch.py and runtime/opencl.py, loaded into this process; the
+rest of the package is this one's), for an A/B in one process.
 """
 
 from __future__ import annotations
 
 import argparse
 import platform
+import sys
+import time
+import types
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
-from timing import median_time
+from timing import cpu_description, median_time
+from tinytc_py.gemm_tuning import time_candidates
 from tinytc_py.runtime import opencl as rt
 
 cl = rt.cl
@@ -41,12 +56,85 @@ func @gemm(%A: memref<f32x8x8x?>, %B: memref<f32x8x8x?>, %C: memref<f32x8x8x?>) 
 """
 
 
-def aligned(shape: tuple[int, ...], align: int = 128) -> np.ndarray:
-    """A zeroed Fortran-order float32 array whose data starts on an `align`-byte boundary."""
-    count = int(np.prod(shape))
-    raw = np.zeros(count + align // 4, np.float32)
-    first = (-raw.ctypes.data % align) // 4
+# The fixed cost of a launch: a batched GEMM's arguments, one element per work-group.
+FIXED = """
+func @fixed(%alpha: f64, %A: memref<f64x16x16x?>, %B: memref<f64x16x16x?>, %beta: f64,
+            %C: memref<f64x16x16x?>) {
+    %g = group_id.x : index
+    %c0 = constant 0 : index
+    %a = load %A[%c0, %c0, %g] : f64
+    %b = load %B[%c0, %c0, %g] : f64
+    %c = load %C[%c0, %c0, %g] : f64
+    %ab = mul %a, %b : f64
+    %r1 = mul %alpha, %ab : f64
+    %r2 = mul %beta, %c : f64
+    %r = add %r1, %r2 : f64
+    store %r, %C[%c0, %c0, %g]
+}
+"""
+FIXED_BATCH = 2560
+
+
+def aligned(shape: tuple[int, ...], align: int = 128, dtype: type = np.float32) -> np.ndarray:
+    """A zeroed Fortran-order array whose data starts on an `align`-byte boundary."""
+    count, item = int(np.prod(shape)), np.dtype(dtype).itemsize
+    raw = np.zeros(count + align // item, dtype)
+    first = (-raw.ctypes.data % align) // item
     return raw[first : first + count].reshape(shape, order="F")
+
+
+def reference_runtime(src: Path) -> types.ModuleType:
+    """The OpenCL runtime of another checkout: its runtime/launch.py and runtime/opencl.py as
+    modules of this package (launch_reference, opencl_reference)."""
+    for name in ("launch", "opencl"):
+        path = src / "tinytc_py" / "runtime" / f"{name}.py"
+        text = path.read_text(encoding="utf-8")
+        text = text.replace("from .launch import", "from .launch_reference import")
+        module = types.ModuleType(f"tinytc_py.runtime.{name}_reference")
+        module.__package__ = "tinytc_py.runtime"
+        sys.modules[module.__name__] = module  # dataclasses look their module up
+        exec(compile(text, str(path), "exec"), module.__dict__)  # noqa: S102 - a checkout's source
+    return sys.modules["tinytc_py.runtime.opencl_reference"]
+
+
+def fixed_cost(against: Path | None, rounds: int) -> None:
+    """Prints the fixed cost of a launch (see --fixed-cost) per runtime and grid."""
+    A, B, C = (aligned((16, 16, FIXED_BATCH), dtype=np.float64) for _ in range(3))
+    runtimes = {"this tree": rt}
+    if against is not None:
+        runtimes[str(against)] = reference_runtime(against)
+    launches: dict[tuple[str, int], Callable[[], object]] = {}
+    for groups in (1, FIXED_BATCH):
+        for name, runtime in runtimes.items():
+            k = runtime.program(FIXED).kernel("fixed")
+            launches[name, groups] = lambda k=k, n=groups: k(1.0, A, B, 0.0, C, num_groups=n)
+        k = rt.program(FIXED).kernel("fixed")
+        cl_kernel, queue = k.cl_kernel, rt._device.default_queue()
+        svm = [cl.SVM(x) for x in (A, B, C)]
+        n = np.int64(FIXED_BATCH)
+        cl_kernel.set_args(np.float64(1), svm[0], n, svm[1], n, np.float64(0), svm[2], n)
+        size, local = (groups * k.work_group_size[0], 1, 1), k.work_group_size
+
+        def alone(cl_kernel=cl_kernel, size=size, local=local, queue=queue) -> None:
+            cl.enqueue_nd_range_kernel(queue, cl_kernel, size, local)
+            queue.finish()
+
+        launches["pyopencl alone", groups] = alone
+
+    def per_launch(fn: Callable[[], object]) -> Callable[[], float]:
+        def run() -> float:
+            t0 = time.process_time()
+            for _ in range(100):
+                fn()
+            return (time.process_time() - t0) / 100
+
+        return run
+
+    medians = time_candidates({key: per_launch(fn) for key, fn in launches.items()}, rounds)
+    print(f"CPU: {cpu_description()}")
+    print(f"fixed cost of a launch, CPU us per launch, median of {rounds} rounds of 100")
+    for (name, groups), t in medians.items():
+        print(f"  {groups:5d} work-groups  {name:40s} {t * 1e6:8.1f}")
 
 
 def cpu_model() -> str:
@@ -110,7 +198,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--repeat", type=int, default=400)
+    parser.add_argument("--fixed-cost", action="store_true")
+    parser.add_argument("--against", type=Path, default=None)
+    parser.add_argument("--rounds", type=int, default=21)
     args = parser.parse_args()
+    if args.fixed_cost:
+        fixed_cost(args.against, args.rounds)
+        return
     dev = rt._device.default_device()
     info = rt.core_info_for(dev)
     isa = info.cpu.isa if getattr(info, "cpu", None) else "?"

@@ -138,6 +138,13 @@ def test_aligned_host_memory_is_used_in_place(monkeypatch):
     y[...] = 1
     _axpy2()(2.0, y, y)  # y = 2y + y
     assert made == [] and (y == 3).all()
+    ro = np.asarray(raw[first : first + 12].reshape(3, 4))  # read-only: viewed, not staged
+    ro.flags.writeable = False
+    big = np.zeros(48 + 32, np.float32)
+    start = (-big.ctypes.data % 128) // 4
+    strided = big[start : start + 48].reshape(6, 8)[::2, ::2]  # aligned, not contiguous
+    _axpy2()(1.0, ro, strided)  # strided += ro
+    assert made == [] and (strided == 3).all() and big.sum() == 3 * 12
     misaligned = raw[first + 1 : first + 13].reshape(3, 4)
     misaligned[...] = 1
     _axpy2()(2.0, misaligned, misaligned)

@@ -78,6 +78,7 @@ class BuiltKernel(abc.ABC):
         self.program = program
         self.info = info
         self.caller_info = without_record(info)  # the parameters a caller passes
+        self.labels = [label(info, k) for k in range(len(info.params))]  # label(), made once
         self.names = python_names(self.caller_info)
         self.__signature__ = signature(self.caller_info, self.names)
         # help(kernel) documents the object's class: each kernel gets a subclass of its own
@@ -242,6 +243,8 @@ def grid_of(info: KernelInfo, num_groups: Any) -> Grid:
     Required when the kernel reads group_id or num_groups; otherwise 1 by default (every
     work-group of a larger grid runs the same work, which only kernels whose work-groups
     combine their results atomically want)."""
+    if type(num_groups) is int and num_groups >= 0:  # the common case, checked as below
+        return (num_groups, 1, 1)
     name = info.name
     if num_groups is None:
         if grid_required(info):
@@ -334,6 +337,8 @@ def invalid_argument(message: str) -> TinytcError:
 
 def global_size(num_groups: int | Sequence[int], local: Sequence[int]) -> tuple[int, int, int]:
     """num_groups x work-group size, per dimension (docs/design.md §B2.3)."""
+    if type(num_groups) is tuple and len(num_groups) == 3 and len(local) == 3:  # a launch's Grid
+        return (num_groups[0] * local[0], num_groups[1] * local[1], num_groups[2] * local[2])
     return tuple(n * l for n, l in zip(group_count(num_groups), local, strict=False))  # type: ignore[return-value]
 
 
@@ -342,11 +347,36 @@ def group_count(num_groups: int | Sequence[int]) -> tuple[int, int, int]:
     return (ng + (1, 1, 1))[:3]  # type: ignore[return-value]
 
 
+# The values a Python int or float converts to without a check (scalar_value's fast path): the
+# integer types' ranges, and the finite f32 range (a float beyond it becomes inf, below).
+_INT_RANGES = {
+    d: (int(np.iinfo(np.dtype(t)).min), int(np.iinfo(np.dtype(t)).max))
+    for d, t in DTYPES.items()
+    if d != "bf16" and np.issubdtype(t, np.integer)
+}
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
 def scalar_value(dtype: str, value: Any, what: str) -> np.generic:
     """`value` as the NumPy scalar a `dtype` parameter takes. As in Python's own conversions
     (float(1j) is a TypeError), a value of the wrong kind (an array, a string, a complex number
     for a real type) raises TypeError; a number of the right kind that the type cannot hold
-    raises TinytcError (invalid_kernel_arguments)."""
+    raises TinytcError (invalid_kernel_arguments).
+
+    The common arguments take a fast path with the same result: a NumPy scalar of the
+    parameter's type as it is, a Python float for f64 (or a finite one in f32's range) and a
+    Python int in the integer type's range converted directly (the general checks cost
+    about 6 us, a launch sets several scalars)."""
+    kind = type(value)
+    if kind is float:
+        if dtype == "f64" or (dtype == "f32" and -_F32_MAX <= value <= _F32_MAX):
+            return DTYPES[dtype](value)
+    elif kind is int:
+        bounds = _INT_RANGES.get(dtype)
+        if bounds is not None and bounds[0] <= value <= bounds[1]:
+            return DTYPES[dtype](value)
+    elif dtype != "bf16" and kind is DTYPES.get(dtype):
+        return value  # type: ignore[no-any-return]
     if dtype not in DTYPES:
         raise invalid_argument(f"{what}, which cannot be a kernel argument")
     if isinstance(value, (str, bytes)) or np.ndim(value) != 0:
@@ -393,10 +423,16 @@ def _fits(p: ParamInfo, shape: Sequence[int], strides: Sequence[int]) -> bool:
 def memref_layout(p: ParamInfo, arr: Any, what: str) -> tuple[int, ...]:
     """Element strides to pass `arr` with (its own if they fit the type, else Fortran order);
     `arr` is a NumPy or pyopencl array."""
-    strides, _own, reason = _layout(p, tuple(arr.shape), tuple(arr.strides), arr.dtype)
+    return layout_and_own(p, arr, what)[0]
+
+
+def layout_and_own(p: ParamInfo, arr: Any, what: str) -> tuple[tuple[int, ...], bool]:
+    """memref_layout, and whether those strides are the array's own (at every mode of more
+    than one entry), so that its memory can be the memref (see in_place)."""
+    strides, own, reason = _layout(p, tuple(arr.shape), tuple(arr.strides), arr.dtype)
     if reason:
         raise invalid_argument(f"{what}, got {describe(arr)}: {reason}")
-    return strides
+    return strides, own
 
 
 def own_layout(p: ParamInfo, arr: Any, what: str) -> tuple[int, ...]:
@@ -466,9 +502,17 @@ def staged(
 def dope_values(p: ParamInfo, shape: Sequence[int], strides: Sequence[int]) -> list[np.int64]:
     """The arguments that follow a memref's pointer: its dynamic extents, then its dynamic
     strides."""
-    out = [np.int64(n) for e, n in zip(p.shape, shape, strict=False) if e == DYNAMIC]
-    out += [np.int64(s) for e, s in zip(p.stride, strides, strict=False) if e == DYNAMIC]
-    return out
+    modes, stride_modes = _dynamic_modes(p)
+    return [np.int64(shape[i]) for i in modes] + [np.int64(strides[i]) for i in stride_modes]
+
+
+@functools.lru_cache(maxsize=256)
+def _dynamic_modes(p: ParamInfo) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The modes of a memref parameter whose extent, and whose stride, is dynamic."""
+    return (
+        tuple(i for i, e in enumerate(p.shape) if e == DYNAMIC),
+        tuple(i for i, e in enumerate(p.stride) if e == DYNAMIC),
+    )
 
 
 @dataclass

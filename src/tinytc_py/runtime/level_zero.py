@@ -55,7 +55,6 @@ from .launch import (
     group_count,
     group_layout,
     group_members,
-    label,
     memref_layout,
     own_layout,
     scalar_value,
@@ -559,7 +558,7 @@ class _ArgBinder:
 
     def bind(self, k: int, p: ParamInfo, a: Any) -> Sequence[int] | int:
         """Set argument k; its extents (shape, or a group's member count) for the grid check."""
-        what = label(self.info, k)
+        what = self.kernel.labels[k]
         if p.kind == "scalar":
             self.values(p.first_arg, [scalar_value(p.dtype, a, what)])
             return ()

@@ -334,7 +334,7 @@ class _ArgBinder:
 
     def bind(self, k: int, p: ParamInfo, a: Any) -> Sequence[int] | int:
         """Set argument k; its extents (shape, or a group's member count) for the grid check."""
-        what = label(self.kernel.info, k)
+        what = self.kernel.labels[k]
         if p.kind == "scalar":
             if is_usm(a):
                 raise TypeError(f"{what}, got a USM array")

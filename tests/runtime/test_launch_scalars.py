@@ -1,0 +1,80 @@
+"""Scalar kernel arguments: the fast path of `scalar_value` (a Python float or int, or a NumPy
+scalar of the parameter's type, converted without the general checks) gives what the general
+path gives, refuses what it refuses, and the values reach the kernel also when pyopencl has no
+buffer path for them (`Kernel.set_arg` instead of its `_set_arg_buf`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tinytc_py import TinytcError
+from tinytc_py.runtime.launch import scalar_value
+
+from .launch_kernels import AXPY2, kernel
+
+WHAT = "kernel @k, parameter %a: expected T"
+
+
+@pytest.mark.parametrize(
+    ("dtype", "value", "expected"),
+    [
+        ("f64", 1.5, np.float64(1.5)),
+        ("f64", 1e300, np.float64(1e300)),
+        ("f32", 0.1, np.float32(0.1)),
+        ("f32", 3.4028234663852886e38, np.float32(3.4028234663852886e38)),  # f32's largest
+        ("f32", 1e39, np.float32(np.inf)),  # beyond f32: inf, as in a cast (general path)
+        ("f32", -1e39, np.float32(-np.inf)),
+        ("f32", float("nan"), np.float32(np.nan)),
+        ("i8", 127, np.int8(127)),
+        ("i8", -128, np.int8(-128)),
+        ("i32", -(2**31), np.int32(-(2**31))),
+        ("index", 2**63 - 1, np.int64(2**63 - 1)),
+        ("f32", np.float32(2.5), np.float32(2.5)),  # the parameter's own type, as it is
+        ("f32", np.float64(2.5), np.float32(2.5)),
+        ("f64", 3, np.float64(3.0)),  # an int for a float parameter: general path
+        ("i32", True, np.int32(1)),
+        ("bf16", 1.0, np.uint16(0x3F80)),  # a float for bf16: rounded to its bits
+        ("bf16", 1, np.uint16(0x3F80)),
+        ("bf16", np.uint16(5), np.uint16(5)),  # np.uint16: the bits themselves
+        ("c32", 1.5, np.complex64(1.5)),
+        ("c64", np.complex128(1 - 2j), np.complex128(1 - 2j)),
+    ],
+)
+def test_scalars_are_converted_to_the_parameters_type(dtype, value, expected):
+    got = scalar_value(dtype, value, WHAT)
+    assert type(got) is type(expected)
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "value"),
+    [("i8", 128), ("i8", -129), ("i32", 2**31), ("index", 2**63), ("i64", -(2**63) - 1)],
+)
+def test_ints_beyond_the_type_are_refused(dtype, value):
+    with pytest.raises(
+        TinytcError, match=rf"expected T, got {value}, which is not a valid {dtype}"
+    ):
+        scalar_value(dtype, value, WHAT)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "value"), [("f32", 1.5j), ("i32", 1j), ("f64", "1"), ("i8", [1])]
+)
+def test_the_wrong_kind_of_number_is_refused(dtype, value):
+    with pytest.raises((TypeError, TinytcError), match="expected T, got"):
+        scalar_value(dtype, value, WHAT)
+
+
+def test_scalars_reach_the_kernel_without_pyopencls_buffer_path(monkeypatch):
+    from tinytc_py.runtime import opencl
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    y = np.ones((3, 4), np.float32)
+    axpy2 = kernel(AXPY2, "axpy2")
+    monkeypatch.setattr(opencl, "_SET_ARG_BUF", None)  # a pyopencl without Kernel._set_arg_buf
+    axpy2(np.float32(2.0), x, y)
+    np.testing.assert_array_equal(y, 2 * x + 1)
+    monkeypatch.undo()
+    axpy2(3.0, x, y)
+    np.testing.assert_array_equal(y, 5 * x + 1)
