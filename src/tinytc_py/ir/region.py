@@ -168,6 +168,11 @@ class Prog:
         self.loc = loc
         self.funcs: list[Func] = []
         self.globals: dict[str, GlobalData] = {}
+        # Set by the current-language parser (text/dialect.py) on the program it returns, whose
+        # every function it verified as check-ir verifies one. It is not cleared by changes:
+        # only a caller that hands the parse on unchanged may rely on it (compiler.compile_text
+        # tells the pipeline so, passes/pipeline.py).
+        self.verified_by_parser = False
 
     def add_function(self, func: Func) -> Func:
         """Appends `func`; raises if a global holds its name (a program's functions and globals
