@@ -257,7 +257,7 @@ class Inst:
                 elif stop > start:
                     by_key[key] = operands[start]
         result_types = [r.type for r in self.results]
-        return type(self)(by_key, self.props, result_types, self.loc, self.attrs, verify=False)
+        return type(self)(by_key, self.props, result_types, self.loc, self.attrs, False)
 
     # ---- access -------------------------------------------------------------------------------
 
