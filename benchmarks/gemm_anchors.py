@@ -93,14 +93,22 @@ def _ptr(x: np.ndarray) -> ctypes.c_void_p:
 
 
 def xsmm_gemm(
-    lib: ctypes.CDLL, m: int, n: int, k: int, a: np.ndarray, b: np.ndarray, c: np.ndarray
+    lib: ctypes.CDLL,
+    m: int,
+    n: int,
+    k: int,
+    a: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    resident: int = 0,
 ) -> Callable[[], None]:
-    """C_i = A_i B_i through libxsmm on column-major stacks (m, k, batch) etc."""
+    """C_i = A_i B_i through libxsmm on column-major stacks (m, k, batch) etc.; with
+    `resident` > 0, call i of the batch computes entry i % resident (cache-resident operands)."""
     f64 = int(a.dtype == np.float64)
-    batch = ctypes.c_long(a.shape[2])
+    batch, keep = ctypes.c_long(a.shape[2]), ctypes.c_long(resident)
 
     def run() -> None:
-        if lib.xsmm_gemm_batch(f64, m, n, k, batch, _ptr(a), _ptr(b), _ptr(c)) != 0:
+        if lib.xsmm_gemm_batch(f64, m, n, k, batch, keep, _ptr(a), _ptr(b), _ptr(c)) != 0:
             raise RuntimeError(f"libxsmm has no kernel for {m}x{n}x{k}")
 
     return run

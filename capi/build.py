@@ -60,7 +60,9 @@ CAPI = ROOT / "capi"
 INCLUDE = ROOT / "include"
 DEFAULT_OUT = ROOT / "build" / "lib"
 
-HELPER_CDEF = "char *_tinytc_py_strndup(const char *s, size_t n);\n"
+HELPER_CDEF = (
+    "char *_tinytc_py_strndup(const char *s, size_t n);\nint _tinytc_py_started_python(void);\n"
+)
 
 PRELUDE = {
     "tinytc": '#include "tinytc/tinytc.h"\n',
@@ -89,6 +91,12 @@ try:
     writer.synchronous()  # a C host never finalises Python: no atexit, so no writes behind
     from tinytc_py.capi import attach
     attach(ffi, lib, _FUNCTIONS)
+    if lib._tinytc_py_started_python():
+        # the interpreter is the library's own (a C host): the modules just imported (some
+        # 40 000 objects) live as long as the process, and a full collection would traverse
+        # them all (10-15 ms every few hundred compiles); frozen, the collector skips them
+        import gc
+        gc.freeze()
 except BaseException as _exc:
     import os
     os.write(2, ("lib{library}: cannot load its Python implementation (%s: %s); every call "

@@ -1,5 +1,6 @@
 /* Private helpers of the embedding modules (static, so never exported): a string copy the
- * Python side calls through cffi, and the interpreter start-up that capi/build.py wires in. */
+ * Python side calls through cffi, and the interpreter start-up that capi/build.py wires in
+ * (with the flag that says it ran). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +20,16 @@ static char *_tinytc_py_strndup(const char *s, size_t n) {
  * its site-packages), TINYTC_PY_PATH goes in front of sys.path (this checkout's src/). The host's
  * PYTHON* variables are ignored and no signal handlers are installed (the host owns those).
  * capi/build.py defines both macros and makes cffi call this instead of Py_InitializeEx(0). */
+static int _tinytc_py_started = 0;
+
+/* Whether this library started the interpreter (a C host), not found one running (a Python
+ * process that loaded the library): only then may the library's start-up tune the collector. */
+static int _tinytc_py_started_python(void) { return _tinytc_py_started; }
+
 static void _tinytc_py_initialize(void) {
     PyStatus status;
     PyConfig config;
+    _tinytc_py_started = 1;
     PyConfig_InitPythonConfig(&config);
     config.install_signal_handlers = 0;
     config.parse_argv = 0;

@@ -5,11 +5,13 @@
  *
  * xsmm_gemm_batch: C_i = A_i B_i (alpha 1, beta 0) for i < batch; A, B, C column-major m x k,
  * k x n and m x n matrices stored one after the other; the batch is split over the OpenMP
- * threads. Returns 0, or 1 when libxsmm has no kernel for the shape. */
+ * threads. With resident > 0, call i computes entry i % resident instead, so that A, B and C
+ * stay in the caches (the "cached" figure of benchmarks/gemm_ab.py). Returns 0, or 1 when
+ * libxsmm has no kernel for the shape. */
 #include <libxsmm_source.h>
 
-int xsmm_gemm_batch(int f64, int m, int n, int k, long batch, const void *a, const void *b,
-                    void *c) {
+int xsmm_gemm_batch(int f64, int m, int n, int k, long batch, long resident, const void *a,
+                    const void *b, void *c) {
     libxsmm_blasint lda = m, ldb = k, ldc = m;
     long sa = (long)m * k, sb = (long)k * n, sc = (long)m * n, i;
     if (f64) {
@@ -23,7 +25,8 @@ int xsmm_gemm_batch(int f64, int m, int n, int k, long batch, const void *a, con
         }
 #pragma omp parallel for schedule(static)
         for (i = 0; i < batch; ++i) {
-            kernel(pa + i * sa, pb + i * sb, pc + i * sc);
+            const long e = resident > 0 ? i % resident : i;
+            kernel(pa + e * sa, pb + e * sb, pc + e * sc);
         }
     } else {
         const float alpha = 1.0f, beta = 0.0f;
@@ -36,7 +39,8 @@ int xsmm_gemm_batch(int f64, int m, int n, int k, long batch, const void *a, con
         }
 #pragma omp parallel for schedule(static)
         for (i = 0; i < batch; ++i) {
-            kernel(pa + i * sa, pb + i * sb, pc + i * sc);
+            const long e = resident > 0 ? i % resident : i;
+            kernel(pa + e * sa, pb + e * sb, pc + e * sc);
         }
     }
     return 0;

@@ -172,7 +172,11 @@ def _compile(
     since (compile_text's contract: a C API handle's program while it keeps its text)."""
     with paused_gc():
         prog = make_prog()
-        binary = assemble_module(compile_to_module(prog, info, parsed))
+        compiled = compile_to_module(prog, info, parsed)
+        binary = assemble_module(compiled)
+        # the module's functions and blocks point back at it: dropped, it is a tree that
+        # reference counting frees now instead of a web of cycles left for the collector
+        compiled.module.functions.clear()
         if owned:
             dismantle_prog(prog)
         return binary

@@ -1,7 +1,7 @@
 """The kernels benchmarks/gemm_limits.py sets beside our GEMM compute what its columns claim: the
 floor kernel moves all of A, B and C (C[:, j] = A[:, j % K] + B[:, j]), the cached kernel is the
 GEMM on entry group_id % 8; benchmarks/gemm_ab.py's variants have the subgroup size they
-name."""
+name, and its cached libxsmm column computes the same 8 entries."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from .support import build
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import gemm_ab  # noqa: E402
+import gemm_anchors  # noqa: E402
 import gemm_limits  # noqa: E402
 
 TYPES = {"f32": np.float32, "f64": np.float64}
@@ -56,6 +57,22 @@ def test_cached_kernel_computes_entry_group_id_mod_8():
     before = c.copy()
     kernel = build(gemm_limits.cached_text(gemm_limits.kernel_text(m, n, k, ty))).kernel("gemm")
     kernel(TYPES[ty](1), A, B, TYPES[ty](0), C, num_groups=(batch, 1, 1))
+    got = C.transpose(2, 0, 1)
+    resident = gemm_limits.RESIDENT
+    np.testing.assert_allclose(got[:resident], a[:resident] @ b[:resident], rtol=1e-12)
+    np.testing.assert_array_equal(got[resident:], before[resident:])
+
+
+@pytest.mark.skipif(not gemm_anchors.XSMM_HEADER.exists(), reason="libxsmm-dev not installed")
+def test_cached_libxsmm_computes_entry_index_mod_8():
+    """gemm_ab.py --cached runs libxsmm on the resident entries as our cached kernel: call i of
+    the batch computes entry i % 8, the others are left as they were."""
+    m, n, k, ty = 23, 37, 19, "f64"
+    batch = gemm_limits.RESIDENT + 3
+    (A, B, C), (a, b, c) = stacks(m, n, k, ty, batch)
+    before = c.copy()
+    lib = gemm_anchors.xsmm_library()
+    gemm_anchors.xsmm_gemm(lib, m, n, k, A, B, C, resident=gemm_limits.RESIDENT)()
     got = C.transpose(2, 0, 1)
     resident = gemm_limits.RESIDENT
     np.testing.assert_allclose(got[:resident], a[:resident] @ b[:resident], rtol=1e-12)

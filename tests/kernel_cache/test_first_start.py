@@ -1,9 +1,9 @@
 """What a program's first start pays for the kernel cache beyond its compile: the compiler
 version in a checkout is the content digest the compiled modules' import hook already took
-(no second walk of the sources), and a new folder, made with statistics marked empty
-(folder.make_folder, stats.FROM_EMPTY), is not listed to keep it under its bound until the
-bytes written pass the bound, while a folder made without them, or whose statistics were lost
-(even before the first write), still is."""
+(no second walk of the sources); a new folder's statistics are marked empty behind, after the
+compile (folder.make_folder, stats.FROM_EMPTY), and such a folder is not listed to keep it
+under its bound until the bytes written pass the bound, while a folder made without them, or
+whose statistics were lost (even before the first write or the late mark), still is."""
 
 from __future__ import annotations
 
@@ -15,10 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from tinytc_py import compiled
+from tinytc_py import compiled, kernel_cache
 from tinytc_py.cli import cache as cli_cache
-from tinytc_py.kernel_cache import stats, store, trust, version
+from tinytc_py.ir.context import CompilerContext
+from tinytc_py.kernel_cache import stats, store, trust, version, writer
+from tinytc_py.kernel_cache.codec import decode
 from tinytc_py.kernel_cache.folder import make_folder
+from tinytc_py.target.core_info import CoreInfo
+
+from .test_spirv_cache import assert_same, fresh_compile, gemm
 
 PAYLOAD = bytes(range(256)) * 16  # 4 KiB
 
@@ -221,3 +226,64 @@ def test_statistics_lost_between_making_the_folder_and_the_first_write_are_not_f
     assert listings.entries == 1
     assert folder_bytes(cache) <= bound
     assert stats.FROM_EMPTY not in stats.totals()
+
+
+behind = pytest.mark.skipif(
+    not writer._behind, reason="writes go behind only in a process Python's executable started"
+)
+
+
+@behind
+def test_a_first_start_marks_its_new_folder_behind_after_the_compile(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lookup takes the build lock in the cache folder without making `kernels/`, and the
+    compile runs with neither the folder nor its mark made and no writer thread started; the
+    entry's write behind makes the folder and marks it before the entry lands, so the folder
+    counts as begun empty."""
+    starts: list[int] = []
+    real_start = writer._start
+    monkeypatch.setattr(writer, "_start", lambda: starts.append(1) or real_start())
+    during: list[tuple] = []
+
+    def compile_():
+        locked = [p.name for p in cache.parent.glob("*" + store.LOCK_SUFFIX)]
+        during.append((cache.exists(), len(locked), tuple(starts)))
+        return fresh_compile(gemm(16))
+
+    ctx = CompilerContext()
+    binary = kernel_cache.text_binary(gemm(16), CoreInfo.default(), ctx, compile_)
+    assert during == [(False, 1, ())]
+    assert starts == [1]  # the entry's write started the writer, which made and marked kernels/
+    writer.wait()
+    totals = stats.totals()
+    assert totals[stats.FROM_EMPTY] == 1 and totals["compiles"] == 1
+    assert totals["bytes_written"] == folder_bytes(cache) > 0
+    [entry] = cache.glob("*" + store.SUFFIX)
+    assert_same(decode(store.get(entry.name[: -len(store.SUFFIX)])), binary)
+
+
+@behind
+def test_a_late_mark_is_left_out_of_a_folder_that_holds_an_entry(cache: Path) -> None:
+    """Another process's entry written into the folder this process made, its statistics lost
+    before the queued mark runs: the folder did not begin empty for any statistics made now,
+    so no mark is written and the next write lists the folder."""
+    make_folder(trust.checked())
+    (cache / ("other" + store.SUFFIX)).write_bytes(PAYLOAD)  # its statistics lost
+    writer.wait()
+    assert not (cache / stats.FILE).exists()
+    store.put("next", PAYLOAD)
+    assert stats.FROM_EMPTY not in stats.totals()
+    assert stats.totals()["bytes_written"] < folder_bytes(cache)  # why it must be listed
+
+
+@behind
+def test_a_synchronous_write_into_a_folder_just_made_keeps_the_mark(cache: Path) -> None:
+    """A write in the calling thread (a device binary's, native_build) into the folder this
+    process just made waits for the folder's mark before the entry lands (the mark counts no
+    entry), so the folder counts as begun empty."""
+    make_folder(trust.checked())
+    assert not (cache / stats.FILE).exists()  # queued, not written
+    store.put("native-x", PAYLOAD)
+    totals = stats.totals()
+    assert totals[stats.FROM_EMPTY] == 1 and totals["bytes_written"] == folder_bytes(cache)

@@ -44,7 +44,7 @@ def key() -> str:
 
 
 def lock_file() -> Path:
-    return store.folder() / (key() + store.LOCK_SUFFIX)
+    return store.folder().parent / (key() + store.LOCK_SUFFIX)  # locks.lock_path
 
 
 def holder() -> subprocess.Popen:

@@ -124,6 +124,7 @@ def test_sixteen_processes_at_once_compile_and_build_each_key_once(tmp_path: Pat
     assert (totals["compiles"], totals["device_builds"]) == (1, 1)
     assert totals["waits"] == counts["waits"]
     assert totals["hits"] == counts["spirv_hits"] + counts["native_hits"]
+    assert not list(root.glob("*" + store.LOCK_SUFFIX))
     assert not list((root / "kernels").glob("*" + store.LOCK_SUFFIX))
 
 

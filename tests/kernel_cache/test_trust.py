@@ -21,7 +21,7 @@ import pytest
 from tinytc_py import kernel_cache
 from tinytc_py.compiler import binary_of
 from tinytc_py.ir.context import CompilerContext
-from tinytc_py.kernel_cache import stats, store, trust
+from tinytc_py.kernel_cache import stats, store, trust, writer
 from tinytc_py.kernel_cache.keys import spirv_key
 from tinytc_py.target.core_info import CoreInfo
 
@@ -314,6 +314,8 @@ def test_new_folders_are_private(cache: Path) -> None:
     shutil.rmtree(root, ignore_errors=True)
     os.environ["TINYTC_CACHE_DIR"] = str(root)
     binary_of(gemm(16), CoreInfo.default())
+    writer.wait()  # kernels/ is made by the entry's write, behind
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700
     assert stat.S_IMODE((root / "kernels").stat().st_mode) == 0o700
 
 

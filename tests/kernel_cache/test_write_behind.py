@@ -99,6 +99,7 @@ def test_a_process_that_exits_right_after_a_miss_leaves_the_entry(cache: Path, h
     )
     assert len([n for n in names if n.endswith(store.SUFFIX)]) == misses
     assert not [n for n in names if n.endswith(store.LOCK_SUFFIX) or n.startswith(".tmp-")]
+    assert not [p for p in cache.parent.iterdir() if p.name.endswith(store.LOCK_SUFFIX)]
     assert_same(decode(store.get(key())), fresh_compile(gemm(16)))
     totals = stats.totals()
     assert (totals["compiles"], totals["spirv_misses"]) == (misses, misses)
@@ -176,10 +177,10 @@ def test_a_miss_interrupted_before_its_write_is_submitted_releases_the_lock(
     the build lock is released (nobody else would)."""
     real = writer.submit
 
-    def interrupted(job, name: str = "") -> None:
+    def interrupted(job, name: str = "", start: bool = True) -> None:
         if name == key():  # the entry's write (not the folder's mark)
             raise KeyboardInterrupt
-        real(job, name)
+        real(job, name, start)
 
     monkeypatch.setattr(writer, "submit", interrupted)
     with pytest.raises(KeyboardInterrupt):

@@ -273,6 +273,44 @@ def test_emitter_writes_what_op_writes():
     assert list(by_emitter.code[2:]) == words(second)
 
 
+def test_emitter_fixed_arity_methods_write_and_check_what_the_call_does():
+    """op2/op3 (the mul_add loop's direct calls) write the words the generic call writes, and
+    refuse what it refuses before writing anything."""
+    mod = Module()
+    fn = mod.add_function(mod.type_void(), mod.type_function(mod.type_void()))
+    by_call, by_method = fn.add_block(), fn.add_block()
+    f32, i32 = mod.type_float(32), mod.type_int(32)
+    ocl = mod.ext_inst_import("OpenCL.std")
+    x, y = mod.constant(f32, 1.0), mod.constant(f32, 2.0)
+    lane = mod.constant(i32, 3)
+    emitters = []
+    for blk in (by_call, by_method):
+        emitters.append(
+            (blk.emitter(Op.ExtInst, f32, ocl, 26), blk.emitter(Op.GroupBroadcast, f32, 3))
+        )
+    (fma_call, bc_call), (fma_m, bc_m) = emitters
+    a = fma_call(x, y, x)
+    b = bc_call(a, lane)
+    c = fma_m.op3(x, y, x)
+    d = bc_m.op2(c, lane)
+    assert (c, d) == (b + 1, b + 2)
+
+    def words(first: int) -> list[int]:
+        fma_head, bc_head = 8 << 16 | Op.ExtInst, 6 << 16 | Op.GroupBroadcast
+        return [fma_head, f32, first, ocl, 26, x, y, x, bc_head, f32, first + 1, 3, first, lane]
+
+    assert by_call.code[2:] == words(a)
+    assert by_method.code[2:] == words(c)
+    assert list(by_method.opcodes) == [Op.Label, Op.ExtInst, Op.GroupBroadcast]
+    before = list(by_method.code)
+    with pytest.raises(ValueError, match="OpExtInst: operand -1 is neither a 32-bit word"):
+        fma_m.op3(x, y, -1)
+    with pytest.raises(ValueError, match="OpGroupBroadcast: operand 4294967296 is neither"):
+        bc_m.op2(1 << 32, lane)
+    assert by_method.code == before
+    assert mod.bound == d + 1
+
+
 def test_fixed_arity_ops_write_and_check_what_op_does():
     mod = Module()
     fn = mod.add_function(mod.type_void(), mod.type_function(mod.type_void()))
@@ -366,11 +404,11 @@ def test_every_block_emitter_refuses_a_non_word_operand(emitter, bad):
     i32 = mod.type_int(32)
     x = mod.constant(i32, 3)
     name, emit_one = _block_emitters(i32, x)[emitter](i32, bad)
-    code, opcodes, bound = list(blk.code), list(blk.opcodes), mod._bound
+    code, opcodes, bound = list(blk.code), list(blk.opcodes), mod.bound
     with pytest.raises(ValueError) as error:
         emit_one(blk)
     assert str(error.value) == f"{name}: operand {bad!r} {_WORD_ERROR}"
-    assert (blk.code, list(blk.opcodes), mod._bound) == (code, opcodes, bound)
+    assert (blk.code, list(blk.opcodes), mod.bound) == (code, opcodes, bound)
 
 
 @pytest.mark.parametrize("emitter", ["op", "op1", "op2", "emitter", "ext_inst"])
@@ -382,14 +420,14 @@ def test_every_block_emitter_refuses_a_non_word_result_type(emitter, bad):
     i32 = mod.type_int(32)
     x = mod.constant(i32, 3)
     name, emit_one = _block_emitters(i32, x)[emitter](bad, x)
-    code, bound = list(blk.code), mod._bound
+    code, bound = list(blk.code), mod.bound
     with pytest.raises(ValueError) as error:
         emit_one(blk)
     if isinstance(bad, str):
         assert str(error.value) == f"{name}: operand {bad!r} is a string, not an id"
     else:
         assert str(error.value) == f"{name}: operand {bad!r} {_WORD_ERROR}"
-    assert (blk.code, list(blk.opcodes), mod._bound) == (code, [Op.Label], bound)
+    assert (blk.code, list(blk.opcodes), mod.bound) == (code, [Op.Label], bound)
 
 
 @pytest.mark.parametrize("bad", [2.0, None, -5, 1 << 40, "ab"], ids=repr)
@@ -399,11 +437,11 @@ def test_op_refuses_a_non_word_result_id(bad):
     blk = fn.add_block()
     i32 = mod.type_int(32)
     x = mod.constant(i32, 3)
-    code, bound = list(blk.code), mod._bound
+    code, bound = list(blk.code), mod.bound
     for operand in (x, "ab"):  # the all-word and the string path check it alike
         with pytest.raises(ValueError, match=f"^OpIAdd: operand {re.escape(repr(bad))} "):
             blk.op(Op.IAdd, i32, x, operand, result_id=bad)
-    assert (blk.code, list(blk.opcodes), mod._bound) == (code, [Op.Label], bound)
+    assert (blk.code, list(blk.opcodes), mod.bound) == (code, [Op.Label], bound)
     rid = mod.new_id()
     assert blk.op(Op.IAdd, i32, x, "ab", result_id=rid) == rid
     assert blk.code[2:] == [5 << 16 | Op.IAdd, i32, rid, x, int.from_bytes(b"ab\0\0", "little")]
@@ -419,7 +457,7 @@ def test_every_block_emitter_encodes_a_string_operand():
     ab = int.from_bytes(b"ab\0\0", "little")
     for emitter, make in _block_emitters(i32, x).items():
         blk = fn.add_block()
-        bound = mod._bound
+        bound = mod.bound
         _name, emit_one = make(i32, "ab")
         rid = emit_one(blk)
         reference = fn.add_block()

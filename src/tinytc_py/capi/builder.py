@@ -585,7 +585,9 @@ def tinytc_prog_create(prg: Any, ctx: Any, loc: Any) -> None:
     need(prg)
     context = _ctx(ctx)
     ctx_addr = table.shared_handle("compiler_context", context)
-    out(prg, table.new_shared("prog", Prog(context, location(loc)), (ctx_addr,)))
+    handle = table.new_shared("prog", Prog(context, location(loc)), (ctx_addr,))
+    table.by_addr[handle].sole = True
+    out(prg, handle)
 
 
 @export

@@ -11,6 +11,8 @@ Lifetime classes:
 * shared (compiler_context, prog, binary, spv_mod, core_info, recipe, recipe_handler): created
   with refcount 1; retain/release; at zero the entry goes away, its internal references (prog →
   context, binary → context, ...) are released, and so are the handles of everything it owns.
+  A program that only its handle holds (parsed or created through the C API, not a recipe's)
+  is dismantled then (ir/dismantle.py): one web of cycles otherwise, left to the collector.
 * unique (inst, func): the caller owns a new one until a region / program takes it over; the
   handle stays valid (borrowed) afterwards and goes away with its owner.
 * managed (type, attr: owned by their context; value, region: owned by an instruction or
@@ -26,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UNKNOWN_LOCATION, Location, Position
+from ..ir.dismantle import dismantle_prog
 from .errors import invalid
 
 SHARED = frozenset(
@@ -56,6 +59,7 @@ class Entry:
     keep: Any = None  # C memory handed out as a borrowed pointer
     owned: bool = False  # unique objects: taken over by a region / program
     source: Any = None  # a prog still equal to the parse of its text (capi/parsed.py)
+    sole: bool = False  # a prog that nothing but this handle holds: dismantled when it goes
 
 
 class HandleTable:
@@ -171,6 +175,8 @@ class HandleTable:
                 self.by_obj.pop((dep.kind, id(dep.obj)), None)
         if entry.kind == "prog" and self.ir_handles:
             purge_prog(self, entry.obj)
+        if entry.sole:  # freed now by reference counting, not left to the collector
+            dismantle_prog(entry.obj)
         for r in entry.refs:
             if r in self.by_addr:
                 self.release_addr(r)

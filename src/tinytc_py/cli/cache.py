@@ -6,7 +6,8 @@
     tinytc-cache warm FILE.ir... [-d opencl|level_zero]
                                       compile and build the programs for the runtime's default
                                       device, so a job's ranks start warm
-    tinytc-cache clear                remove every entry, lock and the statistics
+    tinytc-cache clear                remove every entry, lock and the statistics, and the
+                                      temporary files and folders a crash left behind
 
 The folder is the one the compiler uses ($TINYTC_CACHE_DIR/kernels, else the user cache
 folder); `--dir DIR` on any subcommand uses DIR instead. Output cut short by a closed pipe

@@ -44,7 +44,7 @@ def read_module(binary: bytes) -> Module:
     to just before OpFunctionEnd (the assembler appends that)."""
     words = words_from_binary(binary)
     mod = Module(version=((words[1] >> 16) & 0xFF, (words[1] >> 8) & 0xFF))
-    mod._bound = words[3]
+    mod.ids.next = words[3]
     alignments: dict[int, int] = {}
     function: Function | None = None
     for op, off, n in iter_instructions(words, 5):

@@ -107,9 +107,9 @@ def _stored(
 ) -> Binary:
     """The binary of entry `key`: read from `where`, or compiled, and stored there behind
     (writer.py: the build lock is released once the entry is written); either way remembered
-    under `memo_key` (memo.py). A folder that did not exist when checked holds no entry to
-    read before the lock is taken."""
-    payload = store.get(key, where) if where.exists else None
+    under `memo_key` (memo.py). The entry is looked up also where the folder did not exist
+    when checked: this process's write of it may be behind (writer.py), and makes the folder."""
+    payload = store.get(key, where)
     if payload is not None:
         stats.count("spirv_hits", where=where)
         return memo.put(memo_key, decode(payload))

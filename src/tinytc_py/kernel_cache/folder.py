@@ -2,9 +2,10 @@
 
 A new shared `kernels/` folder is prepared under a temporary name (mode, group, and its
 statistics file saying the folder began empty) and renamed into place, so another process never
-sees it half made; a per-user one is made in place, with its final mode, and then marked. The
-statistics file's name and its two non-counter keys live here because the folder's creation
-writes them; stats.py keeps the counters (and names these constants too).
+sees it half made; a per-user one is made in place, with its final mode, and marked later,
+behind, if it still holds no entry. The statistics file's name and its two non-counter keys,
+and the entries' suffix, live here because the folder's creation and mark depend on them;
+stats.py keeps the counters (and names these constants too), store.py the entries.
 """
 
 from __future__ import annotations
@@ -12,21 +13,26 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
+from pathlib import Path
 
 from . import trust, writer
 
 FILE = "stats.json"
+SUFFIX = ".entry"
+"""The name ending of an entry file (store.py), the only files whose bytes the statistics
+count."""
 GROUP_MODE = 0o660  # in a shared folder every member of the group adds to the totals
 EPOCH = "epoch"
 """Not a counter: a random id a new file (first update, cleared or damaged) starts with, so
 store.py can tell its running totals began again."""
 FROM_EMPTY = "from_empty"
-"""Not a counter: 1 in a file whose epoch began with an empty folder (`_start_empty` wrote it into
-the folder before the folder took its name, or after making it: `_make_private`), so every byte
-in the folder was counted in its bytes_written: store.py then knows a bound on the folder's size
-without listing it. A file made again later (cleared or damaged) never has it: the folder may
-hold entries by then."""
+"""Not a counter: 1 in a file whose epoch began with an empty folder (`_start_empty` wrote it
+into the folder before the folder took its name, or behind after making it, while it held no
+entry: `_make_private`), so every byte in the folder was counted in its bytes_written: store.py
+then knows a bound on the folder's size without listing it. A file made again later (cleared
+or damaged) never has it: the folder may hold entries by then."""
 
 
 def make_folder(folder: trust.Folder) -> None:
@@ -57,7 +63,7 @@ def _make(folder: trust.Folder) -> None:
     if folder.group is None:
         _make_private(folder)
         return
-    tmp = folder.path.with_name(f".tmp-{trust.SUB}-{secrets.token_hex(6)}")
+    tmp = folder.path.with_name(f"{_UNFINISHED}{secrets.token_hex(6)}")
     tmp.mkdir(mode=trust.USER_DIR_MODE)
     try:
         os.chown(tmp, -1, folder.group)
@@ -73,28 +79,73 @@ def _make(folder: trust.Folder) -> None:
             raise
 
 
+_UNFINISHED = f".tmp-{trust.SUB}-"
+"""The name of a shared folder being prepared (`_make`), before a random suffix of 12 hex digits."""
+_UNFINISHED_NAME = re.compile(re.escape(_UNFINISHED) + "[0-9a-f]{12}")
+
+
+def remove_unfinished(root: Path) -> None:
+    """Remove the shared folders that `_make` left half prepared in the cache folder `root`
+    (their process died before the rename), with the files in them; `tinytc-cache clear`.
+    One being prepared right now goes too: its maker's next step fails with FileNotFoundError,
+    and `make_folder` then prepares another. Only real folders of that name, opened without
+    following a link, and only the files in them are removed, so a link or anything placed
+    in a folder others can write never leads the removal elsewhere."""
+    try:
+        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        with os.scandir(root_fd) as it:
+            names = [e.name for e in it if _UNFINISHED_NAME.fullmatch(e.name)]
+        for name in names:
+            with contextlib.suppress(OSError):
+                fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=root_fd)
+                try:
+                    with os.scandir(fd) as it:
+                        files = [e.name for e in it if not e.is_dir(follow_symlinks=False)]
+                    for file in files:
+                        with contextlib.suppress(OSError):
+                            os.unlink(file, dir_fd=fd)
+                finally:
+                    os.close(fd)
+                os.rmdir(name, dir_fd=root_fd)
+    finally:
+        os.close(root_fd)
+
+
 def _make_private(folder: trust.Folder) -> None:
     """A per-user folder needs no preparing: `mkdir` gives it its final mode (700) as it
-    appears, so it is made in place, and its statistics file is then marked as begun empty,
-    behind (writer.py: before the entry this first start writes), unless one is there already.
-    One file-system operation instead of four on a first start's path before its compile. The
-    mark stays true however late it comes: the folder was empty when this call made it, and
-    an entry another process wrote since was renamed into place before its bytes were counted,
-    so they are counted in this file unless that process made the statistics file first (then
-    this file is not made and there is no mark). A file that cannot be made leaves no mark."""
+    appears, so it is made in place, on a first start by the entry's write behind (the build
+    lock lives in the cache folder above: locks.lock_path). Its statistics file is then marked
+    as begun empty: at once where the writer makes the folder (a job the writer submits runs
+    at once), else queued for the writer without starting it (writer.py), so the mark never
+    shares the CPU with a compile and comes before this process's first entry or statistics
+    update (both wait for it). `_mark_empty` says why a late mark is true."""
     try:
         os.mkdir(folder.path, trust.USER_DIR_MODE)
     except FileExistsError:
         if folder.path.is_dir():
             return  # another process made it
         raise
-    writer.submit(lambda: _mark_empty(folder), str(folder.path / FILE))
+    writer.submit(lambda: _mark_empty(folder), str(folder.path / FILE), start=False)
 
 
 def _mark_empty(folder: trust.Folder) -> None:
-    """The writer's job of `_make_private`: a mark that cannot be written is left out (the
-    folder is then listed when its size matters, as one not known to have begun empty)."""
+    """The writer's job of `_make_private`: the begun-empty mark, written only when the folder
+    holds no entry and no statistics file yet (`_start_empty`), which keeps it true however
+    late it comes. An entry another process renames into place after the listing here is
+    counted after that (store.put): in a statistics file it made first (then no mark is
+    written) or in the marked one. A statistics file made before and lost since (`tinytc-cache
+    clear` removes it, then the entries) can leave uncounted entries only where the listing
+    sees them. (A mark queued without this check was wrong where others' entries and a loss of
+    their statistics came between the folder's creation and the mark.) A mark that cannot be
+    written is left out: the folder is then listed when its size matters, as one not known to
+    have begun empty."""
     with contextlib.suppress(OSError):
+        with os.scandir(folder.path) as it:
+            if any(e.name.endswith(SUFFIX) for e in it):
+                return
         _start_empty(folder)
 
 

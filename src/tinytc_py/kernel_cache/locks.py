@@ -1,9 +1,10 @@
 """Compile once per key: when several processes (MPI ranks, on one machine or many sharing the
 folder) miss the same entry at once, one builds it and the others wait for its result.
 
-The builder holds a lock file `<key>.lock` next to the entry, created with O_CREAT | O_EXCL
-(atomic on local filesystems and on NFS since version 3) and holding its host, process id and
-a random token. A waiter polls (2 ms, growing to 0.2 s) for the entry, and:
+The builder holds a lock file `<key>.lock` in the cache folder, next to `kernels/` (`lock_path`:
+so a first start takes it without making `kernels/` first, one directory creation less before
+its compile), created with O_CREAT | O_EXCL (atomic on local filesystems and on NFS since
+version 3) and holding its host, process id and a random token. A waiter polls (2 ms, growing to 0.2 s) for the entry, and:
 - reads the entry as soon as it appears;
 - builds itself, without the lock, when the lock goes away without an entry (the builder
   failed, or could not store its result): the others would fail the same way, one at a time;
@@ -54,7 +55,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import stats, store, trust
-from .folder import make_folder
 
 ENV_TIMEOUT = "TINYTC_CACHE_LOCK_TIMEOUT"
 DEFAULT_TIMEOUT = 300.0
@@ -107,7 +107,7 @@ def take(name: str, where: trust.Folder | None = None) -> Turn:
     where = where or trust.checked()
     if where is None:
         return Turn(None, False, None, None)
-    path = where.path / (name + store.LOCK_SUFFIX)
+    path = lock_path(name, where)
     deadline = time.monotonic() + timeout()
     waited = False
     while True:
@@ -156,14 +156,26 @@ class _Held:
     token: str
 
 
+def lock_path(name: str, where: trust.Folder) -> Path:
+    """The build lock of entry `name`: in the cache folder that holds `kernels/`, which a
+    first start then need not make before its compile (the entry's write makes it, behind)."""
+    return where.path.parent / (name + store.LOCK_SUFFIX)
+
+
 def _create(path: Path, where: trust.Folder) -> _Held | None:
     """The lock this call created, or None when another process holds it. A lock that cannot
     be created for another reason (say, a read-only folder) counts as released: the caller
-    builds without it."""
+    builds without it. A missing per-user cache folder is made (private) first."""
     token = secrets.token_hex(8)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
     try:
-        make_folder(where)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            fd = os.open(path, flags, 0o600)
+        except FileNotFoundError:
+            if where.group is not None:
+                raise  # a shared cache folder is made by its group's owner, never here
+            path.parent.mkdir(parents=True, exist_ok=True, mode=trust.USER_DIR_MODE)
+            fd = os.open(path, flags, 0o600)
     except FileExistsError:
         return None
     except OSError:

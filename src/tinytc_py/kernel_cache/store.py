@@ -29,10 +29,11 @@ down to `LOW_WATER` of it, so a full folder is scanned once per tenth of the bou
 at every write. A scan of fewer than `RECORD_FROM` entries leaves no record: listing them again
 at the next write costs less than writing one. Nor does a first start scan at all: a new folder
 gets a statistics file whose epoch is marked `FROM_EMPTY` (folder.make_folder: before a shared
-folder takes its name, after a private one is made), so a marked epoch began with the folder
-empty (statistics made again later lack the mark), and in such an epoch the running total itself bounds the folder's size
-(every file in the folder was written, and counted, since), so the folder is listed only once that
-total passes the bound. For the estimate to hold, every byte in the folder must be counted: an
+folder takes its name; behind, before its first entry and only while it holds none, for a
+private one), so a marked epoch began with the folder empty (statistics made again later lack
+the mark), and in such an epoch the running total itself bounds the folder's size (every file
+in the folder was written, and counted, since), so the folder is listed only once that total
+passes the bound. For the estimate to hold, every byte in the folder must be counted: an
 entry whose bytes cannot be added to the statistics is removed again and writing is turned
 off, a listing that fails part-way leaves no record, and `tinytc-cache clear` removes the
 statistics before the entries (an entry written meanwhile counts in the new totals).
@@ -44,18 +45,18 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..cache_dir import atomic_write, cache_subdir
 from . import stats, trust, writer
-from .folder import make_folder
+from .folder import FILE, SUFFIX, make_folder, remove_unfinished
 
 ENV_MAX_MB = "TINYTC_CACHE_MAX_MB"
 DEFAULT_MAX_MB = 1024.0
 MAGIC = b"TTCKC001"
-SUFFIX = ".entry"
 LOCK_SUFFIX = ".lock"  # a build in progress (locks.py)
 _HEADER = len(MAGIC) + hashlib.sha256().digest_size
 SCAN_FILE = "last_scan.json"
@@ -163,6 +164,7 @@ def put(
         data = MAGIC + hashlib.sha256(payload).digest() + payload
         try:
             make_folder(checked)
+            writer.wait(str(path / FILE))  # a new folder's mark first (it counts no entry)
             atomic_write(
                 path / (name + SUFFIX),
                 data,
@@ -267,10 +269,22 @@ def evict(limit: int, keep: str = "", found: list[Entry] | None = None) -> int:
     return total
 
 
+_LOCK_NAME = re.compile(r"(\.tmp-)?(spirv|native)-[0-9a-f]{64}\.lock(-.*)?")
+"""A build lock in the cache folder, or a claim on one (locks.py); nothing else there is
+removed, as the folder may be one the user keeps other files in."""
+
+
 def clear() -> int:
-    """Remove every entry (and stale temporary files and build locks); returns the number of
-    entries removed."""
+    """Remove every entry (and stale temporary files and build locks, and shared folders left
+    half prepared: folder.remove_unfinished); returns the number of entries removed."""
     writer.wait()
+    root = folder().parent
+    remove_unfinished(root)
+    with contextlib.suppress(OSError), os.scandir(root) as it:
+        for e in it:
+            if _LOCK_NAME.fullmatch(e.name) and not e.is_dir(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.unlink(e.path)
     removed = 0
     with contextlib.suppress(OSError), os.scandir(folder()) as it:
         for e in it:

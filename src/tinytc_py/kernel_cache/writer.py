@@ -74,19 +74,24 @@ def synchronous() -> None:
     wait()
 
 
-def submit(job: Callable[[], None], name: str = "") -> None:
+def submit(job: Callable[[], None], name: str = "", start: bool = True) -> None:
     """Run `job` (which handles its own errors) behind, or now where writes cannot go behind.
     `name`: what it writes (an entry's key, a file's path), for `wait(name)`. Once `submit`
-    returns, the job is the writer's: it runs even if the caller is interrupted."""
+    returns, the job is the writer's: it runs even if the caller is interrupted. `start=False`
+    only queues the job, for the writer that the next `submit`, `wait` or the exit starts: a
+    job that may come late (folder.py's mark of a new folder) then shares neither the CPU
+    nor a thread start of its own with the caller's compile. A job the writer submits (the
+    mark of the folder an entry's write makes) runs at once: it is behind already, and it
+    comes before the rest of the job that submits it."""
     global _pending
-    if not _behind:
+    if not _behind or (_writer is not None and _thread.get_ident() == _writer):
         job()
         return
     with _lock:
         _jobs.append((name, job))
         _pending += 1
         _names[name] += 1
-        started = _start()
+        started = _start() if start else True
     if not started:
         _drain()
 

@@ -261,6 +261,13 @@ def _context_and_queue(kernel: Kernel, args: Sequence[Any], queue: Any) -> tuple
     return context, queue
 
 
+# pyopencl's own path for an argument given as bytes, which its generated set_args takes for
+# scalars: Kernel.set_arg tries the other kinds of argument first and takes 7-8 us per NumPy
+# scalar, this 0.1 us (a batched GEMM launch sets five: alpha, beta and each memref's batch
+# extent, 40 of its 106 us, docs/_benchmarks.rst). None (set_arg) where pyopencl has no such path.
+_SET_ARG_BUF = getattr(cl.Kernel, "_set_arg_buf", None)
+
+
 def _host_view(arr: np.ndarray, strides: Sequence[int]) -> np.ndarray:
     """The bytes from arr's first element to one past its last, as a writable 1-d array (what
     cl.SVM takes; a read-only parameter's memory is never written, see ParamInfo.written)."""
@@ -291,7 +298,10 @@ class _ArgBinder:
     def set(self, index: int, value: Any) -> None:
         self.keep.append(value)
         try:
-            self.cl_kernel.set_arg(index, value)
+            if _SET_ARG_BUF is not None and isinstance(value, np.generic):
+                _SET_ARG_BUF(self.cl_kernel, index, value)
+            else:
+                self.cl_kernel.set_arg(index, value)
         except (cl.Error, TypeError, ValueError) as e:  # e.g. a Memref of something else
             raise invalid_argument(f"{self.what}; OpenCL refused {describe(value)}: {e}") from None
 

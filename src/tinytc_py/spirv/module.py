@@ -22,7 +22,7 @@ import math
 import struct
 import sys
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Final, cast
 
 from .tables import (
@@ -199,6 +199,25 @@ def opcodes_in(words: Sequence[int], start: int = 0) -> dict[int, None]:
     return found
 
 
+class Ids:
+    """A module's id allocator: `next` is the id the next request gets (the header's bound).
+
+    The module, its functions and their blocks share it, so that functions and blocks allocate
+    ids without a reference back to the module. A module is then no reference cycle (module ->
+    function -> block -> module), and it is freed as soon as its last user lets go of it, not
+    at the garbage collector's next scan, which would visit every word of every block first."""
+
+    __slots__ = ("next",)
+
+    def __init__(self) -> None:
+        self.next = 1
+
+    def new_id(self) -> int:
+        result = self.next
+        self.next = result + 1
+        return result
+
+
 class Block:
     """A basic block: OpLabel plus its instructions, in its own word list.
 
@@ -214,10 +233,10 @@ class Block:
     assembler converts each block once.
     """
 
-    __slots__ = ("module", "label", "code", "opcodes")
+    __slots__ = ("ids", "label", "code", "opcodes")
 
-    def __init__(self, module: Module, label: int) -> None:
-        self.module = module
+    def __init__(self, ids: Ids, label: int) -> None:
+        self.ids = ids
         self.label = label
         self.code: list[int] = [2 << 16 | Op.Label, label]
         self.opcodes: dict[int, None] = {Op.Label: None}
@@ -255,9 +274,9 @@ class Block:
         slow = None if words_only else _encode_slow(opcode, (result_type, 0, *operands))
         rid = cast(int, result_id)
         if not rid:
-            module = self.module
-            rid = module._bound
-            module._bound = rid + 1
+            ids = self.ids
+            rid = ids.next
+            ids.next = rid + 1
         code: list[Any] = self.code
         if slow is None:
             code.append(((len(operands) + 3) << 16) | opcode)
@@ -275,9 +294,9 @@ class Block:
         """`op` with one operand (conversions, loads, negations): no tuple on the way."""
         if _kind(opcode) != _RESULT_AND_TYPE or not (_is_word(result_type) and _is_word(a)):
             return self._op(opcode, result_type, (a,), 0)
-        module = self.module
-        result_id = module._bound
-        module._bound = result_id + 1
+        ids = self.ids
+        result_id = ids.next
+        ids.next = result_id + 1
         code: list[Any] = self.code
         code.append(4 << 16 | opcode)
         code.append(result_type)
@@ -293,9 +312,9 @@ class Block:
             _is_word(result_type) and _is_word(a) and _is_word(b)
         ):
             return self._op(opcode, result_type, (a, b), 0)
-        module = self.module
-        result_id = module._bound
-        module._bound = result_id + 1
+        ids = self.ids
+        result_id = ids.next
+        ids.next = result_id + 1
         code: list[Any] = self.code
         code.append(5 << 16 | opcode)
         code.append(result_type)
@@ -326,30 +345,47 @@ class Block:
         """OpExtInst: `number` of the instruction in the imported set `ext_set`."""
         return self._op(Op.ExtInst, result_type, (ext_set, number, *operands), 0)
 
-    def emitter(self, opcode: int, result_type: object, *prefix: object) -> Callable[..., int]:
+    def emitter(self, opcode: int, result_type: object, *prefix: object) -> Emitter:
         """`op` with a fixed opcode, result type and leading operands, as a function of the
-        other operands returning the new id. For loops that emit many instructions of one
-        kind (a GEMM's broadcasts and fmas): the opcode, result type and leading operands are
-        checked here once (a string among them encoded once), and each call only checks its
-        operands, allocates the id and appends the words; operands that are not all words go
-        through op(), which encodes strings and refuses the rest. The function appends to this
-        block, so it is valid until the converter moves to another block."""
+        other operands returning the new id (an `Emitter`). For loops that emit many
+        instructions of one kind (a GEMM's broadcasts and fmas): the opcode, result type and
+        leading operands are checked here once (a string among them encoded once), and each
+        call only checks its operands, allocates the id and appends the words; operands that
+        are not all words go through op(), which encodes strings and refuses the rest. The
+        emitter appends to this block, so it is valid until the converter moves to another
+        block."""
         if _kind(opcode) != _RESULT_AND_TYPE:
             raise ValueError(f"{OP_NAMES.get(opcode, opcode)} has no result type; use emit()")
         if not _is_word(result_type):
             raise _not_an_id(opcode, result_type)
         words = prefix if _all_words(prefix) else tuple(_encode_slow(opcode, prefix)[1:])
-        return _Emitter(self, opcode, result_type, words)
+        return Emitter(self, opcode, result_type, words)
 
 
-class _Emitter:
+class Emitter:
     """What `Block.emitter` returns: a callable object rather than a closure, so that in the
     compiled module its state is read from native attributes. The words it appends are held as
     objects (`Any`) and boxed as few times as possible (a fresh int object is an allocation):
     the result type and the opcode once here, the header word once per operand count, and the
-    new id once per call for both the block and the caller."""
+    new id once per call for both the block and the caller.
 
-    __slots__ = ("block", "code", "opcode", "result_type", "prefix", "fixed", "count", "header")
+    `op2` and `op3` are the calls with two and three operands (a broadcast, an fma) as named
+    methods: a compiled caller that holds an `Emitter` calls them directly, where calling the
+    object goes through Python's calling convention (a tuple of the arguments, parsed again);
+    they write what the call writes."""
+
+    __slots__ = (
+        "block",
+        "code",
+        "opcode",
+        "result_type",
+        "prefix",
+        "fixed",
+        "count",
+        "header",
+        "header2",
+        "header3",
+    )
 
     def __init__(
         self, block: Block, opcode: int, result_type: object, prefix: tuple[object, ...]
@@ -362,6 +398,8 @@ class _Emitter:
         self.fixed = len(prefix) + 3  # the words besides the operands
         self.count = -1  # the operand count `header` was made for
         self.header: Any = 0
+        self.header2: Any = ((len(prefix) + 5) << 16) | opcode  # op2's header word
+        self.header3: Any = ((len(prefix) + 6) << 16) | opcode  # op3's header word
 
     def __call__(self, *operands: object) -> Any:
         block = self.block
@@ -371,9 +409,9 @@ class _Emitter:
         if count != self.count:
             self.header = ((count + self.fixed) << 16) | self.opcode
             self.count = count
-        module = block.module
-        bound = module._bound
-        module._bound = bound + 1
+        ids = block.ids
+        bound = ids.next
+        ids.next = bound + 1
         result_id: Any = bound
         code = self.code
         code.append(self.header)
@@ -386,17 +424,60 @@ class _Emitter:
             opcodes[self.opcode] = None
         return result_id
 
+    def op2(self, a: object, b: object) -> Any:
+        """The call with two operands."""
+        block = self.block
+        if not (_is_word(a) and _is_word(b)):
+            return block._op(self.opcode, self.result_type, (*self.prefix, a, b), 0)
+        ids = block.ids
+        bound = ids.next
+        ids.next = bound + 1
+        result_id: Any = bound
+        code = self.code
+        code.append(self.header2)
+        code.append(self.result_type)
+        code.append(result_id)
+        code.extend(self.prefix)
+        code.append(a)
+        code.append(b)
+        opcodes: dict[Any, None] = block.opcodes
+        if self.opcode not in opcodes:
+            opcodes[self.opcode] = None
+        return result_id
+
+    def op3(self, a: object, b: object, c: object) -> Any:
+        """The call with three operands."""
+        block = self.block
+        if not (_is_word(a) and _is_word(b) and _is_word(c)):
+            return block._op(self.opcode, self.result_type, (*self.prefix, a, b, c), 0)
+        ids = block.ids
+        bound = ids.next
+        ids.next = bound + 1
+        result_id: Any = bound
+        code = self.code
+        code.append(self.header3)
+        code.append(self.result_type)
+        code.append(result_id)
+        code.extend(self.prefix)
+        code.append(a)
+        code.append(b)
+        code.append(c)
+        opcodes: dict[Any, None] = block.opcodes
+        if self.opcode not in opcodes:
+            opcodes[self.opcode] = None
+        return result_id
+
 
 class Function:
     """OpFunction with its parameters and blocks; OpFunctionEnd is added by the assembler."""
 
-    __slots__ = ("module", "id", "code", "blocks")
+    __slots__ = ("ids", "id", "code", "blocks")
 
     def __init__(
         self, module: Module, return_type: int, function_type: int, control: int, id: int = 0
     ) -> None:
         """`id`: the function's id when it is known (a binary read back), else a new one."""
-        self.module = module
+        self.ids = module.ids
         self.id = id or module.new_id()
         self.code = array("I")
         emit(self.code, Op.Function, return_type, self.id, control, function_type)
@@ -404,13 +485,14 @@ class Function:
 
     def add_parameter(self, type_id: int) -> int:
         """Append an OpFunctionParameter; parameters must be added in signature order."""
-        param = self.module.new_id()
+        param = self.ids.new_id()
         emit(self.code, Op.FunctionParameter, type_id, param)
         return param
 
     def add_block(self, label: int = 0) -> Block:
         """Append a block; `label` is an id from `new_id()` when branches already target it."""
-        block = Block(self.module, label or self.module.new_id())
+        ids = self.ids
+        block = Block(ids, label or ids.new_id())
         self.blocks.append(block)
         return block
 
@@ -444,24 +526,22 @@ class Module:
         self.annotations = array("I")
         self.globals = array("I")
         self.functions: list[Function] = []
-        self._bound = 1
+        self.ids = Ids()
         self._unique: dict[tuple, int] = {}
         self._scalar_types: dict[int, tuple[int, ...]] = {}
         self._builtins: dict[int, int] = {}
-        self._int_constants: dict[tuple[int, int], int] = {}
+        self._int_constants: dict[int, dict[int, int]] = {}  # type -> value -> id
 
     # ids -------------------------------------------------------------------------------------
 
     @property
     def bound(self) -> int:
         """One more than the largest id allocated so far (the header's bound)."""
-        return self._bound
+        return self.ids.next
 
     def new_id(self) -> int:
         """Allocate an id, e.g. for a block that is branched to before it is created."""
-        result = self._bound
-        self._bound = result + 1
-        return result
+        return self.ids.new_id()
 
     # mode setting and module-level annotations -------------------------------------------------
 
@@ -512,8 +592,9 @@ class Module:
 
     def _declare(self, opcode: int, operands: tuple[int | str, ...]) -> int:
         """`declare` with the operands as one tuple (see `_emit`)."""
-        result = self._bound
-        self._bound = result + 1
+        ids = self.ids
+        result = ids.next
+        ids.next = result + 1
         head = ((len(operands) + 2) << 16) | opcode
         if _kind(opcode) == _RESULT_AND_TYPE:
             words: list = [head, operands[0], result, *operands[1:]]
@@ -584,14 +665,16 @@ class Module:
         narrower ones one word, zero-extended (sign-extended for signed int types).
 
         The converter asks for the same int constants (indices, lanes, scopes) over and over,
-        so those answers are remembered by (type, value). Float values are not: 0.0 == -0.0
-        as keys, but their bits differ.
+        so those answers are remembered per type and value (one map per type, so that a request
+        builds no key). Float values are not: 0.0 == -0.0 as keys, but their bits differ.
         """
         if type(value) is int:
-            key = (type_id, value)
-            result = self._int_constants.get(key)
+            by_value = self._int_constants.get(type_id)
+            if by_value is None:
+                by_value = self._int_constants[type_id] = {}
+            result = by_value.get(value)
             if result is None:
-                result = self._int_constants[key] = self._constant(type_id, value)
+                result = by_value[value] = self._constant(type_id, value)
             return result
         return self._constant(type_id, value)
 

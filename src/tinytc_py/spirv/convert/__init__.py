@@ -77,10 +77,7 @@ def convert_prog(prog: Prog, core_info: CoreInfo) -> tuple[Module, list[KernelIn
             getattr(prog, "loc", UNKNOWN_LOCATION), Status.internal_compiler_error, str(e)
         ) from e
     finally:
-        # The handler table's bound methods refer back to the converter: without that cycle,
-        # reference counting frees the converter and its maps of the IR at once, not the
-        # garbage collector's next scan (ir/dismantle.py).
-        conv._dispatch.clear()
+        conv.release()
     return module, conv.kernels
 
 

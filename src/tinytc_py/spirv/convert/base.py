@@ -116,8 +116,11 @@ class ConverterBase:
         self.mod = Module()
         self.ocl = 0
         self.kernels: list[KernelInfo] = []
-        # (instruction class, has a coopmatrix result) -> handler, found once per class
-        self._dispatch: dict[tuple[type, bool], Callable[[Inst], None]] = {}
+        # instruction class -> handler, found once per class: for instructions without and
+        # with a coopmatrix result (two maps keyed by the class alone, so that dispatching an
+        # instruction builds no key)
+        self._dispatch: dict[type, Callable[[Inst], None]] = {}
+        self._coop_dispatch: dict[type, Callable[[Inst], None]] = {}
         self._type_ids: dict[Type, int] = {}  # see ty()
         self._c64: dict[int, int] = {}  # value -> i64 constant
 
@@ -354,15 +357,24 @@ class ConverterBase:
         return []
 
     def inst(self, inst: Inst) -> None:
-        coop = bool(inst.results) and isinstance(inst.results[0].type, CoopmatrixType)
-        key = (type(inst), coop)
-        handler = self._dispatch.get(key)
+        results = inst.results
+        coop = bool(results) and isinstance(results[0].type, CoopmatrixType)
+        table = self._coop_dispatch if coop else self._dispatch
+        cls = type(inst)
+        handler = table.get(cls)
         if handler is None:
-            found = self._find_handler(type(inst), coop)
+            found = self._find_handler(cls, coop)
             if found is None:
                 raise not_implemented(inst)
-            handler = self._dispatch[key] = found
+            handler = table[cls] = found
         handler(inst)
+
+    def release(self) -> None:
+        """Drop the bound handler methods, which refer back to the converter: without that
+        cycle, reference counting frees the converter and its maps of the IR at once, not the
+        garbage collector's next scan (ir/dismantle.py)."""
+        self._dispatch.clear()
+        self._coop_dispatch.clear()
 
     def handler_names(self) -> Handlers:
         """The converter's handler table (handler_table of its mixins' HANDLERS)."""

@@ -28,7 +28,7 @@ element §B3.1 assigns to v.
   (at stage v, lanes with p & v == 0 keep the lower column of each pair and receive the upper
   partial from lane p ^ v); in the end lane p holds column j0 + p. 8/16-bit types reduce in
   32 bits.
-- prefetch: no-op.
+- prefetch: no-op (on a SIMD CPU core: x86 prefetch instructions, coopmatrix_memory.py).
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from ...ir.ops.coopmatrix import (
     CoopScaleInst,
 )
 from ...ir.types import CoopmatrixType, NumberType, ScalarKind, as_coopmatrix
+from ..module import Block, Emitter
 from ..tables import Op, OpenCLStd, Scope
 from .base import CoopVector, HandlerRows
 from .coopmatrix_memory import CoopmatrixMemoryConversion
@@ -263,21 +264,21 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
                 if not complex_acc:  # then A and B are real as well
                     for m in range(len(a_k)):
                         vc = c_n[m]
-                        acc_re[vc] = fma(a_re[a_k[m]], br, acc_re[vc])
+                        acc_re[vc] = fma.fma(a_re[a_k[m]], br, acc_re[vc])
                     continue
                 for va, vc in zip(a_k, c_n):
                     ar, ai = a_re[va], a_im[va]
-                    cr = fma(ar, br, acc_re[vc])
+                    cr = fma.fma(ar, br, acc_re[vc])
                     if ai is not None and bi is not None:
                         if va not in a_neg_im:
                             a_neg_im[va] = neg(ai)
-                        cr = fma(a_neg_im[va], bi, cr)
+                        cr = fma.fma(a_neg_im[va], bi, cr)
                     acc_re[vc] = cr
                     ci = acc_im[vc]
                     if bi is not None:
-                        ci = fma(ar, bi, ci)
+                        ci = fma.fma(ar, bi, ci)
                     if ai is not None:
-                        ci = fma(ai, br, ci)
+                        ci = fma.fma(ai, br, ci)
                     acc_im[vc] = ci
         vty = self.ty(acc_ty)
         out = [
@@ -286,14 +287,9 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         ]
         self.set(inst, [self.cm_cast(x, acc_ty, rt.component) for x in out])
 
-    def cm_fma(self, ty: NumberType) -> Callable[[int, int, int], int]:
-        """(x, y, z) -> x*y + z in the current block (for floats an emitter of the block: this
-        runs once per fma of a mul_add)."""
-        t = self.ty(ty)
-        if ty.is_integer:
-            mul, add = self.block.emitter(Op.IMul, t), self.block.emitter(Op.IAdd, t)
-            return lambda x, y, z: add(mul(x, y), z)
-        return self.block.emitter(Op.ExtInst, t, self.ocl, OpenCLStd.fma)
+    def cm_fma(self, ty: NumberType) -> Fma:
+        """x*y + z in the current block for components of type `ty` (see Fma)."""
+        return Fma(self.block, self.ty(ty), ty.is_integer, self.ocl)
 
     def cm_neg(self, ty: NumberType):
         t = self.ty(ty)
@@ -376,6 +372,31 @@ class CoopmatrixConversion(CoopmatrixMemoryConversion):
         return self.make_complex(self.ty(ty), r, i) if i is not None else r
 
 
+class Fma:
+    """x*y + z in one block: one OpenCL.std fma for floats, OpIMul and OpIAdd for integers.
+    Made once per mul_add, whose loop calls `fma` once per element of B and row block: a native
+    class with a named method, so that the compiled loop calls it directly (through a Callable
+    each call would pack and parse its arguments), and that calls the emitters' fixed-arity
+    methods in turn."""
+
+    def __init__(self, block: Block, ty: int, integer: bool, ocl: int) -> None:
+        self.ext: Emitter | None = None
+        self.mul: Emitter | None = None
+        self.add: Emitter | None = None
+        if integer:
+            self.mul, self.add = block.emitter(Op.IMul, ty), block.emitter(Op.IAdd, ty)
+        else:
+            self.ext = block.emitter(Op.ExtInst, ty, ocl, OpenCLStd.fma)
+
+    def fma(self, x: int, y: int, z: int) -> int:
+        ext = self.ext
+        if ext is not None:
+            return ext.op3(x, y, z)
+        mul, add = self.mul, self.add
+        assert mul is not None and add is not None
+        return add.op2(mul.op2(x, y), z)
+
+
 class Broadcaster:
     """OpGroupBroadcast of real scalars of type `ty` from a lane, in the converter's current
     block; 8/16-bit values travel as 32 bits. Made once per mul_add: the scope, types and lane
@@ -390,6 +411,7 @@ class Broadcaster:
         scope = conv.mod.constant(self.i32, Scope.Subgroup)
         self.lane_ids = [0] * conv.sgs
         self.wide: NumberType | None = None
+        self.emit: Emitter
         if ty.kind in _SMALL_INT or ty.kind in _SMALL_FLOAT:
             self.wide = ty.ctx.i32 if ty.is_integer else ty.ctx.f32
             self.emit = conv.block.emitter(Op.GroupBroadcast, conv.ty(self.wide), scope)
@@ -406,10 +428,10 @@ class Broadcaster:
         """x as held by `lane`, in every lane."""
         wide = self.wide
         if wide is None:
-            return self.emit(x, self.lane_id(lane))
+            return self.emit.op2(x, self.lane_id(lane))
         conv = self.conv
         y = conv.convert_scalar(x, self.ty, wide)
-        y = self.emit(y, self.lane_id(lane))
+        y = self.emit.op2(y, self.lane_id(lane))
         return conv.convert_scalar(y, wide, self.ty)
 
 

@@ -430,25 +430,19 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
         return asm
 
     def dpas_surface(self, inst: Inst, d: MemrefDV, size: int) -> list[int]:
-        """Pointer, width bytes, height, pitch bytes, pos0, pos1 (i32 but the pointer)."""
+        """Pointer, width bytes, height, pitch bytes, pos0, pos1 (i32 but the pointer).
+
+        Straight-line code rather than nested helpers: in the compiled module, nested
+        functions that call each other make a reference cycle through the converter, which
+        then outlives the conversion until the garbage collector's next scan."""
         blk, i32, i64 = self.block, self.i32(), self.i64()
-
-        def to32(x: int) -> int:
-            return blk.op(Op.SConvert, i32, x)
-
-        def bytes32(x: int) -> int:
-            return to32(blk.op(Op.IMul, i64, x, self.c64(size)))
-
         pos0 = self.val(inst.operand("pos0"), inst)
         pos1 = self.val(inst.operand("pos1"), inst)
-        return [
-            d.ptr,
-            bytes32(d.shape[0]),
-            to32(d.shape[1]),
-            bytes32(d.stride[1]),
-            to32(pos0),
-            to32(pos1),
-        ]
+        width = blk.op1(Op.SConvert, i32, blk.op2(Op.IMul, i64, d.shape[0], self.c64(size)))
+        height = blk.op1(Op.SConvert, i32, d.shape[1])
+        pitch = blk.op1(Op.SConvert, i32, blk.op2(Op.IMul, i64, d.stride[1], self.c64(size)))
+        x = blk.op1(Op.SConvert, i32, pos0)
+        return [d.ptr, width, height, pitch, x, blk.op1(Op.SConvert, i32, pos1)]
 
     def dpas_surface_types(self, d: MemrefDV) -> list[int]:
         return [self.memref_ptr_ty(d.ty)] + [self.i32()] * 5
@@ -542,6 +536,7 @@ class CoopmatrixDpasConversion(CoopmatrixConversion):
         rows, cols, level = (inst.props[k] for k in ("rows", "cols", "cache_level"))
         cfg = prefetch_config(size, rows, cols) if size <= 4 else None
         if self.dpas_matrix() is None or cfg is None or not self.dpas_block_io_ok(inst, mv, size):
+            super().coop_prefetch(inst)
             return
         d = self.dv(mv, inst)
         params = self.dpas_surface_types(d)

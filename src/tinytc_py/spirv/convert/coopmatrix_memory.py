@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from ...analysis.coopmatrix_layout import CoopLayout
 from ...analysis.gcd import memref_gcd, value_gcd
@@ -45,9 +46,12 @@ from ...ir.ops.coopmatrix import CoopLoadInst, CoopMulAddInst, CoopPrefetchInst,
 from ...ir.types import DYNAMIC, CoopmatrixType, NumberType, ScalarKind, as_coopmatrix
 from ...ir.values import Value
 from ...target.core_info import CoreInfo, SpirvFeature
-from ..tables import BuiltIn, Capability, Op, SelectionControl, StorageClass
+from ..tables import BuiltIn, Capability, Decoration, Op, OpenCLStd, SelectionControl, StorageClass
 from .atomics import FLOAT_UPDATE, INT_UPDATE, AtomicConversion, float_update_requirement
 from .base import HandlerRows, MemrefDV
+
+CACHE_LINE = 64  # bytes, of the x86 cores of the CPU prefetch
+CPU_ASM_TARGET = "x86_64-unknown-unknown"
 
 
 @dataclass
@@ -71,6 +75,7 @@ class CoopmatrixMemoryConversion(AtomicConversion):
         super().__init__(core_info)
         # asked per load and store (a method of the core info, which is not compiled)
         self._have_block_io = core_info.have_spirv_feature(SpirvFeature.subgroup_buffer_block_io)
+        self._prefetch_asm: dict[tuple[str, int], int] = {}
 
     def cm_lane_id(self) -> int:
         return self.load_builtin(BuiltIn.SubgroupLocalInvocationId, self.i32(), 4)
@@ -326,7 +331,57 @@ class CoopmatrixMemoryConversion(AtomicConversion):
         return element
 
     def coop_prefetch(self, inst: Inst) -> None:
-        """A hint; the generic and block paths ignore it (docs/design.md §B3.3)."""
+        """On a SIMD CPU core (core info `cpu`): x86 prefetch instructions as inline assembly
+        (SPV_INTEL_inline_assembly), one cache line per lane and round; elsewhere on the
+        generic and block paths a no-op (docs/design.md §B3.3). The CPU runtime turns OpenCL.std
+        prefetch into a call of its library per lane, which clears the upper halves of the
+        vector registers (vzeroupper) and so spills the accumulators around it; the inline
+        instruction is one `prefetcht0 (reg)` per lane address. A memref whose rows are not
+        contiguous (stride0 != 1, or a transposed view) is not prefetched."""
+        if self.core_info.cpu is None:
+            return
+        d = self.dv(inst.operand("operand"), inst)
+        if d.ty.stride[0] != 1:
+            return
+        size = d.ty.element.size
+        rows, cols = inst.props["rows"], inst.props["cols"]
+        # per column a point every cache line (of a column that does not start on a line
+        # boundary, the last line may be left out: a hint)
+        per_line = max(1, CACHE_LINE // size)
+        npoints = -(-rows // per_line)
+        items = npoints * cols
+        blk, i64 = self.block, self.i64()
+        pos0 = self.val(inst.operand("pos0"), inst)
+        pos1 = self.val(inst.operand("pos1"), inst)
+        lane = blk.op(Op.SConvert, i64, self.cm_lane_id())
+        pty = self.memref_ptr_ty(d.ty)
+        asm = self.cm_prefetch_asm(inst.props["cache_level"], pty)
+        npts = self.c64(npoints)
+        for r in range(-(-items // self.sgs)):
+            # item (lane + r*S) clamped to the last one: lanes past the end repeat it
+            item = blk.op(Op.IAdd, i64, lane, self.c64(r * self.sgs))
+            item = blk.op(Op.ExtInst, i64, self.ocl, OpenCLStd.u_min, item, self.c64(items - 1))
+            col = blk.op(Op.IAdd, i64, pos1, blk.op(Op.UDiv, i64, item, npts))
+            point = blk.op(Op.UMod, i64, item, npts)
+            row = blk.op(Op.IAdd, i64, pos0, blk.op(Op.IMul, i64, point, self.c64(per_line)))
+            off = blk.op(Op.IAdd, i64, row, blk.op(Op.IMul, i64, col, d.stride[1]))
+            ptr = blk.op(Op.PtrAccessChain, pty, d.ptr, off)
+            blk.op(Op.AsmCallINTEL, self.mod.type_void(), asm, ptr)
+
+    def cm_prefetch_asm(self, cache_level: int, pty: int) -> int:
+        """The OpAsmINTEL `prefetch<hint> ($0)` for pointers of type `pty`, once per module:
+        cache level 0 is prefetcht0, 1 prefetcht1, 2 and higher prefetcht2."""
+        hint = ("t0", "t1", "t2")[min(cache_level, 2)]
+        key = (hint, pty)
+        asm = self._prefetch_asm.get(key)
+        if asm is None:
+            m, void = self.mod, self.mod.type_void()
+            target = m.unique(Op.AsmTargetINTEL, CPU_ASM_TARGET)
+            fty = m.type_function(void, [pty])
+            asm = m.declare(Op.AsmINTEL, void, fty, target, f"prefetch{hint} ($0)", "r")
+            m.decorate(asm, Decoration.SideEffectsINTEL)
+            self._prefetch_asm[key] = asm
+        return asm
 
     # ---- atomics --------------------------------------------------------------------------------
 
@@ -447,42 +502,16 @@ class CoopmatrixMemoryConversion(AtomicConversion):
         vty = io if n == 1 else m.type_vector(io, n)
         out = [0] * lay.V
         zero = m.constant_null(ety)
-
-        def comps(b0: int, u0: int) -> list[int]:
-            return [lay.component(b0 + i % bpi, u0 + i // bpi) for i in range(n)]
-
-        def io_op(b0: int, u0: int) -> list[int]:
-            off = self.cm_add64(
-                self.c64(b0 * lay.sgs) if b0 else None,
-                self.cm_scaled(d.stride[1], mt.stride[1], u0),
-            )
-            p = io_ptr
-            if off is not None:
-                p = self.block.op(Op.InBoundsPtrAccessChain, io_ptr_ty, io_ptr, off)
-            if vals is None:
-                r = self.block.op(Op.SubgroupBlockReadINTEL, vty, p)
-                parts = (
-                    [r]
-                    if n == 1
-                    else [self.block.op(Op.CompositeExtract, io, r, i) for i in range(n)]
-                )
-                return [self.cm_io_cast(x, ety, io, elem) for x in parts]
-            data = [self.cm_io_cast(vals[v], io, ety, elem) for v in comps(b0, u0)]
-            x = data[0] if n == 1 else self.block.op(Op.CompositeConstruct, vty, *data)
-            self.block.emit(Op.SubgroupBlockWriteINTEL, p, x)
-            return []
-
+        msg = _BlockMessages(self, lay, d, vals, bpi, n, io_ptr, io_ptr_ty, vty, io, elem)
         for u0 in range(0, lay.cols_per_lane, cpi):
             for b0 in range(0, lay.K, bpi):
                 cond = col_ok[u0]
                 if cond is None:
-                    got = io_op(b0, u0)
+                    got = msg.io_op(b0, u0)
                 else:
                     k = n if vals is None else 0
-                    got = self.cm_cond_exec(
-                        cond, lambda b0=b0, u0=u0: io_op(b0, u0), [zero] * k, [ety] * k
-                    )
-                for v, x in zip(comps(b0, u0), got, strict=False):
+                    got = self.cm_cond_exec(cond, partial(msg.io_op, b0, u0), [zero] * k, [ety] * k)
+                for v, x in zip(msg.comps(b0, u0), got, strict=False):
                     out[v] = x
         return out
 
@@ -491,6 +520,69 @@ class CoopmatrixMemoryConversion(AtomicConversion):
         if to == frm:
             return x
         return self.block.op(Op.Bitcast, to, x)
+
+
+class _BlockMessages:
+    """The subgroup block reads or writes of one cm_block_io: each moves the n = bpi * cpi
+    components of row blocks b0.. and lane columns u0.. . A native class rather than nested
+    functions of cm_block_io: in the compiled module, nested functions that call each other
+    make a reference cycle through the converter, which then outlives the conversion (and
+    keeps its module) until the garbage collector's next scan."""
+
+    def __init__(
+        self,
+        conv: CoopmatrixMemoryConversion,
+        lay: CoopLayout,
+        d: MemrefDV,
+        vals: list[int] | None,
+        bpi: int,
+        n: int,
+        io_ptr: int,
+        io_ptr_ty: int,
+        vty: int,
+        io: int,
+        elem: NumberType,
+    ) -> None:
+        self.conv = conv
+        self.lay = lay
+        self.d = d
+        self.vals = vals
+        self.bpi = bpi
+        self.n = n
+        self.io_ptr = io_ptr
+        self.io_ptr_ty = io_ptr_ty
+        self.vty = vty
+        self.io = io
+        self.elem = elem
+        self.ety = conv.ty(elem)
+
+    def comps(self, b0: int, u0: int) -> list[int]:
+        """The component numbers one message moves, in message order."""
+        lay, bpi = self.lay, self.bpi
+        return [lay.component(b0 + i % bpi, u0 + i // bpi) for i in range(self.n)]
+
+    def io_op(self, b0: int, u0: int) -> list[int]:
+        """The message at (b0, u0) in the converter's current block: the components read, or
+        [] for a write."""
+        conv, d, io, ety, elem, n = self.conv, self.d, self.io, self.ety, self.elem, self.n
+        off = conv.cm_add64(
+            conv.c64(b0 * self.lay.sgs) if b0 else None,
+            conv.cm_scaled(d.stride[1], d.ty.stride[1], u0),
+        )
+        p = self.io_ptr
+        if off is not None:
+            p = conv.block.op(Op.InBoundsPtrAccessChain, self.io_ptr_ty, p, off)
+        vals = self.vals
+        if vals is None:
+            r = conv.block.op(Op.SubgroupBlockReadINTEL, self.vty, p)
+            parts = (
+                [r] if n == 1 else [conv.block.op(Op.CompositeExtract, io, r, i) for i in range(n)]
+            )
+            return [conv.cm_io_cast(x, ety, io, elem) for x in parts]
+        data = [conv.cm_io_cast(vals[v], io, ety, elem) for v in self.comps(b0, u0)]
+        x = data[0] if n == 1 else conv.block.op(Op.CompositeConstruct, self.vty, *data)
+        conv.block.emit(Op.SubgroupBlockWriteINTEL, p, x)
+        return []
 
 
 HANDLERS: HandlerRows = (

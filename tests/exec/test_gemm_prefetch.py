@@ -1,0 +1,152 @@
+"""Prefetch on SIMD CPU cores: cooperative_matrix_prefetch becomes x86 prefetch instructions
+(inline assembly, one cache line per lane), and a batched gemm whose A and B are the work-group's
+entry of a stack (subview at group_id.x) prefetches the next entry's A and B while it computes
+(docs/_benchmarks.rst, "What limits a batched GEMM row"). The SPIR-V expectations pin the core
+info, so they hold on any host; the kernels run on the CPU device against NumPy, the last
+work-group prefetching past the end of its stacks."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from tinytc_py import options as lib_options
+from tinytc_py.compiler import compile_to_spirv
+from tinytc_py.spirv import dump
+from tinytc_py.target.core_info import CoreInfo
+from tinytc_py.text.dialect import parse
+
+from .test_gemm_tuning import cl_device, kernel, run_and_check
+
+pytestmark = pytest.mark.timeout(300, method="thread")
+
+PREFETCH_ASM = re.compile(r'OpAsmINTEL %\d+ %\d+ %\d+ "prefetcht(\d) \(\$0\)" "r"')
+
+
+def spirv_text(source: str, info: CoreInfo) -> str:
+    """The SPIR-V dump of `source` compiled for `info` (spirv-val ran on it)."""
+    return dump(compile_to_spirv(parse(source), info).data)
+
+
+def cpu(isa: str) -> CoreInfo:
+    return lib_options.core_info_for_device(f"cpu-{isa}")
+
+
+def asm_ids(text: str) -> list[str]:
+    return re.findall(r"(%\d+) = OpAsmINTEL", text)
+
+
+def calls(text: str) -> int:
+    return sum(len(re.findall(rf"OpAsmCallINTEL %\d+ {a} ", text)) for a in asm_ids(text))
+
+
+@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+@pytest.mark.parametrize(
+    ("mnk", "t", "hint"),
+    # A's entry 16 KiB, 18 KiB, 20 KiB with N != K (A's columns in proportion to C's), and
+    # 32 KiB (all of L1: prefetched into L2)
+    [
+        ((64, 64, 64), "f32", "0"),
+        ((48, 48, 48), "f64", "0"),
+        ((64, 24, 80), "f32", "0"),
+        ((64, 64, 64), "f64", "2"),
+    ],
+)
+def test_batched_gemm_prefetches_the_next_entry(isa, mnk, t, hint):
+    """The gemm of a stack entry at group_id.x whose A takes 16 KiB up to L1 has prefetch
+    calls (A and B of entry + 1; prefetcht2 when A fills L1) and computes what NumPy does, for
+    every entry including the last."""
+    text = spirv_text(kernel(*mnk, t, False), cpu(isa))
+    assert [m.group(1) for m in PREFETCH_ASM.finditer(text)] == [hint]
+    assert calls(text) >= 2
+    cl_device()
+    from tinytc_py.runtime.opencl import program
+
+    run_and_check(program(kernel(*mnk, t, False), core_info=cpu(isa)), *mnk, t, False, batch=7)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # one gemm, no batch
+        "func @gemm(%A: memref<f32x64x64>, %B: memref<f32x64x64>, %C: memref<f32x64x64>) {\n"
+        "    gemm.n.n 1.0, %A, %B, 0.0, %C\n}\n",
+        # the entry at group_id.y: which one a thread runs next is not id + 1
+        "func @gemm(%A: memref<f32x64x64x?>, %B: memref<f32x64x64x?>, %C: memref<f32x64x64x?>) {\n"
+        "    %gid = group_id.y : index\n"
+        "    %a = subview %A[0:64,0:64,%gid] : memref<f32x64x64>\n"
+        "    %b = subview %B[0:64,0:64,%gid] : memref<f32x64x64>\n"
+        "    %c = subview %C[0:64,0:64,%gid] : memref<f32x64x64>\n"
+        "    gemm.n.n 1.0, %a, %b, 0.0, %c\n}\n",
+        # B shared by all entries
+        "func @gemm(%A: memref<f32x64x64x?>, %B: memref<f32x64x64>, %C: memref<f32x64x64x?>) {\n"
+        "    %gid = group_id.x : index\n"
+        "    %a = subview %A[0:64,0:64,%gid] : memref<f32x64x64>\n"
+        "    %c = subview %C[0:64,0:64,%gid] : memref<f32x64x64>\n"
+        "    gemm.n.n 1.0, %a, %B, 0.0, %c\n}\n",
+    ],
+    ids=["single", "group_id.y", "shared-B"],
+)
+def test_other_gemms_do_not_prefetch(source):
+    assert asm_ids(spirv_text(source, cpu("avx512"))) == []
+
+
+@pytest.mark.parametrize(("mnk", "t"), [((32, 32, 32), "f32"), ((64, 64, 72), "f64")])
+def test_entries_outside_the_size_band_do_not_prefetch(mnk, t):
+    """A's entry below 16 KiB (the hardware prefetcher keeps up) or larger than L1 (36 KiB)
+    gets no prefetch."""
+    assert asm_ids(spirv_text(kernel(*mnk, t, False), cpu("avx512"))) == []
+
+
+def test_gpu_gemm_does_not_prefetch():
+    """Only SIMD CPU cores get the CPU prefetch (the GPU paths have their own, or none)."""
+    info = CoreInfo.intel_from_name("pvc")
+    info.matrix = None
+    assert "prefetcht" not in spirv_text(kernel(64, 64, 64, "f32", False), info)
+
+
+PREFETCH_KERNEL = """\
+func @k(%A: memref<f32x{rows}x{cols}{stride}>, %B: memref<f32x{rows}x{cols}{stride}>) {{
+    %z = constant 0 : index
+    parallel {{
+        cooperative_matrix_prefetch 0, %A[%z,%z], {rows}, {cols}
+        %x = cooperative_matrix_load %A[%z,%z] : coopmatrix<f32x16x1,matrix_acc>
+        cooperative_matrix_store %x, %B[%z,%z]
+    }}
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("rows", "cols", "rounds"),
+    # per column one point every 16 rows (a 64 B line); 16 lanes
+    [(64, 2, 1), (16, 1, 1), (17, 8, 1), (17, 9, 2), (100, 8, 4)],
+)
+def test_prefetch_instruction_lines(rows, cols, rounds):
+    """A cooperative_matrix_prefetch of rows x cols covers each column's lines in rounds of
+    one prefetch per lane: ceil(ceil(rows/16) * cols / 16) calls."""
+    source = PREFETCH_KERNEL.format(rows=rows, cols=cols, stride="")
+    text = spirv_text(source, cpu("avx512"))
+    assert calls(text) == rounds
+
+
+def test_prefetch_of_strided_rows_is_left_out():
+    """Rows that are not contiguous (stride0 != 1) are not prefetched."""
+    source = PREFETCH_KERNEL.format(rows=16, cols=4, stride=",strided<2,64>")
+    assert calls(spirv_text(source, cpu("avx512"))) == 0
+
+
+def test_prefetch_instruction_runs():
+    """A kernel with a CPU prefetch builds and runs on the CPU device: the copy it guards is
+    intact."""
+    cl_device()
+    from tinytc_py.runtime.opencl import program
+
+    source = PREFETCH_KERNEL.format(rows=64, cols=2, stride="")
+    a = np.asfortranarray(np.arange(128, dtype=np.float32).reshape(64, 2))
+    b = np.zeros_like(a)
+    program(source, core_info=cpu("avx512")).kernel("k")(a, b, num_groups=(1, 1, 1))
+    np.testing.assert_array_equal(b[:16, 0], a[:16, 0])
+    assert not b[16:].any() and not b[:, 1].any()
