@@ -101,3 +101,43 @@ def test_regions_read_after_yielding_the_instruction() -> None:
 
 def test_empty_region() -> None:
     assert list(Region(body().kind).walk()) == []
+
+
+def test_erasing_the_yielded_instruction_skips_the_next() -> None:
+    # The position in a list is an index (ir/region.py): erasing what was just yielded moves
+    # its successor to that index, past the walk; a pass that erases collects first.
+    region = body()
+    seen = []
+    for inst in region.walk():
+        seen.append(inst.name)
+        if inst.name == "size":  # %n: used by the foreach, so drop its uses first
+            inst.results[0].replace_all_uses_with(region.params[0])
+            region.erase(inst)
+    assert seen[:3] == ["constant", "size", "constant"]  # "if" skipped, and its regions too
+    assert "foreach" not in seen and seen[-2:] == ["parallel", "constant"]
+    collected = [inst.name for inst in list(region.walk())]
+    assert collected == [
+        "constant",
+        "if",
+        "constant",
+        "foreach",
+        "load",
+        "store",
+        "constant",
+        "constant",
+        "parallel",
+        "constant",
+    ]
+
+
+def test_replaced_list_is_not_seen_by_a_walk_inside_it() -> None:
+    region = body()
+    ctx = region.params[0].type.ctx
+    seen = []
+    for inst in region.walk():
+        seen.append(inst)
+        if inst.name == "size":
+            old = region.insts
+            region.insts = [*old, constant(ctx, 8.0)]  # a new list: the walk reads the old one
+    assert region.insts[-1] not in seen
+    assert seen == [i for i in recursive(region) if i is not region.insts[-1]]

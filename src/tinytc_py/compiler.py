@@ -45,9 +45,12 @@ class CompiledModule:
     core_features: CoreFeature
 
 
-def compile_to_module(prog: Prog, core_info: CoreInfo | None = None) -> CompiledModule:
+def compile_to_module(
+    prog: Prog, core_info: CoreInfo | None = None, parsed: bool = False
+) -> CompiledModule:
     """Run the pipeline on `prog` (in place), convert it and declare capabilities; errors are
-    reported through the program's context and raised."""
+    reported through the program's context and raised. `parsed`: `prog` is a parse nothing
+    has changed since (passes/pipeline.py skips verifying it again)."""
     info = core_info if core_info is not None else CoreInfo.default()
     corpus.record(lambda: _printed(prog), info, prog.ctx)
     with paused_gc():
@@ -55,7 +58,7 @@ def compile_to_module(prog: Prog, core_info: CoreInfo | None = None) -> Compiled
             check_globals_enabled(prog)
         except CompilationError as err:
             raise prog.ctx.report(err) from None
-        run_default_pipeline(prog, info)
+        run_default_pipeline(prog, info, parsed)
         try:
             module, kernels = convert_prog(prog, info)
             capex(module)
@@ -121,7 +124,8 @@ def compile_text(
     owned: bool = False,
 ) -> Binary:
     """The binary of source `text` under the settings of `ctx`, looked up in the kernel cache
-    before anything is parsed; on a miss, `make_prog()` parses it and the program is compiled.
+    before anything is parsed; on a miss, `make_prog()` parses it and the program is compiled
+    (the parse as the parser returned it: the pipeline relies on the parser's verification).
     `parsing` (from `text_parsing`) says how `make_prog` reads the text: its name (in the
     messages of bounds-checked kernels), dialect and the settings it is parsed under; None
     means no name, the "auto" dialect and the settings of `ctx`. `owned`: the program
@@ -134,7 +138,7 @@ def compile_text(
     # (kernel_cache._stored, _uncached): the scan that the compile's allocations start comes
     # after the call with the cache on or off, and no lock wait or lookup is paused
     return kernel_cache.text_binary(
-        text, core_info, ctx, lambda: _compile(make_prog, core_info, owned), parsing
+        text, core_info, ctx, lambda: _compile(make_prog, core_info, owned, True), parsing
     )
 
 
@@ -158,14 +162,17 @@ def _parsed(text: str) -> Prog:
     return parse(text, CompilerContext())
 
 
-def _compile(make_prog: Callable[[], Prog], info: CoreInfo, owned: bool = False) -> Binary:
+def _compile(
+    make_prog: Callable[[], Prog], info: CoreInfo, owned: bool = False, parsed: bool = False
+) -> Binary:
     """`make_prog()` (a parse, or the program at hand) compiled to a validated binary, all
     under one garbage-collector pause. An `owned` program (parsed for this compile, held by
     nobody else) is dismantled afterwards, so that reference counting frees it before the
-    collector's next scan (ir/dismantle.py)."""
+    collector's next scan (ir/dismantle.py). `parsed`: `make_prog()` returns a parse unchanged
+    since (compile_text's contract: a C API handle's program while it keeps its text)."""
     with paused_gc():
         prog = make_prog()
-        compiled = compile_to_module(prog, info)
+        compiled = compile_to_module(prog, info, parsed)
         binary = assemble_module(compiled)
         # the module's functions and blocks point back at it: dropped, it is a tree that
         # reference counting frees now instead of a web of cycles left for the collector

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Status
 from .enums import Exec, ResultUniformity, Syntax
+from .region import Region
 from .types import Type
 from .values import Use, Value
 
 if TYPE_CHECKING:
     from .attrs import DictionaryAttr
-    from .region import Region
 
 
 @dataclass(frozen=True)
@@ -167,9 +167,7 @@ class Inst:
                 use.drop()
             raise
         kinds = self.region_kinds
-        if kinds:  # few instructions have regions: keep the import off the hot path
-            from .region import Region
-
+        if kinds:
             self.regions: list[Region] = [Region(kind, self) for kind in kinds]
         else:
             self.regions = []
@@ -259,7 +257,7 @@ class Inst:
                 elif stop > start:
                     by_key[key] = operands[start]
         result_types = [r.type for r in self.results]
-        return type(self)(by_key, self.props, result_types, self.loc, self.attrs, verify=False)
+        return type(self)(by_key, self.props, result_types, self.loc, self.attrs, False)
 
     # ---- access -------------------------------------------------------------------------------
 

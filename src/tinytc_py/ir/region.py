@@ -83,7 +83,11 @@ class Region:
         One generator with a stack, not one generator per region: a nested instruction
         reaches the caller in one step instead of one per level. As a recursive walk would, it
         reads each instruction list when it gets there (instructions added meanwhile are seen)
-        and an instruction's regions right after yielding it. Each level of the stack is a
+        and an instruction's regions right after yielding it. The position in a list is an
+        index: removing the instruction just yielded, or one before it in its list, makes the
+        walk skip the one after it (a pass that erases collects the instructions first,
+        `list(region.walk())`); a region whose list is replaced (`region.insts = [...]`) while
+        the walk is in it goes on in the list it was reading. Each level of the stack is a
         list of regions (this region, or an instruction's), the index of the region being
         walked, its instruction list and the index of the next instruction: plain lists and
         ints, which the compiled module indexes directly (iterator objects it would call)."""
@@ -164,6 +168,11 @@ class Prog:
         self.loc = loc
         self.funcs: list[Func] = []
         self.globals: dict[str, GlobalData] = {}
+        # Set by the current-language parser (text/dialect.py) on the program it returns, whose
+        # every function it verified as check-ir verifies one. It is not cleared by changes:
+        # only a caller that hands the parse on unchanged may rely on it (compiler.compile_text
+        # tells the pipeline so, passes/pipeline.py).
+        self.verified_by_parser = False
 
     def add_function(self, func: Func) -> Func:
         """Appends `func`; raises if a global holds its name (a program's functions and globals

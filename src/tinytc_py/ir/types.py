@@ -50,6 +50,13 @@ class ScalarKind(Enum):
     size: int  # bytes
     family: str
 
+    # Members are singletons compared by identity (an Enum has no __eq__ of its own), so the
+    # identity hash agrees with equality. Enum's own __hash__ is Python code (a hash of the
+    # name, about 0.1 us a call): types are interned, folded and converted through dicts keyed
+    # by the kind (CompilerContext.numbers, the fold and conversion tables). A set of kinds
+    # iterates in no fixed order either way (a str's hash changes per process too).
+    __hash__ = object.__hash__
+
 
 for _kind in ScalarKind:
     _kind.text, _kind.size, _kind.family = _kind.value

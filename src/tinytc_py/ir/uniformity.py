@@ -83,9 +83,13 @@ def must_be_uniform(inst: Inst) -> list[tuple[int, str]]:
     its spec names (`uniform_operands`), and every operand of coopmatrix type ("An argument to
     any instruction that has coopmatrix type must be dynamically uniform")."""
     required = inst.spec.uniform_operands
+    if not required:  # most instructions: no list made unless a coopmatrix operand comes up
+        for u in inst.uses:
+            if isinstance(u.value.type, CoopmatrixType):
+                break
+        else:
+            return []
     coop = [isinstance(u.value.type, CoopmatrixType) for u in inst.uses]
-    if not required and not any(coop):
-        return []
     out = []
     for index, key in enumerate(operand_keys(inst)):
         if key in required:

@@ -17,10 +17,20 @@ def clone_inst(b: IRBuilder, inst: Inst, vmap: dict[Value, Value], named: bool =
     Operands found in `vmap` are replaced; results and region parameters of the copy are added
     to `vmap`. With `named` false the copies are unnamed (the printer numbers them), as
     upstream's copies are."""
+    # Plain loops rather than comprehensions, all() and zip(): a lowering copies every
+    # instruction of a foreach body once or twice, and the compiled module runs a loop over
+    # lists without the iterator objects those make.
     get = vmap.get
-    mapped = [get(u.value, u.value) for u in inst.uses]
+    mapped: list[Value] = []
+    same_types = True
+    for u in inst.uses:
+        old = u.value
+        m = get(old, old)
+        if m.type is not old.type:
+            same_types = False
+        mapped.append(m)
     results = inst.results
-    if all(m.type is u.value.type for m, u in zip(mapped, inst.uses)):
+    if same_types:
         new = inst.copy_with(mapped)  # valid as the original is
     else:
         operands: dict[str, Value | list[Value] | None] = {}
@@ -32,14 +42,20 @@ def clone_inst(b: IRBuilder, inst: Inst, vmap: dict[Value, Value], named: bool =
                 operands[key] = None if v is None else get(v, v)
         types = [r.type for r in results] if inst.spec.result else None
         new = type(inst)(operands, inst.props, types, inst.loc, inst.attrs)  # props are copied
-    b.insert(new, [r.name for r in results] if named else None)
-    for old_region, new_region in zip(inst.regions, new.regions, strict=True):
-        for old_p, new_p in zip(old_region.params, new_region.params, strict=True):
-            if named:
-                new_p.name = old_p.name
-            vmap[old_p] = new_p
-        clone_region(b, old_region, new_region, vmap, named)
-    vmap.update(zip(results, new.results, strict=True))
+    b.insert(new)
+    new_results = new.results
+    if named:  # names of checked code: valid, as the builder would check them
+        for k in range(len(results)):
+            new_results[k].name = results[k].name
+    if inst.regions:
+        for old_region, new_region in zip(inst.regions, new.regions, strict=True):
+            for old_p, new_p in zip(old_region.params, new_region.params, strict=True):
+                if named:
+                    new_p.name = old_p.name
+                vmap[old_p] = new_p
+            clone_region(b, old_region, new_region, vmap, named)
+    for k in range(len(results)):
+        vmap[results[k]] = new_results[k]
     return new
 
 

@@ -23,20 +23,49 @@ annotations serve the user's type checker, their locations come from the caller'
 method call costs 1-2 us of interpreted frames on top of the compiled `new_inst`, and a GEMM's
 lowering makes hundreds of instructions. `emit` makes the instruction as the method of that
 name does (`new_inst` with the method's property checks and result-type inference), so the
-output is the same instruction, located where the pass says.
+output is the same instruction, located where the pass says. `for_` and `if_` are overridden
+for the same reason (their scopes check the regions' ends on exit as the builder's do, without
+its error rendering).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import UNKNOWN_LOCATION, Location
-from ..ir.builder import IRBuilder, python_number
+from ..ir.attrs import DictionaryAttr
+from ..ir.builder import IfScope, IRBuilder, RegionScope, python_number
 from ..ir.inst import Inst
 from ..ir.nesting import MAX_NESTING, nesting_error, region_depth
 from ..ir.ops import new_inst
 from ..ir.types import Type
 from ..ir.values import Value
+from ..ir.verify import check_region_end
+
+
+class PassRegionScope(RegionScope):
+    """RegionScope whose exit checks the region's end without the builder's error rendering
+    (a pass's errors are rendered when the pipeline reports them, as `emit`'s are)."""
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.builder.region = self._saved
+        if exc_type is None:
+            check_region_end(self.region)
+
+
+class PassIfScope(IfScope):
+    """IfScope of two PassRegionScopes, checking both ends on exit without rendering."""
+
+    def __init__(self, builder: IRBuilder, inst: Inst) -> None:
+        self.inst = inst
+        self.then = PassRegionScope(builder, inst.regions[0], inst)
+        self.otherwise = PassRegionScope(builder, inst.regions[1], inst)
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            check_region_end(self.inst.regions[0])
+            check_region_end(self.inst.regions[1])
 
 
 class PassBuilder(IRBuilder):
@@ -96,3 +125,43 @@ class PassBuilder(IRBuilder):
     def yield_(self, *values: Value, loc: Location | None = None) -> None:
         """IRBuilder.yield_ without its interpreted frames."""
         self.emit("yield", {"yielded_vals": list(values)}, None, None, self._where(loc))
+
+    def for_(
+        self,
+        lb: Value,
+        ub: Value,
+        step: Value | None = None,
+        init: Sequence[Value] = (),
+        types: list[Type] | None = None,
+        name: str | list[str] | None = None,
+        attrs: DictionaryAttr | dict | None = None,
+        param_names: list[str] | None = None,
+        loc: Location | None = None,
+    ) -> RegionScope:
+        """IRBuilder.for_ without its interpreted frames (a lowering makes a loop or two per
+        foreach and per GEMM block). Names, which no lowering gives, take the builder's way."""
+        if name is not None or param_names is not None:
+            return IRBuilder.for_(self, lb, ub, step, init, types, name, attrs, param_names, loc)
+        iter_init = list(init)
+        result_types = [v.type for v in iter_init] if types is None else list(types)
+        ops = {"from": lb, "to": ub, "step": step, "iter_init": iter_init}
+        where = self._where(loc)
+        inst = new_inst(self.ctx, "for", ops, None, result_types, where, attrs, self._dict, False)
+        self.insert(inst)
+        return PassRegionScope(self, inst.regions[0], inst)
+
+    def if_(
+        self,
+        condition: Value,
+        types: Sequence[Type] = (),
+        name: str | list[str] | None = None,
+        loc: Location | None = None,
+    ) -> IfScope:
+        """IRBuilder.if_ without its interpreted frames."""
+        if name is not None:
+            return IRBuilder.if_(self, condition, types, name, loc)
+        ops = {"condition": condition}
+        where = self._where(loc)
+        inst = new_inst(self.ctx, "if", ops, None, list(types), where, None, self._dict, False)
+        self.insert(inst)
+        return PassIfScope(self, inst)

@@ -68,7 +68,12 @@ def parse_dialect(
         return LegacyParser(ctx, text, name, source_id).parse_prog()
     parser = Parser(ctx, text, name, source_id)
     try:
-        return parser.parse_prog()
+        prog = parser.parse_prog()
+        # verified as it was read (placement and yields per region, the rest by finish_func,
+        # definitions before use by the parser's scopes); the legacy parser adds instructions
+        # of its own making on the way, so its programs are not marked
+        prog.verified_by_parser = True
+        return prog
     except CompilationError as err:
         if dialect == "current":
             raise

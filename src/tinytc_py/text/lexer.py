@@ -158,7 +158,12 @@ class Cursor:
         self.pos = 0
         self._skipped = -1  # an offset known to start no blank or comment
         self.source_id = source_id
-        self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        starts = [0]
+        newline = text.find("\n")
+        while newline >= 0:  # str.find is a primitive of the compiled module, finditer is not
+            starts.append(newline + 1)
+            newline = text.find("\n", newline + 1)
+        self._line_starts = starts
         self._line = 1  # the line last looked up (the parser asks about nearby offsets)
 
     def line(self, offset: int) -> int:
