@@ -58,7 +58,7 @@ class Variant:
 
 
 def variant_case(m: int, n: int, k: int, ty: str, v: Variant, cached: bool) -> Case:
-    from tinytc_py.analysis.gemm_model import GemmProblem, cpu_blocking, subgroup_size
+    from tinytc_py.analysis.gemm_model import batched_problem, cpu_blocking, subgroup_size
     from tinytc_py.runtime import device
     from tinytc_py.runtime.opencl import core_info_for
     from tinytc_py.target.gemm_blocking import GemmBlocking, GemmKey
@@ -67,11 +67,11 @@ def variant_case(m: int, n: int, k: int, ty: str, v: Variant, cached: bool) -> C
     assert info.cpu is not None, "the default OpenCL device is not a CPU"
     size = np.dtype(TYPES[ty]).itemsize
     sgs = v.subgroup_size or subgroup_size([m], size, info.cpu)
+    key = GemmKey(m, n, k, (ty, ty, ty), (False, False))
     if v.blocking is None:
-        blocking = cpu_blocking(GemmProblem(m, n, k, size, size, sgs), info.cpu)
+        blocking = cpu_blocking(batched_problem(key, size, size, sgs, info.cpu), info.cpu)
     else:
         blocking = GemmBlocking.from_text(v.blocking)
-    key = GemmKey(m, n, k, (ty, ty, ty), (False, False))
     pinned = dataclasses.replace(info, gemm_blockings={key: blocking})
     text = kernel_text(m, n, k, ty, f"{sgs},{sgs},1" if v.subgroup_size else "")
     if cached:

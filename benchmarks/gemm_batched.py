@@ -259,7 +259,7 @@ def block_names(m: int, n: int, k: int, ty: str, dev: object, tune: bool, sizes:
     """model/tuned register blocks of the case (the tuned one from the tuning cache; with
     --no-tune the "tuned" column runs the model's blocks, shown as model/-); `sizes` as for
     `kernel_text` (its subgroup size replaces the compiler's)."""
-    from tinytc_py.analysis.gemm_model import GemmProblem, cpu_blocking, subgroup_size
+    from tinytc_py.analysis.gemm_model import batched_problem, cpu_blocking, subgroup_size
     from tinytc_py.runtime.autotune import autotune
     from tinytc_py.runtime.opencl import core_info_for, program
     from tinytc_py.target.gemm_blocking import GemmKey
@@ -270,11 +270,11 @@ def block_names(m: int, n: int, k: int, ty: str, dev: object, tune: bool, sizes:
         return "-"
     size = np.dtype(TYPES[ty]).itemsize
     sgs = int(sizes.split(",")[0]) if sizes else subgroup_size([m], size, info.cpu)
-    model = cpu_blocking(GemmProblem(m, n, k, size, size, sgs), info.cpu)
+    key = GemmKey(m, n, k, (ty, ty, ty), (False, False))
+    model = cpu_blocking(batched_problem(key, size, size, sgs, info.cpu), info.cpu)
     if not tune:
         return f"{model.text()}/-"
     tuned = autotune(parse(kernel_text(m, n, k, ty, sizes)), dev, info, program).gemm_blockings
-    key = GemmKey(m, n, k, (ty, ty, ty), (False, False))
     return f"{model.text()}/{tuned[key].text() if key in tuned else '-'}"
 
 

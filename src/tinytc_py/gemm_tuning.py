@@ -37,7 +37,7 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
-from .analysis.gemm_model import GemmProblem, cpu_blocking, cpu_candidates, gemm_key
+from .analysis.gemm_model import batched_problem, cpu_blocking, cpu_candidates, gemm_key
 from .binary import Binary
 from .cache_dir import atomic_write, cache_subdir
 from .compiler import compile_to_spirv
@@ -199,7 +199,7 @@ def tuned_blocking(
     assert info.cpu is not None
     dtypes = tuple(np.dtype(DTYPES[t]) for t in key.types)
     c_size = dtypes[2].itemsize
-    problem = GemmProblem(key.M, key.N, key.K, dtypes[0].itemsize, c_size, subgroup_size)
+    problem = batched_problem(key, dtypes[0].itemsize, c_size, subgroup_size, info.cpu)
     model = cpu_blocking(problem, info.cpu)
     others = [b for b in cpu_candidates(problem, info.cpu, CANDIDATES) if b != model]
     params = tuple(zip(_shapes(key), dtypes, strict=True))

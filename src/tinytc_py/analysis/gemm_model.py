@@ -71,6 +71,17 @@ A_FROM_L2 = 1.5  # load slots of a vector of A that comes from L2 rather than L1
 UNROLL_A_BYTES = 1024  # A bytes one unrolled K body of a tile without FMA slack may load
 BODY_FMAS = 64  # vector FMAs one unrolled K body may hold (`unroll_fits`)
 DYNAMIC_EXTENT = 256  # what an unknown M or N is assumed to be (K: 64)
+PREFETCH_MIN_BYTES = 16 << 10  # A's entry from which the next one is prefetched
+
+
+def prefetches_next_entry(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
+    """Whether the lowering prefetches the next batch entry's A and B for a gemm of `key` with
+    A elements of `a_size` bytes, when A and B are entries of stacks (subviews at group_id.x,
+    which passes/lower_linalg_gemm.py `next_entry_views` checks on the program): static
+    sizes, no transposes, and A's entry from PREFETCH_MIN_BYTES up to L1."""
+    if min(key.M, key.N, key.K) < 0 or any(key.transposes):
+        return False
+    return PREFETCH_MIN_BYTES <= key.M * key.K * a_size <= cpu.l1_bytes
 
 
 @dataclass(frozen=True)
@@ -83,6 +94,7 @@ class GemmProblem:
     a_size: int
     acc_size: int
     subgroup_size: int
+    prefetched: bool = False  # the lowering prefetches the next entry's A and B (`streams`)
 
     def sizes(self) -> tuple[int, int, int]:
         return (
@@ -90,6 +102,16 @@ class GemmProblem:
             self.N if self.N >= 0 else DYNAMIC_EXTENT,
             self.K if self.K >= 0 else 64,
         )
+
+
+def batched_problem(
+    key: GemmKey, a_size: int, acc_size: int, subgroup_size: int, cpu: CpuCore
+) -> GemmProblem:
+    """The problem of a gemm of `key` whose A and B are entries of stacks (subviews at
+    group_id.x, as in the batched kernels of the autotuner and the benchmarks), prefetched
+    where the lowering prefetches the next entry (`prefetches_next_entry`)."""
+    prefetched = prefetches_next_entry(key, a_size, cpu)
+    return GemmProblem(key.M, key.N, key.K, a_size, acc_size, subgroup_size, prefetched)
 
 
 def row_passes(m: int, s: int, acc_size: int, cpu: CpuCore) -> int:
@@ -217,12 +239,21 @@ def streams(r: int, c: int, p: GemmProblem, cpu: CpuCore, first: bool) -> int:
     brought them in). Measured (busy Zen 4 EPYC, AVX2 f64 23x37x19, 15 interleaved rounds,
     GFLOP/s): 4 x 3 with 2 K steps, whose 16-row tile leaves 7 rows (56 B) of each column,
     streaming 50.5 and cached 56.5 against 44.0 and 45.1 for 6 x 1 (6 accumulators, fewer
-    than the 8 the FMA latency needs), which these runs' full cost had made the cheapest."""
+    than the 8 the FMA latency needs), which these runs' full cost had made the cheapest.
+
+    Where the lowering prefetches the next batch entry's A and B (`GemmProblem.prefetched`,
+    `prefetches_next_entry`), the A and C runs cost nothing: measured on the Zen 4 EPYC
+    (family 25 model 17), AVX2 f32 64^3, 15 interleaved rounds, the tiles of half the rows
+    ran 1.10-1.13x the full-height 8 x 1 that the runs' cost had chosen (4 x 2 with 8 K steps
+    1.10 / 1.12). The B panel's streams stay: the wide tiles they keep out lost with the
+    prefetch too (AVX-512 4 x 6 against the model's 4 x 2 f32 64^3 0.61 / 0.62, f64 64^3
+    0.73 / 0.76; docs/_benchmarks.rst)."""
     M, N, K = p.sizes()
     out = c - 1 if c * K * p.a_size > STREAM_BYTES else 0
     rows = min(r * p.subgroup_size, M)
     in_l1 = (M * K + K * N + M * N) * p.a_size <= cpu.l1_bytes
-    if (M - rows) * p.a_size >= LINE_BYTES and (first or not in_l1):
+    runs = (M - rows) * p.a_size >= LINE_BYTES and (first or not in_l1)
+    if runs and not p.prefetched:
         out += 2
     return out
 

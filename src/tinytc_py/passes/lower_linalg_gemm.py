@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..analysis.gemm_model import GemmProblem, cpu_blocking, gemm_key
+from ..analysis.gemm_model import GemmProblem, cpu_blocking, gemm_key, prefetches_next_entry
 from ..analysis.tiling import MAX_K_UNROLLING, acc_type, max_register_block_gemm
 from ..ir.enums import CheckedFlag, Comp3, MatrixUse, Transpose
 from ..ir.inst import Inst
@@ -47,7 +47,6 @@ from .lower_foreach import Int
 from .lower_linalg_common import SCOPE, SEMANTICS, LinalgGen, known_number
 
 STANDARD_K = tuple(1 << i for i in range(MAX_K_UNROLLING.bit_length()))  # 1, 2, 4, 8
-PREFETCH_MIN_BYTES = 16 << 10  # A's entry from which the next one is prefetched (next_entry_views)
 CPU_PIECE_COLS = 4  # columns of an accumulator coopmatrix of a split CPU tile (`col_pieces`)
 
 
@@ -141,7 +140,10 @@ class GemmLowering:
         tuned = self.g.info.gemm_blockings.get(key)
         if tuned is not None:
             return tuned
-        problem = GemmProblem(key.M, key.N, key.K, self.ta.size, self.acc.size, self.g.sgs)
+        prefetched = self.next_entries() is not None
+        problem = GemmProblem(
+            key.M, key.N, key.K, self.ta.size, self.acc.size, self.g.sgs, prefetched
+        )
         return cpu_blocking(problem, self.g.info.cpu)
 
     # ---- loops over subgroup tiles ---------------------------------------------------------------
@@ -268,21 +270,27 @@ class GemmLowering:
         0.95-1.02, into L2 1.07-1.17); docs/_benchmarks.rst, "What limits a batched GEMM
         row". The view of the last entry's successor lies past the stack; a prefetch does not
         fault."""
+        entries = self.next_entries()
+        if entries is None:
+            return None
+        key, cpu = gemm_key(self.g.inst), self.g.info.cpu
+        assert cpu is not None
+        self.prefetch_level = 0 if key.M * key.K * self.ta.size < cpu.l1_bytes else 2
+        return self.next_view(*entries[0]), self.next_view(*entries[1])
+
+    def next_entries(self) -> tuple[tuple[Inst, int], tuple[Inst, int]] | None:
+        """The subviews of A and B at group_id.x (and which offset it is) when the next entry
+        is prefetched (`next_entry_views`; the cost model's `prefetches_next_entry` decides
+        the sizes), else None."""
         cpu = self.g.info.cpu
-        if not self.cpu_path or cpu is None or self.g.m_tiles != 1 or self.tA or self.tB:
+        if not self.cpu_path or cpu is None or self.g.m_tiles != 1:
             return None
-        f = self.f
-        m, n, k = f.known(self.M), f.known(self.N), f.known(self.K)
-        if m is None or n is None or k is None:
-            return None
-        a_bytes = m * k * self.ta.size
-        if not PREFETCH_MIN_BYTES <= a_bytes <= cpu.l1_bytes:
+        if not prefetches_next_entry(gemm_key(self.g.inst), self.ta.size, cpu):
             return None
         a, b = _entry_of_group(self.A), _entry_of_group(self.B)
         if a is None or b is None:
             return None
-        self.prefetch_level = 0 if a_bytes < cpu.l1_bytes else 2
-        return self.next_view(*a), self.next_view(*b)
+        return a, b
 
     def next_view(self, view: Inst, mode: int) -> Value:
         """Subview `view` with its dynamic offset `mode` (group_id.x) plus 1."""
