@@ -22,6 +22,7 @@ run on it as the recorded compile ran it, which is deterministic, so the caller 
 program a compile in place leaves. A compile of a handle that went through one materializes
 first and compiles the lowered program in place, so at most one compile is recorded. A compile
 that fails records nothing: the handle keeps the parse of its text.
+
 A text that parsed before in the process under the same context settings parses again: such a
 handle is made without parsing (the program behind it stays empty, the source is registered
 in the context as a parse registers it) and is parsed when the program is first needed, under
