@@ -93,7 +93,7 @@ try:
     attach(ffi, lib, _FUNCTIONS)
     if lib._tinytc_py_started_python():
         # the interpreter is the library's own (a C host): the modules just imported (some
-        # 40 000 objects) live as long as the process, and a full collection would traverse
+        # 36 000 objects) live as long as the process, and a full collection would traverse
         # them all (10-15 ms every few hundred compiles); frozen, the collector skips them
         import gc
         gc.freeze()

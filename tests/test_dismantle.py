@@ -131,8 +131,9 @@ def test_a_c_api_handle_parsed_from_text_leaves_no_ir_and_keeps_its_text() -> No
     """tinytc_parse_string + tinytc_prog_compile_to_spirv_and_assemble (capi/parsed.py): the
     compile takes the handle's parse for itself and dismantles it, whether the handle parsed
     the text or put its parse off (a text parsed before), and the program the handle gives
-    afterwards is the parse of its text (not lowered), as after a kernel-cache hit. A program
-    a call took from its handle is dismantled when the handle is released (capi/handles.py).
+    afterwards is the lowered one, as after a compile in place (the handle parses its text
+    again and runs the recorded compile's pipeline). A program a call took from its handle
+    is dismantled when the handle is released (capi/handles.py).
     Run from the sources, as the test above."""
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]); import test_dismantle as t\n"
@@ -144,15 +145,15 @@ def test_a_c_api_handle_parsed_from_text_leaves_no_ir_and_keeps_its_text() -> No
         [sys.executable, "-c", code, here], env=env, capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["False", "0", "True", "0", "foreach", "foreach", "0"]
-    assert c_api_compiles(FOREACH)[-2] == "foreach"  # the compiled modules give the same program
+    assert done.stdout.split() == ["False", "0", "True", "0", "lowered", "lowered", "0"]
+    assert c_api_compiles(FOREACH)[-2] == "lowered"  # the compiled modules give the same program
 
 
 def c_api_compiles(text: str) -> tuple:
     """Per handle of `text` (the first parses it unless the process parsed it before, the
     second puts its parse off): whether its parse was put off and the IR objects the compile
     left; then, per handle, whether its program after the compile still holds the foreach of
-    FOREACH ("foreach") or was lowered; last, the IR objects left once the first program,
+    FOREACH ("foreach") or is lowered; last, the IR objects left once the first program,
     taken from its handle, is compiled in place and both handles are released."""
     info = CoreInfo.default()
     ctx = CompilerContext()

@@ -129,8 +129,8 @@ def compile_text(
     `parsing` (from `text_parsing`) says how `make_prog` reads the text: its name (in the
     messages of bounds-checked kernels), dialect and the settings it is parsed under; None
     means no name, the "auto" dialect and the settings of `ctx`. `owned`: the program
-    `make_prog()` returns is parsed for this compile and held by nobody else (not a C API
-    handle's), so it is dismantled after the compile."""
+    `make_prog()` returns is held by nobody else once made (parsed for this compile, or taken
+    from its C API handle, capi/parsed.py), so it is dismantled after the compile."""
     if parsing is not None and parsing[:2] == ("", "auto") and parsing[2] == settings(ctx):
         parsing = None  # the same key as without
     corpus.record(lambda: text, core_info, ctx)

@@ -9,9 +9,11 @@ it (about 10 ms after compiling a chain of 1000 instructions). Clearing the back
 (parent, owner, defining instruction, use lists) leaves a tree that reference counting frees as
 soon as its last holder lets go; the scan after the compile then finds little.
 
-Only IR nobody can reach any more is dismantled: instructions the passes removed for good, and
-a program the compiler parsed for itself once its binary is made (compiler.py). A program a
-caller built or holds (the builder API, a C API handle) keeps its cycles.
+Only IR nobody can reach any more is dismantled: instructions the passes removed for good, a
+program the compiler parsed for itself once its binary is made (compiler.py; also the parse a
+C API compile takes from its handle, capi/parsed.py), and a C API handle's program that only the
+handle holds, when the handle is released (capi/handles.py). A program a Python caller built or
+holds keeps its cycles.
 """
 
 from __future__ import annotations

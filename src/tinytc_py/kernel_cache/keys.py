@@ -77,11 +77,11 @@ def info_digest(info: CoreInfo) -> str:
     digest = _digest([canonical(info)])[:32]
     ident = id(info)
     ref = weakref.ref(info, lambda _ref: _info_digests.pop(ident, None))
-    _info_digests[ident] = (ref, _copy(info), digest)
+    _info_digests[ident] = (ref, attributes_copy(info), digest)
     return digest
 
 
-def _copy(info: CoreInfo) -> dict[str, Any]:
+def attributes_copy(info: CoreInfo) -> dict[str, Any]:
     """A copy of `info`'s attributes whose containers (the feature set, the work-group size
     tables) are copies too, so that changing them in `info` makes the two differ; their
     elements are immutable."""
