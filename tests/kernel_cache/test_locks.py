@@ -378,7 +378,7 @@ def test_a_shared_folder_takes_its_lock_in_kernels_it_makes(
     monkeypatch.setenv(trust.ENV_SHARED, "group")
     with locks.build_once(key()) as (payload, waited):
         assert (payload, waited) == (None, False)
-        [lock] = [p for p in (root, cache) for p in p.glob("*" + store.LOCK_SUFFIX)]
+        [lock] = [f for d in (root, cache) for f in d.glob("*" + store.LOCK_SUFFIX)]
         assert lock == cache / (key() + store.LOCK_SUFFIX)
         assert (cache.stat().st_mode & 0o7777) == trust.GROUP_DIR_MODE
     assert not lock.exists() and not list(cache.glob(".tmp-*"))
