@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tinytc_py.kernel_cache import folder, stats, store, trust
+from tinytc_py.kernel_cache import folder, locks, stats, store, trust
 
 
 def tinytc_cache(*args: str, stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess:
@@ -167,3 +167,23 @@ def test_clear_removes_the_build_locks_in_the_cache_folder_and_nothing_else(
     assert cleared.returncode == 0, cleared.stderr
     assert not lock.exists() and not claim.exists()
     assert [p.read_text() for p in kept] == ["mine"] * 3
+
+
+def test_clear_removes_the_build_locks_of_a_shared_folder_in_kernels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shared folder keeps its build locks in kernels/ (locks.lock_path): `clear` removes
+    them and their claims there too."""
+    os.chown(tmp_path, -1, os.getegid())
+    tmp_path.chmod(0o2770)
+    monkeypatch.setenv(trust.ENV_SHARED, "group")
+    fill(tmp_path, 1, monkeypatch)
+    lock = locks.lock_path("spirv-" + "cd" * 32, trust.check())
+    assert lock.parent == tmp_path / trust.SUB
+    lock.write_text('{"host": "gone", "pid": 1, "token": "0"}')
+    claim = lock.with_name(f".tmp-{lock.name}-0-0")
+    claim.write_text("")
+    cleared = tinytc_cache("clear", "--dir", str(tmp_path))
+    assert cleared.returncode == 0, cleared.stderr
+    assert cleared.stdout == f"removed 1 entries from {tmp_path / trust.SUB}\n"
+    assert not lock.exists() and not claim.exists()

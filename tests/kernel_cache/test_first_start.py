@@ -264,6 +264,26 @@ def test_a_first_start_marks_its_new_folder_behind_after_the_compile(
 
 
 @behind
+def test_a_first_start_whose_compile_fails_marks_the_folder_its_count_makes(cache: Path) -> None:
+    """The first compile fails: no entry is written, and the count of the miss makes
+    kernels/ itself (stats._add_to_totals), then waits for the mark that making the folder
+    queued before it makes the statistics file, so the folder counts as begun empty."""
+
+    class Failed(Exception):
+        pass
+
+    def compile_():
+        raise Failed
+
+    with pytest.raises(Failed):
+        kernel_cache.text_binary(gemm(16), CoreInfo.default(), CompilerContext(), compile_)
+    writer.wait()
+    totals = json.loads((cache / stats.FILE).read_text())
+    assert (totals[stats.FROM_EMPTY], totals["spirv_misses"]) == (1, 1)
+    assert not list(cache.glob("*" + store.SUFFIX))
+
+
+@behind
 def test_a_late_mark_is_left_out_of_a_folder_that_holds_an_entry(cache: Path) -> None:
     """Another process's entry written into the folder this process made, its statistics lost
     before the queued mark runs: the folder did not begin empty for any statistics made now,

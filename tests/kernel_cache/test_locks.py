@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -24,6 +27,7 @@ import pytest
 from tinytc_py.compiler import binary_of
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.kernel_cache import locks, stats, store, trust
+from tinytc_py.kernel_cache.folder import make_folder
 from tinytc_py.kernel_cache.keys import spirv_key
 from tinytc_py.target.core_info import CoreInfo
 
@@ -44,7 +48,23 @@ def key() -> str:
 
 
 def lock_file() -> Path:
-    return store.folder().parent / (key() + store.LOCK_SUFFIX)  # locks.lock_path
+    return locks.lock_path(key(), trust.check())
+
+
+def claims() -> list[Path]:
+    """The claims on build locks left where the lock of gemm(16) lives (locks._claim_path)."""
+    return list(lock_file().parent.glob(".tmp-*"))
+
+
+@pytest.fixture(params=["user", "group"])
+def kind(request: pytest.FixtureRequest, cache: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The cache folder per user, or shared by the user's group (the build lock then lives in
+    kernels/, not next to it: locks.lock_path)."""
+    if request.param == "group":
+        os.chown(cache.parent, -1, os.getegid())
+        cache.parent.chmod(0o2770)
+        monkeypatch.setenv(trust.ENV_SHARED, "group")
+    return request.param
 
 
 def holder() -> subprocess.Popen:
@@ -185,14 +205,15 @@ def test_stale_means_known_dead_or_unknown_and_older_than_the_timeout(
 
 def stale_lock(content: bytes) -> Path:
     """The lock file of gemm(16)'s entry with `content`, older than the timeout (5 s)."""
+    make_folder(trust.check())
     path = lock_file()
-    path.parent.mkdir(exist_ok=True)
     path.write_bytes(content)
     old = time.time() - 6
     os.utime(path, (old, old))
     return path
 
 
+@pytest.mark.usefixtures("kind")
 @pytest.mark.parametrize("written", [False, True])
 def test_two_waiters_break_one_stale_lock_and_a_new_one_stays(
     cache: Path, monkeypatch: pytest.MonkeyPatch, written: bool
@@ -223,9 +244,10 @@ def test_two_waiters_break_one_stale_lock_and_a_new_one_stays(
     assert locks._inspect(path, None) is not locks._STALE  # B
     assert path.read_bytes() == taken["C"]
     assert stats.process() == {"stale_locks": 1}  # A's
-    assert not list(cache.glob(".tmp-*"))
+    assert not claims()
 
 
+@pytest.mark.usefixtures("kind")
 def test_release_leaves_a_lock_that_replaced_it_alone(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -254,9 +276,10 @@ def test_release_leaves_a_lock_that_replaced_it_alone(
         assert not path.exists()
     else:
         assert path.read_bytes() == others["C's lock"]
-    assert not list(cache.glob(".tmp-*"))
+    assert not claims()
 
 
+@pytest.mark.usefixtures("kind")
 def test_claim_of_a_remover_that_died_is_passed_over(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -273,7 +296,7 @@ def test_claim_of_a_remover_that_died_is_passed_over(
     os.utime(claim, (old, old))
     counts = build_and_check()
     assert (counts["stale_locks"], counts["compiles"]) == (1, 1)
-    assert not path.exists() and not list(cache.glob(".tmp-*"))
+    assert not path.exists() and not claims()
 
 
 def test_lock_released_without_an_entry_makes_the_waiter_build_itself(
@@ -301,6 +324,7 @@ def test_lock_released_without_an_entry_makes_the_waiter_build_itself(
     assert "lock_timeouts" not in counts and "stale_locks" not in counts
 
 
+@pytest.mark.usefixtures("kind")
 def test_a_claim_on_a_removed_lock_does_not_block_the_lock_that_took_its_inode(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -326,4 +350,148 @@ def test_a_claim_on_a_removed_lock_does_not_block_the_lock_that_took_its_inode(
     monkeypatch.setattr(locks, "_read", w_reads)
     assert not locks._break(path, a)  # B (or nothing) is not the lock W judged stale
     assert released and not path.exists()
-    assert not list(cache.glob(".tmp-*"))
+    assert not claims()
+
+
+def test_a_shared_folders_lock_lives_in_kernels_a_users_next_to_it(tmp_path: Path) -> None:
+    """A per-user cache keeps its build locks in the cache folder (a first start need not make
+    kernels/ before its compile); a shared one in kernels/, whose mode the cache sets itself
+    (2770, no sticky bit), whatever the project folder's mode."""
+    kernels = tmp_path / trust.SUB
+    assert locks.lock_path(key(), trust.Folder(kernels, None, False)).parent == tmp_path
+    assert locks.lock_path(key(), trust.Folder(kernels, os.getegid(), True)).parent == kernels
+
+
+@pytest.mark.parametrize("mode", [0o3770, 0o2750], ids=["sticky", "owner-writable"])
+def test_a_shared_folder_takes_its_lock_in_kernels_it_makes(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, mode: int
+) -> None:
+    """A project folder with the sticky bit (another member could not remove a crashed
+    member's lock in it) or not writable by the group (no member but its owner could create
+    one; kernels/ made 2770 by the owner): the lock is taken in kernels/, made first when
+    missing, and goes with its release."""
+    root = cache.parent
+    os.chown(root, -1, os.getegid())
+    root.chmod(mode)
+    if not mode & 0o020:
+        make_folder(trust.Folder(cache, os.getegid(), False))
+    monkeypatch.setenv(trust.ENV_SHARED, "group")
+    with locks.build_once(key()) as (payload, waited):
+        assert (payload, waited) == (None, False)
+        [lock] = [f for d in (root, cache) for f in d.glob("*" + store.LOCK_SUFFIX)]
+        assert lock == cache / (key() + store.LOCK_SUFFIX)
+        assert (cache.stat().st_mode & 0o7777) == trust.GROUP_DIR_MODE
+    assert not lock.exists() and not list(cache.glob(".tmp-*"))
+
+
+def _members() -> tuple[int, int, int] | None:
+    """Two accounts other than root with the same primary group (say sync and nobody in
+    nogroup), and that group: the members of a shared folder the test runs as."""
+    by_group: dict[int, list[int]] = {}
+    for user in pwd.getpwall():
+        if user.pw_uid != 0 and user.pw_gid != 0:
+            by_group.setdefault(user.pw_gid, []).append(user.pw_uid)
+    for gid, uids in sorted(by_group.items()):
+        if len(uids) >= 2:
+            return uids[0], uids[1], gid
+    return None
+
+
+def _interpreter_of(uid: int, gid: int, env: dict[str, str], cwd: Path) -> str | None:
+    """A Python of this version that account `uid` may run and that imports the cache from
+    this checkout: this process's own, else the system's (a virtual environment may link to an
+    interpreter in a home folder closed to others)."""
+    for python in (sys.executable, shutil.which("python3"), "/usr/bin/python3"):
+        if python is None:
+            continue
+        probe = "import sys, tinytc_py.kernel_cache.locks; print(sys.version_info[:2])"
+        try:
+            done = subprocess.run(
+                [python, "-c", probe],
+                env=env,
+                cwd=cwd,
+                user=uid,
+                group=gid,
+                extra_groups=[gid],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+        except OSError:
+            continue
+        if done.returncode == 0 and done.stdout == f"{sys.version_info[:2]}\n":
+            return python
+    return None
+
+
+MEMBER = """
+import os, sys
+from tinytc_py.kernel_cache import locks, stats, trust
+turn = locks.take(sys.argv[1])
+path = locks.lock_path(sys.argv[1], trust.check())
+if sys.argv[2] == "crash":  # leave the lock, as a rank that crashed in its build
+    print(turn._held is not None and path.exists(), flush=True)
+    os._exit(0)
+print(turn._held is not None and path.exists(), sorted(stats.process().items()), flush=True)
+turn.release()
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="runs as two other accounts (root only)")
+@pytest.mark.parametrize("mode", [0o3770, 0o2750], ids=["sticky", "owner-writable"])
+def test_a_member_removes_the_lock_another_member_left_in_a_shared_folder(
+    tmp_path: Path, mode: int
+) -> None:
+    """Member A takes the build lock in a project folder with the sticky bit, or not writable
+    by the group (its kernels/ made 2770 by its owner), and dies holding it; member B, another
+    account of the group, removes the stale lock at once and takes its own (where the lock
+    lived in the project folder, B could not remove it under the sticky bit and waited for
+    the timeout, and A could not create it without the group's write)."""
+    members = _members()
+    if members is None:
+        pytest.skip("no two accounts share a primary group")
+    a, b, gid = members
+    base = Path(tempfile.mkdtemp())  # tmp_path's parents are closed to other accounts
+    try:
+        base.chmod(0o755)
+        root = base / "project"
+        root.mkdir()
+        os.chown(root, -1, gid)
+        root.chmod(mode)
+        if not mode & 0o020:
+            kernels = root / trust.SUB
+            kernels.mkdir()
+            os.chown(kernels, -1, gid)
+            kernels.chmod(trust.GROUP_DIR_MODE)
+        env = {
+            **os.environ,
+            "TINYTC_CACHE_DIR": str(root),
+            trust.ENV_SHARED: "group",
+            locks.ENV_TIMEOUT: "5",
+            "PYTHONPATH": str(Path(locks.__file__).parents[2]),  # this checkout's sources
+        }
+        python = _interpreter_of(a, gid, env, base)
+        if python is None:
+            pytest.skip("no Python interpreter here that the other accounts may run")
+
+        def member(uid: int, role: str) -> str:
+            done = subprocess.run(
+                [python, "-c", MEMBER, key(), role],
+                env=env,
+                cwd=base,
+                user=uid,
+                group=gid,
+                extra_groups=[gid],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert done.returncode == 0, done.stderr
+            return done.stdout
+
+        assert member(a, "crash") == "True\n"  # A made its lock and left it
+        assert member(b, "build") == "True [('stale_locks', 1)]\n"  # no lock_timeouts
+        assert not [p for p in root.rglob("*") if p.name.endswith(store.LOCK_SUFFIX)]
+        assert not [p for p in root.rglob(".tmp-*")]
+    finally:
+        shutil.rmtree(base)

@@ -20,7 +20,7 @@ import pytest
 
 pytest.importorskip("pyopencl")
 
-from tinytc_py.kernel_cache import store  # noqa: E402
+from tinytc_py.kernel_cache import locks, store, trust  # noqa: E402
 
 from . import gemm_child  # noqa: E402
 
@@ -126,6 +126,8 @@ def test_sixteen_processes_at_once_compile_and_build_each_key_once(tmp_path: Pat
     assert totals["hits"] == counts["spirv_hits"] + counts["native_hits"]
     assert not list(root.glob("*" + store.LOCK_SUFFIX))
     assert not list((root / "kernels").glob("*" + store.LOCK_SUFFIX))
+    kernels = trust.Folder(root / trust.SUB, None, True)  # per-user: the locks beside it
+    assert not list(locks.lock_path("", kernels).parent.glob(".tmp-*"))  # nor their claims
 
 
 @pytest.mark.parametrize("runtime", ["opencl", "level_zero"])

@@ -1,10 +1,15 @@
 """Compile once per key: when several processes (MPI ranks, on one machine or many sharing the
 folder) miss the same entry at once, one builds it and the others wait for its result.
 
-The builder holds a lock file `<key>.lock` in the cache folder, next to `kernels/` (`lock_path`:
-so a first start takes it without making `kernels/` first, one directory creation less before
-its compile), created with O_CREAT | O_EXCL (atomic on local filesystems and on NFS since
-version 3) and holding its host, process id and a random token. A waiter polls (2 ms, growing to 0.2 s) for the entry, and:
+The builder holds a lock file `<key>.lock`, created with O_CREAT | O_EXCL (atomic on local
+filesystems and on NFS since version 3) and holding its host, process id and a random token.
+Where it lives depends on the folder (`lock_path`): a per-user cache keeps it in the cache folder,
+next to `kernels/`, so a first start takes it without making `kernels/` first (one directory
+creation less before its compile); a shared project folder keeps it in `kernels/`, which the
+cache makes itself group-writable without the sticky bit, so every member can create a lock and
+remove a crashed member's stale one, whatever the mode of the project folder above (its group's
+owner may give it the sticky bit, or leave it writable to the owner only). A waiter polls (2 ms,
+growing to 0.2 s) for the entry, and:
 - reads the entry as soon as it appears;
 - builds itself, without the lock, when the lock goes away without an entry (the builder
   failed, or could not store its result): the others would fail the same way, one at a time;
@@ -55,6 +60,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import stats, store, trust
+from .folder import make_folder
 
 ENV_TIMEOUT = "TINYTC_CACHE_LOCK_TIMEOUT"
 DEFAULT_TIMEOUT = 300.0
@@ -157,25 +163,31 @@ class _Held:
 
 
 def lock_path(name: str, where: trust.Folder) -> Path:
-    """The build lock of entry `name`: in the cache folder that holds `kernels/`, which a
-    first start then need not make before its compile (the entry's write makes it, behind)."""
-    return where.path.parent / (name + store.LOCK_SUFFIX)
+    """The build lock of entry `name` (module docstring): for a per-user folder in the cache
+    folder that holds `kernels/`, which a first start then need not make before its compile
+    (the entry's write makes it, behind); for a shared folder in `kernels/` itself, the only
+    folder there whose mode the cache sets. Its claims (`_claim_path`) sit beside it."""
+    folder = where.path if where.group is not None else where.path.parent
+    return folder / (name + store.LOCK_SUFFIX)
 
 
 def _create(path: Path, where: trust.Folder) -> _Held | None:
     """The lock this call created, or None when another process holds it. A lock that cannot
     be created for another reason (say, a read-only folder) counts as released: the caller
-    builds without it. A missing per-user cache folder is made (private) first."""
+    builds without it. A missing per-user cache folder is made (private) first, a shared
+    folder's `kernels/` (which holds its locks: `lock_path`) before the lock."""
     token = secrets.token_hex(8)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
     try:
-        try:
+        if where.group is not None:
+            make_folder(where)  # kernels/: 2770, without the sticky bit whatever the root has
             fd = os.open(path, flags, 0o600)
-        except FileNotFoundError:
-            if where.group is not None:
-                raise  # a shared cache folder is made by its group's owner, never here
-            path.parent.mkdir(parents=True, exist_ok=True, mode=trust.USER_DIR_MODE)
-            fd = os.open(path, flags, 0o600)
+        else:
+            try:
+                fd = os.open(path, flags, 0o600)
+            except FileNotFoundError:
+                path.parent.mkdir(parents=True, exist_ok=True, mode=trust.USER_DIR_MODE)
+                fd = os.open(path, flags, 0o600)
     except FileExistsError:
         return None
     except OSError:

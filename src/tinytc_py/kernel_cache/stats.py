@@ -82,11 +82,13 @@ def _add_to_totals(delta: dict[str, int], where: trust.Folder) -> dict[str, int]
     """Adds `delta` under the file's lock. The new content is written over the old from the
     start and the file then cut to its length when it got shorter: truncating it to zero
     first and writing it again makes ext4 (auto_da_alloc) write the file back at close, which
-    made each update cost 0.25 ms of CPU time instead of 0.02. Waits first for a mark of the
-    file still behind (a folder this process made: folder.py), which a file made here first
-    would keep out."""
-    writer.wait(str(where.path / FILE))
+    made each update cost 0.25 ms of CPU time instead of 0.02. Makes the folder when missing
+    (a first start whose first compile failed), then waits for the begun-empty mark of the
+    file still behind (a folder this process made, here or before: folder.py), which a file
+    made here first would keep out; in that order, as store.put does, so a mark queued by
+    this very call is written too."""
     make_folder(where)
+    writer.wait(str(where.path / FILE))
     fd = os.open(where.path / FILE, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         with contextlib.suppress(OSError):  # another member's file keeps its mode

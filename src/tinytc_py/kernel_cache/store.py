@@ -270,13 +270,16 @@ def evict(limit: int, keep: str = "", found: list[Entry] | None = None) -> int:
 
 
 _LOCK_NAME = re.compile(r"(\.tmp-)?(spirv|native)-[0-9a-f]{64}\.lock(-.*)?")
-"""A build lock in the cache folder, or a claim on one (locks.py); nothing else there is
-removed, as the folder may be one the user keeps other files in."""
+"""A build lock of a per-user cache in the cache folder, or a claim on one (locks.lock_path);
+nothing else there is removed, as the folder may be one the user keeps other files in. A
+shared folder's locks and claims are in `kernels/`, where `clear` removes them with the
+entries and temporary files."""
 
 
 def clear() -> int:
-    """Remove every entry (and stale temporary files and build locks, and shared folders left
-    half prepared: folder.remove_unfinished); returns the number of entries removed."""
+    """Remove every entry (and stale temporary files and build locks with their claims, in
+    the cache folder and in `kernels/`, and shared folders left half prepared:
+    folder.remove_unfinished); returns the number of entries removed."""
     writer.wait()
     root = folder().parent
     remove_unfinished(root)
