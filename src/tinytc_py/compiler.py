@@ -45,6 +45,10 @@ class CompiledModule:
     core_features: CoreFeature
 
 
+_NO_FEATURES = CoreFeature(0)
+"""Made once: making an IntFlag value runs the enum module's Python code (about 2 µs)."""
+
+
 def compile_to_module(
     prog: Prog, core_info: CoreInfo | None = None, parsed: bool = False
 ) -> CompiledModule:
@@ -65,10 +69,8 @@ def compile_to_module(
             check_features(module, info, prog.loc)
         except CompilationError as err:
             raise prog.ctx.report(err) from None
-    features = (
-        info.core_features & CoreFeature.large_register_file if info.large_register_file else 0
-    )
-    return CompiledModule(module, kernels, CoreFeature(features))
+    features = CoreFeature.large_register_file if info.large_register_file else _NO_FEATURES
+    return CompiledModule(module, kernels, features)
 
 
 def _printed(prog: Prog) -> str:

@@ -103,6 +103,10 @@ class DictionaryAttr(Attr):
         return "{" + ", ".join(f"{k.as_name()}={v}" for k, v in self.items) + "}"
 
 
+_PRINTABLE = re.compile(r"[\x20\x21\x23-\x7e]*")
+"""Compiled once: `re.fullmatch(pattern, ...)` looks the pattern up in re's cache each call."""
+
+
 def is_printable_string(text: str) -> bool:
     """Strings hold printable ASCII except the double quote (grammar: %x20-21 / %x23-7E)."""
-    return re.fullmatch(r"[\x20\x21\x23-\x7e]*", text) is not None
+    return _PRINTABLE.fullmatch(text) is not None

@@ -9,7 +9,7 @@ the module needs; `check_features` raises spirv_required_feature_unavailable for
 
 from __future__ import annotations
 
-from ..errors import CompilationError, Status
+from ..errors import UNKNOWN_LOCATION, CompilationError, Status
 from ..target.core_info import CoreInfo, SpirvFeature
 from .module import Module, iter_instructions
 from .tables import Capability, ExecutionMode, Op
@@ -110,8 +110,6 @@ def required_features(module: Module) -> list[SpirvFeature]:
 
 def check_features(module: Module, core_info: CoreInfo, loc=None) -> None:
     """Raise spirv_required_feature_unavailable for a feature the core info lacks."""
-    from ..errors import UNKNOWN_LOCATION
-
     for feature in required_features(module):
         if not core_info.have_spirv_feature(feature):
             raise CompilationError(
