@@ -3,7 +3,7 @@
 entry of a stack (subview at group_id.x) prefetches the next entry's A and B while it computes
 (docs/_benchmarks.rst, "What limits a batched GEMM row"). The SPIR-V expectations pin the core
 info, so they hold on any host; the kernels run on the CPU device against NumPy, the last
-work-group prefetching past the end of its stacks."""
+work-group prefetching its own entry (the stacks have no next one)."""
 
 from __future__ import annotations
 
@@ -60,10 +60,12 @@ def calls(text: str) -> int:
 def test_batched_gemm_prefetches_the_next_entry(isa, mnk, t, hint):
     """The gemm of a stack entry at group_id.x whose A takes 16 KiB up to L1 has prefetch
     calls (A and B of entry + 1; prefetcht2 when A takes more than three quarters of L1) and
-    computes what NumPy does, for every entry including the last."""
+    computes what NumPy does, for every entry including the last, whose next entry is
+    clamped to itself (one signed min each for A's and B's entry: no view past the stack)."""
     text = spirv_text(kernel(*mnk, t, False), cpu(isa))
     assert [m.group(1) for m in PREFETCH_ASM.finditer(text)] == [hint]
     assert calls(text) >= 2
+    assert len(re.findall(r"OpExtInst %\d+ %\d+ s_min ", text)) == 2
     cl_device()
     from tinytc_py.runtime.opencl import program
 

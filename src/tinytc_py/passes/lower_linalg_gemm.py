@@ -270,8 +270,8 @@ class GemmLowering:
         (prefetcht0). Measured: 16 KiB (64^3 f32) and 18 KiB (48^3 f64) gained with
         prefetcht0; 32 KiB (64^3 f64, all of a 32 KiB L1) into L1 evicted the current entry's
         A (0.95-1.02), into L2 it ran 1.07-1.17; the points between 18 KiB and L1 are not
-        measured; docs/_benchmarks.rst, "What limits a batched GEMM row". The view of the last
-        entry's successor lies past the stack; a prefetch does not fault."""
+        measured; docs/_benchmarks.rst, "What limits a batched GEMM row". The last entry has
+        no successor: it prefetches itself (`next_view`)."""
         entries = self.next_entries()
         if entries is None:
             return None
@@ -294,10 +294,15 @@ class GemmLowering:
             return None
         return a, b
 
-    def next_view(self, view: Inst, mode: int) -> Value:
-        """Subview `view` with its dynamic offset `mode` (group_id.x) plus 1."""
+    def next_view(self, view: Inst, which: int) -> Value:
+        """Subview `view` with its dynamic offset `which` (group_id.x, in the batch mode) plus
+        1, at most the stack's last entry: the last work-group prefetches its own entry rather
+        than a view past the stack (out of bounds, its in-bounds address poison in SPIR-V)."""
+        g, f, ix = self.g, self.f, self.g.index
+        mode = [k for k, o in enumerate(view.props["static_offsets"]) if o == DYNAMIC][which]
+        last = f.sub(g.extent(view.operand("operand"), mode), 1, ix)
         offsets = list(view.operand_list("offsets"))
-        offsets[mode] = self.g.idx(self.f.add(offsets[mode], 1, self.g.index))
+        offsets[which] = g.idx(f.min(f.add(offsets[which], 1, ix), last, ix))
         operands = {
             "operand": view.operand("operand"),
             "offsets": offsets,
