@@ -3,7 +3,7 @@
 entry of a stack (subview at group_id.x) prefetches the next entry's A and B while it computes
 (docs/_benchmarks.rst, "What limits a batched GEMM row"). The SPIR-V expectations pin the core
 info, so they hold on any host; the kernels run on the CPU device against NumPy, the last
-work-group prefetching past the end of its stacks."""
+work-group prefetching its own entry (the stacks have no next one)."""
 
 from __future__ import annotations
 
@@ -45,22 +45,27 @@ def calls(text: str) -> int:
 @pytest.mark.parametrize("isa", ["avx2", "avx512"])
 @pytest.mark.parametrize(
     ("mnk", "t", "hint"),
-    # A's entry 16 KiB, 18 KiB, 20 KiB with N != K (A's columns in proportion to C's), and
-    # 32 KiB (all of L1: prefetched into L2)
+    # A's entry 16 KiB, 18 KiB, 20 KiB with N != K (A's columns in proportion to C's), 24 KiB
+    # (three quarters of the 32 KiB L1: still into L1), 30 KiB (just below L1: into L2) and
+    # 32 KiB (all of L1: into L2)
     [
         ((64, 64, 64), "f32", "0"),
         ((48, 48, 48), "f64", "0"),
         ((64, 24, 80), "f32", "0"),
+        ((48, 64, 64), "f64", "0"),
+        ((60, 64, 64), "f64", "2"),
         ((64, 64, 64), "f64", "2"),
     ],
 )
 def test_batched_gemm_prefetches_the_next_entry(isa, mnk, t, hint):
     """The gemm of a stack entry at group_id.x whose A takes 16 KiB up to L1 has prefetch
-    calls (A and B of entry + 1; prefetcht2 when A fills L1) and computes what NumPy does, for
-    every entry including the last."""
+    calls (A and B of entry + 1; prefetcht2 when A takes more than three quarters of L1) and
+    computes what NumPy does, for every entry including the last, whose next entry is
+    clamped to itself (one signed min each for A's and B's entry: no view past the stack)."""
     text = spirv_text(kernel(*mnk, t, False), cpu(isa))
     assert [m.group(1) for m in PREFETCH_ASM.finditer(text)] == [hint]
     assert calls(text) >= 2
+    assert len(re.findall(r"OpExtInst %\d+ %\d+ s_min ", text)) == 2
     cl_device()
     from tinytc_py.runtime.opencl import program
 
@@ -86,8 +91,23 @@ def test_batched_gemm_prefetches_the_next_entry(isa, mnk, t, hint):
         "    %a = subview %A[0:64,0:64,%gid] : memref<f32x64x64>\n"
         "    %c = subview %C[0:64,0:64,%gid] : memref<f32x64x64>\n"
         "    gemm.n.n 1.0, %a, %B, 0.0, %c\n}\n",
+        # group_id.x as the row offset of A (a kept mode), not a stack's batch mode
+        "func @gemm(%A: memref<f32x4096x64>, %B: memref<f32x64x64x?>, %C: memref<f32x64x64x?>) {\n"
+        "    %gid = group_id.x : index\n"
+        "    %a = subview %A[%gid:64,0:64] : memref<f32x64x64,strided<1,4096>>\n"
+        "    %b = subview %B[0:64,0:64,%gid] : memref<f32x64x64>\n"
+        "    %c = subview %C[0:64,0:64,%gid] : memref<f32x64x64>\n"
+        "    gemm.n.n 1.0, %a, %b, 0.0, %c\n}\n",
+        # transposed A, transposed B
+        "func @gemm(%A: memref<f32x64x64x?>, %B: memref<f32x64x64x?>, %C: memref<f32x64x64x?>) {\n"
+        "    %gid = group_id.x : index\n"
+        "    %a = subview %A[0:64,0:64,%gid] : memref<f32x64x64>\n"
+        "    %b = subview %B[0:64,0:64,%gid] : memref<f32x64x64>\n"
+        "    %c = subview %C[0:64,0:64,%gid] : memref<f32x64x64>\n"
+        "    gemm.t.n 1.0, %a, %b, 0.0, %c\n}\n",
+        kernel(64, 64, 64, "f32", True),
     ],
-    ids=["single", "group_id.y", "shared-B"],
+    ids=["single", "group_id.y", "shared-B", "row-offset", "transA", "transB"],
 )
 def test_other_gemms_do_not_prefetch(source):
     assert asm_ids(spirv_text(source, cpu("avx512"))) == []
@@ -121,12 +141,12 @@ func @k(%A: memref<f32x{rows}x{cols}{stride}>, %B: memref<f32x{rows}x{cols}{stri
 
 @pytest.mark.parametrize(
     ("rows", "cols", "rounds"),
-    # per column one point every 16 rows (a 64 B line); 16 lanes
-    [(64, 2, 1), (16, 1, 1), (17, 8, 1), (17, 9, 2), (100, 8, 4)],
+    # per column one point every 16 rows (a 64 B line); 16 lanes; at most 64 rounds
+    [(64, 2, 1), (16, 1, 1), (17, 8, 1), (17, 9, 2), (100, 8, 4), (128, 128, 64), (128, 129, 0)],
 )
 def test_prefetch_instruction_lines(rows, cols, rounds):
     """A cooperative_matrix_prefetch of rows x cols covers each column's lines in rounds of
-    one prefetch per lane: ceil(ceil(rows/16) * cols / 16) calls."""
+    one prefetch per lane: ceil(ceil(rows/16) * cols / 16) calls, none beyond 64 rounds."""
     source = PREFETCH_KERNEL.format(rows=rows, cols=cols, stride="")
     text = spirv_text(source, cpu("avx512"))
     assert calls(text) == rounds
@@ -150,3 +170,20 @@ def test_prefetch_instruction_runs():
     program(source, core_info=cpu("avx512")).kernel("k")(a, b, num_groups=(1, 1, 1))
     np.testing.assert_array_equal(b[:16, 0], a[:16, 0])
     assert not b[16:].any() and not b[:, 1].any()
+
+
+def test_large_prefetch_is_left_out_and_runs():
+    """A 1024x1024 f32 prefetch (4096 rounds; straight-line it was a megabyte of SPIR-V) is
+    not prefetched at all: the module stays small, and the kernel builds and runs."""
+    cl_device()
+    from tinytc_py.runtime.opencl import program
+
+    source = PREFETCH_KERNEL.format(rows=1024, cols=1024, stride="")
+    binary = compile_to_spirv(parse(source), cpu("avx512"))
+    assert len(binary.data) < 8 << 10
+    assert calls(dump(binary.data)) == 0
+    a = np.asfortranarray(np.arange(1 << 20, dtype=np.float32).reshape(1024, 1024))
+    b = np.zeros_like(a)
+    program(source, core_info=cpu("avx512")).kernel("k")(a, b, num_groups=(1, 1, 1))
+    np.testing.assert_array_equal(b[:16, 0], a[:16, 0])
+    assert not b[16:].any() and not b[:, 1:].any()

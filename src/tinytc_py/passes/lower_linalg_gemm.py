@@ -39,7 +39,7 @@ from ..analysis.gemm_model import GemmProblem, cpu_blocking, gemm_key, prefetche
 from ..analysis.tiling import MAX_K_UNROLLING, acc_type, max_register_block_gemm
 from ..ir.enums import CheckedFlag, Comp3, MatrixUse, Transpose
 from ..ir.inst import Inst
-from ..ir.types import Type, as_memref
+from ..ir.types import DYNAMIC, Type, as_memref
 from ..ir.values import Value
 from ..target.core_info import GemmShape, ceil_div
 from ..target.gemm_blocking import GemmBlocking
@@ -265,17 +265,19 @@ class GemmLowering:
         hardware prefetcher, which stops at page boundaries, does not run ahead of; prefetched
         during this entry, the next entry's A and B come from the caches. Below 16 KiB the
         measured rows gained nothing or lost (32^3 f32 0.94-0.96, 23x37x19 0.79-0.86: the
-        prefetches cost more than the short bursts). An A that fills L1 is prefetched into L2
-        (`prefetch_level` 2, prefetcht2; into L1 it evicted the current entry's A: 64^3 f64
-        0.95-1.02, into L2 1.07-1.17); docs/_benchmarks.rst, "What limits a batched GEMM
-        row". The view of the last entry's successor lies past the stack; a prefetch does not
-        fault."""
+        prefetches cost more than the short bursts). An A that takes more than three quarters
+        of L1 is prefetched into L2 (`prefetch_level` 2, prefetcht2), a smaller one into L1
+        (prefetcht0). Measured: 16 KiB (64^3 f32) and 18 KiB (48^3 f64) gained with
+        prefetcht0; 32 KiB (64^3 f64, all of a 32 KiB L1) into L1 evicted the current entry's
+        A (0.95-1.02), into L2 it ran 1.07-1.17; the points between 18 KiB and L1 are not
+        measured; docs/_benchmarks.rst, "What limits a batched GEMM row". The last entry has
+        no successor: it prefetches itself (`next_view`)."""
         entries = self.next_entries()
         if entries is None:
             return None
         key, cpu = gemm_key(self.g.inst), self.g.info.cpu
         assert cpu is not None
-        self.prefetch_level = 0 if key.M * key.K * self.ta.size < cpu.l1_bytes else 2
+        self.prefetch_level = 2 if 4 * key.M * key.K * self.ta.size > 3 * cpu.l1_bytes else 0
         return self.next_view(*entries[0]), self.next_view(*entries[1])
 
     def next_entries(self) -> tuple[tuple[Inst, int], tuple[Inst, int]] | None:
@@ -292,10 +294,15 @@ class GemmLowering:
             return None
         return a, b
 
-    def next_view(self, view: Inst, mode: int) -> Value:
-        """Subview `view` with its dynamic offset `mode` (group_id.x) plus 1."""
+    def next_view(self, view: Inst, which: int) -> Value:
+        """Subview `view` with its dynamic offset `which` (group_id.x, in the batch mode) plus
+        1, at most the stack's last entry: the last work-group prefetches its own entry rather
+        than a view past the stack (out of bounds, its in-bounds address poison in SPIR-V)."""
+        g, f, ix = self.g, self.f, self.g.index
+        mode = [k for k, o in enumerate(view.props["static_offsets"]) if o == DYNAMIC][which]
+        last = f.sub(g.extent(view.operand("operand"), mode), 1, ix)
         offsets = list(view.operand_list("offsets"))
-        offsets[mode] = self.g.idx(self.f.add(offsets[mode], 1, self.g.index))
+        offsets[which] = g.idx(f.min(f.add(offsets[which], 1, ix), last, ix))
         operands = {
             "operand": view.operand("operand"),
             "offsets": offsets,
@@ -479,12 +486,16 @@ class GemmLowering:
 
 def _entry_of_group(view: Value) -> tuple[Inst, int] | None:
     """(the subview, which of its dynamic offsets) when `view` is a subview of which exactly
-    one dynamic offset is group_id.x; else None."""
+    one dynamic offset is group_id.x, in a dropped mode (static size 0: the batch mode of a
+    stack); else None."""
     inst = view.defining_inst
     if inst is None or inst.name != "subview":
         return None
+    dyn_modes = [k for k, o in enumerate(inst.props["static_offsets"]) if o == DYNAMIC]
     hits = [i for i, v in enumerate(inst.operand_list("offsets")) if _is_group_id_x(v)]
-    return (inst, hits[0]) if len(hits) == 1 else None
+    if len(hits) != 1 or inst.props["static_sizes"][dyn_modes[hits[0]]] != 0:
+        return None
+    return inst, hits[0]
 
 
 def _is_group_id_x(v: Value) -> bool:

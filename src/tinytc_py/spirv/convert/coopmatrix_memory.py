@@ -51,6 +51,12 @@ from .atomics import FLOAT_UPDATE, INT_UPDATE, AtomicConversion, float_update_re
 from .base import HandlerRows, MemrefDV
 
 CACHE_LINE = 64  # bytes, of the x86 cores of the CPU prefetch
+# Rounds (one cache line per lane each) one CPU prefetch may emit: the rounds are straight-line
+# code and a prefetch is a hint, so a larger block (1024x1024 f32 would be 4096 rounds, a
+# megabyte of SPIR-V) is not prefetched at all. 64 rounds of 16 lanes are 64 KiB, more than the
+# L1 cache the block is fetched into, and cover the gemm's next-entry prefetch (its A share is
+# at most all of an A that fits in L1: 32 rounds on a 32 KiB L1); docs/design.md §B3.3.
+MAX_PREFETCH_ROUNDS = 64
 CPU_ASM_TARGET = "x86_64-unknown-unknown"
 
 
@@ -337,7 +343,8 @@ class CoopmatrixMemoryConversion(AtomicConversion):
         prefetch into a call of its library per lane, which clears the upper halves of the
         vector registers (vzeroupper) and so spills the accumulators around it; the inline
         instruction is one `prefetcht0 (reg)` per lane address. A memref whose rows are not
-        contiguous (stride0 != 1, or a transposed view) is not prefetched."""
+        contiguous (stride0 != 1, or a transposed view), or a block of more than
+        MAX_PREFETCH_ROUNDS rounds, is not prefetched."""
         if self.core_info.cpu is None:
             return
         d = self.dv(inst.operand("operand"), inst)
@@ -356,8 +363,11 @@ class CoopmatrixMemoryConversion(AtomicConversion):
         lane = blk.op(Op.SConvert, i64, self.cm_lane_id())
         pty = self.memref_ptr_ty(d.ty)
         asm = self.cm_prefetch_asm(inst.props["cache_level"], pty)
+        rounds = -(-items // self.sgs)
+        if rounds > MAX_PREFETCH_ROUNDS:
+            return
         npts = self.c64(npoints)
-        for r in range(-(-items // self.sgs)):
+        for r in range(rounds):
             # item (lane + r*S) clamped to the last one: lanes past the end repeat it
             item = blk.op(Op.IAdd, i64, lane, self.c64(r * self.sgs))
             item = blk.op(Op.ExtInst, i64, self.ocl, OpenCLStd.u_min, item, self.c64(items - 1))
