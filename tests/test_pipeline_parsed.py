@@ -79,9 +79,11 @@ def _without_yield(text: str):
     return prog
 
 
-def test_compile_text_verifies_a_parse_unless_told_it_is_unchanged() -> None:
+def test_compile_text_verifies_a_parse_unless_told_it_is_unchanged(monkeypatch) -> None:
     """`parsed` is the caller's word; without it, an edited parse gets the first check-ir's
-    error (not a later pass's yield-count error at the loop)."""
+    error (not the SPIR-V conversion's yield-count error at the loop). The self-checks are
+    off: their final check-ir would find the missing yield as well."""
+    monkeypatch.setenv("TINYTC_VALIDATE", "0")
     text = LOOP + "; edited after the parse\n"  # a text of its own: no kernel-cache hit
     with pytest.raises(CompilationError) as info:
         compile_text(text, CoreInfo.default(), CompilerContext(), lambda: _without_yield(text))
@@ -105,3 +107,17 @@ def test_the_skipping_path_checks_the_extensions_flag() -> None:
     assert info.value.status is Status.ext_disabled
     assert str(info.value.loc) == "3.10-32"
     assert "'select' is a tinytc-py language extension" in info.value.what
+
+
+def test_the_parsed_mark_reaches_the_first_check_ir(monkeypatch) -> None:
+    """The skip happens end to end: told (wrongly, here) that the edited parse is unchanged,
+    compile_text's pipeline leaves it unverified (the self-checks' final check-ir off), and
+    the loop's missing yield is found only by the SPIR-V conversion of the loop."""
+    monkeypatch.setenv("TINYTC_VALIDATE", "0")
+    text = LOOP + "; edited, and said to be unchanged\n"  # no kernel-cache hit
+    with pytest.raises(CompilationError) as info:
+        compile_text(
+            text, CoreInfo.default(), CompilerContext(), lambda: _without_yield(text), parsed=True
+        )
+    assert info.value.status is Status.ir_yield_mismatch
+    assert str(info.value.loc) == "5.10-50"
