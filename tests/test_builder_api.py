@@ -13,6 +13,7 @@ import pytest
 
 import tinytc_py
 from tinytc_py import DYNAMIC, CompilationError, Status
+from tinytc_py.errors import Location, Position
 from tinytc_py.ir.builder import IRBuilder
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.ops import INSTRUCTIONS
@@ -128,6 +129,21 @@ def test_instructions_are_located_where_they_were_built():
     assert loop.inst.loc.begin.line == line
     assert info.value.location.begin.line == line
     assert str(info.value).startswith(f"{__file__}:{line}.")
+
+
+@pytest.mark.parametrize("builder", [IRBuilder, PassBuilder])
+def test_a_loop_with_a_non_value_init_is_a_located_error(builder):
+    """PassBuilder.for_ overrides IRBuilder.for_: a non-value among the loop-carried values
+    is the same CompilationError (not an AttributeError or TypeError from its `.type`)."""
+    ctx = CompilerContext()
+    b = builder(ctx)
+    where = Location(Position(0, 3, 5), Position(0, 3, 9))
+    with pytest.raises(CompilationError) as info, b.function("k", [ctx.index]) as f:
+        (n,) = f.params
+        b.for_(n, n, init=[1.0], loc=where)
+    assert info.value.status is Status.invalid_arguments
+    assert info.value.what == "Invalid arguments passed to function (expected a value, got 1.0)"
+    assert info.value.loc == where
 
 
 def test_pass_builder_keeps_locations_unknown():

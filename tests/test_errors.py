@@ -164,6 +164,29 @@ def test_tabs_keep_columns_aligned():
     assert line[start - 1 : end - 1] == "%y"
 
 
+@pytest.mark.parametrize(
+    "separator", ["\r", "\x0c", "\x1c", "\x85", "\u2028"], ids=["cr", "ff", "fs", "nel", "ls"]
+)
+def test_only_newline_starts_a_quoted_line(separator):
+    """The lexer starts a line only after "\n"; str.splitlines also splits at these, and the
+    excerpt quoted the comment's tail instead of the located line."""
+    src = f"func @k() {{ ; note {separator} here\n  %a = bogus\n}}\n"
+    err = fail(src)
+    head, line, tildes = str(err).split("\n")
+    assert head == "e.ir:2.8: Unknown token ('bogus' is not an instruction)"
+    assert line == "  %a = bogus"
+    assert caret_columns(tildes)[0] == 8
+
+
+def test_crlf_lines_are_quoted_without_their_carriage_return():
+    src = "func @k(%a: f32) {\r\n    %c = add %a, %y : f32\r\n}\r\n"
+    head, line, tildes = str(fail(src)).split("\n")
+    assert head == "e.ir:2.18-19: undefined identifier %y"
+    assert line == "    %c = add %a, %y : f32"
+    start, end = caret_columns(tildes)
+    assert line[start - 1 : end - 1] == "%y"
+
+
 def test_errors_of_the_second_source_of_a_context():
     ctx = CompilerContext()
     parse("func @a() {\n}\n", ctx, name="one.ir")

@@ -167,6 +167,23 @@ def test_upgrade_keeps_names_comments_and_notes_signature_changes():
     assert print_prog(parse(text, dialect="current")) == print_prog(parse(LEGACY))
 
 
+@pytest.mark.parametrize("separator", ["\r", "\x0c", "\u2028"], ids=["cr", "ff", "ls"])
+def test_upgrade_numbers_comment_lines_as_the_lexer_does(separator):
+    """Only "\n" starts a line (str.splitlines also splits at these): a comment holding one
+    stays whole and the comments after it stay with their instructions."""
+    legacy = LEGACY.replace("; scale a batch", f"; scale {separator} a batch")
+    text = upgrade(legacy, "scale.ir").text
+    assert f"; scale {separator} a batch\nfunc @scale(" in text
+    assert "    %0 = group_id.x : index ; the batch entry\n" in text
+
+
+def test_upgrade_of_crlf_text_keeps_its_comments_without_the_carriage_return():
+    text = upgrade(LEGACY.replace("\n", "\r\n"), "scale.ir").text
+    assert "; scale a batch\nfunc @scale(" in text
+    assert "    %0 = group_id.x : index ; the batch entry\n" in text
+    assert "\r" not in text
+
+
 def test_upgrade_of_a_sized_group_has_no_note():
     text = (ROOT / "tests" / "exec" / "yateto" / "fused_gemms.ir").read_text()
     result = upgrade(text, "f.ir")

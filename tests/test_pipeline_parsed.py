@@ -12,6 +12,8 @@ from tinytc_py.errors import CompilationError, Status
 from tinytc_py.ir.builder import IRBuilder
 from tinytc_py.ir.context import CompilerContext
 from tinytc_py.ir.enums import OptFlag
+from tinytc_py.passes.check_ir import CheckIr
+from tinytc_py.passes.pipeline import default_pipeline
 from tinytc_py.target.core_info import CoreInfo
 from tinytc_py.text.dialect import parse
 
@@ -52,20 +54,46 @@ def test_the_current_parser_marks_what_it_verified() -> None:
     assert not IRBuilder(CompilerContext()).prog.verified_by_parser
 
 
+def test_the_verified_pipeline_skips_only_the_first_structure_check() -> None:
+    info = CoreInfo.default()
+    verified = default_pipeline(info, verified=True)
+    assert isinstance(verified[0], CheckIr) and verified[0].structure is False
+    checks = [p.structure for p in verified if isinstance(p, CheckIr)]
+    assert checks == [False, True]  # the final check-ir verifies the lowered program
+    first = default_pipeline(info)[0]
+    assert isinstance(first, CheckIr) and first.structure is True
+
+
 def test_parsed_path_gives_the_same_binary() -> None:
     info = CoreInfo.default()
-    via_text = compile_text(LOOP, info, CompilerContext(), lambda: parse(LOOP))
+    via_text = compile_text(LOOP, info, CompilerContext(), lambda: parse(LOOP), parsed=True)
     assert via_text.data == compile_to_spirv(parse(LOOP), info).data
 
 
-def test_a_changed_parse_compiled_as_a_program_is_verified_again() -> None:
-    prog = parse(LOOP, CompilerContext(), "loop.ir")
-    body = prog.funcs[0].body
-    loop = next(inst for inst in body.insts if inst.name == "for")
-    yield_ = loop.regions[0].insts.pop()  # by hand: the loop's body no longer yields
+def _without_yield(text: str):
+    """A parse of `text` whose loop no longer yields (edited after the parse)."""
+    prog = parse(text, CompilerContext(), "loop.ir")
+    loop = next(inst for inst in prog.funcs[0].body.insts if inst.name == "for")
+    yield_ = loop.regions[0].insts.pop()
     yield_.drop_uses()
+    return prog
+
+
+def test_compile_text_verifies_a_parse_unless_told_it_is_unchanged(monkeypatch) -> None:
+    """`parsed` is the caller's word; without it, an edited parse gets the first check-ir's
+    error (not the SPIR-V conversion's yield-count error at the loop). The self-checks are
+    off: their final check-ir would find the missing yield as well."""
+    monkeypatch.setenv("TINYTC_VALIDATE", "0")
+    text = LOOP + "; edited after the parse\n"  # a text of its own: no kernel-cache hit
     with pytest.raises(CompilationError) as info:
-        compile_to_spirv(prog, CoreInfo.default())
+        compile_text(text, CoreInfo.default(), CompilerContext(), lambda: _without_yield(text))
+    assert info.value.status is Status.ir_must_have_yield
+    assert str(info.value.loc) == "7.14-31"
+
+
+def test_a_changed_parse_compiled_as_a_program_is_verified_again() -> None:
+    with pytest.raises(CompilationError) as info:
+        compile_to_spirv(_without_yield(LOOP), CoreInfo.default())
     assert info.value.status is Status.ir_must_have_yield
     assert str(info.value.loc) == "7.14-31"  # the body's last instruction, from "add" on
 
@@ -79,3 +107,17 @@ def test_the_skipping_path_checks_the_extensions_flag() -> None:
     assert info.value.status is Status.ext_disabled
     assert str(info.value.loc) == "3.10-32"
     assert "'select' is a tinytc-py language extension" in info.value.what
+
+
+def test_the_parsed_mark_reaches_the_first_check_ir(monkeypatch) -> None:
+    """The skip happens end to end: told (wrongly, here) that the edited parse is unchanged,
+    compile_text's pipeline leaves it unverified (the self-checks' final check-ir off), and
+    the loop's missing yield is found only by the SPIR-V conversion of the loop."""
+    monkeypatch.setenv("TINYTC_VALIDATE", "0")
+    text = LOOP + "; edited, and said to be unchanged\n"  # no kernel-cache hit
+    with pytest.raises(CompilationError) as info:
+        compile_text(
+            text, CoreInfo.default(), CompilerContext(), lambda: _without_yield(text), parsed=True
+        )
+    assert info.value.status is Status.ir_yield_mismatch
+    assert str(info.value.loc) == "5.10-50"

@@ -303,7 +303,9 @@ def compile(  # noqa: A001 - the name users expect, as re.compile
     if prog is not None:
         binary = compile_to_spirv(prog, info)
     else:
-        binary = compile_text(text, info, ctx, parsed, text_parsing(name, dialect), owned=True)
+        binary = compile_text(
+            text, info, ctx, parsed, text_parsing(name, dialect), owned=True, parsed=True
+        )
     if emulate:
         from .emulate import emulate as emulated
 

@@ -114,7 +114,9 @@ def binary_of(source: str | Prog | Binary, core_info: CoreInfo) -> Binary:
         return source
     if isinstance(source, Prog):
         return compile_to_spirv(source, core_info)
-    return compile_text(source, core_info, _defaults(), lambda: _parsed(source), owned=True)
+    return compile_text(
+        source, core_info, _defaults(), lambda: _parsed(source), owned=True, parsed=True
+    )
 
 
 def compile_text(
@@ -124,15 +126,17 @@ def compile_text(
     make_prog: Callable[[], Prog],
     parsing: tuple | None = None,
     owned: bool = False,
+    parsed: bool = False,
 ) -> Binary:
     """The binary of source `text` under the settings of `ctx`, looked up in the kernel cache
-    before anything is parsed; on a miss, `make_prog()` parses it and the program is compiled
-    (the parse as the parser returned it: the pipeline relies on the parser's verification).
+    before anything is parsed; on a miss, `make_prog()` parses it and the program is compiled.
     `parsing` (from `text_parsing`) says how `make_prog` reads the text: its name (in the
     messages of bounds-checked kernels), dialect and the settings it is parsed under; None
     means no name, the "auto" dialect and the settings of `ctx`. `owned`: the program
     `make_prog()` returns is held by nobody else once made (parsed for this compile, or taken
-    from its C API handle, capi/parsed.py), so it is dismantled after the compile."""
+    from its C API handle, capi/parsed.py), so it is dismantled after the compile. `parsed`:
+    `make_prog()` returns the parse as the parser returned it, unchanged, so the pipeline may
+    rely on the parser's verification; a caller that edits the parse leaves it False."""
     if parsing is not None and parsing[:2] == ("", "auto") and parsing[2] == settings(ctx):
         parsing = None  # the same key as without
     corpus.record(lambda: text, core_info, ctx)
@@ -140,7 +144,7 @@ def compile_text(
     # (kernel_cache._stored, _uncached): the scan that the compile's allocations start comes
     # after the call with the cache on or off, and no lock wait or lookup is paused
     return kernel_cache.text_binary(
-        text, core_info, ctx, lambda: _compile(make_prog, core_info, owned, True), parsing
+        text, core_info, ctx, lambda: _compile(make_prog, core_info, owned, parsed), parsing
     )
 
 

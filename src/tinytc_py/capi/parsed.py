@@ -161,7 +161,7 @@ def binary_of_handle(entry: Entry, info: CoreInfo) -> Binary:
         return compile_to_spirv(entry.obj, info)
     ctx = entry.obj.ctx
     binary = compile_text(
-        source.text, info, ctx, lambda: source.take(entry), source.parsing, owned=True
+        source.text, info, ctx, lambda: source.take(entry), source.parsing, owned=True, parsed=True
     )
     source.compiled = (_snapshot(info), settings(ctx))
     return binary

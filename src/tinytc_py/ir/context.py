@@ -116,6 +116,14 @@ _KINDS = tuple((kind, kind.name) for kind in ScalarKind)
 name are slow enough to be most of the cost of a new context (a kernel-cache hit makes one)."""
 
 
+def _lines(text: str) -> list[str]:
+    """The lines of `text` as CompilerContext.source gives them."""
+    lines = text.split("\n")
+    if not lines[-1]:
+        lines.pop()  # the end of the last line, or of an empty text
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 class CompilerContext:
     """Interns types/attributes through dicts keyed by their defining parts."""
 
@@ -165,12 +173,15 @@ class CompilerContext:
     def source(self, source_id: int) -> tuple[str, list[str]]:
         """The name and the lines of a source. The lines are split on the first request: only
         an error message quotes them, and splitting every parsed text cost about 2 % of a
-        parse."""
+        parse. They are split as the lexer counts them (text/lexer.py): a line starts only
+        after "\n" (str.splitlines also splits at "\r", "\x0c", "\u2028"... and would quote
+        the wrong line), and a line's "\r" of a CRLF end, whitespace to the lexer, is left
+        out; no line follows a final "\n"."""
         if 1 <= source_id <= len(self._sources):
             name, text = self._sources[source_id - 1]
             lines = self._source_lines[source_id - 1]
             if lines is None:
-                lines = self._source_lines[source_id - 1] = text.splitlines()
+                lines = self._source_lines[source_id - 1] = _lines(text)
             return name, lines
         return ("", [])
 

@@ -143,7 +143,10 @@ class PassBuilder(IRBuilder):
         if name is not None or param_names is not None:
             return IRBuilder.for_(self, lb, ub, step, init, types, name, attrs, param_names, loc)
         iter_init = list(init)
-        result_types = [v.type for v in iter_init] if types is None else list(types)
+        if types is not None:
+            result_types = list(types)
+        else:  # a non-value in `init` is new_inst's error, as in IRBuilder.for_
+            result_types = [v.type if isinstance(v, Value) else v for v in iter_init]
         ops = {"from": lb, "to": ub, "step": step, "iter_init": iter_init}
         where = self._where(loc)
         inst = new_inst(self.ctx, "for", ops, None, result_types, where, attrs, self._dict, False)

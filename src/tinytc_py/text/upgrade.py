@@ -66,10 +66,12 @@ class CommentPrinter(Printer):
 
 
 def comments_by_line(text: str) -> dict[int, str]:
-    """Comments of a source (the legacy language has no strings, so ';' always starts one)."""
+    """Comments of a source (the legacy language has no strings, so ';' always starts one),
+    by line as the lexer numbers them: only "\n" starts one (a CRLF line's "\r" is not
+    part of its comment)."""
     found = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        m = _COMMENT.search(line)
+    for number, line in enumerate(text.split("\n"), 1):
+        m = _COMMENT.search(line.removesuffix("\r"))
         if m:
             found[number] = m.group(0)[1:]
     return found
@@ -88,7 +90,7 @@ def upgrade(text: str, name: str = "<stdin>", ctx: CompilerContext | None = None
         if k:
             printer.out.append("\n")
         printer.print_func(func)
-    printer.flush(len(text.splitlines()) + 1, 0)
+    printer.flush(text.count("\n") + 2, 0)
     header = [f"; upgraded from {name} (legacy tensor language) by tinytc-upgrade\n"]
     for loc, note in parser.notes:
         header.append(f"; note: {loc.begin.line}.{loc.begin.column}: {note}\n")
