@@ -30,6 +30,7 @@ import functools
 import inspect
 import keyword
 import operator
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -79,6 +80,10 @@ class BuiltKernel(abc.ABC):
         self.info = info
         self.caller_info = without_record(info)  # the parameters a caller passes
         self.labels = [label(info, k) for k in range(len(info.params))]  # label(), made once
+        # Held by a launch from its first argument set to its enqueue: the arguments are set
+        # on the kernel's one runtime handle (clSetKernelArg, zeKernelSetArgumentValue), which
+        # two threads launching this kernel at once would otherwise overwrite for each other.
+        self.launch_lock = threading.Lock()
         self.names = python_names(self.caller_info)
         self.__signature__ = signature(self.caller_info, self.names)
         # help(kernel) documents the object's class: each kernel gets a subclass of its own
@@ -333,6 +338,21 @@ class Group:
 
 def invalid_argument(message: str) -> TinytcError:
     return TinytcError(Status.invalid_kernel_arguments, message)
+
+
+def usm_pointer(buffer: Any, what: str) -> int:
+    """The USM pointer a Level Zero or SYCL Memref holds: a nonzero int (anything else would
+    reach the kernel as an address)."""
+    if isinstance(buffer, bool) or not isinstance(buffer, (int, np.integer)):
+        raise TypeError(
+            f"{what}, got a tinytc_py.Memref of {describe(buffer)}; a Memref takes a USM pointer"
+            " (int)"
+        )
+    if not 0 < int(buffer) < 2**64:
+        raise invalid_argument(
+            f"{what}, got a tinytc_py.Memref of the USM pointer {int(buffer):#x}"
+        )
+    return int(buffer)
 
 
 def global_size(num_groups: int | Sequence[int], local: Sequence[int]) -> tuple[int, int, int]:

@@ -55,7 +55,6 @@ from .launch import (  # noqa: E402 - re-exported: the launch API of this module
     group_members,
     in_place,
     invalid_argument,
-    label,
     layout_and_own,
     own_layout,
     scalar_value,
@@ -173,11 +172,12 @@ class Kernel(BuiltKernel):
     def launch(self, args: list[Any], grid: Grid, queue: Any) -> None:
         context, queue = _context_and_queue(self, args, queue)
         binder = _ArgBinder(self, self.kernel_in(context), queue)
-        if not self.bind_checked(binder, args, grid):
-            return
         local = self.work_group_size
         try:
-            cl.enqueue_nd_range_kernel(queue, binder.cl_kernel, global_size(grid, local), local)
+            with self.launch_lock:  # released before the wait: launches still overlap
+                if not self.bind_checked(binder, args, grid):
+                    return
+                cl.enqueue_nd_range_kernel(queue, binder.cl_kernel, global_size(grid, local), local)
             binder.finish()
         except cl.Error as e:
             raise self.launch_failed(e) from None
@@ -244,7 +244,7 @@ def _context_and_queue(kernel: Kernel, args: Sequence[Any], queue: Any) -> tuple
         if dev.int_ptr not in _device_ids(ctx):
             names = ", ".join(repr(d.name.strip()) for d in ctx.devices)
             raise invalid_argument(
-                f"{label(info, k)} in memory of the kernel's device {dev.name.strip()!r}, got"
+                f"{kernel.labels[k]} in memory of the kernel's device {dev.name.strip()!r}, got"
                 f" memory of another device ({names})"
             )
         found.append((ctx, f"%{info.params[k].name}"))
@@ -295,6 +295,10 @@ def _svm_in_place(arr: np.ndarray, strides: Sequence[int], alignment: int) -> An
     if arr.ctypes.data % max(1, alignment):
         return None
     return cl.SVM(_host_view(arr, strides))
+
+
+# What a Memref may hold: an OpenCL memory object (a cl.Buffer) or SVM (cl.SVM).
+_MEMORY_KINDS = (cl.MemoryObjectHolder, cl.SVM)
 
 
 class _ArgBinder:
@@ -369,6 +373,11 @@ class _ArgBinder:
         if not isinstance(a, Memref):
             return None
         check_memref_shape(p, a.shape, a.strides, what)
+        if not isinstance(a.buffer, _MEMORY_KINDS):  # anything else could reach the kernel
+            raise TypeError(
+                f"{what}, got a tinytc_py.Memref of {describe(a.buffer)}; a Memref takes a"
+                " cl.Buffer or a cl.SVM"
+            )
         self.set(p.first_arg, a.buffer)
         self.set_all(p.first_arg + 1, dope_values(p, a.shape, a.strides))
         return a.shape
