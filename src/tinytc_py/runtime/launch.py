@@ -380,8 +380,9 @@ _F32_MAX = float(np.finfo(np.float32).max)
 def scalar_value(dtype: str, value: Any, what: str) -> np.generic:
     """`value` as the NumPy scalar a `dtype` parameter takes. As in Python's own conversions
     (float(1j) is a TypeError), a value of the wrong kind (an array, a string, a complex number
-    for a real type) raises TypeError; a number of the right kind that the type cannot hold
-    raises TinytcError (invalid_kernel_arguments).
+    for a real type, None, a float for an integer type) raises TypeError; a number of the right
+    kind that the type cannot hold (a Python or NumPy integer out of range) raises TinytcError
+    (invalid_kernel_arguments).
 
     The common arguments take a fast path with the same result: a NumPy scalar of the
     parameter's type as it is, a Python float for f64 (or a finite one in f32's range) and a
@@ -399,16 +400,28 @@ def scalar_value(dtype: str, value: Any, what: str) -> np.generic:
         return value  # type: ignore[no-any-return]
     if dtype not in DTYPES:
         raise invalid_argument(f"{what}, which cannot be a kernel argument")
-    if isinstance(value, (str, bytes)) or np.ndim(value) != 0:
+    if value is None or isinstance(value, (str, bytes)) or np.ndim(value) != 0:
         raise TypeError(f"{what}, got {describe(value)}")
     if np.iscomplexobj(value) and not dtype.startswith("c"):
         raise TypeError(f"{what}, got the complex number {value!r}")
+    bounds = _INT_RANGES.get(dtype)
+    if bounds is not None:  # an integer type takes integers only, checked as Python ints
+        number = value[()] if isinstance(value, np.ndarray) else value
+        if not isinstance(number, (int, np.integer, np.bool_)):
+            raise TypeError(
+                f"{what}, got {type(value).__name__} {value!r}; an integer parameter takes an int"
+            )
+        if not bounds[0] <= int(number) <= bounds[1]:
+            raise invalid_argument(
+                f"{what}, got {value!r}, which is not a valid {dtype} ({bounds[0]}..{bounds[1]})"
+            )
+        return DTYPES[dtype](int(number))
     try:
         if dtype == "bf16" and not isinstance(value, np.uint16):
             return np.uint16(float_to_bf16_bits(float(value)))
         with np.errstate(over="ignore"):  # a float beyond the type's range is inf, as in a cast
             return DTYPES[dtype](value)
-    except (OverflowError, TypeError, ValueError) as e:  # e.g. 300 for an i8, nan for an i32
+    except (OverflowError, TypeError, ValueError) as e:  # e.g. an object NumPy cannot convert
         raise invalid_argument(f"{what}, got {value!r}, which is not a valid {dtype} ({e})") from e
 
 
