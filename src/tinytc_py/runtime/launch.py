@@ -242,13 +242,18 @@ def bind_call(
     return [values[n] for n in names]
 
 
+# The most work-groups along one axis: Level Zero's group count is a uint32_t per axis (and
+# OpenCL's global size, count x work-group size, a size_t), for every runtime alike.
+MAX_GROUPS = 2**32 - 1
+
+
 def grid_of(info: KernelInfo, num_groups: Any) -> Grid:
     """The grid (x, y, z) of a launch: `num_groups` as an int or a sequence of up to 3 ints.
 
     Required when the kernel reads group_id or num_groups; otherwise 1 by default (every
     work-group of a larger grid runs the same work, which only kernels whose work-groups
     combine their results atomically want)."""
-    if type(num_groups) is int and num_groups >= 0:  # the common case, checked as below
+    if type(num_groups) is int and 0 <= num_groups <= MAX_GROUPS:  # the common case, as below
         return (num_groups, 1, 1)
     name = info.name
     if num_groups is None:
@@ -274,6 +279,11 @@ def grid_of(info: KernelInfo, num_groups: Any) -> Grid:
     grid = (*counts, 1, 1, 1)[:3]
     if any(n < 0 for n in grid):
         raise invalid_argument(f"kernel @{name}: num_groups {num_groups!r} is negative")
+    if any(n > MAX_GROUPS for n in grid):
+        raise invalid_argument(
+            f"kernel @{name}: num_groups {num_groups!r} exceeds {MAX_GROUPS} (2**32 - 1)"
+            " work-groups along an axis"
+        )
     return grid  # type: ignore[return-value]
 
 
