@@ -116,6 +116,21 @@ def test_floats_for_integer_parameters_are_refused(dtype, value):
     )
 
 
+def _count_set_arg(monkeypatch) -> list[int]:
+    """The indices Kernel.set_arg is called with from now on."""
+    from tinytc_py.runtime import opencl
+
+    calls: list[int] = []
+    set_arg = opencl.cl.Kernel.set_arg
+
+    def counting(self, index, value):
+        calls.append(index)
+        return set_arg(self, index, value)
+
+    monkeypatch.setattr(opencl.cl.Kernel, "set_arg", counting)
+    return calls
+
+
 def test_scalars_reach_the_kernel_without_pyopencls_buffer_path(monkeypatch):
     from tinytc_py.runtime import opencl
 
@@ -123,8 +138,33 @@ def test_scalars_reach_the_kernel_without_pyopencls_buffer_path(monkeypatch):
     y = np.ones((3, 4), np.float32)
     axpy2 = kernel(AXPY2, "axpy2")
     monkeypatch.setattr(opencl, "_SET_ARG_BUF", None)  # a pyopencl without Kernel._set_arg_buf
+    calls = _count_set_arg(monkeypatch)
     axpy2(np.float32(2.0), x, y)
     np.testing.assert_array_equal(y, 2 * x + 1)
+    assert 0 in calls  # %a (argument 0) went through set_arg
     monkeypatch.undo()
     axpy2(3.0, x, y)
+    np.testing.assert_array_equal(y, 5 * x + 1)
+
+
+def test_a_buffer_path_of_another_signature_falls_back_to_set_arg(monkeypatch):
+    """pyopencl's _set_arg_buf is private: when a call to it raises TypeError (its signature
+    changed), the argument is set with set_arg, and so is every later one in the process."""
+    from tinytc_py.runtime import opencl
+
+    refused: list[object] = []
+
+    def changed(self, args):  # e.g. _set_arg_buf_multi's signature: one tuple
+        refused.append(args)
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    y = np.ones((3, 4), np.float32)
+    axpy2 = kernel(AXPY2, "axpy2")
+    monkeypatch.setattr(opencl, "_SET_ARG_BUF", changed)
+    calls = _count_set_arg(monkeypatch)
+    axpy2(np.float32(2.0), x, y)
+    np.testing.assert_array_equal(y, 2 * x + 1)
+    assert opencl._SET_ARG_BUF is None  # not tried again
+    assert refused == [] and 0 in calls
+    axpy2(np.float32(3.0), x, y)
     np.testing.assert_array_equal(y, 5 * x + 1)

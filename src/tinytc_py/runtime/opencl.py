@@ -269,10 +269,12 @@ def _context_and_queue(kernel: Kernel, args: Sequence[Any], queue: Any) -> tuple
     return context, queue
 
 
-# pyopencl's own path for an argument given as bytes, which its generated set_args takes for
-# scalars: Kernel.set_arg tries the other kinds of argument first and takes 7-8 us per NumPy
-# scalar, this 0.1 us (a batched GEMM launch sets five: alpha, beta and each memref's batch
-# extent, 40 of its 106 us, docs/_benchmarks.rst). None (set_arg) where pyopencl has no such path.
+# pyopencl's own path for an argument given as a buffer (a NumPy scalar), a private method:
+# Kernel.set_arg tries the other kinds of argument first and takes 7-8 us per NumPy scalar,
+# this 0.1 us (a batched GEMM launch sets five: alpha, beta and each memref's batch extent, 40
+# of its 106 us, docs/_benchmarks.rst). (pyopencl's generated set_args calls its sibling
+# _set_arg_buf_multi, which takes many arguments at once.) None (set_arg) where pyopencl has no
+# such path, or once it refused a call (_ArgBinder.set: a changed signature).
 _SET_ARG_BUF = getattr(cl.Kernel, "_set_arg_buf", None)
 
 
@@ -321,13 +323,17 @@ class _ArgBinder:
         self.what = ""  # the argument being set, for messages
 
     def set(self, index: int, value: Any) -> None:
+        global _SET_ARG_BUF
         self.keep.append(value)
         try:
             if _SET_ARG_BUF is not None and isinstance(value, np.generic):
-                _SET_ARG_BUF(self.cl_kernel, index, value)
-            else:
-                self.cl_kernel.set_arg(index, value)
-        except (cl.Error, TypeError, ValueError) as e:  # e.g. a Memref of something else
+                try:
+                    _SET_ARG_BUF(self.cl_kernel, index, value)
+                    return
+                except TypeError:  # another pyopencl's private method: set_arg from now on
+                    _SET_ARG_BUF = None
+            self.cl_kernel.set_arg(index, value)
+        except (cl.Error, TypeError, ValueError) as e:  # what OpenCL or pyopencl refuses
             raise invalid_argument(f"{self.what}; OpenCL refused {describe(value)}: {e}") from None
 
     def set_all(self, first: int, values: Sequence[Any]) -> None:
