@@ -219,7 +219,8 @@ def test_scalar_parameters_pass_unchanged(case):
 
 
 @pytest.mark.parametrize(
-    ("ty", "value"), [("i8", 128), ("i16", -32769), ("i64", 2**63), ("i32", np.nan)]
+    ("ty", "value"),
+    [("i8", 128), ("i16", -32769), ("i64", 2**63), ("i8", np.int64(300)), ("i32", np.int64(2**40))],
 )
 def test_scalar_parameter_out_of_range_is_an_error(ty, value):
     """A value the parameter type cannot hold is refused (not wrapped silently)."""
@@ -230,6 +231,7 @@ def test_scalar_parameter_out_of_range_is_an_error(ty, value):
     with pytest.raises(TinytcError) as e:
         k(*outs, *args)
     assert e.value.status is Status.invalid_kernel_arguments
+    assert f"expected {ty}, got {value!r}, which is not a valid {ty}" in str(e.value)
 
 
 def test_complex_number_for_a_real_parameter_is_a_type_error():
@@ -240,3 +242,18 @@ def test_complex_number_for_a_real_parameter_is_a_type_error():
     outs = [np.zeros(1, NP_DTYPE[t]) for t in NUMBER_TYPES]
     with pytest.raises(TypeError, match=r"expected f32, got the complex number 1j"):
         k(*outs, *args)
+
+
+@pytest.mark.parametrize(
+    ("ty", "value"), [("i32", np.nan), ("i32", 1.9), ("i64", 2.0), ("f32", None)]
+)
+def test_a_float_for_an_integer_parameter_or_none_is_a_type_error(ty, value):
+    """A float for an integer parameter would be truncated and None would be NaN: both are
+    refused as values of the wrong kind."""
+    k = params_kernel()
+    args = [0] * len(NUMBER_TYPES)
+    args[NUMBER_TYPES.index(ty)] = value
+    outs = [np.zeros(1, NP_DTYPE[t]) for t in NUMBER_TYPES]
+    with pytest.raises(TypeError, match=rf"expected {ty}, got (float|NoneType) {value!r}"):
+        k(*outs, *args)
+    assert not any(o.any() for o in outs)  # nothing ran

@@ -75,6 +75,22 @@ def test_memrefs_of_the_wrong_shape_or_type_are_refused(device):
         gemm(1.0, A, A, num_groups=2)
 
 
+@pytest.mark.parametrize("buffer", [None, np.int64(0), 1.5, "0x1000"])
+def test_a_memref_of_no_device_memory_is_refused(device, buffer):
+    """What a Memref holds reaches the kernel as its memory: anything but the runtime's kind
+    (a cl.Buffer or cl.SVM, a USM pointer) is refused (it crashed the process before)."""
+    axpy2 = kernel(AXPY2, "axpy2", device)
+    y = np.zeros((3, 4), np.float32)
+    kind = "a cl.Buffer or a cl.SVM" if device.runtime == "opencl" else "a USM pointer \\(int\\)"
+    if device.runtime == "level_zero" and isinstance(buffer, np.integer):
+        with pytest.raises(TinytcError, match=r"parameter %x: .*, got a tinytc_py.Memref of the USM pointer 0x0$"):  # fmt: skip
+            axpy2(1.0, tinytc_py.Memref(buffer, (3, 4), (1, 3)), y)
+    else:
+        with pytest.raises(TypeError, match=rf"parameter %x: expected memref<.*>, got a tinytc_py.Memref of {type(buffer).__name__} .*; a Memref takes {kind}$"):  # fmt: skip
+            axpy2(1.0, tinytc_py.Memref(buffer, (3, 4), (1, 3)), y)
+    assert (y == 0).all()
+
+
 def test_group_arguments_are_checked(device):
     k = kernel(GROUP_ADD, "group_add", device)
     with pytest.raises(

@@ -11,7 +11,7 @@ import pytest
 
 from tinytc_py import Status, TinytcError
 
-from .launch_kernels import AXPY2, GEMM, GROUP_ADD, GUARDED, kernel
+from .launch_kernels import AXPY2, GEMM, GROUP_ADD, GUARDED, kernel, runtime_device
 
 
 def _gemm_args(batch: int):
@@ -89,6 +89,26 @@ def test_a_negative_grid_is_refused():
     with pytest.raises(TinytcError, match=r"kernel @gemm: num_groups \(4, -1\) is negative") as err:
         kernel(GEMM, "gemm")(A, B, C, num_groups=(4, -1))
     assert err.value.status == Status.invalid_kernel_arguments
+
+
+@pytest.mark.parametrize(
+    ("runtime", "num_groups"),
+    [("opencl", 2**70), ("opencl", (2**64,)), ("level_zero", 2**32), ("level_zero", 2**70)],
+)
+def test_a_grid_beyond_the_runtimes_counts_is_refused(runtime, num_groups):
+    """A count beyond 2**32 - 1 (Level Zero's uint32 group count) is refused before the
+    runtime sees it (OpenCL raised a raw std::bad_cast, Level Zero an OverflowError)."""
+    out = np.zeros(4, np.float32)
+    guarded = kernel(GUARDED, "guarded", runtime_device(runtime))
+    with pytest.raises(TinytcError) as err:
+        guarded(out, num_groups=num_groups)
+    assert str(err.value) == (
+        f"kernel @guarded: num_groups {num_groups!r} exceeds 4294967295 (2**32 - 1) work-groups"
+        " along an axis"
+    )
+    assert err.value.status == Status.invalid_kernel_arguments
+    guarded(out, num_groups=4)
+    np.testing.assert_array_equal(out, [1, 2, 3, 4])
 
 
 def test_a_kernel_without_grid_runs_in_one_work_group_by_default():

@@ -181,11 +181,16 @@ def test_memref_of_a_usm_pointer(queue, axpy):
     axpy(0.5, np.full(4, 2.0, np.float32), row, num_groups=1)
     np.testing.assert_array_equal(data, np.arange(12) + np.isin(np.arange(12), [1, 4, 7, 10]))
     host = np.ones(4, np.float32)
-    for bad in (host.ctypes.data, 1 << 70):  # host memory, not a pointer at all
+    err = _error(lambda: axpy(0.5, host, sycl.Memref(host.ctypes.data, (4,), (1,)), num_groups=1))
+    assert (
+        "kernel @axpy, parameter %y: expected memref<f32x?,strided<?>>: not a valid USM array"
+        in str(err)
+    )
+    for bad in (1 << 70, 0):  # not a pointer at all
         err = _error(lambda b=bad: axpy(0.5, host, sycl.Memref(b, (4,), (1,)), num_groups=1))
-        assert (
-            "kernel @axpy, parameter %y: expected memref<f32x?,strided<?>>: not a valid USM array"
-            in str(err)
+        assert str(err) == (
+            "kernel @axpy, parameter %y: expected memref<f32x?,strided<?>>, got a"
+            f" tinytc_py.Memref of the USM pointer {bad:#x}"
         )
 
 

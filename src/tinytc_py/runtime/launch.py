@@ -30,6 +30,7 @@ import functools
 import inspect
 import keyword
 import operator
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -79,6 +80,10 @@ class BuiltKernel(abc.ABC):
         self.info = info
         self.caller_info = without_record(info)  # the parameters a caller passes
         self.labels = [label(info, k) for k in range(len(info.params))]  # label(), made once
+        # Held by a launch from its first argument set to its enqueue: the arguments are set
+        # on the kernel's one runtime handle (clSetKernelArg, zeKernelSetArgumentValue), which
+        # two threads launching this kernel at once would otherwise overwrite for each other.
+        self.launch_lock = threading.Lock()
         self.names = python_names(self.caller_info)
         self.__signature__ = signature(self.caller_info, self.names)
         # help(kernel) documents the object's class: each kernel gets a subclass of its own
@@ -237,13 +242,18 @@ def bind_call(
     return [values[n] for n in names]
 
 
+# The most work-groups along one axis: Level Zero's group count is a uint32_t per axis (and
+# OpenCL's global size, count x work-group size, a size_t), for every runtime alike.
+MAX_GROUPS = 2**32 - 1
+
+
 def grid_of(info: KernelInfo, num_groups: Any) -> Grid:
     """The grid (x, y, z) of a launch: `num_groups` as an int or a sequence of up to 3 ints.
 
     Required when the kernel reads group_id or num_groups; otherwise 1 by default (every
     work-group of a larger grid runs the same work, which only kernels whose work-groups
     combine their results atomically want)."""
-    if type(num_groups) is int and num_groups >= 0:  # the common case, checked as below
+    if type(num_groups) is int and 0 <= num_groups <= MAX_GROUPS:  # the common case, as below
         return (num_groups, 1, 1)
     name = info.name
     if num_groups is None:
@@ -269,6 +279,11 @@ def grid_of(info: KernelInfo, num_groups: Any) -> Grid:
     grid = (*counts, 1, 1, 1)[:3]
     if any(n < 0 for n in grid):
         raise invalid_argument(f"kernel @{name}: num_groups {num_groups!r} is negative")
+    if any(n > MAX_GROUPS for n in grid):
+        raise invalid_argument(
+            f"kernel @{name}: num_groups {num_groups!r} exceeds {MAX_GROUPS} (2**32 - 1)"
+            " work-groups along an axis"
+        )
     return grid  # type: ignore[return-value]
 
 
@@ -335,6 +350,21 @@ def invalid_argument(message: str) -> TinytcError:
     return TinytcError(Status.invalid_kernel_arguments, message)
 
 
+def usm_pointer(buffer: Any, what: str) -> int:
+    """The USM pointer a Level Zero or SYCL Memref holds: a nonzero int (anything else would
+    reach the kernel as an address)."""
+    if isinstance(buffer, bool) or not isinstance(buffer, (int, np.integer)):
+        raise TypeError(
+            f"{what}, got a tinytc_py.Memref of {describe(buffer)}; a Memref takes a USM pointer"
+            " (int)"
+        )
+    if not 0 < int(buffer) < 2**64:
+        raise invalid_argument(
+            f"{what}, got a tinytc_py.Memref of the USM pointer {int(buffer):#x}"
+        )
+    return int(buffer)
+
+
 def global_size(num_groups: int | Sequence[int], local: Sequence[int]) -> tuple[int, int, int]:
     """num_groups x work-group size, per dimension (docs/design.md §B2.3)."""
     if type(num_groups) is tuple and len(num_groups) == 3 and len(local) == 3:  # a launch's Grid
@@ -360,8 +390,9 @@ _F32_MAX = float(np.finfo(np.float32).max)
 def scalar_value(dtype: str, value: Any, what: str) -> np.generic:
     """`value` as the NumPy scalar a `dtype` parameter takes. As in Python's own conversions
     (float(1j) is a TypeError), a value of the wrong kind (an array, a string, a complex number
-    for a real type) raises TypeError; a number of the right kind that the type cannot hold
-    raises TinytcError (invalid_kernel_arguments).
+    for a real type, None, a float for an integer type) raises TypeError; a number of the right
+    kind that the type cannot hold (a Python or NumPy integer out of range) raises TinytcError
+    (invalid_kernel_arguments).
 
     The common arguments take a fast path with the same result: a NumPy scalar of the
     parameter's type as it is, a Python float for f64 (or a finite one in f32's range) and a
@@ -379,16 +410,28 @@ def scalar_value(dtype: str, value: Any, what: str) -> np.generic:
         return value  # type: ignore[no-any-return]
     if dtype not in DTYPES:
         raise invalid_argument(f"{what}, which cannot be a kernel argument")
-    if isinstance(value, (str, bytes)) or np.ndim(value) != 0:
+    if value is None or isinstance(value, (str, bytes)) or np.ndim(value) != 0:
         raise TypeError(f"{what}, got {describe(value)}")
     if np.iscomplexobj(value) and not dtype.startswith("c"):
         raise TypeError(f"{what}, got the complex number {value!r}")
+    bounds = _INT_RANGES.get(dtype)
+    if bounds is not None:  # an integer type takes integers only, checked as Python ints
+        number = value[()] if isinstance(value, np.ndarray) else value
+        if not isinstance(number, (int, np.integer, np.bool_)):
+            raise TypeError(
+                f"{what}, got {type(value).__name__} {value!r}; an integer parameter takes an int"
+            )
+        if not bounds[0] <= int(number) <= bounds[1]:
+            raise invalid_argument(
+                f"{what}, got {value!r}, which is not a valid {dtype} ({bounds[0]}..{bounds[1]})"
+            )
+        return DTYPES[dtype](int(number))
     try:
         if dtype == "bf16" and not isinstance(value, np.uint16):
             return np.uint16(float_to_bf16_bits(float(value)))
         with np.errstate(over="ignore"):  # a float beyond the type's range is inf, as in a cast
             return DTYPES[dtype](value)
-    except (OverflowError, TypeError, ValueError) as e:  # e.g. 300 for an i8, nan for an i32
+    except (OverflowError, TypeError, ValueError) as e:  # e.g. an object NumPy cannot convert
         raise invalid_argument(f"{what}, got {value!r}, which is not a valid {dtype} ({e})") from e
 
 

@@ -29,6 +29,7 @@ import ctypes.util
 import functools
 import hashlib
 import os
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -60,6 +61,7 @@ from .launch import (
     scalar_value,
     span,
     staged,
+    usm_pointer,
 )
 from .ze_api import UINT64_MAX, ZeError, address, call, ffi, handle
 from .ze_core_info import core_info_from_ze_device, device_properties
@@ -447,17 +449,20 @@ def default_context() -> Context:
 
 
 class _Stream:
-    """An immediate command list with one event: launches are waited for on the host."""
+    """An immediate command list with one event: launches are waited for on the host, one at a
+    time (the kernels of all threads share the list and its event)."""
 
     def __init__(self, context: Context, device: Device) -> None:
         self.list = CommandList.immediate(context, device)
         self.pool = EventPool.create(context)
         self.done = self.pool.event()
+        self.lock = threading.Lock()
 
     def run(self, kernel: Any, num_groups: int | Sequence[int]) -> None:
-        self.list.launch(kernel, num_groups, signal=self.done)
-        self.done.wait()
-        self.done.reset()
+        with self.lock:
+            self.list.launch(kernel, num_groups, signal=self.done)
+            self.done.wait()
+            self.done.reset()
 
 
 _modules: dict[tuple[int, int, str], Module] = {}
@@ -520,7 +525,9 @@ class Kernel(BuiltKernel):
         if queue is not None:
             raise TypeError(f"kernel @{info.name}: Level Zero kernels take no queue=")
         prog = self.program
-        with _ArgBinder(self) as binder:
+        # the kernel's lock through the run: zeCommandListAppendLaunchKernel takes the
+        # arguments set on the one kernel handle, and the stream waits for the kernel anyway
+        with _ArgBinder(self) as binder, self.launch_lock:
             if not self.bind_checked(binder, args, grid):
                 return
             try:
@@ -578,7 +585,7 @@ class _ArgBinder:
     def memref(self, p: ParamInfo, a: Any, what: str) -> Sequence[int]:
         if isinstance(a, Memref):
             check_memref_shape(p, a.shape, a.strides, what)
-            set_pointer(self.kernel.handle, p.first_arg, int(a.buffer))
+            set_pointer(self.kernel.handle, p.first_arg, usm_pointer(a.buffer, what))
             self.values(p.first_arg + 1, dope_values(p, a.shape, a.strides))
             return a.shape
         if isinstance(a, SharedArray):

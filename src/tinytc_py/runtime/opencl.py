@@ -55,7 +55,6 @@ from .launch import (  # noqa: E402 - re-exported: the launch API of this module
     group_members,
     in_place,
     invalid_argument,
-    label,
     layout_and_own,
     own_layout,
     scalar_value,
@@ -173,11 +172,12 @@ class Kernel(BuiltKernel):
     def launch(self, args: list[Any], grid: Grid, queue: Any) -> None:
         context, queue = _context_and_queue(self, args, queue)
         binder = _ArgBinder(self, self.kernel_in(context), queue)
-        if not self.bind_checked(binder, args, grid):
-            return
         local = self.work_group_size
         try:
-            cl.enqueue_nd_range_kernel(queue, binder.cl_kernel, global_size(grid, local), local)
+            with self.launch_lock:  # released before the wait: launches still overlap
+                if not self.bind_checked(binder, args, grid):
+                    return
+                cl.enqueue_nd_range_kernel(queue, binder.cl_kernel, global_size(grid, local), local)
             binder.finish()
         except cl.Error as e:
             raise self.launch_failed(e) from None
@@ -244,7 +244,7 @@ def _context_and_queue(kernel: Kernel, args: Sequence[Any], queue: Any) -> tuple
         if dev.int_ptr not in _device_ids(ctx):
             names = ", ".join(repr(d.name.strip()) for d in ctx.devices)
             raise invalid_argument(
-                f"{label(info, k)} in memory of the kernel's device {dev.name.strip()!r}, got"
+                f"{kernel.labels[k]} in memory of the kernel's device {dev.name.strip()!r}, got"
                 f" memory of another device ({names})"
             )
         found.append((ctx, f"%{info.params[k].name}"))
@@ -269,10 +269,12 @@ def _context_and_queue(kernel: Kernel, args: Sequence[Any], queue: Any) -> tuple
     return context, queue
 
 
-# pyopencl's own path for an argument given as bytes, which its generated set_args takes for
-# scalars: Kernel.set_arg tries the other kinds of argument first and takes 7-8 us per NumPy
-# scalar, this 0.1 us (a batched GEMM launch sets five: alpha, beta and each memref's batch
-# extent, 40 of its 106 us, docs/_benchmarks.rst). None (set_arg) where pyopencl has no such path.
+# pyopencl's own path for an argument given as a buffer (a NumPy scalar), a private method:
+# Kernel.set_arg tries the other kinds of argument first and takes 7-8 us per NumPy scalar,
+# this 0.1 us (a batched GEMM launch sets five: alpha, beta and each memref's batch extent, 40
+# of its 106 us, docs/_benchmarks.rst). (pyopencl's generated set_args calls its sibling
+# _set_arg_buf_multi, which takes many arguments at once.) None (set_arg) where pyopencl has no
+# such path, or once it refused a call (_ArgBinder.set: a changed signature).
 _SET_ARG_BUF = getattr(cl.Kernel, "_set_arg_buf", None)
 
 
@@ -297,6 +299,10 @@ def _svm_in_place(arr: np.ndarray, strides: Sequence[int], alignment: int) -> An
     return cl.SVM(_host_view(arr, strides))
 
 
+# What a Memref may hold: an OpenCL memory object (a cl.Buffer) or SVM (cl.SVM).
+_MEMORY_KINDS = (cl.MemoryObjectHolder, cl.SVM)
+
+
 class _ArgBinder:
     """Sets kernel arguments and remembers what must be copied back after the launch.
 
@@ -317,13 +323,17 @@ class _ArgBinder:
         self.what = ""  # the argument being set, for messages
 
     def set(self, index: int, value: Any) -> None:
+        global _SET_ARG_BUF
         self.keep.append(value)
         try:
             if _SET_ARG_BUF is not None and isinstance(value, np.generic):
-                _SET_ARG_BUF(self.cl_kernel, index, value)
-            else:
-                self.cl_kernel.set_arg(index, value)
-        except (cl.Error, TypeError, ValueError) as e:  # e.g. a Memref of something else
+                try:
+                    _SET_ARG_BUF(self.cl_kernel, index, value)
+                    return
+                except TypeError:  # another pyopencl's private method: set_arg from now on
+                    _SET_ARG_BUF = None
+            self.cl_kernel.set_arg(index, value)
+        except (cl.Error, TypeError, ValueError) as e:  # what OpenCL or pyopencl refuses
             raise invalid_argument(f"{self.what}; OpenCL refused {describe(value)}: {e}") from None
 
     def set_all(self, first: int, values: Sequence[Any]) -> None:
@@ -369,6 +379,11 @@ class _ArgBinder:
         if not isinstance(a, Memref):
             return None
         check_memref_shape(p, a.shape, a.strides, what)
+        if not isinstance(a.buffer, _MEMORY_KINDS):  # anything else could reach the kernel
+            raise TypeError(
+                f"{what}, got a tinytc_py.Memref of {describe(a.buffer)}; a Memref takes a"
+                " cl.Buffer or a cl.SVM"
+            )
         self.set(p.first_arg, a.buffer)
         self.set_all(p.first_arg + 1, dope_values(p, a.shape, a.strides))
         return a.shape

@@ -64,12 +64,12 @@ from .launch import (
     group_layout,
     group_members,
     invalid_argument,
-    label,
     memref_layout,
     own_layout,
     scalar_value,
     span,
     staged,
+    usm_pointer,
 )
 
 BACKENDS = (dpctl.backend_type.opencl, dpctl.backend_type.level_zero)
@@ -197,7 +197,7 @@ class Kernel(BuiltKernel):
         kernel runs."""
         info = self.info
         prog = cast(Program, self.program)
-        arrays = _usm_arguments(info, args)
+        arrays = _usm_arguments(self, args)
         waits: list[Any] = []
         for arr in arrays.values():
             if arr.memory.sycl_queue not in waits:
@@ -230,12 +230,12 @@ class Kernel(BuiltKernel):
 DEVICE_KINDS = "a USM array (__sycl_usm_array_interface__), a tinytc_py.Memref of a USM pointer"
 
 
-def _usm_arguments(info: KernelInfo, args: Sequence[Any]) -> dict[int, UsmArray]:
+def _usm_arguments(kernel: Kernel, args: Sequence[Any]) -> dict[int, UsmArray]:
     """The USM arrays among the arguments (group members included), read once per launch:
     id of the argument -> its UsmArray."""
     found = {}
     for k, a in enumerate(args):
-        what = label(info, k)
+        what = kernel.labels[k]
         if isinstance(a, Group | list | tuple):
             members = a.members if isinstance(a, Group) else a
             items = [(f"{what} (member {i})", m) for i, m in enumerate(members)]
@@ -356,7 +356,9 @@ class _ArgBinder:
     def memref(self, p: ParamInfo, a: Any, what: str) -> Sequence[int]:
         if isinstance(a, Memref):
             check_memref_shape(p, a.shape, a.strides, what)
-            mem = usm_array(_Pointer(int(a.buffer), self.queue), what)  # dpctl checks the context
+            mem = usm_array(
+                _Pointer(usm_pointer(a.buffer, what), self.queue), what
+            )  # dpctl checks the context
             _check_usm(mem, self.queue, what)
             self.set(p.first_arg, [mem.memory, *dope_values(p, a.shape, a.strides)])
             return a.shape
