@@ -31,7 +31,7 @@ its error rendering).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from ..errors import UNKNOWN_LOCATION, Location
 from ..ir.attrs import DictionaryAttr
@@ -139,14 +139,17 @@ class PassBuilder(IRBuilder):
         loc: Location | None = None,
     ) -> RegionScope:
         """IRBuilder.for_ without its interpreted frames (a lowering makes a loop or two per
-        foreach and per GEMM block). Names, which no lowering gives, take the builder's way."""
-        if name is not None or param_names is not None:
+        foreach and per GEMM block). Names, which no lowering gives, and a non-value in `init`
+        (IRBuilder.for_ reports it as a located CompilationError) take the builder's way."""
+        given: list[object] = list(init)  # not list[Value]: compiled code would check each item
+        if (
+            name is not None
+            or param_names is not None
+            or not all(isinstance(v, Value) for v in given)
+        ):
             return IRBuilder.for_(self, lb, ub, step, init, types, name, attrs, param_names, loc)
-        iter_init = list(init)
-        if types is not None:
-            result_types = list(types)
-        else:  # a non-value in `init` is new_inst's error, as in IRBuilder.for_
-            result_types = [v.type if isinstance(v, Value) else v for v in iter_init]
+        iter_init = cast(list[Value], given)
+        result_types = list(types) if types is not None else [v.type for v in iter_init]
         ops = {"from": lb, "to": ub, "step": step, "iter_init": iter_init}
         where = self._where(loc)
         inst = new_inst(self.ctx, "for", ops, None, result_types, where, attrs, self._dict, False)
