@@ -459,8 +459,36 @@ class GemmLowering:
         pieces: list[tuple[int, int, bool]],
     ) -> None:
         g = self.g
+        alpha = self.alpha
+        if known_number(alpha) == 1:
+            self.store_tile(accs, m_pos, n_pos, rows, pieces)
+            return
+        alpha = g.promote(alpha, self.acc)
+
+        def scaled() -> list[Value]:
+            return [g.binary("cooperative_matrix_scale", alpha, acc) for acc in accs]
+
+        if not self.cpu_path or self.acc.is_complex or known_number(self.alpha) is not None:
+            self.store_tile(scaled(), m_pos, n_pos, rows, pieces)
+            return
+        one = g.binary("equal", alpha, self.b.constant(1, self.acc))
+        with self.b.if_(one) as (then, otherwise):
+            with then:
+                self.store_tile(accs, m_pos, n_pos, rows, pieces)
+            with otherwise:
+                self.store_tile(scaled(), m_pos, n_pos, rows, pieces)
+
+    def store_tile(
+        self,
+        accs: list[Value],
+        m_pos: list[Int],
+        n_pos: list[Int],
+        rows: list[bool],
+        pieces: list[tuple[int, int, bool]],
+    ) -> None:
+        """C = acc + beta*C (or the atomic update) for the tile's scaled accumulators."""
+        g = self.g
         nn = len(n_pos)
-        alpha = None if known_number(self.alpha) == 1 else g.promote(self.alpha, self.acc)
         for t, acc in enumerate(accs):
             i, j = divmod(t, nn)
             _, cols, col_check = pieces[j]
@@ -468,8 +496,6 @@ class GemmLowering:
             acc_ty = g.ctx.coopmatrix(self.acc, self.block0, cols, MatrixUse.acc)
             pos = (g.idx(m_pos[i]), g.idx(n_pos[j]))
             flag = _checked(rows[i], col_check)
-            if alpha is not None:
-                acc = g.binary("cooperative_matrix_scale", alpha, acc)
             if g.atomic:
                 self.store_c("atomic_" + g.atomic_op(self.beta), g.cast(acc, c_ty), pos, flag)
                 continue
