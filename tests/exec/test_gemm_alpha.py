@@ -80,3 +80,27 @@ def test_gemm_with_a_run_time_alpha_matches_numpy(isa, mnk, t):
             gemm(dtype(alpha), A, B, dtype(beta), C, num_groups=(batch, 1, 1))
             want = alpha * ab + beta * C0
             np.testing.assert_allclose(C, want, rtol=tol, atol=tol * k, err_msg=f"{alpha} {beta}")
+
+
+@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+def test_atomic_gemm_with_a_run_time_alpha_matches_numpy(isa):
+    """.atomic with beta 1 (atomic_add): alpha 1 adds the unscaled tile, 2.5 the scaled one."""
+    cl_device()
+    from tinytc_py.runtime.opencl import program
+
+    m, n, k, t = 16, 16, 16, "f32"
+    source = kernel(m, n, k, t).replace(
+        "gemm.n.n %alpha, %a, %b, %beta", "gemm.n.n.atomic %alpha, %a, %b, 1.0"
+    )
+    gemm = program(source, core_info=lib_options.core_info_for_device(f"cpu-{isa}")).kernel("gemm")
+    rng = np.random.default_rng(4)
+    batch = 3
+    A, B, C0 = (
+        np.asfortranarray(rng.standard_normal((*s, batch)).astype(np.float32))
+        for s in ((m, k), (k, n), (m, n))
+    )
+    ab = np.einsum("ikb,kjb->ijb", A.astype(np.float64), B.astype(np.float64))
+    for alpha in (1.0, 2.5):
+        C = C0.copy(order="F")
+        gemm(np.float32(alpha), A, B, np.float32(0), C, num_groups=(batch, 1, 1))
+        np.testing.assert_allclose(C, alpha * ab + C0, rtol=1e-5, atol=1e-5 * k, err_msg=f"{alpha}")

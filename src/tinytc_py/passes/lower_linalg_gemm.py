@@ -23,7 +23,8 @@ that can cross the edge. Per subgroup tile: accumulators start at 0, the K loop 
 (DPAS: with A's columns and B's rows checked). Transposes are folded into the loads (`.t` at
 swapped coordinates). Epilogue: acc = alpha*acc, then C = acc + beta*C (C is not read when beta
 is 0; a run-time beta is tested) cast to C's type and stored, or for .atomic an atomic_store
-(beta 0) / atomic_add (beta 1). The instructions are made by `PassBuilder.emit` / `value`
+(beta 0) / atomic_add (beta 1). On a SIMD CPU core a run-time real alpha is tested with beta
+once per subgroup tile: alpha 1 and beta 0 store the accumulators as they are (`epilogue`). The instructions are made by `PassBuilder.emit` / `value`
 (compiled), not the builder's interpreted instruction methods (pass_builder.py).
 
 On a SIMD CPU core a gemm of one entry of a stack (A and B subviews at group_id.x) whose A takes
@@ -458,6 +459,14 @@ class GemmLowering:
         rows: list[bool],
         pieces: list[tuple[int, int, bool]],
     ) -> None:
+        """Scale the accumulators by alpha and store them (`store_tile`). On a SIMD CPU core a
+        run-time real alpha is tested once per subgroup tile, together with a run-time beta:
+        alpha 1 and beta 0 (the common case) store the accumulators as they are, without the
+        multiplication per accumulator vector (1/K of the tile's FMAs) and the per-vector test
+        of beta. Tested per vector, the runtime's JIT would make a select of it, as costly as
+        the multiplication; an if that yields the accumulators made it shuffle them (AVX-512
+        f64 16^3: vpermt2pd per vector); alpha 1 with a run-time beta tested inside the branch
+        did the same at 32^3 f32 (CL_CONFIG_DUMP_ASM)."""
         g = self.g
         alpha = self.alpha
         if known_number(alpha) == 1:
@@ -471,10 +480,14 @@ class GemmLowering:
         if not self.cpu_path or self.acc.is_complex or known_number(self.alpha) is not None:
             self.store_tile(scaled(), m_pos, n_pos, rows, pieces)
             return
-        one = g.binary("equal", alpha, self.b.constant(1, self.acc))
-        with self.b.if_(one) as (then, otherwise):
+        cond = g.binary("equal", alpha, self.b.constant(1, self.acc))
+        beta_tested = known_number(self.beta) is None and not g.atomic
+        if beta_tested:
+            zero = g.binary("equal", self.beta, g.zero(self.beta.type))
+            cond = g.binary("and", cond, zero)
+        with self.b.if_(cond) as (then, otherwise):
             with then:
-                self.store_tile(accs, m_pos, n_pos, rows, pieces)
+                self.store_tile(accs, m_pos, n_pos, rows, pieces, beta_tested)
             with otherwise:
                 self.store_tile(scaled(), m_pos, n_pos, rows, pieces)
 
@@ -485,8 +498,10 @@ class GemmLowering:
         n_pos: list[Int],
         rows: list[bool],
         pieces: list[tuple[int, int, bool]],
+        beta_zero: bool = False,
     ) -> None:
-        """C = acc + beta*C (or the atomic update) for the tile's scaled accumulators."""
+        """C = acc + beta*C (or the atomic update) for the tile's scaled accumulators; C = acc
+        where `beta_zero` (a run-time beta tested 0)."""
         g = self.g
         nn = len(n_pos)
         for t, acc in enumerate(accs):
@@ -505,7 +520,7 @@ class GemmLowering:
             ) -> Value:
                 return g.cast(self.load_block(self.C, pos, c_ty, False, flag), acc_ty)
 
-            out = g.combine(acc, self.beta, load_c)
+            out = None if beta_zero else g.combine(acc, self.beta, load_c)
             out = acc if out is None else out
             self.store_c("store", g.cast(out, c_ty), pos, flag)
 
