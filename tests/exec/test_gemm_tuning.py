@@ -20,6 +20,8 @@ from tinytc_py.analysis.gemm_model import (
     cpu_blocking,
     cpu_candidates,
     fits,
+    prefetches_into_l2,
+    prefetches_next_c,
     prefetches_next_entry,
     stalls_unrolled,
     streams,
@@ -99,6 +101,31 @@ def test_short_gaps_and_l1_resident_entries_open_no_runs():
     assert streams(4, 2, square, cpu, True) == 2
     assert streams(4, 2, square, cpu, False) == 0  # 24 KiB per entry: in L1
     assert cpu_blocking(square, cpu) == GemmBlocking(8, 1, 8)
+
+
+@pytest.mark.parametrize(
+    ("isa", "mnk", "t", "into_l2", "next_c"),
+    [
+        ("avx512", (64, 64, 64), "f64", True, True),  # A 32 KiB: all of L1
+        ("avx512", (60, 64, 64), "f64", True, True),  # 30 KiB
+        ("avx2", (64, 64, 64), "f64", True, False),  # measured 0.84-1.03 with AVX2 code
+        ("avx512", (48, 64, 64), "f64", False, False),  # 24 KiB: into L1
+        ("avx512", (64, 64, 64), "f32", False, False),  # 16 KiB: into L1 (measured 0.97)
+    ],
+)
+def test_model_prefetches_the_next_c_with_avx512_code_into_l2(isa, mnk, t, into_l2, next_c):
+    """The next entry's C is prefetched only with AVX-512 code and where the next entry goes
+    into L2 (A takes more than three quarters of a 32 KiB L1); the pinned core's L1 decides,
+    not the host's: with a 64 KiB L1 the 32 KiB A goes into L1 and no C is prefetched."""
+    size = {"f32": 4, "f64": 8}[t]
+    key = GemmKey(*mnk, (t,) * 3, (False, False))
+    cpu = cpu_core(isa, 32 << 10, 1 << 20, 32)
+    assert prefetches_next_entry(key, size, cpu)
+    assert prefetches_into_l2(key, size, cpu) == into_l2
+    assert prefetches_next_c(key, size, cpu) == next_c
+    big_l1 = cpu_core(isa, 64 << 10, 1 << 20, 32)
+    assert not prefetches_into_l2(key, size, big_l1)
+    assert not prefetches_next_c(key, size, big_l1)
 
 
 def test_model_charges_no_a_and_c_runs_where_the_next_entry_is_prefetched():

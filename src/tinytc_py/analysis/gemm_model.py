@@ -84,6 +84,27 @@ def prefetches_next_entry(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
     return PREFETCH_MIN_BYTES <= key.M * key.K * a_size <= cpu.l1_bytes
 
 
+def prefetches_into_l2(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
+    """Whether the next entry of a prefetched gemm (`prefetches_next_entry`) goes into L2
+    (prefetcht2) rather than L1: A's entry takes more than three quarters of L1, so that the
+    next one would evict the current A, which every column chunk reads again
+    (passes/lower_linalg_gemm.py `next_entry_views`)."""
+    return 4 * key.M * key.K * a_size > 3 * cpu.l1_bytes
+
+
+def prefetches_next_c(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
+    """Whether a prefetched gemm (`prefetches_next_entry`) prefetches the next entry's C as
+    well: into L2 (`prefetches_into_l2`) and with AVX-512 code. Then the next work-group's
+    stores of C find their lines in L2 instead of reading them from memory for ownership.
+    Measured on the Zen 4 EPYC (family 25 model 17), batched 64^3 f64, 8 x 2 tile, interleaved
+    A/B with benchmarks/gemm_ab.py (CPU time, load average 2-4): 1.08, 1.10, 1.14 with
+    AVX-512 code (83-91 GFLOP/s, 71-78 % of the measured peak, against 70-84); with AVX2 code
+    on the same core 0.84-1.03 (6 x 2 tile; earlier 0.96-0.99), and below the L2 band
+    (64^3 f32, prefetched into L1) 0.97-0.98: there the prefetches cost more than the reads
+    for ownership they save (docs/_benchmarks.rst)."""
+    return cpu.isa == "avx512" and prefetches_into_l2(key, a_size, cpu)
+
+
 @dataclass(frozen=True)
 class GemmProblem:
     """Sizes (-1 = unknown) and byte sizes of one gemm on a CPU core with subgroup size S."""
