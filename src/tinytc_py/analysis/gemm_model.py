@@ -92,17 +92,22 @@ def prefetches_into_l2(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
     return 4 * key.M * key.K * a_size > 3 * cpu.l1_bytes
 
 
-def prefetches_next_c(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
-    """Whether a prefetched gemm (`prefetches_next_entry`) prefetches the next entry's C as
-    well: into L2 (`prefetches_into_l2`) and with AVX-512 code. Then the next work-group's
-    stores of C find their lines in L2 instead of reading them from memory for ownership.
-    Measured on the Zen 4 EPYC (family 25 model 17), batched 64^3 f64, 8 x 2 tile, interleaved
-    A/B with benchmarks/gemm_ab.py (CPU time, load average 2-4): 1.08, 1.10, 1.14 with
-    AVX-512 code (83-91 GFLOP/s, 71-78 % of the measured peak, against 70-84); with AVX2 code
-    on the same core 0.84-1.03 (6 x 2 tile; earlier 0.96-0.99), and below the L2 band
-    (64^3 f32, prefetched into L1) 0.97-0.98: there the prefetches cost more than the reads
-    for ownership they save (docs/_benchmarks.rst)."""
-    return cpu.isa == "avx512" and prefetches_into_l2(key, a_size, cpu)
+def next_entry_operands(key: GemmKey, a_size: int, cpu: CpuCore) -> str:
+    """Which of the next entry's operands a prefetched gemm (`prefetches_next_entry`)
+    prefetches: "AB" into L1; into L2 (`prefetches_into_l2`) also C, so that the next
+    work-group's stores of C find their lines in L2 instead of reading them from memory for
+    ownership, and B only with 64-byte vectors (AVX-512): "ABC", else "AC". Measured on the
+    Zen 4 EPYC (family 25 model 17), batched 64^3 f64, the model's tiles, interleaved A/B
+    with benchmarks/gemm_ab.py (CPU time, load average 2-7; docs/_benchmarks.rst). AVX-512
+    code, 8 x 2: A, B and C 1.05-1.14x A and B in five runs (up to 92.9 GFLOP/s, 79 % of
+    the measured peak); without B 0.90 / 0.99 of that. AVX2 code, 6 x 2: A and C 1.09-1.22x
+    A and B in four runs, A alone 1.05-1.17x, A, B and C 0.84-1.03x; presumably the prefetch
+    code, one call per 4 lanes (twice AVX-512's calls for the same lines), each lane's
+    prefetch behind a branch, costs more than B's lines gain where the hardware prefetcher
+    follows B's columns. Into L1 (64^3 f32) C measured 0.97-0.98: the current A needs L1."""
+    if not prefetches_into_l2(key, a_size, cpu):
+        return "AB"
+    return "ABC" if cpu.vector_bytes >= 64 else "AC"
 
 
 @dataclass(frozen=True)
