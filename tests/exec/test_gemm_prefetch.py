@@ -1,7 +1,8 @@
 """Prefetch on SIMD CPU cores: cooperative_matrix_prefetch becomes x86 prefetch instructions
 (inline assembly, one cache line per lane), and a batched gemm whose A and B are the work-group's
 entry of a stack (subview at group_id.x) prefetches the next entry's A and B while it computes
-(docs/_benchmarks.rst, "What limits a batched GEMM row"). The SPIR-V expectations pin the core
+(docs/_benchmarks.rst, "What limits a batched GEMM row"); for an A that fills L1 the next
+entry's A and C, and B with AVX-512 code only. The SPIR-V expectations pin the core
 info, so they hold on any host; the kernels run on the CPU device against NumPy, the last
 work-group prefetching its own entry (the stacks have no next one)."""
 
@@ -59,17 +60,54 @@ def calls(text: str) -> int:
 )
 def test_batched_gemm_prefetches_the_next_entry(isa, mnk, t, hint):
     """The gemm of a stack entry at group_id.x whose A takes 16 KiB up to L1 has prefetch
-    calls (A and B of entry + 1; prefetcht2 when A takes more than three quarters of L1) and
-    computes what NumPy does, for every entry including the last, whose next entry is
-    clamped to itself (one signed min each for A's and B's entry: no view past the stack)."""
+    calls (A and B of entry + 1; prefetcht2 when A takes more than three quarters of L1, and
+    then A and C of entry + 1, and B with AVX-512 code only) and computes what NumPy does, for every
+    entry including the last, whose next entry is clamped to itself (one signed min for each
+    prefetched entry: no view past the stack)."""
     text = spirv_text(kernel(*mnk, t, False), cpu(isa))
     assert [m.group(1) for m in PREFETCH_ASM.finditer(text)] == [hint]
     assert calls(text) >= 2
-    assert len(re.findall(r"OpExtInst %\d+ %\d+ s_min ", text)) == 2
+    views = 3 if isa == "avx512" and hint == "2" else 2
+    assert len(re.findall(r"OpExtInst %\d+ %\d+ s_min ", text)) == views
     cl_device()
     from tinytc_py.runtime.opencl import program
 
     run_and_check(program(kernel(*mnk, t, False), core_info=cpu(isa)), *mnk, t, False, batch=7)
+
+
+SHARED_C = """\
+func @gemm(%A: memref<f64x64x64x?>, %B: memref<f64x64x64x?>, %C: memref<f64x64x64>) {
+    %gid = group_id.x : index
+    %a = subview %A[0:64,0:64,%gid] : memref<f64x64x64>
+    %b = subview %B[0:64,0:64,%gid] : memref<f64x64x64>
+    gemm.atomic.n.n 1.0, %a, %b, 1.0, %C
+}
+"""
+
+
+@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+def test_next_entry_into_l2_prefetches_c_and_b_with_avx512_code(isa):
+    """64^3 f64 (A fills L1: prefetched into L2): each column chunk prefetches its share of
+    the next entry's A and C (as many lines of each), and of B (as many again) with AVX-512
+    code only. Against the same gemm into one C shared by all entries (an accumulation: no
+    next C), which prefetches A (and B), the kernel has 3/2 the prefetch calls with AVX-512
+    code and twice with AVX2 code. The shared-C kernel computes what NumPy does."""
+    stack_c = calls(spirv_text(kernel(64, 64, 64, "f64", False), cpu(isa)))
+    shared_c = calls(spirv_text(SHARED_C, cpu(isa)))
+    assert shared_c > 0
+    if isa == "avx512":
+        assert 2 * stack_c == 3 * shared_c
+    else:
+        assert stack_c == 2 * shared_c
+    cl_device()
+    from tinytc_py.runtime.opencl import program
+
+    rng = np.random.default_rng(3)
+    a, b = (np.asfortranarray(rng.standard_normal((64, 64, 3))) for _ in range(2))
+    c = np.zeros((64, 64), order="F")
+    program(SHARED_C, core_info=cpu(isa)).kernel("gemm")(a, b, c, num_groups=(3, 1, 1))
+    want = sum(a[:, :, i] @ b[:, :, i] for i in range(3))
+    np.testing.assert_allclose(c, want, rtol=1e-12, atol=1e-12 * 64 * 3)
 
 
 @pytest.mark.parametrize(

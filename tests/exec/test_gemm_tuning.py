@@ -20,6 +20,8 @@ from tinytc_py.analysis.gemm_model import (
     cpu_blocking,
     cpu_candidates,
     fits,
+    next_entry_operands,
+    prefetches_into_l2,
     prefetches_next_entry,
     stalls_unrolled,
     streams,
@@ -99,6 +101,33 @@ def test_short_gaps_and_l1_resident_entries_open_no_runs():
     assert streams(4, 2, square, cpu, True) == 2
     assert streams(4, 2, square, cpu, False) == 0  # 24 KiB per entry: in L1
     assert cpu_blocking(square, cpu) == GemmBlocking(8, 1, 8)
+
+
+@pytest.mark.parametrize(
+    ("isa", "mnk", "t", "into_l2", "operands"),
+    [
+        ("avx512", (64, 64, 64), "f64", True, "ABC"),  # A 32 KiB: all of L1
+        ("avx512", (60, 64, 64), "f64", True, "ABC"),  # 30 KiB
+        ("avx2", (64, 64, 64), "f64", True, "AC"),  # B's prefetch lost with AVX2 code
+        ("avx2", (60, 64, 64), "f64", True, "AC"),
+        ("avx512", (48, 64, 64), "f64", False, "AB"),  # 24 KiB: into L1
+        ("avx2", (48, 48, 48), "f64", False, "AB"),
+        ("avx512", (64, 64, 64), "f32", False, "AB"),  # 16 KiB: into L1 (C measured 0.97)
+    ],
+)
+def test_model_chooses_the_next_entry_operands(isa, mnk, t, into_l2, operands):
+    """Into L1 the next entry's A and B are prefetched; into L2 (A takes more than three
+    quarters of a 32 KiB L1) A and C, and B with AVX-512 code only. The pinned core's L1
+    decides, not the host's: with a 64 KiB L1 the 32 KiB A goes into L1 with B and no C."""
+    size = {"f32": 4, "f64": 8}[t]
+    key = GemmKey(*mnk, (t,) * 3, (False, False))
+    cpu = cpu_core(isa, 32 << 10, 1 << 20, 32)
+    assert prefetches_next_entry(key, size, cpu)
+    assert prefetches_into_l2(key, size, cpu) == into_l2
+    assert next_entry_operands(key, size, cpu) == operands
+    big_l1 = cpu_core(isa, 64 << 10, 1 << 20, 32)
+    assert not prefetches_into_l2(key, size, big_l1)
+    assert next_entry_operands(key, size, big_l1) == "AB"
 
 
 def test_model_charges_no_a_and_c_runs_where_the_next_entry_is_prefetched():

@@ -84,6 +84,32 @@ def prefetches_next_entry(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
     return PREFETCH_MIN_BYTES <= key.M * key.K * a_size <= cpu.l1_bytes
 
 
+def prefetches_into_l2(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
+    """Whether the next entry of a prefetched gemm (`prefetches_next_entry`) goes into L2
+    (prefetcht2) rather than L1: A's entry takes more than three quarters of L1, so that the
+    next one would evict the current A, which every column chunk reads again
+    (passes/lower_linalg_gemm.py `next_entry_views`)."""
+    return 4 * key.M * key.K * a_size > 3 * cpu.l1_bytes
+
+
+def next_entry_operands(key: GemmKey, a_size: int, cpu: CpuCore) -> str:
+    """Which of the next entry's operands a prefetched gemm (`prefetches_next_entry`)
+    prefetches: "AB" into L1; into L2 (`prefetches_into_l2`) also C, so that the next
+    work-group's stores of C find their lines in L2 instead of reading them from memory for
+    ownership, and B only with 64-byte vectors (AVX-512): "ABC", else "AC". Measured on the
+    Zen 4 EPYC (family 25 model 17), batched 64^3 f64, the model's tiles, interleaved A/B
+    with benchmarks/gemm_ab.py (CPU time, load average 2-7; docs/_benchmarks.rst). AVX-512
+    code, 8 x 2: A, B and C 1.05-1.14x A and B in five runs (up to 92.9 GFLOP/s, 79 % of
+    the measured peak); without B 0.90 / 0.99 of that. AVX2 code, 6 x 2: A and C 1.09-1.22x
+    A and B in four runs, A alone 1.05-1.17x, A, B and C 0.84-1.03x; presumably the prefetch
+    code, one call per 4 lanes (twice AVX-512's calls for the same lines), each lane's
+    prefetch behind a branch, costs more than B's lines gain where the hardware prefetcher
+    follows B's columns. Into L1 (64^3 f32) C measured 0.97-0.98: the current A needs L1."""
+    if not prefetches_into_l2(key, a_size, cpu):
+        return "AB"
+    return "ABC" if cpu.vector_bytes >= 64 else "AC"
+
+
 @dataclass(frozen=True)
 class GemmProblem:
     """Sizes (-1 = unknown) and byte sizes of one gemm on a CPU core with subgroup size S."""

@@ -28,15 +28,22 @@ once per subgroup tile: alpha 1 and beta 0 store the accumulators as they are (`
 (compiled), not the builder's interpreted instruction methods (pass_builder.py).
 
 On a SIMD CPU core a gemm of one entry of a stack (A and B subviews at group_id.x) whose A takes
-16 KiB up to L1 prefetches the next entry's A and B, a share per column chunk of C
-(`next_entry_views`).
+16 KiB up to L1 prefetches the next entry's A and B (an A of more than three quarters of L1:
+A and C, and B with AVX-512 code only), a share per column chunk of C (`next_entry_views`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..analysis.gemm_model import GemmProblem, cpu_blocking, gemm_key, prefetches_next_entry
+from ..analysis.gemm_model import (
+    GemmProblem,
+    cpu_blocking,
+    gemm_key,
+    next_entry_operands,
+    prefetches_into_l2,
+    prefetches_next_entry,
+)
 from ..analysis.tiling import MAX_K_UNROLLING, acc_type, max_register_block_gemm
 from ..ir.enums import CheckedFlag, Comp3, MatrixUse, Transpose
 from ..ir.inst import Inst
@@ -256,8 +263,8 @@ class GemmLowering:
 
     # ---- the next batch entry ------------------------------------------------------------------
 
-    def next_entry_views(self) -> tuple[Value, Value] | None:
-        """On a SIMD CPU core: A and B of the batch entry that the next work-group computes,
+    def next_entry_views(self) -> dict[str, Value] | None:
+        """On a SIMD CPU core: A and B (by operand name) of the batch entry that the next work-group computes,
         where A and B are each a subview with group_id.x as one dynamic offset (memref<..x?>
         stacks, one entry per work-group) and A's entry takes PREFETCH_MIN_BYTES up to L1;
         None elsewhere. The CPU runtime runs the work-groups of a launch in runs of
@@ -271,15 +278,23 @@ class GemmLowering:
         (prefetcht0). Measured: 16 KiB (64^3 f32) and 18 KiB (48^3 f64) gained with
         prefetcht0; 32 KiB (64^3 f64, all of a 32 KiB L1) into L1 evicted the current entry's
         A (0.95-1.02), into L2 it ran 1.07-1.17; the points between 18 KiB and L1 are not
-        measured; docs/_benchmarks.rst, "What limits a batched GEMM row". The last entry has
-        no successor: it prefetches itself (`next_view`)."""
+        measured; docs/_benchmarks.rst, "What limits a batched GEMM row". An entry
+        prefetched into L2 also prefetches the next entry's C where C is a subview at
+        group_id.x too, and its B only with AVX-512 code (the cost model's
+        `next_entry_operands`). The last entry has no successor: it prefetches itself
+        (`next_view`)."""
         entries = self.next_entries()
         if entries is None:
             return None
         key, cpu = gemm_key(self.g.inst), self.g.info.cpu
         assert cpu is not None
-        self.prefetch_level = 2 if 4 * key.M * key.K * self.ta.size > 3 * cpu.l1_bytes else 0
-        return self.next_view(*entries[0]), self.next_view(*entries[1])
+        self.prefetch_level = 2 if prefetches_into_l2(key, self.ta.size, cpu) else 0
+        found = {"A": entries[0], "B": entries[1], "C": _entry_of_group(self.C)}
+        return {
+            name: self.next_view(*entry)
+            for name in next_entry_operands(key, self.ta.size, cpu)
+            if (entry := found[name]) is not None
+        }
 
     def next_entries(self) -> tuple[tuple[Inst, int], tuple[Inst, int]] | None:
         """The subviews of A and B at group_id.x (and which offset it is) when the next entry
@@ -311,18 +326,20 @@ class GemmLowering:
         }
         return self.b.value("subview", operands, dict(view.props), view.results[0].type)
 
-    def prefetch_ahead(self, ahead: tuple[Value, Value], n0: Int, cols: int) -> None:
-        """Per column chunk [n0, n0 + cols) of C: prefetch the next entry's B columns of the
-        chunk and A columns in the same proportion (K/N of them), so that the chunks of an
-        entry together fetch all of the next entry's A and B."""
+    def prefetch_ahead(self, ahead: dict[str, Value], n0: Int, cols: int) -> None:
+        """Per column chunk [n0, n0 + cols) of C: prefetch the next entry's B and C columns
+        of the chunk and A columns in the same proportion (K/N of them), so that the chunks
+        of an entry together fetch all of the next entry's operands in `ahead`."""
         g, f, ix = self.g, self.f, self.g.index
         m, n, k = f.known(self.M), f.known(self.N), f.known(self.K)
         assert m is not None and n is not None and k is not None
         a_cols, a0 = cols, n0
         if n != k:
             a_cols, a0 = ceil_div(cols * k, n), f.div(f.mul(n0, k, ix), n, ix)
-        self.prefetch(ahead[0], g.idx(0), g.idx(a0), m, a_cols)
-        self.prefetch(ahead[1], g.idx(0), g.idx(n0), k, cols)
+        shares = {"A": (a0, m, a_cols), "B": (n0, k, cols), "C": (n0, m, cols)}
+        for name, view in ahead.items():
+            col0, rows, n_cols = shares[name]
+            self.prefetch(view, g.idx(0), g.idx(col0), rows, n_cols)
 
     def prefetch(self, view: Value, pos0: Value, pos1: Value, rows: int, cols: int) -> None:
         props = {"cache_level": self.prefetch_level, "rows": rows, "cols": cols}
