@@ -31,6 +31,7 @@ the settings of the parse call. At most `KNOWN_TEXTS` texts are remembered.
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -98,6 +99,8 @@ class ParsedSource:
         """The program, parsed under the settings of the parse call (a context flag may have
         changed since)."""
         name, _dialect, parsed_with = self.parsing
+        if settings(ctx) == parsed_with:  # nearly always: no setting changed since the parse
+            return parse(self.text, ctx, name, source_id=self.source_id)
         with _settings(ctx, parsed_with):
             return parse(self.text, ctx, name, source_id=self.source_id)
 
@@ -167,8 +170,20 @@ def binary_of_handle(entry: Entry, info: CoreInfo) -> Binary:
     return binary
 
 
+_last_snapshot: tuple[weakref.ref[CoreInfo], CoreInfo] | None = None
+"""The core info the last compile was for and its snapshot (`_snapshot`)."""
+
+
 def _snapshot(info: CoreInfo) -> CoreInfo:
-    """A copy of `info` that changes to `info` after the compile leave alone."""
+    """A copy of `info` that changes to `info` after the compile leave alone. Snapshots are
+    only read, so compiles for the same core info, unchanged since the last one, share its
+    snapshot: a host compiles with one core info again and again, and comparing its
+    attributes costs a tenth of copying them."""
+    global _last_snapshot
+    last = _last_snapshot
+    if last is not None and last[0]() is info and last[1].__dict__ == info.__dict__:
+        return last[1]
     snapshot = CoreInfo.__new__(CoreInfo)
     snapshot.__dict__.update(attributes_copy(info))
+    _last_snapshot = (weakref.ref(info), snapshot)
     return snapshot

@@ -122,3 +122,8 @@ class Syntax(Enum):
     parallel = "parallel"
     printf = "printf"
     coop_apply = "coop_apply"
+
+    # The parser looks its hook up by the row's syntax for every hand-written instruction:
+    # Enum's own __hash__ is Python code (a hash of the name), the identity hash is C and
+    # agrees with equality (members are singletons compared by identity), as for ScalarKind.
+    __hash__ = object.__hash__

@@ -105,6 +105,34 @@ def mnemonic_end(text: str, pos: int) -> int:
     return end
 
 
+def memref_spelling_end(text: str, pos: int) -> int:
+    """The end of the memref spelling at `pos` whose value depends on its text alone: `memref<`
+    up to its closing `>` on one line, without $variables or comments, with angle brackets
+    nested at most once (`strided<...>`); -1 when none starts there (text/parser.py's
+    parse_memref then reads it step by step). A scan of character codes, not a regular
+    expression: the parser asks this of every memref type it reads, and a pattern's match,
+    its group and its end are three calls through the Python API each time."""
+    if not text.startswith("memref<", pos):
+        return -1
+    depth = 1
+    i = pos + 7
+    n = len(text)
+    while i < n:
+        c = ord(text[i])
+        i += 1
+        if c == 62:  # '>'
+            depth -= 1
+            if depth == 0:
+                return i
+        elif c == 60:  # '<'
+            if depth == 2:
+                return -1
+            depth += 1
+        elif c == 36 or c == 59 or c == 10:  # '$', ';', '\n'
+            return -1
+    return -1
+
+
 INT_MIN = -(2**63) + 1
 INT_MAX = 2**63 - 1
 

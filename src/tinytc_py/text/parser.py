@@ -32,8 +32,6 @@ from .syntax import modifier_props
 SCALAR = re.compile(r"(?:i16|i32|i64|i8|index|bf16|f16|f32|f64|c32|c64)")
 _SCALAR_KINDS = {k.text: k for k in ScalarKind}
 _RPN_OPS = re.compile(r"\^|-(?![0-9])|\+(?![0-9])|\*|/|%|min\b|max\b")
-# The extent of a memref spelling on one line without $variables or comments (see parse_memref).
-_MEMREF_SPELLING = re.compile(r"memref<(?:[^<>$;\n]|<[^<>$;\n]*>)*>")
 # The operands of an instruction by name, as `Inst` takes them.
 OperandMap = dict[str, Value | list[Value] | None]
 _USES = {"matrix_a": MatrixUse.a, "matrix_b": MatrixUse.b, "matrix_acc": MatrixUse.acc}
@@ -449,16 +447,17 @@ class Parser:
         Its value depends on the spelling alone (no $variable, which depends on the scope, and
         no comment), and only a spelling read without error to its end is recorded."""
         c = self.c
-        span = _MEMREF_SPELLING.match(c.text, begin)
-        if span is None:
+        end = lx.memref_spelling_end(c.text, begin)
+        if end < 0:
             return self.parse_memref_body(begin)
-        ty = self.memref_spellings.get(span.group())
+        spelling = c.text[begin:end]
+        ty = self.memref_spellings.get(spelling)
         if ty is not None:
-            c.pos = span.end()
+            c.pos = end
             return ty
         ty = self.parse_memref_body(begin)
-        if c.pos == span.end():
-            self.memref_spellings[span.group()] = ty
+        if c.pos == end:
+            self.memref_spellings[spelling] = ty
         return ty
 
     def parse_memref_body(self, begin: int) -> Type:
