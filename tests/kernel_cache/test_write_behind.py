@@ -110,6 +110,21 @@ def test_a_process_that_exits_right_after_a_miss_leaves_the_entry(cache: Path, h
     )
 
 
+def test_a_fork_waits_for_the_writes_behind(cache: Path, held_writes: threading.Event) -> None:
+    """A fork comes after the pending writes (writer.py: `os.register_at_fork(before=wait)`),
+    so the child inherits no writer caught holding a lock or the statistics file's flock, and
+    the parent finds its entry written as soon as the fork returns."""
+    binary_of(gemm(16), CoreInfo.default())
+    assert not (cache / (key() + store.SUFFIX)).exists()  # the write is held
+    threading.Timer(0.2, held_writes.set).start()
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if (cache / (key() + store.SUFFIX)).exists() else 1)
+    assert (cache / (key() + store.SUFFIX)).exists()
+    assert not lock_file().exists()
+    assert os.waitpid(pid, 0)[1] == 0
+
+
 def test_a_miss_does_not_wait_for_the_write_of_another_entry(
     cache: Path, held_writes: threading.Event
 ) -> None:
@@ -192,7 +207,8 @@ def test_a_miss_interrupted_before_its_write_is_submitted_releases_the_lock(
 
 
 def test_synchronous_writes_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The C API's start (capi/build.py) turns writes behind off: a job runs in `submit`."""
+    """The C API's start in a Python that embeds it (capi/build.py) turns writes behind off:
+    a job runs in `submit`."""
     monkeypatch.setattr(writer, "_behind", True)
     writer.synchronous()
     assert not writer._behind
