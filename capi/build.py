@@ -62,7 +62,6 @@ DEFAULT_OUT = ROOT / "build" / "lib"
 
 HELPER_CDEF = (
     "char *_tinytc_py_strndup(const char *s, size_t n);\nint _tinytc_py_started_python(void);\n"
-    "int _tinytc_py_write_behind(void);\n"
 )
 
 PRELUDE = {
@@ -89,11 +88,7 @@ try:
     sys.path[:] = [{src!r}] + _added + [p for p in _before if p != {src!r}]
     from {module} import ffi, lib
     from tinytc_py.kernel_cache import writer
-    if lib._tinytc_py_started_python():
-        # a C host: its exit and its forks wait for the writes behind (capi/helpers.c)
-        writer.behind_in_host(lib._tinytc_py_write_behind)
-    elif not writer.in_host():
-        writer.synchronous()  # loaded into a Python that need not finalise (an embedding host)
+    writer.synchronous()  # a C host never finalises Python: no atexit, so no writes behind
     from tinytc_py.capi import attach
     attach(ffi, lib, _FUNCTIONS)
     if lib._tinytc_py_started_python():

@@ -1,7 +1,6 @@
 /* Private helpers of the embedding modules (static, so never exported): a string copy the
  * Python side calls through cffi, and the interpreter start-up that capi/build.py wires in
  * (with the flag that says it ran). */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,73 +64,4 @@ static void _tinytc_py_unavailable(const char *name, char *result, int size) {
         int status = 4; /* tinytc_status_runtime_error */
         memcpy(result, &status, sizeof status);
     }
-}
-
-/* Writes behind in a C host (src/tinytc_py/kernel_cache/writer.py): the kernel cache's writer
- * thread stores a compile's entry after the compile returned. A C host never finalises the
- * interpreter, so Python's atexit never runs; and a host that calls fork() while the writer
- * holds the GIL (or a lock, or the statistics file's flock) would leave a child that hangs at
- * its next call (or a lock that outlives the parent's write). Hence two hooks, installed once
- * by the library that started the interpreter:
- * - at exit() (a return from main included), the pending writes are finished;
- * - around a fork() of the host, the forking thread takes the GIL and runs Python's own fork
- *   protocol (PyOS_BeforeFork: the registered before-fork hooks, among them the writer's wait
- *   for its pending writes, then the import lock; PyOS_AfterFork_Parent / _Child after it), as
- *   os.fork() does. A fork from a thread that holds the GIL already is Python's own (os.fork,
- *   subprocess), which runs that protocol itself or execs at once: the hooks leave it alone.
- * posix_spawn, system() and popen() run no fork handlers and need none (the child execs). */
-static __thread int _tinytc_py_fork_took_gil = 0;
-static __thread PyGILState_STATE _tinytc_py_fork_gil;
-
-static void _tinytc_py_before_fork(void) {
-    _tinytc_py_fork_took_gil = 0;
-    if (!Py_IsInitialized() || PyGILState_Check()) {
-        return;
-    }
-    _tinytc_py_fork_gil = PyGILState_Ensure();
-    PyOS_BeforeFork();
-    _tinytc_py_fork_took_gil = 1;
-}
-
-static void _tinytc_py_after_fork_parent(void) {
-    if (_tinytc_py_fork_took_gil) {
-        _tinytc_py_fork_took_gil = 0;
-        PyOS_AfterFork_Parent();
-        PyGILState_Release(_tinytc_py_fork_gil);
-    }
-}
-
-static void _tinytc_py_after_fork_child(void) {
-    if (_tinytc_py_fork_took_gil) {
-        _tinytc_py_fork_took_gil = 0;
-        PyOS_AfterFork_Child();
-        PyGILState_Release(_tinytc_py_fork_gil);
-    }
-}
-
-/* At exit: writer.wait(), i.e. the pending writes finished (nothing when there are none). */
-static void _tinytc_py_finish_writes(void) {
-    PyGILState_STATE gil;
-    PyObject *writer, *done;
-    if (!Py_IsInitialized()) {
-        return;
-    }
-    gil = PyGILState_Ensure();
-    writer = PyImport_ImportModule("tinytc_py.kernel_cache.writer");
-    done = writer ? PyObject_CallMethod(writer, "wait", NULL) : NULL;
-    if (!done) {
-        PyErr_Clear(); /* nothing to report to at exit; a lost entry is rebuilt next time */
-    }
-    Py_XDECREF(done);
-    Py_XDECREF(writer);
-    PyGILState_Release(gil);
-}
-
-/* Installs both hooks; 0 on success (then writes may go behind), else writes stay at once. */
-static int _tinytc_py_write_behind(void) {
-    if (pthread_atfork(_tinytc_py_before_fork, _tinytc_py_after_fork_parent,
-                       _tinytc_py_after_fork_child) != 0) {
-        return 1;
-    }
-    return atexit(_tinytc_py_finish_writes) != 0;
 }

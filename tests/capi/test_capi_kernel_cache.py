@@ -3,10 +3,9 @@ kernel_cache_ze.c, Level Zero on our CPU driver): a second run of a C program fi
 SPIR-V and the device binary of its kernel bundle in the cache, and the context flag
 tinytc_optflag_kernel_cache = 0 keeps the program out of it. Text parsed and compiled again in
 one process (tests/capi/c/compile_memo.c) is answered from memory. A C host never finalises the
-embedded interpreter, so no `atexit` handler of Python runs there: the library's own exit hook
-finishes the entries written behind (kernel_cache/writer.py, capi/helpers.c), and a program that
-returns from main leaves them complete, counted and unlocked; a host that forks right after its
-misses neither hangs nor loses an entry."""
+embedded interpreter, so no `atexit` handler runs there: its entries are written before the
+compile returns (kernel_cache/writer.py), and a program that returns from main leaves them
+complete, counted and unlocked, as does a host that forks right after its misses."""
 
 from __future__ import annotations
 
@@ -86,10 +85,9 @@ def test_text_compiled_again_is_the_same_binary_and_changes_miss(
 def test_a_host_that_forks_after_misses_hangs_not_and_leaves_every_entry(
     compile_c, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A C host's entries are written behind by the embedded interpreter's writer thread; its
-    fork() waits for them (capi/helpers.c runs Python's fork protocol), so a child that
-    compiles right after the fork does not hang on a GIL or lock the writer held, and the exit
-    of parent and child finishes what is pending. tests/capi/c/fork_after_miss.c: in each
+    """A C host that forks right after its misses: the child inherits the embedded
+    interpreter and compiles at once, which must not hang on anything the parent's miss
+    left held, and neither process loses an entry. tests/capi/c/fork_after_miss.c: in each
     round the parent misses, forks, and the child misses another text; then every entry is
     complete and counted, no lock is left, and a second run finds them all."""
     monkeypatch.setenv("TINYTC_CACHE_DIR", str(tmp_path))

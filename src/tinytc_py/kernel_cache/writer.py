@@ -8,17 +8,19 @@ is done, so another process (or thread) that misses it meanwhile waits for the e
 build (locks.py), and every read of this process that must see its own writes (`store.get`,
 `store.entries`, `store.clear`, the statistics) first waits for the pending ones (`wait`).
 
-Pending writes are finished before a normal exit and before a fork. Where Python's own
-executable is the program (`_main_program`), `wait` is an `atexit` handler (daemon threads
-still run while the handlers do). A C host that embeds the library (the C API) never
-finalises the interpreter, so `atexit` never runs there: the library that started the
-interpreter installs a C `atexit` handler that calls `wait`, and `pthread_atfork` handlers that
-run Python's fork protocol around the host's `fork()` (capi/helpers.c, `behind_in_host`). A
-fork waits for the pending writes (`os.register_at_fork(before=wait)`): a child must not
-inherit a writer caught holding the GIL, a lock or the statistics file's `flock`, which the
-child's copy of the descriptor would keep after the parent let go. A forked child (which may
-leave through `os._exit`, as multiprocessing's children do) writes at once; so does any other
-program that embeds Python (its executable is not Python's, and nothing finishes its writes).
+Pending writes are finished before a normal exit and before a fork: `wait` is an `atexit`
+handler (daemon threads still run while the handlers do) and a before-fork hook
+(`os.register_at_fork(before=wait)`), so a child never inherits a writer caught holding a lock
+or the statistics file's `flock`, which the child's copy of the descriptor would keep after the
+parent let go. `atexit` runs only where the interpreter finalises, which a C host embedding
+the library never does (it exits without running `atexit`; tests/capi/test_capi_kernel_cache.py
+checks this). So the writes go behind only where Python's own executable is the program
+(`_main_program`); the C API's start switches them to synchronous explicitly (`synchronous`,
+capi/build.py), and a forked child (which may leave through `os._exit`, as multiprocessing's
+children do) writes at once; everywhere else a write is done before the compile returns. (A C
+host with writes behind would need its own exit and fork hooks, and its next call into the
+library would wait for the GIL the writer holds: measured, a first start's elapsed time grew
+from 2-3 to 7-8 ms.)
 
 The writer thread runs only while there is work: it ends when its queue is empty and a later
 `submit` starts another, so an idle process has no extra thread (Python 3.12 warns at every
@@ -59,10 +61,7 @@ def _main_program() -> bool:
 
 
 _behind = _main_program()
-"""Whether writes go behind: this interpreter will run `atexit` at a normal exit, or the C host
-that embeds it waits for the writes at its exit (`behind_in_host`)."""
-_host = False
-"""Whether the C host's exit and forks wait for the writes (`behind_in_host` succeeded)."""
+"""Whether writes go behind: this interpreter will run `atexit` at a normal exit."""
 
 _lock = threading.Lock()
 _done = threading.Condition(_lock)  # a pending job finished
@@ -78,25 +77,6 @@ def synchronous() -> None:
     global _behind
     _behind = False
     wait()
-
-
-def behind_in_host(install: Callable[[], int]) -> None:
-    """Writes behind in a C host that embeds the library: `install()` sets up the hooks that
-    finish them at the host's exit and before its forks (capi/helpers.c) and returns 0 when it
-    could; otherwise writes go at once (`synchronous`)."""
-    global _behind, _host
-    if _host:
-        return
-    if install() != 0:
-        synchronous()
-        return
-    _host = _behind = True
-    _hook_forks()
-
-
-def in_host() -> bool:
-    """Whether a C host waits for the writes (`behind_in_host`)."""
-    return _host
 
 
 def submit(job: Callable[[], None], name: str = "", start: bool = True) -> None:
@@ -221,12 +201,7 @@ def _forked() -> None:
     _done = threading.Condition(_lock)
 
 
-def _hook_forks() -> None:
-    """Finish the writes before a fork; in the child, start afresh (`_forked`)."""
-    if hasattr(os, "register_at_fork"):
-        os.register_at_fork(before=wait, after_in_child=_forked)
-
-
 if _behind:
     atexit.register(wait)
-    _hook_forks()
+    if hasattr(os, "register_at_fork"):  # the pending writes first; the child starts afresh
+        os.register_at_fork(before=wait, after_in_child=_forked)

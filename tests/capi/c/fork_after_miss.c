@@ -1,10 +1,8 @@
-/* A C host that forks right after kernel cache misses (src/tinytc_py/kernel_cache/writer.py,
- * capi/helpers.c): the parent's entries are written behind, by a thread of the embedded
- * interpreter, and fork() comes while that write may still be running. Each round compiles a
- * new text in the parent, forks, and the child compiles another new text (a miss of its own)
- * and leaves through exit(), which runs the library's exit hook; the parent waits for it. A
- * child that hung (the GIL or a lock held by the parent's writer at the fork) would stop the
- * program, which the test runs with a timeout. Usage: fork_after_miss ROUNDS; prints "ok";
+/* A C host that forks right after kernel cache misses (src/tinytc_py/kernel_cache/writer.py):
+ * each round compiles a new text in the parent, forks, and the child compiles another new text
+ * (a miss of its own) and leaves through exit(); the parent waits for it. A child that hung on
+ * something the parent's miss left held (a build lock, the GIL, a lock of a writer thread)
+ * would stop the program, which the test runs with a timeout. Usage: fork_after_miss ROUNDS; prints "ok";
  * the test then finds every entry, its statistics and no build lock in the cache folder, and a
  * second run finds them all. */
 #include "check.h"
