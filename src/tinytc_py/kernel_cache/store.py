@@ -149,18 +149,20 @@ def put(
     payload: bytes,
     counts: dict[str, int] | None = None,
     where: trust.Folder | None = None,
+    if_absent: bool = False,
 ) -> None:
     """Store `payload` as entry `name` (atomically), then evict down to the size bound.
     `counts` (the caller's counters of this lookup) are recorded with bytes_written, in one
     update of the statistics file. `where`: the folder as the caller checked it (else
-    checked here)."""
+    checked here). `if_absent`: leave an entry of that name that may be read (another
+    process's write of the same payload) as it is."""
     counts = dict(counts or {})
     checked = where or trust.checked()
     if checked is None:  # a folder the cache may not use: the counts stay in this process
         stats.count_all(counts)
         return
     path = checked.path
-    if path not in _unwritable:
+    if path not in _unwritable and not (if_absent and _readable(path / (name + SUFFIX), checked)):
         data = MAGIC + hashlib.sha256(payload).digest() + payload
         try:
             make_folder(checked)
@@ -184,6 +186,14 @@ def put(
         _disable_writing(path, OSError(f"cannot update the statistics in {path}"))
         return
     _keep_under_bound(totals, keep=name, where=checked)
+
+
+def _readable(path: Path, where: trust.Folder) -> bool:
+    """Whether entry file `path` exists and `get` would read it (its checksum aside)."""
+    try:
+        return trust.entry_trusted(os.stat(path), where)
+    except OSError:
+        return False
 
 
 def _keep_under_bound(totals: dict[str, int], keep: str, where: trust.Folder) -> None:

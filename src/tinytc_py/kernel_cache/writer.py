@@ -1,17 +1,17 @@
 """Write-behind: a SPIR-V miss's bookkeeping (the entry's encoding and write, the statistics
-update, the release of the build lock) is done by one background thread after the compile
-returns, so a program's first start pays for the compile alone and the writes overlap what the
-program does next (usually the device build, which releases the GIL).
+update) is done by one background thread after the compile returns, so a program's first start
+pays for the compile alone and the writes overlap what the program does next (usually the
+device build, which releases the GIL).
 
-An entry is still complete before anyone can miss it: its build lock is held until the write
-is done, so another process (or thread) that misses it meanwhile waits for the entry as for any
-build (locks.py), and every read of this process that must see its own writes (`store.get`,
-`store.entries`, `store.clear`, the statistics) first waits for the pending ones (`wait`).
+Another process that misses the entry before it is written compiles it too (SPIR-V entries take
+no build lock: kernel_cache._stored), and every read of this process that must see its own
+writes (`store.get`, `store.entries`, `store.clear`, the statistics) first waits for the pending
+ones (`wait`).
 
 Pending writes are finished before a normal exit and before a fork: `wait` is an `atexit`
 handler (daemon threads still run while the handlers do) and a before-fork hook
-(`os.register_at_fork(before=wait)`), so a child never inherits a writer caught holding a lock
-or the statistics file's `flock`, which the child's copy of the descriptor would keep after the
+(`os.register_at_fork(before=wait)`), so a child never inherits a writer caught holding
+the statistics file's `flock`, which the child's copy of the descriptor would keep after the
 parent let go. `atexit` runs only where the interpreter finalises, which a C host embedding
 the library never does (it exits without running `atexit`; tests/capi/test_capi_kernel_cache.py
 checks this). So the writes go behind only where Python's own executable is the program
