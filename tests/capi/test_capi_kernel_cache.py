@@ -3,9 +3,11 @@ kernel_cache_ze.c, Level Zero on our CPU driver): a second run of a C program fi
 SPIR-V and the device binary of its kernel bundle in the cache, and the context flag
 tinytc_optflag_kernel_cache = 0 keeps the program out of it. Text parsed and compiled again in
 one process (tests/capi/c/compile_memo.c) is answered from memory. A C host never finalises the
-embedded interpreter, so no `atexit` handler runs there: its entries are written before the
-compile returns (kernel_cache/writer.py), and a program that returns from main leaves them
-complete, counted and unlocked, as does a host that forks right after its misses."""
+embedded interpreter, so no Python `atexit` handler runs there: its entries are written before
+the compile returns (kernel_cache/writer.py) and its counts at its exit, by the C `atexit` hook
+libtinytc installs (capi/helpers.c, kernel_cache/stats.py): a program that returns from main
+leaves them complete, counted (each once, also where the host forks right after its misses:
+the fork saves first and the child starts without the parent's counts) and unlocked."""
 
 from __future__ import annotations
 

@@ -150,6 +150,7 @@ def test_a_folder_this_process_made_is_kept_under_the_bound(
     assert store.get("entry-39") is not None and store.get("entry-0") is None
 
 
+@pytest.mark.usefixtures("saves_at_once")
 @pytest.mark.parametrize("how", ["made by another process", "statistics cleared", "damaged"])
 def test_a_folder_not_known_empty_is_listed(
     cache: Path, monkeypatch: pytest.MonkeyPatch, how: str
@@ -264,6 +265,7 @@ def test_a_first_start_marks_its_new_folder_behind_after_the_compile(
 
 
 @behind
+@pytest.mark.usefixtures("saves_at_once")
 def test_a_first_start_whose_compile_fails_marks_the_folder_its_count_makes(cache: Path) -> None:
     """The first compile fails: no entry is written, and the count of the miss makes
     kernels/ itself (stats._add_to_totals), then waits for the mark that making the folder
