@@ -80,8 +80,8 @@ def count_all(delta: dict[str, int], where: trust.Folder | None = None) -> None:
 
 def unsaved(where: trust.Folder, name: str) -> int:
     """The count `name` of this process not yet added to the totals of folder `where`."""
-    with _process_lock:
-        return _unsaved.get(where, Counter())[name]
+    counts = _unsaved.get(where)  # one dictionary read: no lock needed
+    return counts[name] if counts is not None else 0
 
 
 def save(where: trust.Folder | None = None) -> None:
