@@ -45,6 +45,22 @@ def test_a_miss_updates_no_file_and_a_read_of_the_totals_saves(cache: Path) -> N
 
 
 @deferred
+def test_misses_before_and_after_the_folder_was_made_are_saved_in_one_update(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first miss finds no folder, the second finds the one the first write made: one
+    folder, one update of its statistics."""
+    updates = []
+    real = stats._add_to_totals
+    monkeypatch.setattr(stats, "_add_to_totals", lambda d, w: updates.append(d) or real(d, w))
+    binary_of(gemm(16), CoreInfo.default())
+    writer.wait()
+    binary_of(gemm(17), CoreInfo.default())
+    stats.save_all()
+    assert [u["spirv_misses"] for u in updates] == [2]
+
+
+@deferred
 def test_a_process_that_saves_at_exit_keeps_the_bound_when_it_saves(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

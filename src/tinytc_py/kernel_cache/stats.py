@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import fcntl
 import json
 import os
@@ -67,9 +68,17 @@ def count(name: str, n: int = 1, persist: bool = True, where: trust.Folder | Non
             _process[name] += n
 
 
+def folder_key(where: trust.Folder) -> trust.Folder:
+    """The folder as this process's unsaved counts name it: one whatever a lookup found of its
+    existence (an update makes it when it is missing: `_add_to_totals`)."""
+    return dataclasses.replace(where, exists=False) if where.exists else where
+
+
 def count_all(delta: dict[str, int], where: trust.Folder | None = None) -> None:
     """Add to several counters, for this process and the folder's totals (module docstring)."""
     where = where or trust.checked()
+    if where is not None:
+        where = folder_key(where)
     with _process_lock:
         _process.update(delta)
         if where is not None:
@@ -80,13 +89,15 @@ def count_all(delta: dict[str, int], where: trust.Folder | None = None) -> None:
 
 def unsaved(where: trust.Folder, name: str) -> int:
     """The count `name` of this process not yet added to the totals of folder `where`."""
-    counts = _unsaved.get(where)  # one dictionary read: no lock needed
+    counts = _unsaved.get(folder_key(where))  # one dictionary read: no lock needed
     return counts[name] if counts is not None else 0
 
 
 def save(where: trust.Folder | None = None) -> None:
     """Add this process's unsaved counts to the totals of folder `where` (of every folder it
     counted in, without one), one update per folder; then `after_save`."""
+    if where is not None:
+        where = folder_key(where)
     while True:  # again for what `after_save` counted (evictions)
         with _process_lock:
             folders = [where] if where is not None else list(_unsaved)

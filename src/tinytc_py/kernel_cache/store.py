@@ -186,7 +186,7 @@ def put(
             counts["bytes_written"] = len(data)
     if "bytes_written" in counts:  # before the count, whose update may come at once
         with _written_lock:
-            _written.setdefault(checked, []).append(name)
+            _written.setdefault(stats.folder_key(checked), []).append(name)
     if counts:
         stats.count_all(counts, checked)
     if (
