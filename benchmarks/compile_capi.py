@@ -20,6 +20,11 @@ upstream columns are left out. Columns:
 - again: our library with the kernel cache on (a temporary folder), the same text compiled again
   in the same process, i.e. an in-process cache hit;
 - SPIR-V bytes of ours and upstream's binary.
+With --miss, three more columns: "off", our library with TINYTC_CACHE=0 compiling a text no run
+compiled before (the file with a comment line "; run N" appended: COMPILE_CAPI_FRESH=1), "miss",
+the same texts with the kernel cache on (a temporary folder: every timed run misses, the first
+start of a program, in a folder that exists), and "miss-off", what the cache adds to that first
+start.
 """
 
 from __future__ import annotations
@@ -92,12 +97,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-d", "--device", default="pvc", help="tgl, pvc, bmg or tgl+f64")
     ap.add_argument("--upstream-build", type=Path, default=upstream_build())
     ap.add_argument("--lib-dir", type=Path, default=ROOT / "build" / "lib")
+    ap.add_argument("--miss", action="store_true", help="add the first-start miss columns")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="tinytc-bench-") as tmp:
         work = Path(tmp)
         ours = build_ours(args.lib_dir.resolve(), work / "compile_ours")
         cold = run(ours, args.repeat, args.device, clean_env(TINYTC_CACHE="0"))
         again = run(ours, args.repeat, args.device, clean_env(TINYTC_CACHE_DIR=str(work / "cache")))
+        fresh: tuple[dict, dict] | None = None
+        if args.miss:
+            off = run(
+                ours, args.repeat, args.device, clean_env(TINYTC_CACHE="0", COMPILE_CAPI_FRESH="1")
+            )
+            miss = run(
+                ours,
+                args.repeat,
+                args.device,
+                clean_env(TINYTC_CACHE_DIR=str(work / "miss"), COMPILE_CAPI_FRESH="1"),
+            )
+            fresh = (off, miss)
         upstream = None
         if args.upstream_build:
             exe = build_upstream(args.upstream_build.resolve(), work / "compile_upstream")
@@ -111,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{'program':<18} {'cold':>7} {'wall':>7} {'upstream':>8} {'wall':>7} {'ratio':>6} "
         f"{'again':>7} {'wall':>7} {'SPIR-V B':>8} {'upstream B':>10}"
     )
+    if fresh:
+        head += f" {'off':>7} {'miss':>7} {'miss-off':>8}"
     print(head)
     print("-" * len(head))
     for name in PROGRAMS:
@@ -123,6 +143,9 @@ def main(argv: list[str] | None = None) -> int:
             cells += [f"{'-':>8}", f"{'-':>7}", f"{'-':>6}"]
         cells += [f"{again[name][0]:>7.3f}", f"{again[name][1]:>7.3f}", f"{size:>8}"]
         cells.append(f"{up_size if upstream else '-':>10}")
+        if fresh:
+            off_ms, miss_ms = fresh[0][name][0], fresh[1][name][0]
+            cells += [f"{off_ms:>7.3f}", f"{miss_ms:>7.3f}", f"{miss_ms - off_ms:>8.3f}"]
         print(f"{name:<18} {' '.join(cells)}")
     return 0
 

@@ -27,8 +27,8 @@ the in-process memo before the text is parsed. "miss": `binary_of(text)` with th
 new empty folder each run, what a program's first start pays: the compile plus the folder's
 check, the cache's key (with the compiler version looked up again: in this checkout the digest
 the compiled modules' import hook took, or without it a stat of every source file) and the
-build lock (in the cache folder); kernels/, its mark, the entry and the statistics are written
-behind (kernel_cache/writer.py), mostly after the time is taken. "miss inst":
+lookup of the entry (SPIR-V takes no build lock); kernels/, its mark and the entry are written
+behind (kernel_cache/writer.py), mostly after the time is taken, and the statistics at exit. "miss inst":
 the same as an installed package pays it, whose compiler version is one file read (the digest
 its wheel recorded; here the checkout's written to a temporary folder that the lookup is pointed
 at). "off", "miss" and "miss inst" are timed in turn, one run of each per round. A kernel

@@ -62,6 +62,7 @@ DEFAULT_OUT = ROOT / "build" / "lib"
 
 HELPER_CDEF = (
     "char *_tinytc_py_strndup(const char *s, size_t n);\nint _tinytc_py_started_python(void);\n"
+    "int _tinytc_py_save_at_exit(void);\n"
 )
 
 PRELUDE = {
@@ -89,6 +90,9 @@ try:
     from {module} import ffi, lib
     from tinytc_py.kernel_cache import writer
     writer.synchronous()  # a C host never finalises Python: no atexit, so no writes behind
+    if lib._tinytc_py_started_python() and lib._tinytc_py_save_at_exit() == 0:
+        from tinytc_py.kernel_cache import stats
+        stats.save_at_exit()  # the host's exit saves the cache's counts (capi/helpers.c)
     from tinytc_py.capi import attach
     attach(ffi, lib, _FUNCTIONS)
     if lib._tinytc_py_started_python():

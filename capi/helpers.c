@@ -1,6 +1,7 @@
 /* Private helpers of the embedding modules (static, so never exported): a string copy the
- * Python side calls through cffi, and the interpreter start-up that capi/build.py wires in
- * (with the flag that says it ran). */
+ * Python side calls through cffi, the interpreter start-up that capi/build.py wires in
+ * (with the flag that says it ran), and the exit and fork hooks of the cache's statistics. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,4 +65,72 @@ static void _tinytc_py_unavailable(const char *name, char *result, int size) {
         int status = 4; /* tinytc_status_runtime_error */
         memcpy(result, &status, sizeof status);
     }
+}
+
+/* The kernel cache's statistics in a C host (src/tinytc_py/kernel_cache/stats.py): counted in
+ * the process and added to the folder's totals once, at exit, instead of a file update under a
+ * lock at every lookup. A C host never finalises the interpreter, so Python's atexit never
+ * runs: a C atexit hook saves them. A fork of the host would copy the unsaved counts into the
+ * child, and both would save them: around a fork() the forking thread takes the GIL and runs
+ * Python's own fork protocol (PyOS_BeforeFork: the registered before-fork hooks, among them the
+ * save; PyOS_AfterFork_Parent / _Child after it: the child drops the copies), as os.fork()
+ * does. A fork from a thread that holds the GIL already is Python's own (os.fork, subprocess),
+ * which runs that protocol itself or execs at once: the handlers leave it alone. posix_spawn,
+ * system() and popen() run no fork handlers and need none (the child execs). Both hooks are
+ * installed once, by the library that started the interpreter. */
+static __thread int _tinytc_py_fork_took_gil = 0;
+static __thread PyGILState_STATE _tinytc_py_fork_gil;
+
+static void _tinytc_py_before_fork(void) {
+    _tinytc_py_fork_took_gil = 0;
+    if (!Py_IsInitialized() || PyGILState_Check()) {
+        return;
+    }
+    _tinytc_py_fork_gil = PyGILState_Ensure();
+    PyOS_BeforeFork();
+    _tinytc_py_fork_took_gil = 1;
+}
+
+static void _tinytc_py_after_fork_parent(void) {
+    if (_tinytc_py_fork_took_gil) {
+        _tinytc_py_fork_took_gil = 0;
+        PyOS_AfterFork_Parent();
+        PyGILState_Release(_tinytc_py_fork_gil);
+    }
+}
+
+static void _tinytc_py_after_fork_child(void) {
+    if (_tinytc_py_fork_took_gil) {
+        _tinytc_py_fork_took_gil = 0;
+        PyOS_AfterFork_Child();
+        PyGILState_Release(_tinytc_py_fork_gil);
+    }
+}
+
+/* At exit: stats.save_all(), this process's counts added to the totals. */
+static void _tinytc_py_save_counts(void) {
+    PyGILState_STATE gil;
+    PyObject *stats, *done;
+    if (!Py_IsInitialized()) {
+        return;
+    }
+    gil = PyGILState_Ensure();
+    stats = PyImport_ImportModule("tinytc_py.kernel_cache.stats");
+    done = stats ? PyObject_CallMethod(stats, "save_all", NULL) : NULL;
+    if (!done) {
+        PyErr_Clear(); /* nothing to report to at exit; only the totals lose the counts */
+    }
+    Py_XDECREF(done);
+    Py_XDECREF(stats);
+    PyGILState_Release(gil);
+}
+
+/* Installs both hooks; 0 on success (then counts may wait for the exit), else they are saved
+ * at once. */
+static int _tinytc_py_save_at_exit(void) {
+    if (pthread_atfork(_tinytc_py_before_fork, _tinytc_py_after_fork_parent,
+                       _tinytc_py_after_fork_child) != 0) {
+        return 1;
+    }
+    return atexit(_tinytc_py_save_counts) != 0;
 }

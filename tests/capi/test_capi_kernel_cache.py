@@ -3,9 +3,11 @@ kernel_cache_ze.c, Level Zero on our CPU driver): a second run of a C program fi
 SPIR-V and the device binary of its kernel bundle in the cache, and the context flag
 tinytc_optflag_kernel_cache = 0 keeps the program out of it. Text parsed and compiled again in
 one process (tests/capi/c/compile_memo.c) is answered from memory. A C host never finalises the
-embedded interpreter, so no `atexit` handler runs there: its entries are written before the
-compile returns (kernel_cache/writer.py), and a program that returns from main leaves them
-complete, counted and unlocked."""
+embedded interpreter, so no Python `atexit` handler runs there: its entries are written before
+the compile returns (kernel_cache/writer.py) and its counts at its exit, by the C `atexit` hook
+libtinytc installs (capi/helpers.c, kernel_cache/stats.py): a program that returns from main
+leaves them complete, counted (each once, also where the host forks right after its misses:
+the fork saves first and the child starts without the parent's counts) and unlocked."""
 
 from __future__ import annotations
 
@@ -80,3 +82,30 @@ def test_text_compiled_again_is_the_same_binary_and_changes_miss(
     totals = stats.totals()
     assert (totals["compiles"], totals["spirv_misses"]) == (7, 7)
     assert "spirv_hits" not in totals
+
+
+def test_a_host_that_forks_after_misses_hangs_not_and_leaves_every_entry(
+    compile_c, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A C host that forks right after its misses: the child inherits the embedded
+    interpreter and compiles at once, which must not hang on anything the parent's miss
+    left held, and neither process loses an entry. tests/capi/c/fork_after_miss.c: in each
+    round the parent misses, forks, and the child misses another text; then every entry is
+    complete and counted, no lock is left, and a second run finds them all."""
+    monkeypatch.setenv("TINYTC_CACHE_DIR", str(tmp_path))
+    env = {"TINYTC_CACHE_DIR": str(tmp_path)}
+    rounds = 12
+    prog = compile_c("fork_after_miss.c")
+    assert prog.run(str(rounds), env=env).stdout == "ok\n"
+    entries = store.entries()
+    assert len(entries) == 2 * rounds
+    assert all(store.get(e.name) is not None for e in entries)  # complete
+    for folder in (store.folder(), store.folder().parent):
+        assert not [p for p in folder.iterdir() if p.name.endswith(store.LOCK_SUFFIX)]
+        assert not list(folder.glob(".tmp-*"))
+    first = stats.totals()
+    assert (first["compiles"], first["spirv_misses"]) == (2 * rounds, 2 * rounds)
+    assert prog.run(str(rounds), env=env).stdout == "ok\n"
+    second = stats.totals()
+    assert second["spirv_hits"] == 2 * rounds
+    assert second["compiles"] == 2 * rounds

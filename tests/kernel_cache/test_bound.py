@@ -22,10 +22,12 @@ ENTRY = 4096  # payload bytes; a file adds the header
 
 
 @pytest.fixture(autouse=True)
-def made_by_another_process(cache: Path) -> None:
+def made_by_another_process(cache: Path, saves_at_once: None) -> None:
     """The folder exists before the test's first write, as one another process made: a
     folder this process makes starts statistics that bound its size without a listing
-    (test_first_start.py), which these tests of the scans and their record must not take."""
+    (test_first_start.py), which these tests of the scans and their record must not take.
+    Every write updates the statistics at once (`saves_at_once`), so each write checks the
+    bound; test_a_process_that_saves_at_exit_keeps_the_bound_when_it_saves checks the rest."""
     cache.mkdir(parents=True, mode=0o700)
 
 

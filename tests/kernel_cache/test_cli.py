@@ -32,6 +32,7 @@ def fill(root: Path, count: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TINYTC_CACHE_DIR", str(root))
     for i in range(count):
         store.put(f"spirv-{i:064x}", b"x" * 100)
+    stats.save_all()  # as this process's exit would
 
 
 def test_dir_on_every_subcommand(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,4 +1,5 @@
-"""The build lock of a cache entry (locks.py), in this process on the SPIR-V level: a lock left
+"""The build lock of a device binary's entry (locks.py; SPIR-V entries take none), in this
+process, around a device build the test stands in for: a lock left
 by a killed process is removed at once and the build goes on; a lock of a crashed process on
 another machine is removed when it is older than the timeout; a live holder whose start time
 cannot be read is waited for, not taken as dead; a lock whose holder never finishes makes the
@@ -24,14 +25,16 @@ from pathlib import Path
 
 import pytest
 
-from tinytc_py.compiler import binary_of
-from tinytc_py.ir.context import CompilerContext
+from tinytc_py import kernel_cache
+from tinytc_py.binary import Binary
 from tinytc_py.kernel_cache import locks, stats, store, trust
 from tinytc_py.kernel_cache.folder import make_folder
-from tinytc_py.kernel_cache.keys import spirv_key
-from tinytc_py.target.core_info import CoreInfo
+from tinytc_py.kernel_cache.keys import native_key
 
-from .test_spirv_cache import assert_same, fresh_compile, gemm
+from .test_spirv_cache import fresh_compile, gemm
+
+DEVICE = {"name": "a device the test stands in for", "driver": "1", "platform": "test"}
+NATIVE = b"the device binary of gemm(16)"
 
 HOLDER = """
 import signal, sys, time
@@ -43,8 +46,19 @@ with locks.build_once(sys.argv[1]) as (payload, waited):
 """
 
 
+def _spirv() -> Binary:
+    """gemm(16)'s SPIR-V, as a compile with the cache on returns it (compiled once, at import:
+    no test's counters show it)."""
+    binary = fresh_compile(gemm(16))
+    binary.cache = True
+    return binary
+
+
+SPIRV = _spirv()
+
+
 def key() -> str:
-    return spirv_key(gemm(16), CoreInfo.default(), CompilerContext())
+    return native_key(SPIRV.data, "", DEVICE)
 
 
 def lock_file() -> Path:
@@ -85,11 +99,12 @@ def kill(proc: subprocess.Popen) -> None:
 
 
 def build_and_check() -> dict[str, int]:
-    """The counters of a build of gemm(16) through the cache, after checking its result."""
-    binary = binary_of(gemm(16), CoreInfo.default())
+    """The counters of a device build of gemm(16) through the cache, after checking its
+    result (the build stands in for the device's JIT: it returns NATIVE)."""
+    built = kernel_cache.native_build(SPIRV, "", DEVICE, lambda: NATIVE, bytes, bytes)
     counts = stats.process()
-    assert_same(binary, fresh_compile(gemm(16)))
-    assert store.get(key()) is not None
+    assert built == NATIVE
+    assert store.get(key()) == NATIVE
     return counts
 
 
@@ -100,7 +115,7 @@ def test_lock_of_a_killed_process_is_removed_at_once(
     kill(holder())
     assert lock_file().exists()
     counts = build_and_check()
-    assert (counts["stale_locks"], counts["compiles"]) == (1, 1)
+    assert (counts["stale_locks"], counts["device_builds"]) == (1, 1)
     assert "lock_timeouts" not in counts and "waits" not in counts
     assert not lock_file().exists()
 
@@ -114,7 +129,7 @@ def test_lock_of_a_crashed_process_elsewhere_is_stale_after_the_timeout(
     old = time.time() - 6
     os.utime(lock_file(), (old, old))
     counts = build_and_check()
-    assert (counts["stale_locks"], counts["compiles"]) == (1, 1)
+    assert (counts["stale_locks"], counts["device_builds"]) == (1, 1)
     assert "lock_timeouts" not in counts
     assert not lock_file().exists()
 
@@ -128,7 +143,7 @@ def test_holder_that_never_finishes_makes_the_waiter_build_itself(
         counts = build_and_check()
     finally:
         kill(proc)
-    assert (counts["lock_timeouts"], counts["compiles"]) == (1, 1)
+    assert (counts["lock_timeouts"], counts["device_builds"]) == (1, 1)
     assert "stale_locks" not in counts
 
 
@@ -157,7 +172,7 @@ def test_live_holder_whose_start_time_cannot_be_read_is_waited_for(
     finally:
         kill(proc)
     assert proc.returncode == 3  # it released its lock itself
-    assert counts["compiles"] == 1 and len(polls) >= 5
+    assert counts["device_builds"] == 1 and len(polls) >= 5
     assert "stale_locks" not in counts and "lock_timeouts" not in counts
 
 
@@ -295,7 +310,7 @@ def test_claim_of_a_remover_that_died_is_passed_over(
     old = time.time() - 6
     os.utime(claim, (old, old))
     counts = build_and_check()
-    assert (counts["stale_locks"], counts["compiles"]) == (1, 1)
+    assert (counts["stale_locks"], counts["device_builds"]) == (1, 1)
     assert not path.exists() and not claims()
 
 
@@ -320,7 +335,7 @@ def test_lock_released_without_an_entry_makes_the_waiter_build_itself(
     finally:
         kill(proc)
     assert proc.returncode == 3  # it left through build_once, which removed its lock
-    assert counts["compiles"] == 1
+    assert counts["device_builds"] == 1
     assert "lock_timeouts" not in counts and "stale_locks" not in counts
 
 

@@ -14,9 +14,10 @@ On by default; `TINYTC_CACHE=0` turns it off for the process, the compiler-conte
 `OptFlag.kernel_cache` (tinytc_optflag_kernel_cache in C) for one context, and a folder others
 could write turns it off with a warning (trust.py; `TINYTC_CACHE_SHARED=group` for a project
 folder). The folder is `TINYTC_CACHE_DIR` (else the user cache folder; cache_dir.py) and
-`TINYTC_CACHE_MAX_MB` bounds its size. Processes that miss the same entry at once build it
-once (locks.py); a compile's entry is written behind, after the compile returns, while its
-build lock keeps others waiting for it (writer.py). Statistics: stats.py; filling the cache
+`TINYTC_CACHE_MAX_MB` bounds its size. Processes that miss the same native binary at once build
+it once (locks.py); a SPIR-V entry, a millisecond's compile, takes no lock: each compiles it
+and the first to finish writes it. A compile's entry is written behind, after the compile
+returns, in a Python program (writer.py). Statistics: stats.py; filling the cache
 ahead of a job: warm.py; command line: `tinytc-cache` (cli/cache.py).
 """
 
@@ -106,44 +107,33 @@ def _stored(
     key: str, where: trust.Folder, compile_: Callable[[], Binary], memo_key: Hashable
 ) -> Binary:
     """The binary of entry `key`: read from `where`, or compiled, and stored there behind
-    (writer.py: the build lock is released once the entry is written); either way remembered
-    under `memo_key` (memo.py). The entry is looked up also where the folder did not exist
-    when checked: this process's write of it may be behind (writer.py), and makes the folder."""
+    (writer.py); either way remembered under `memo_key` (memo.py). No build lock: a SPIR-V
+    compile costs about a millisecond, so processes that miss the same entry at once each
+    compile it, and each writes it only if it is not there yet (store.put's `if_absent`; the
+    content is the same, the rename keeps it whole). The entry is looked up also where the
+    folder did not exist when checked: this process's write of it may be behind (writer.py),
+    and makes the folder."""
     payload = store.get(key, where)
     if payload is not None:
         stats.count("spirv_hits", where=where)
         return memo.put(memo_key, decode(payload))
-    turn = locks.take(key, where)
-    if turn.payload is not None:
-        turn.release()
-        stats.count("waits" if turn.waited else "spirv_hits", where=where)
-        return memo.put(memo_key, decode(turn.payload))
-    owned = True  # the build lock is this call's to release until the writer has the job
-    try:
-        # the compile's pause of the collector (gc_pause.py) spans the bookkeeping that follows
-        # it here, so that the scan the compile's allocations start comes after the call, as
-        # with the cache off (`_uncached`); the lookup and the lock's wait above are not in it
-        with paused_gc():
-            try:
-                binary = compile_()
-            except BaseException:
-                stats.count("spirv_misses", where=where)
-                raise
-            writer.submit(lambda: _store(key, binary, where, turn), key)
-            owned = False
-            return memo.put(memo_key, binary)
-    finally:
-        if owned:  # the compile failed or was interrupted (also before `submit` took the job)
-            turn.release()
+    # the compile's pause of the collector (gc_pause.py) spans the bookkeeping that follows
+    # it here, so that the scan the compile's allocations start comes after the call, as
+    # with the cache off (`_uncached`); the lookup above is not in it
+    with paused_gc():
+        try:
+            binary = compile_()
+        except BaseException:
+            stats.count("spirv_misses", where=where)
+            raise
+        writer.submit(lambda: _store(key, binary, where), key)
+        return memo.put(memo_key, binary)
 
 
-def _store(key: str, binary: Binary, where: trust.Folder, turn: locks.Turn) -> None:
-    """Write the entry of a compile, with its counts in one update of the statistics file,
-    then release its build lock."""
-    try:
-        store.put(key, encode(binary), {"spirv_misses": 1, "compiles": 1}, where)
-    finally:
-        turn.release()
+def _store(key: str, binary: Binary, where: trust.Folder) -> None:
+    """Write the entry of a compile unless another process wrote it meanwhile, with its
+    counts in one update of the statistics."""
+    store.put(key, encode(binary), {"spirv_misses": 1, "compiles": 1}, where, if_absent=True)
 
 
 def _uncached(compile_: Callable[[], Binary]) -> Binary:

@@ -116,10 +116,10 @@ def remove_unfinished(root: Path) -> None:
 
 def _make_private(folder: trust.Folder) -> None:
     """A per-user folder needs no preparing: `mkdir` gives it its final mode (700) as it
-    appears, so it is made in place, on a first start by the entry's write behind (a per-user
-    folder's build lock lives in the cache folder above: locks.lock_path), or by the first
-    statistics update when that comes first (a first compile that failed). Its statistics file
-    is then marked as begun empty: at once where the writer makes the folder (a job the writer
+    appears, so it is made in place, on a first start by the entry's write behind (a SPIR-V
+    lookup takes no build lock, and a device build's lock lives in the cache folder above:
+    locks.lock_path), or by the first statistics update when that comes first (a first compile
+    that failed). Its statistics file is then marked as begun empty: at once where the writer makes the folder (a job the writer
     submits runs at once), else queued for the writer without starting it (writer.py), so the
     mark never shares the CPU with a compile. It comes before this process's first entry or
     statistics update: both make the folder first and then wait for the mark (store.put,

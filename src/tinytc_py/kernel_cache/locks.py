@@ -1,5 +1,8 @@
-"""Compile once per key: when several processes (MPI ranks, on one machine or many sharing the
-folder) miss the same entry at once, one builds it and the others wait for its result.
+"""Build once per key: when several processes (MPI ranks, on one machine or many sharing the
+folder) miss the same device binary at once, one builds it (the device's JIT, seconds) and the
+others wait for its result. SPIR-V entries take no lock: their compile costs about a
+millisecond, less than taking and releasing a lock, so each process that misses one compiles
+it and writes it unless it is there by then (kernel_cache._stored).
 
 The builder holds a lock file `<key>.lock`, created with O_CREAT | O_EXCL (atomic on local
 filesystems and on NFS since version 3) and holding its host, process id and a random token.

@@ -14,21 +14,34 @@ size bound), bytes_written, tuning_hits / tuning_misses (gemm shapes the autotun
 tuning cache / timed on the device); for this process only also memo_hits (answered from
 memory).
 
-Each change is added to `stats.json` in the cache folder at once, under an exclusive lock: a C
-host embedding the library may never finalise Python, so waiting for exit would lose counts.
-A folder that cannot be written only loses the totals; a folder the cache may not use
-(trust.py) is not touched.
+The counts are kept in the process and added to `stats.json` in the cache folder, under an
+exclusive lock, in one update per folder: at exit, before a fork, whenever the totals are read
+in the process (`totals`, so `tinytc-cache` and the Python API see this process's counts), and
+when the bytes the process wrote since its last update pass `SAVE_EVERY` of the size bound
+(store.py, which checks the bound then). A lookup thus pays no file update (one cost 0.09 ms of
+a C host's miss, 0.2 ms with its lock). Exit means Python's `atexit` where Python's own
+executable is the program (writer._main_program), and a C `atexit` hook where libtinytc started
+the interpreter itself (capi/helpers.c: a C host never finalises Python), whose fork handlers
+also run Python's fork protocol, so the before-fork save runs there too. Anywhere else (a
+program that embeds Python and may never finalise it, a forked child, which may leave through
+`os._exit` as multiprocessing's do) each count is added at once (`save_at_exit` not called).
+A child starts without the parent's unsaved counts (they were saved just before the fork).
+A process killed before its exit loses its unsaved counts; a folder that cannot be written only
+loses the totals; a folder the cache may not use (trust.py) is not touched.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import dataclasses
 import fcntl
 import json
 import os
 import secrets
 import threading
 from collections import Counter
+from collections.abc import Callable
 
 from ..cache_dir import cache_subdir
 from . import trust, writer
@@ -38,10 +51,15 @@ NOT_COUNTERS = (EPOCH, FROM_EMPTY)
 
 _process: Counter[str] = Counter()
 _process_lock = threading.Lock()  # the writer thread (writer.py) counts too
+_unsaved: dict[trust.Folder, Counter[str]] = {}  # counts not yet in each folder's file
+_deferred = False  # whether counts wait for `save` (module docstring)
+after_save: Callable[[trust.Folder, dict[str, int]], None] | None = None
+"""Called with a folder and the totals its update made (empty when it failed): store.py, which
+keeps the folder under its size bound from them."""
 
 
 def count(name: str, n: int = 1, persist: bool = True, where: trust.Folder | None = None) -> None:
-    """Add `n` to a counter; `persist=False` for events too frequent to pay a file update.
+    """Add `n` to a counter; `persist=False` for counts of this process only (the memo's).
     `where`: the folder as the caller's lookup checked it (else checked here)."""
     if persist:
         count_all({name: n}, where)
@@ -50,19 +68,78 @@ def count(name: str, n: int = 1, persist: bool = True, where: trust.Folder | Non
             _process[name] += n
 
 
-def count_all(delta: dict[str, int], where: trust.Folder | None = None) -> dict[str, int]:
-    """Add to several counters in one update of the file (each costs about 0.1 ms, a tenth
-    of a small kernel's compile). Returns the totals this update made (empty when the file
-    cannot be written): store.py bounds the folder by the running bytes_written."""
+def folder_key(where: trust.Folder) -> trust.Folder:
+    """The folder as this process's unsaved counts name it: one whatever a lookup found of its
+    existence (an update makes it when it is missing: `_add_to_totals`)."""
+    return dataclasses.replace(where, exists=False) if where.exists else where
+
+
+def count_all(delta: dict[str, int], where: trust.Folder | None = None) -> None:
+    """Add to several counters, for this process and the folder's totals (module docstring)."""
+    where = where or trust.checked()
+    if where is not None:
+        where = folder_key(where)
     with _process_lock:
         _process.update(delta)
-    where = where or trust.checked()
-    if where is None:
-        return {}
-    try:
-        return _add_to_totals(delta, where)
-    except OSError:
-        return {}
+        if where is not None:
+            _unsaved.setdefault(where, Counter()).update(delta)
+    if where is not None and not _deferred:
+        save(where)
+
+
+def unsaved(where: trust.Folder, name: str) -> int:
+    """The count `name` of this process not yet added to the totals of folder `where`."""
+    counts = _unsaved.get(folder_key(where))  # one dictionary read: no lock needed
+    return counts[name] if counts is not None else 0
+
+
+def save(where: trust.Folder | None = None) -> None:
+    """Add this process's unsaved counts to the totals of folder `where` (of every folder it
+    counted in, without one), one update per folder; then `after_save`."""
+    if where is not None:
+        where = folder_key(where)
+    while True:  # again for what `after_save` counted (evictions)
+        with _process_lock:
+            folders = [where] if where is not None else list(_unsaved)
+            work = [(f, _unsaved.pop(f)) for f in folders if f in _unsaved]
+        if not work:
+            return
+        for folder, delta in work:
+            try:
+                totals = _add_to_totals(dict(delta), folder)
+            except OSError:
+                totals = {}
+            if after_save is not None:
+                after_save(folder, totals)
+
+
+def save_all() -> None:
+    """The exit's and the fork's save: the writes behind first (their counts with them)."""
+    writer.wait()
+    save()
+
+
+def save_at_exit() -> None:
+    """Keep counts in the process until exit (or a fork, or a read of the totals): for a process
+    whose exit runs `save_all` (Python's atexit here, or a C host's atexit: capi/helpers.c)."""
+    global _deferred
+    _deferred = True
+
+
+def _forked() -> None:
+    """In a forked child: the parent's unsaved counts are the parent's; counts go to the file
+    at once (the child may leave without its exit handlers)."""
+    global _deferred, _process_lock
+    _deferred = False
+    _process_lock = threading.Lock()  # the parent's may have been held at the fork
+    _unsaved.clear()
+
+
+if writer._behind:  # Python's own executable is the program: its exit runs atexit
+    save_at_exit()
+    atexit.register(save_all)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=save_all, after_in_child=_forked)
 
 
 def process() -> dict[str, int]:
@@ -112,8 +189,8 @@ def _add_to_totals(delta: dict[str, int], where: trust.Folder) -> dict[str, int]
 
 def totals() -> dict[str, int]:
     """The counters summed over all processes (empty when nothing was recorded), and the
-    file's `NOT_COUNTERS` (its `EPOCH` id, `FROM_EMPTY`)."""
-    writer.wait()
+    file's `NOT_COUNTERS` (its `EPOCH` id, `FROM_EMPTY`); this process's counts saved first."""
+    save_all()
     try:
         return _parse((cache_subdir(trust.SUB) / FILE).read_text())
     except OSError:
@@ -130,6 +207,9 @@ def _parse(text: str) -> dict[str, int]:
 
 
 def reset_totals() -> None:
+    """Remove the totals, with this process's unsaved counts (`tinytc-cache clear`)."""
     writer.wait()
+    with _process_lock:
+        _unsaved.clear()
     with contextlib.suppress(OSError):
         (cache_subdir(trust.SUB) / FILE).unlink()

@@ -17,9 +17,13 @@ Why a write does not list the folder: with thousands of entries (many kernels, m
 reading every entry's size costs milliseconds per miss (16 ms at 5000 entries,
 benchmarks/cache_store.py). Instead the last full scan leaves a record (`SCAN_FILE`): the
 statistics' running `bytes_written` total over all processes at the start of the scan and the
-folder's size after it. A write then estimates the size as that size plus the bytes written
-since, from the totals its statistics update returns, and scans again only when the estimate
-passes the bound. The estimate never falls short, whichever processes write or scan at once:
+folder's size after it. The bound is checked when a process adds its counts to the statistics
+(stats.py: at its exit, before a fork, when it reads the totals, and when the bytes it wrote
+since pass `SAVE_EVERY` of the bound; so a lookup updates no file, and each running process
+may hold back less than that share of the bound): the check estimates the size as that size
+plus the bytes written since, from the totals the update returns, and scans again only when
+the estimate passes the bound. The estimate never falls short of the bytes counted,
+whichever processes write or scan at once:
 a file is renamed into place before its bytes are counted, so a file counted before the scan
 read the total is in the scan, and any later one is in the difference; removals (clear,
 damaged entries, other scans) only make it too high, which costs one early scan. A missing or
@@ -33,8 +37,8 @@ folder takes its name; behind, before its first entry and only while it holds no
 private one), so a marked epoch began with the folder empty (statistics made again later lack
 the mark), and in such an epoch the running total itself bounds the folder's size (every file
 in the folder was written, and counted, since), so the folder is listed only once that total
-passes the bound. For the estimate to hold, every byte in the folder must be counted: an
-entry whose bytes cannot be added to the statistics is removed again and writing is turned
+passes the bound. For the estimate to hold, every byte in the folder must be counted: the
+entries whose bytes cannot be added to the statistics are removed again and writing is turned
 off, a listing that fails part-way leaves no record, and `tinytc-cache clear` removes the
 statistics before the entries (an entry written meanwhile counts in the new totals).
 """
@@ -46,6 +50,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -62,6 +67,7 @@ _HEADER = len(MAGIC) + hashlib.sha256().digest_size
 SCAN_FILE = "last_scan.json"
 RECORD_FROM = 32  # entries a scan must find to leave a record (a new folder's first writes)
 LOW_WATER = 0.9
+SAVE_EVERY = 1 / 32  # of the bound: bytes a process writes between two updates of the totals
 
 
 @dataclass(frozen=True)
@@ -149,18 +155,20 @@ def put(
     payload: bytes,
     counts: dict[str, int] | None = None,
     where: trust.Folder | None = None,
+    if_absent: bool = False,
 ) -> None:
     """Store `payload` as entry `name` (atomically), then evict down to the size bound.
     `counts` (the caller's counters of this lookup) are recorded with bytes_written, in one
     update of the statistics file. `where`: the folder as the caller checked it (else
-    checked here)."""
+    checked here). `if_absent`: leave an entry of that name that may be read (another
+    process's write of the same payload) as it is."""
     counts = dict(counts or {})
     checked = where or trust.checked()
     if checked is None:  # a folder the cache may not use: the counts stay in this process
         stats.count_all(counts)
         return
     path = checked.path
-    if path not in _unwritable:
+    if path not in _unwritable and not (if_absent and _readable(path / (name + SUFFIX), checked)):
         data = MAGIC + hashlib.sha256(payload).digest() + payload
         try:
             make_folder(checked)
@@ -176,14 +184,47 @@ def put(
             _disable_writing(path, err)
         else:
             counts["bytes_written"] = len(data)
-    totals = stats.count_all(counts, checked) if counts else {}
-    if "bytes_written" not in counts:
+    if "bytes_written" in counts:  # before the count, whose update may come at once
+        with _written_lock:
+            _written.setdefault(stats.folder_key(checked), []).append(name)
+    if counts:
+        stats.count_all(counts, checked)
+    if (
+        "bytes_written" in counts
+        and stats.unsaved(checked, "bytes_written") > max_bytes() * SAVE_EVERY
+    ):
+        stats.save(checked)  # then `_saved`
+
+
+_written: dict[trust.Folder, list[str]] = {}  # entries whose bytes are not in the totals yet
+_written_lock = threading.Lock()
+
+
+def _saved(where: trust.Folder, totals: dict[str, int]) -> None:
+    """After this process's counts were added to the totals of `where` (empty: they could not
+    be): evict down to the bound when the estimate may exceed it; entries whose bytes could not
+    be counted are taken back and writing stops (module docstring)."""
+    with _written_lock:
+        names = _written.pop(where, [])
+    if not names:
         return
-    if not totals:  # bytes no estimate would count: take the entry back and stop writing
-        remove(name)
-        _disable_writing(path, OSError(f"cannot update the statistics in {path}"))
+    if not totals:
+        for name in names:
+            remove(name)
+        _disable_writing(where.path, OSError(f"cannot update the statistics in {where.path}"))
         return
-    _keep_under_bound(totals, keep=name, where=checked)
+    _keep_under_bound(totals, keep=names[-1], where=where)
+
+
+stats.after_save = _saved
+
+
+def _readable(path: Path, where: trust.Folder) -> bool:
+    """Whether entry file `path` exists and `get` would read it (its checksum aside)."""
+    try:
+        return trust.entry_trusted(os.stat(path), where)
+    except OSError:
+        return False
 
 
 def _keep_under_bound(totals: dict[str, int], keep: str, where: trust.Folder) -> None:
