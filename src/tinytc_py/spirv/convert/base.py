@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ...analysis.coopmatrix_layout import CoopLayout, coop_layout
 from ...analysis.kernel_interface import kernel_interface
-from ...binary import ArgInfo, KernelInfo, ParamInfo
+from ...binary import KernelInfo
 from ...errors import UNKNOWN_LOCATION, CompilationError, Status
 from ...ir.enums import AddressSpace
 from ...ir.inst import Inst
@@ -36,7 +36,7 @@ from ..tables import (
     Op,
     StorageClass,
 )
-from .metadata import annotate, kernel_sizes, param_facts
+from .metadata import annotate, arg_info, kernel_sizes, param_facts, param_info
 
 # ---- dope vectors ------------------------------------------------------------------------------
 
@@ -240,18 +240,18 @@ class ConverterBase:
         first = len(info.args)
         if isinstance(ty, MemrefType):
             types = [self.memref_ptr_ty(ty)]
-            info.args.append(ArgInfo("memref", k))
+            info.args.append(arg_info("memref", k))
             dyn_shape = [i for i, s in enumerate(ty.shape) if s == DYNAMIC]
             dyn_stride = [i for i, s in enumerate(ty.stride) if s == DYNAMIC]
-            info.args += [ArgInfo("shape", k, i) for i in dyn_shape]
-            info.args += [ArgInfo("stride", k, i) for i in dyn_stride]
+            info.args += [arg_info("shape", k, i) for i in dyn_shape]
+            info.args += [arg_info("stride", k, i) for i in dyn_stride]
             types += [self.i64()] * (len(dyn_shape) + len(dyn_stride))
             local = ty.addrspace is AddressSpace.local
             name, text, written, alignment = param_facts(
                 self.func, k, self.facts, self.core_info, not local
             )
             info.params.append(
-                ParamInfo(
+                param_info(
                     "memref",
                     ty.element.kind.text,
                     first,
@@ -276,12 +276,12 @@ class ConverterBase:
         if isinstance(ty, GroupType):
             return self.group_parameter(k, p, ty, info)
         types = [self.ty(ty)]
-        info.args.append(ArgInfo("scalar", k))
+        info.args.append(arg_info("scalar", k))
         name, text, written, alignment = param_facts(
             self.func, k, self.facts, self.core_info, False
         )
         info.params.append(
-            ParamInfo(
+            param_info(
                 "scalar",
                 text,
                 first,
@@ -302,21 +302,21 @@ class ConverterBase:
         mt = ty.memref
         first = len(info.args)
         types = [self.group_ptr_ty(ty)]
-        info.args.append(ArgInfo("group", k))
+        info.args.append(arg_info("group", k))
         dyn_shape = [i for i, s in enumerate(mt.shape) if s == DYNAMIC]
         dyn_stride = [i for i, s in enumerate(mt.stride) if s == DYNAMIC]
-        info.args += [ArgInfo("group_shape", k, i) for i in dyn_shape]
-        info.args += [ArgInfo("group_stride", k, i) for i in dyn_stride]
+        info.args += [arg_info("group_shape", k, i) for i in dyn_shape]
+        info.args += [arg_info("group_stride", k, i) for i in dyn_stride]
         types += [self.i64_array_ptr_ty()] * (len(dyn_shape) + len(dyn_stride))
         if ty.size == DYNAMIC:
-            info.args.append(ArgInfo("group_size", k))
+            info.args.append(arg_info("group_size", k))
             types.append(self.i64())
         if ty.offset == DYNAMIC:
-            info.args.append(ArgInfo("group_offset", k))
+            info.args.append(arg_info("group_offset", k))
             types.append(self.i64())
         name, text, written, alignment = param_facts(self.func, k, self.facts, self.core_info, True)
         info.params.append(
-            ParamInfo(
+            param_info(
                 "group",
                 mt.element.kind.text,
                 first,
