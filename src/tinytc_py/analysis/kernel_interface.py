@@ -40,6 +40,19 @@ class GridBound:
     mode: int
 
 
+_GRID_BOUNDS: dict[tuple[int, int, int], GridBound] = {}
+
+
+def grid_bound(axis: int, param: int, mode: int) -> GridBound:
+    """`GridBound(axis, param, mode)`, one shared instance per triple (a frozen dataclass's
+    generated __init__ runs interpreted, about 1 us, even in the compiled module)."""
+    key = (axis, param, mode)
+    found = _GRID_BOUNDS.get(key)
+    if found is None:
+        found = _GRID_BOUNDS[key] = GridBound(axis, param, mode)
+    return found
+
+
 @dataclass(frozen=True)
 class KernelInterface:
     """The three launch facts of one kernel (see the module docstring)."""
@@ -110,7 +123,7 @@ class _Scan:
             axis = _group_id_axis(value)
             if axis is not None:
                 mode = -1 if isinstance(operand.type, GroupType) else mode
-                self.bounds[GridBound(axis, index[operand], mode)] = None
+                self.bounds[grid_bound(axis, index[operand], mode)] = None
 
 
 def _indices(inst: Inst) -> list[tuple[int, Value]]:

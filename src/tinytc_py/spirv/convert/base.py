@@ -7,7 +7,6 @@ cost no code beyond the address arithmetic."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from ...analysis.coopmatrix_layout import CoopLayout, coop_layout
 from ...analysis.kernel_interface import kernel_interface
@@ -41,32 +40,45 @@ from .metadata import annotate, arg_info, kernel_sizes, param_facts, param_info
 # ---- dope vectors ------------------------------------------------------------------------------
 
 
-@dataclass
+# The dope vectors are plain classes, not dataclasses: a dataclass's generated __init__ runs
+# interpreted even in the compiled module (about 0.7 us), and the conversion makes one per
+# memref value and one per coopmatrix vector.
+
+
 class MemrefDV:
-    ty: MemrefType
-    ptr: int
-    shape: list[int]
-    stride: list[int]
+    def __init__(self, ty: MemrefType, ptr: int, shape: list[int], stride: list[int]) -> None:
+        self.ty = ty
+        self.ptr = ptr
+        self.shape = shape
+        self.stride = stride
 
 
-@dataclass
 class GroupDV:
-    ty: GroupType
-    ptr: int
-    shape: list[int | None]  # pointer to an i64 array for dynamic modes
-    stride: list[int | None]
-    size: int
-    offset: int | None  # None: static 0
+    def __init__(
+        self,
+        ty: GroupType,
+        ptr: int,
+        shape: list[int | None],  # pointer to an i64 array for dynamic modes
+        stride: list[int | None],
+        size: int,
+        offset: int | None,  # None: static 0
+    ) -> None:
+        self.ty = ty
+        self.ptr = ptr
+        self.shape = shape
+        self.stride = stride
+        self.size = size
+        self.offset = offset
 
 
-@dataclass(frozen=True)
 class CoopVector:
     """A coopmatrix value defined as one vector of its work-item components. `comps` are its
     component ids where they exist without code (constants) or dominate every use (the
-    components an insert started from)."""
+    components an insert started from). Not changed once made."""
 
-    vec: int
-    comps: list[int] | None = None
+    def __init__(self, vec: int, comps: list[int] | None = None) -> None:
+        self.vec = vec
+        self.comps = comps
 
 
 HandlerRows = tuple[tuple[type[Inst], bool, str], ...]
