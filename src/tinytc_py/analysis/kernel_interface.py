@@ -22,12 +22,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir.inst import Inst
+from ..ir.ops.control import IfInst
+from ..ir.ops.leaves import GroupIdInst, NumGroupsInst
+from ..ir.ops.memory import SubviewInst
 from ..ir.region import Func, Region
 from ..ir.types import DYNAMIC, GroupType, MemrefType
 from ..ir.values import Value
 from .memory import root, written_memrefs
 
-GRID_BUILTINS = ("group_id", "num_groups")
+GRID_BUILTINS = (GroupIdInst, NumGroupsInst)
 
 
 @dataclass(frozen=True)
@@ -98,13 +101,15 @@ class _Scan:
         for inst in region.insts:
             self.inst(inst, guarded)
             if inst.regions:
-                inner = guarded or inst.name == "if"
+                inner = guarded or isinstance(inst, IfInst)
                 for sub in inst.regions:
                     self.region(sub, inner)
 
     def inst(self, inst: Inst, guarded: bool) -> None:
-        index = self.index
-        if not self.all_written:
+        # (instruction classes rather than `inst.name`, and the spec read once: both are class
+        # attributes, a generic attribute lookup each, and this runs per instruction)
+        index, spec = self.index, inst.spec
+        if spec.writes and not self.all_written:
             for value in written_memrefs(inst):
                 origin = root(value)
                 if origin in index:
@@ -112,9 +117,9 @@ class _Scan:
                 elif origin.defining_inst is None or origin.defining_inst.name != "alloca":
                     self.all_written = True
                     break
-        if inst.name in GRID_BUILTINS:
+        if isinstance(inst, GRID_BUILTINS):
             self.axes[int(inst.props["mode"])] = True
-        if guarded or "operand" not in inst.spec.operands:
+        if guarded or "operand" not in spec.operands:
             return
         operand = inst.operand("operand")
         if operand is None or operand not in index:
@@ -128,7 +133,7 @@ class _Scan:
 
 def _indices(inst: Inst) -> list[tuple[int, Value]]:
     """(mode, index value) of a load/store/atomic index list or a subview's single indices."""
-    if inst.name == "subview":
+    if isinstance(inst, SubviewInst):
         offsets = iter(inst.operand_list("offsets"))
         out = []
         for mode, (o, s) in enumerate(
@@ -146,6 +151,6 @@ def _indices(inst: Inst) -> list[tuple[int, Value]]:
 
 def _group_id_axis(value: Value) -> int | None:
     inst = value.defining_inst
-    if inst is None or inst.name != "group_id":
+    if not isinstance(inst, GroupIdInst):
         return None
     return int(inst.props["mode"])
