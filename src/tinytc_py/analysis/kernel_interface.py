@@ -30,8 +30,6 @@ from ..ir.types import DYNAMIC, GroupType, MemrefType
 from ..ir.values import Value
 from .memory import root, written_memrefs
 
-GRID_BUILTINS = (GroupIdInst, NumGroupsInst)
-
 
 @dataclass(frozen=True)
 class GridBound:
@@ -117,7 +115,7 @@ class _Scan:
                 elif origin.defining_inst is None or origin.defining_inst.name != "alloca":
                     self.all_written = True
                     break
-        if isinstance(inst, GRID_BUILTINS):
+        if isinstance(inst, (GroupIdInst, NumGroupsInst)):  # a literal tuple: two type checks
             self.axes[int(inst.props["mode"])] = True
         if guarded or "operand" not in spec.operands:
             return
