@@ -22,12 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir.inst import Inst
+from ..ir.ops.control import IfInst
+from ..ir.ops.leaves import GroupIdInst, NumGroupsInst
+from ..ir.ops.memory import SubviewInst
 from ..ir.region import Func, Region
 from ..ir.types import DYNAMIC, GroupType, MemrefType
 from ..ir.values import Value
 from .memory import root, written_memrefs
-
-GRID_BUILTINS = ("group_id", "num_groups")
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,19 @@ class GridBound:
     axis: int
     param: int
     mode: int
+
+
+_GRID_BOUNDS: dict[tuple[int, int, int], GridBound] = {}
+
+
+def grid_bound(axis: int, param: int, mode: int) -> GridBound:
+    """`GridBound(axis, param, mode)`, one shared instance per triple (a frozen dataclass's
+    generated __init__ runs interpreted, about 1 us, even in the compiled module)."""
+    key = (axis, param, mode)
+    found = _GRID_BOUNDS.get(key)
+    if found is None:
+        found = _GRID_BOUNDS[key] = GridBound(axis, param, mode)
+    return found
 
 
 @dataclass(frozen=True)
@@ -85,13 +99,15 @@ class _Scan:
         for inst in region.insts:
             self.inst(inst, guarded)
             if inst.regions:
-                inner = guarded or inst.name == "if"
+                inner = guarded or isinstance(inst, IfInst)
                 for sub in inst.regions:
                     self.region(sub, inner)
 
     def inst(self, inst: Inst, guarded: bool) -> None:
-        index = self.index
-        if not self.all_written:
+        # (instruction classes rather than `inst.name`, and the spec read once: both are class
+        # attributes, a generic attribute lookup each, and this runs per instruction)
+        index, spec = self.index, inst.spec
+        if spec.writes and not self.all_written:
             for value in written_memrefs(inst):
                 origin = root(value)
                 if origin in index:
@@ -99,9 +115,9 @@ class _Scan:
                 elif origin.defining_inst is None or origin.defining_inst.name != "alloca":
                     self.all_written = True
                     break
-        if inst.name in GRID_BUILTINS:
+        if isinstance(inst, (GroupIdInst, NumGroupsInst)):  # a literal tuple: two type checks
             self.axes[int(inst.props["mode"])] = True
-        if guarded or "operand" not in inst.spec.operands:
+        if guarded or "operand" not in spec.operands:
             return
         operand = inst.operand("operand")
         if operand is None or operand not in index:
@@ -110,12 +126,12 @@ class _Scan:
             axis = _group_id_axis(value)
             if axis is not None:
                 mode = -1 if isinstance(operand.type, GroupType) else mode
-                self.bounds[GridBound(axis, index[operand], mode)] = None
+                self.bounds[grid_bound(axis, index[operand], mode)] = None
 
 
 def _indices(inst: Inst) -> list[tuple[int, Value]]:
     """(mode, index value) of a load/store/atomic index list or a subview's single indices."""
-    if inst.name == "subview":
+    if isinstance(inst, SubviewInst):
         offsets = iter(inst.operand_list("offsets"))
         out = []
         for mode, (o, s) in enumerate(
@@ -133,6 +149,6 @@ def _indices(inst: Inst) -> list[tuple[int, Value]]:
 
 def _group_id_axis(value: Value) -> int | None:
     inst = value.defining_inst
-    if inst is None or inst.name != "group_id":
+    if not isinstance(inst, GroupIdInst):
         return None
     return int(inst.props["mode"])

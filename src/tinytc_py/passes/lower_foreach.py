@@ -152,6 +152,14 @@ def nested_depths(region: Region) -> list[tuple[Inst, int]]:
 class Lowering:
     """Builds the replacement of one foreach / foreach_tile inside a new parallel region."""
 
+    # set by foreach and its steps (see there)
+    lane: Value
+    sgx: Value
+    offset0: Int
+    then0: Callable[[], None] | None
+    from1: Int
+    to1: Int
+
     def __init__(self, b: PassBuilder, inst: Inst, sgs: int, m_tiles: int, n_tiles: int) -> None:
         self.b, self.f, self.inst = b, Fold(b), inst
         self.sgs, self.m_tiles, self.n_tiles = sgs, m_tiles, n_tiles
@@ -214,7 +222,7 @@ class Lowering:
                 param.replace_all_uses_with(last_vmap[param])
         last.insts[last_pos:last_pos] = insts
         # The value maps (a clone's maps every result of the body) go now: the compiled
-        # closures of foreach() are a cycle holding this object until the collector's scan.
+        # closures of foreach_tile() are a cycle holding this object until the collector's scan.
         self.copies.clear()
         self.vmap.clear()
 
@@ -287,46 +295,61 @@ class Lowering:
     # ---- foreach ------------------------------------------------------------------------------
 
     def foreach(self) -> None:
-        f, n, params = self.f, len(self.frm), self.body.params
+        f, n = self.f, len(self.frm)
         ty0 = self.frm[0].type
-        lane = f.cast(self.builtin("subgroup_local_id"), ty0)
-
-        def loop0(sg_id: Value, tiles: int, then: Callable[[], None]) -> None:
-            offset = f.add(self.frm[0], lane, ty0)
-
-            def block(blk: Int, is_remainder: bool, trip: Int) -> None:
-                self.bind(params[0], f.add(blk, offset, ty0))
-                if not is_remainder:
-                    then()
-                    return
-                mask = f.compare("less_than", lane, f.value(trip, ty0))
-                with self.b.if_(mask) as (inside, _), inside:
-                    then()
-
-            size = f.sub(self.to[0], self.frm[0], ty0)
-            self.tile_loop_by_sgs(size, self.sgs, tiles, sg_id, ty0, block)
-
+        self.lane = f.cast(self.builtin("subgroup_local_id"), ty0)
         if n == 1:
             sg = f.cast(self.builtin("subgroup_linear_id"), ty0)
-            loop0(sg, self.m_tiles * self.n_tiles, self.clone_body)
+            self.loop0(sg, self.m_tiles * self.n_tiles, self.clone_body)
             return
         ty1 = self.frm[1].type
-        sgx = f.cast(self.builtin("subgroup_id", Comp3.x), ty0)
+        self.sgx = f.cast(self.builtin("subgroup_id", Comp3.x), ty0)
         sgy = f.cast(self.builtin("subgroup_id", Comp3.y), ty1)
-
-        def chunk(start: Int, trip: Int) -> None:
-            from1 = f.add(self.frm[1], start, ty1)
-            to1 = f.add(from1, trip, ty1)
-
-            def dim1() -> None:
-                with self.b.for_(f.value(from1, ty1), f.value(to1, ty1)) as i1:
-                    self.vmap[params[1]] = i1
-                    self.clone_body()
-
-            loop0(sgx, self.m_tiles, lambda: self.loop_nest(list(range(n - 1, 1, -1)), dim1))
-
         size1 = f.sub(self.to[1], self.frm[1], ty1)
-        self.tile_loop_uniformly(size1, self.sgs, self.n_tiles, sgy, chunk)
+        self.tile_loop_uniformly(size1, self.sgs, self.n_tiles, sgy, self.chunk)
+
+    # The steps of foreach are methods, not closures inside it: a compiled closure costs an
+    # environment object and a generic call per use (foreach is the whole pass on most
+    # programs). What they share is kept on the Lowering: `lane`, `sgx` (set by foreach),
+    # `offset0`, `then0` (loop0), `from1`, `to1` (chunk).
+
+    def loop0(self, sg_id: Value, tiles: int, then: Callable[[], None]) -> None:
+        """Dim 0 over `tiles` subgroups (sg_id's): then() makes what each iteration runs."""
+        f, ty0 = self.f, self.frm[0].type
+        self.offset0 = f.add(self.frm[0], self.lane, ty0)
+        self.then0 = then
+        size = f.sub(self.to[0], self.frm[0], ty0)
+        self.tile_loop_by_sgs(size, self.sgs, tiles, sg_id, ty0, self.block0)
+        self.then0 = None  # a bound method of this object: no cycle left behind
+
+    def block0(self, blk: Int, is_remainder: bool, trip: Int) -> None:
+        """A block of dim 0 (loop0's BlockBody): the remainder block is masked per lane."""
+        f, ty0, then = self.f, self.frm[0].type, self.then0
+        assert then is not None  # inside loop0
+        self.bind(self.body.params[0], f.add(blk, self.offset0, ty0))
+        if not is_remainder:
+            then()
+            return
+        mask = f.compare("less_than", self.lane, f.value(trip, ty0))
+        with self.b.if_(mask) as (inside, _), inside:
+            then()
+
+    def chunk(self, start: Int, trip: Int) -> None:
+        """The chunk of dim 1 of this subgroup (foreach's body of tile_loop_uniformly)."""
+        f, ty1 = self.f, self.frm[1].type
+        self.from1 = f.add(self.frm[1], start, ty1)
+        self.to1 = f.add(self.from1, trip, ty1)
+        self.loop0(self.sgx, self.m_tiles, self.dims_above1)
+
+    def dims_above1(self) -> None:
+        """Loops over dims n-1 .. 2 around the loop over the chunk of dim 1."""
+        self.loop_nest(list(range(len(self.frm) - 1, 1, -1)), self.dim1)
+
+    def dim1(self) -> None:
+        ty1 = self.frm[1].type
+        with self.b.for_(self.f.value(self.from1, ty1), self.f.value(self.to1, ty1)) as i1:
+            self.vmap[self.body.params[1]] = i1
+            self.clone_body()
 
     # ---- foreach_tile -------------------------------------------------------------------------
 

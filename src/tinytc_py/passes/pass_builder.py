@@ -31,14 +31,17 @@ its error rendering).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import CodeType
 from typing import Any, cast
 
 from ..errors import UNKNOWN_LOCATION, Location
 from ..ir.attrs import DictionaryAttr
 from ..ir.builder import IfScope, IRBuilder, RegionScope, python_number
+from ..ir.context import CompilerContext
 from ..ir.inst import Inst
 from ..ir.nesting import MAX_NESTING, nesting_error, region_depth
 from ..ir.ops import new_inst
+from ..ir.region import Prog, Region
 from ..ir.types import Type
 from ..ir.values import Value
 from ..ir.verify import check_region_end
@@ -46,7 +49,23 @@ from ..ir.verify import check_region_end
 
 class PassRegionScope(RegionScope):
     """RegionScope whose exit checks the region's end without the builder's error rendering
-    (a pass's errors are rendered when the pipeline reports them, as `emit`'s are)."""
+    (a pass's errors are rendered when the pipeline reports them, as `emit`'s are). Its
+    `__init__` and `__enter__` do what RegionScope's do, here so that they run compiled (the
+    interpreted ones cost about 1 us per loop or branch a lowering makes)."""
+
+    def __init__(self, builder: IRBuilder, region: Region, inst: Inst | None = None) -> None:
+        self.builder = builder
+        self.region = region
+        self.inst = inst
+        self._saved: Region | None = None
+
+    def __enter__(self) -> Any:
+        self._saved = self.builder.region
+        self.builder.region = self.region
+        params = self.region.params
+        if not params:
+            return None
+        return params[0] if len(params) == 1 else tuple(params)
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self.builder.region = self._saved
@@ -62,6 +81,9 @@ class PassIfScope(IfScope):
         self.then = PassRegionScope(builder, inst.regions[0], inst)
         self.otherwise = PassRegionScope(builder, inst.regions[1], inst)
 
+    def __enter__(self) -> tuple[RegionScope, RegionScope]:
+        return self.then, self.otherwise
+
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
             check_region_end(self.inst.regions[0])
@@ -71,6 +93,14 @@ class PassIfScope(IfScope):
 class PassBuilder(IRBuilder):
     """An IRBuilder that appends without the checks made for hand-built code, and whose
     instructions are located where the pass says (never at the pass's own Python line)."""
+
+    def __init__(self, ctx: CompilerContext, region: Region | None = None) -> None:
+        """IRBuilder.__init__, compiled (a lowering makes a builder per instruction it lowers)."""
+        self.ctx = ctx
+        self.prog = Prog(ctx)
+        self.region = region
+        self._source_ids: dict[str, int] = {}
+        self._positions: dict[CodeType, list[tuple[int | None, ...]]] = {}
 
     def _where(self, loc: Location | None) -> Location:
         return UNKNOWN_LOCATION if loc is None else loc

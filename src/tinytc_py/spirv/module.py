@@ -81,6 +81,22 @@ def string_words(text: str) -> array:
     return words
 
 
+_STRING_WORDS: dict[str, array] = {}
+STRING_MEMO_SIZE = 1024
+
+
+def _string_words_memo(text: str) -> array:
+    """string_words(text), remembered: a compile encodes the same few strings each time (the
+    extended instruction set's name, the kernels' and parameters' names). Emptied when it
+    reaches STRING_MEMO_SIZE strings; the caller copies the words (`extend`)."""
+    words = _STRING_WORDS.get(text)
+    if words is None:
+        if len(_STRING_WORDS) >= STRING_MEMO_SIZE:
+            _STRING_WORDS.clear()
+        words = _STRING_WORDS[text] = string_words(text)
+    return words
+
+
 def literal64(value: int) -> tuple[int, int]:
     """Split a 64-bit literal into (low word, high word); negative values are two's complement.
 
@@ -116,7 +132,7 @@ def _encode_slow(opcode: int, operands: Sequence[object]) -> array:
     words = array("I", (0,))
     for operand in operands:
         if isinstance(operand, str):
-            words.extend(string_words(operand))
+            words.extend(_string_words_memo(operand))
         elif isinstance(operand, int) and 0 <= operand <= _WORD_MAX:
             words.append(operand)
         else:

@@ -7,11 +7,10 @@ cost no code beyond the address arithmetic."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from ...analysis.coopmatrix_layout import CoopLayout, coop_layout
 from ...analysis.kernel_interface import kernel_interface
-from ...binary import ArgInfo, KernelInfo, ParamInfo
+from ...binary import KernelInfo
 from ...errors import UNKNOWN_LOCATION, CompilationError, Status
 from ...ir.enums import AddressSpace
 from ...ir.inst import Inst
@@ -36,37 +35,50 @@ from ..tables import (
     Op,
     StorageClass,
 )
-from .metadata import annotate, kernel_sizes, param_facts
+from .metadata import annotate, arg_info, kernel_sizes, param_facts, param_info
 
 # ---- dope vectors ------------------------------------------------------------------------------
 
 
-@dataclass
+# The dope vectors are plain classes, not dataclasses: a dataclass's generated __init__ runs
+# interpreted even in the compiled module (about 0.7 us), and the conversion makes one per
+# memref value and one per coopmatrix vector.
+
+
 class MemrefDV:
-    ty: MemrefType
-    ptr: int
-    shape: list[int]
-    stride: list[int]
+    def __init__(self, ty: MemrefType, ptr: int, shape: list[int], stride: list[int]) -> None:
+        self.ty = ty
+        self.ptr = ptr
+        self.shape = shape
+        self.stride = stride
 
 
-@dataclass
 class GroupDV:
-    ty: GroupType
-    ptr: int
-    shape: list[int | None]  # pointer to an i64 array for dynamic modes
-    stride: list[int | None]
-    size: int
-    offset: int | None  # None: static 0
+    def __init__(
+        self,
+        ty: GroupType,
+        ptr: int,
+        shape: list[int | None],  # pointer to an i64 array for dynamic modes
+        stride: list[int | None],
+        size: int,
+        offset: int | None,  # None: static 0
+    ) -> None:
+        self.ty = ty
+        self.ptr = ptr
+        self.shape = shape
+        self.stride = stride
+        self.size = size
+        self.offset = offset
 
 
-@dataclass(frozen=True)
 class CoopVector:
     """A coopmatrix value defined as one vector of its work-item components. `comps` are its
     component ids where they exist without code (constants) or dominate every use (the
-    components an insert started from)."""
+    components an insert started from). Not changed once made."""
 
-    vec: int
-    comps: list[int] | None = None
+    def __init__(self, vec: int, comps: list[int] | None = None) -> None:
+        self.vec = vec
+        self.comps = comps
 
 
 HandlerRows = tuple[tuple[type[Inst], bool, str], ...]
@@ -96,10 +108,14 @@ def not_implemented(inst: Inst, what: str = "") -> CompilationError:
     return inst.error(Status.not_implemented, detail)
 
 
-_HANDLER_NAMES: dict[tuple[type, type, bool], str | None] = {}
-"""(converter class, instruction class, coopmatrix result) -> the name of its handler method
-(None: none): the same for every converter of a class, so the MRO is searched once per process
-(a converter binds the method once per class it meets)."""
+Handler = Callable[["ConverterBase", Inst], None]
+"""A handler method as its class holds it (called with the converter and the instruction)."""
+
+_HANDLERS: dict[tuple[type, type, bool], Handler | None] = {}
+"""(converter class, instruction class, coopmatrix result) -> its handler method, taken from the
+converter class (None: none): the same for every converter of a class, so the MRO is searched
+once per process, and a converter binds no method (getattr of each handler on each new
+converter cost about 0.5 us per instruction class, per compile)."""
 
 
 class ConverterBase:
@@ -119,8 +135,8 @@ class ConverterBase:
         # instruction class -> handler, found once per class: for instructions without and
         # with a coopmatrix result (two maps keyed by the class alone, so that dispatching an
         # instruction builds no key)
-        self._dispatch: dict[type, Callable[[Inst], None]] = {}
-        self._coop_dispatch: dict[type, Callable[[Inst], None]] = {}
+        self._dispatch: dict[type, Handler] = {}
+        self._coop_dispatch: dict[type, Handler] = {}
         self._type_ids: dict[Type, int] = {}  # see ty()
         self._c64: dict[int, int] = {}  # value -> i64 constant
 
@@ -240,18 +256,18 @@ class ConverterBase:
         first = len(info.args)
         if isinstance(ty, MemrefType):
             types = [self.memref_ptr_ty(ty)]
-            info.args.append(ArgInfo("memref", k))
+            info.args.append(arg_info("memref", k))
             dyn_shape = [i for i, s in enumerate(ty.shape) if s == DYNAMIC]
             dyn_stride = [i for i, s in enumerate(ty.stride) if s == DYNAMIC]
-            info.args += [ArgInfo("shape", k, i) for i in dyn_shape]
-            info.args += [ArgInfo("stride", k, i) for i in dyn_stride]
+            info.args += [arg_info("shape", k, i) for i in dyn_shape]
+            info.args += [arg_info("stride", k, i) for i in dyn_stride]
             types += [self.i64()] * (len(dyn_shape) + len(dyn_stride))
             local = ty.addrspace is AddressSpace.local
             name, text, written, alignment = param_facts(
                 self.func, k, self.facts, self.core_info, not local
             )
             info.params.append(
-                ParamInfo(
+                param_info(
                     "memref",
                     ty.element.kind.text,
                     first,
@@ -276,12 +292,12 @@ class ConverterBase:
         if isinstance(ty, GroupType):
             return self.group_parameter(k, p, ty, info)
         types = [self.ty(ty)]
-        info.args.append(ArgInfo("scalar", k))
+        info.args.append(arg_info("scalar", k))
         name, text, written, alignment = param_facts(
             self.func, k, self.facts, self.core_info, False
         )
         info.params.append(
-            ParamInfo(
+            param_info(
                 "scalar",
                 text,
                 first,
@@ -302,21 +318,21 @@ class ConverterBase:
         mt = ty.memref
         first = len(info.args)
         types = [self.group_ptr_ty(ty)]
-        info.args.append(ArgInfo("group", k))
+        info.args.append(arg_info("group", k))
         dyn_shape = [i for i, s in enumerate(mt.shape) if s == DYNAMIC]
         dyn_stride = [i for i, s in enumerate(mt.stride) if s == DYNAMIC]
-        info.args += [ArgInfo("group_shape", k, i) for i in dyn_shape]
-        info.args += [ArgInfo("group_stride", k, i) for i in dyn_stride]
+        info.args += [arg_info("group_shape", k, i) for i in dyn_shape]
+        info.args += [arg_info("group_stride", k, i) for i in dyn_stride]
         types += [self.i64_array_ptr_ty()] * (len(dyn_shape) + len(dyn_stride))
         if ty.size == DYNAMIC:
-            info.args.append(ArgInfo("group_size", k))
+            info.args.append(arg_info("group_size", k))
             types.append(self.i64())
         if ty.offset == DYNAMIC:
-            info.args.append(ArgInfo("group_offset", k))
+            info.args.append(arg_info("group_offset", k))
             types.append(self.i64())
         name, text, written, alignment = param_facts(self.func, k, self.facts, self.core_info, True)
         info.params.append(
-            ParamInfo(
+            param_info(
                 "group",
                 mt.element.kind.text,
                 first,
@@ -367,12 +383,11 @@ class ConverterBase:
             if found is None:
                 raise not_implemented(inst)
             handler = table[cls] = found
-        handler(inst)
+        handler(self, inst)
 
     def release(self) -> None:
-        """Drop the bound handler methods, which refer back to the converter: without that
-        cycle, reference counting frees the converter and its maps of the IR at once, not the
-        garbage collector's next scan (ir/dismantle.py)."""
+        """Drop the dispatch maps (the converter's maps of the IR are then freed by reference
+        counting at once, not by the garbage collector's next scan: ir/dismantle.py)."""
         self._dispatch.clear()
         self._coop_dispatch.clear()
 
@@ -380,14 +395,14 @@ class ConverterBase:
         """The converter's handler table (handler_table of its mixins' HANDLERS)."""
         return {}
 
-    def _find_handler(self, cls: type, coop: bool) -> Callable[[Inst], None] | None:
+    def _find_handler(self, cls: type, coop: bool) -> Handler | None:
         """The handler of instructions of class `cls` (None: it has none)."""
         key = (type(self), cls, coop)
-        if key in _HANDLER_NAMES:
-            name = _HANDLER_NAMES[key]
-        else:
-            name = _HANDLER_NAMES[key] = self._handler_name(cls, coop)
-        return getattr(self, name) if name is not None else None
+        if key in _HANDLERS:
+            return _HANDLERS[key]
+        name = self._handler_name(cls, coop)
+        found = _HANDLERS[key] = getattr(type(self), name) if name is not None else None
+        return found
 
     def _handler_name(self, cls: type, coop: bool) -> str | None:
         """The name of the handler method of `cls` along its MRO (None: it has none)."""

@@ -35,7 +35,6 @@ plain vector load.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 
 from ...analysis.coopmatrix_layout import CoopLayout
@@ -60,17 +59,26 @@ MAX_PREFETCH_ROUNDS = 64
 CPU_ASM_TARGET = "x86_64-unknown-unknown"
 
 
-@dataclass
 class Walk:
     """Per-instruction addressing of the generic path: ids of the element offset of row block b
-    (`rowoff`), of lane column u relative to it (`coloff`, None for 0), and the guards."""
+    (`rowoff`), of lane column u relative to it (`coloff`, None for 0), and the guards. (A plain
+    class: a dataclass's generated __init__ runs interpreted, see base.MemrefDV.)"""
 
-    lay: CoopLayout
-    d: MemrefDV
-    rowoff: list[int]
-    coloff: list[int | None]
-    row_ok: list[int | None]
-    col_ok: list[int | None]
+    def __init__(
+        self,
+        lay: CoopLayout,
+        d: MemrefDV,
+        rowoff: list[int],
+        coloff: list[int | None],
+        row_ok: list[int | None],
+        col_ok: list[int | None],
+    ) -> None:
+        self.lay = lay
+        self.d = d
+        self.rowoff = rowoff
+        self.coloff = coloff
+        self.row_ok = row_ok
+        self.col_ok = col_ok
 
 
 # ---- conversion ----------------------------------------------------------------------------------
