@@ -14,6 +14,7 @@ import re
 import numpy as np
 import pytest
 
+import tinytc_py
 from tinytc_py import options as lib_options
 from tinytc_py.compiler import compile_to_spirv
 from tinytc_py.passes.lower_linalg import LowerLinalg
@@ -231,11 +232,8 @@ def test_large_prefetch_is_left_out_and_runs():
     assert not b[16:].any() and not b[:, 1:].any()
 
 
-def prefetched_blocks(source: str, info: CoreInfo) -> dict[str, list[tuple[int, int, int, int]]]:
-    """(row, column, rows, columns) of every next-entry prefetch of `source` after
-    lower-linalg, per operand ("A", "B", "C", by the stack the view is of), evaluated over the
-    column-chunk loops around them (the index arithmetic of the printed IR: constant, add,
-    mul, div, and `for` with an optional step)."""
+def lowered(source: str, info: CoreInfo) -> str:
+    """The printed program of `source` after lower-linalg for `info`."""
     prog = parse(source)
     sink = io.StringIO()
     for p in default_pipeline(info):
@@ -243,7 +241,15 @@ def prefetched_blocks(source: str, info: CoreInfo) -> dict[str, list[tuple[int, 
             p.run(func, prog.ctx, sink)
         if isinstance(p, LowerLinalg):
             break
-    lines = print_prog(prog).splitlines()
+    return print_prog(prog)
+
+
+def prefetched_blocks(source: str, info: CoreInfo) -> dict[str, list[tuple[int, int, int, int]]]:
+    """(row, column, rows, columns) of every next-entry prefetch of `source` after
+    lower-linalg, per operand ("A", "B", "C", by the stack the view is of), evaluated over the
+    column-chunk loops around them (the index arithmetic of the printed IR: constant, add,
+    mul, div, and `for` with an optional step)."""
+    lines = lowered(source, info).splitlines()
     stacks = {m.group(1): m.group(2) for m in map(SUBVIEW.search, lines) if m}
     last = max(k for k, line in enumerate(lines) if "cooperative_matrix_prefetch" in line)
     blocks: dict[str, list[tuple[int, int, int, int]]] = {}
@@ -302,3 +308,52 @@ def test_next_entry_shares_are_the_chunks_blocks(isa):
     assert [b[1] for b in a] == [n0 * k // n for _, n0, _, _ in c]
     assert all(b[0] == 0 and b[2] == m and b[1] + b[3] <= k for b in a)
     assert {col for b in a for col in range(b[1], b[1] + b[3])} == set(range(k))
+
+
+def corner_probes(match: re.Match[str]) -> str:
+    """A next-entry prefetch (PREFETCH_LINE) replaced by a load and store back of each of its
+    block's two corners, which bounds-checks mode checks."""
+    ind, view, p0, p1, rows, cols = match.groups()
+    t = f"%probe{match.start()}"
+    i, j = f"{t}i", f"{t}j"
+    return "\n".join(
+        ind + line
+        for line in [
+            f"{t}r = constant {int(rows) - 1} : index",
+            f"{t}c = constant {int(cols) - 1} : index",
+            f"{i} = add {p0}, {t}r : index",
+            f"{j} = add {p1}, {t}c : index",
+            f"{t}x = load {view}[{p0},{p1}] : f64",
+            f"store {t}x, {view}[{p0},{p1}]",
+            f"{t}y = load {view}[{i},{j}] : f64",
+            f"store {t}y, {view}[{i},{j}]",
+        ]
+    )
+
+
+PREFETCH_LINE = re.compile(r"( *)" + PREFETCH.pattern)
+
+
+@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+def test_next_entry_prefetch_blocks_are_in_bounds(isa):
+    """Each next-entry prefetch of 48x100x80 f64, its block's two corners loaded instead, runs
+    in bounds-checks mode on the CPU device for every work-group including the last (whose
+    next entry is clamped to its own): no prefetch block reaches past its view."""
+    cl_device()
+    from tinytc_py.runtime.device import default_device
+
+    text, probes = PREFETCH_LINE.subn(
+        corner_probes, lowered(kernel(48, 100, 80, "f64", False), cpu(isa))
+    )
+    assert probes == (3 if isa == "avx512" else 2)
+    probe = tinytc_py.compile(
+        tinytc_py.parse(text, name="probe"),
+        device=default_device(),
+        target=cpu(isa),
+        flags=["bounds-checks"],
+    )
+    rng = np.random.default_rng(5)
+    operands = [
+        np.asfortranarray(rng.standard_normal(s)) for s in [(48, 80, 3), (80, 100, 3), (48, 100, 3)]
+    ]
+    probe.kernel("gemm")(*operands, num_groups=(3, 1, 1))
