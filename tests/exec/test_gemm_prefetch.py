@@ -8,16 +8,21 @@ work-group prefetching its own entry (the stacks have no next one)."""
 
 from __future__ import annotations
 
+import io
 import re
 
 import numpy as np
 import pytest
 
+import tinytc_py
 from tinytc_py import options as lib_options
 from tinytc_py.compiler import compile_to_spirv
+from tinytc_py.passes.lower_linalg import LowerLinalg
+from tinytc_py.passes.pipeline import default_pipeline
 from tinytc_py.spirv import dump
 from tinytc_py.target.core_info import CoreInfo
 from tinytc_py.text.dialect import parse
+from tinytc_py.text.printer import print_prog
 
 from .test_gemm_tuning import cl_device, kernel, run_and_check
 
@@ -225,3 +230,130 @@ def test_large_prefetch_is_left_out_and_runs():
     program(source, core_info=cpu("avx512")).kernel("k")(a, b, num_groups=(1, 1, 1))
     np.testing.assert_array_equal(b[:16, 0], a[:16, 0])
     assert not b[16:].any() and not b[:, 1:].any()
+
+
+def lowered(source: str, info: CoreInfo) -> str:
+    """The printed program of `source` after lower-linalg for `info`."""
+    prog = parse(source)
+    sink = io.StringIO()
+    for p in default_pipeline(info):
+        for func in prog.funcs:
+            p.run(func, prog.ctx, sink)
+        if isinstance(p, LowerLinalg):
+            break
+    return print_prog(prog)
+
+
+def prefetched_blocks(source: str, info: CoreInfo) -> dict[str, list[tuple[int, int, int, int]]]:
+    """(row, column, rows, columns) of every next-entry prefetch of `source` after
+    lower-linalg, per operand ("A", "B", "C", by the stack the view is of), evaluated over the
+    column-chunk loops around them (the index arithmetic of the printed IR: constant, add,
+    mul, div, and `for` with an optional step)."""
+    lines = lowered(source, info).splitlines()
+    stacks = {m.group(1): m.group(2) for m in map(SUBVIEW.search, lines) if m}
+    last = max(k for k, line in enumerate(lines) if "cooperative_matrix_prefetch" in line)
+    blocks: dict[str, list[tuple[int, int, int, int]]] = {}
+
+    def run(k: int, env: dict[str, int]) -> None:
+        while k <= last:
+            line = lines[k].strip()
+            if m := re.fullmatch(r"(%\w+) = constant (\d+) : index", line):
+                env[m.group(1)] = int(m.group(2))
+            elif m := re.fullmatch(r"(%\w+) = (add|mul|div) (%\w+), (%\w+) : index", line):
+                x, y = env[m.group(3)], env[m.group(4)]
+                env[m.group(1)] = {"add": x + y, "mul": x * y, "div": x // y}[m.group(2)]
+            elif m := re.fullmatch(r"for (%\w+)=(%\w+),(%\w+)(?:,(%\w+))? \{", line):
+                step = env[m.group(4)] if m.group(4) else 1
+                for i in range(env[m.group(2)], env[m.group(3)], step):
+                    run(k + 1, {**env, m.group(1): i})
+                return
+            elif m := PREFETCH.fullmatch(line):
+                view, p0, p1, rows, cols = m.groups()
+                blocks.setdefault(stacks[view], []).append((env[p0], env[p1], int(rows), int(cols)))
+            k += 1
+
+    start = next(k for k, line in enumerate(lines) if line.strip() == "parallel {")
+    run(start + 1, {})
+    return blocks
+
+
+SUBVIEW = re.compile(r"(%\d+) = subview %(\w)\[")
+PREFETCH = re.compile(r"cooperative_matrix_prefetch 2, (%\d+)\[(%\w+),(%\w+)\], (\d+), (\d+)")
+
+
+def covers(blocks: list[tuple[int, int, int, int]], rows: int, cols: int) -> bool:
+    """Whether `blocks` of whole columns (row 0, `rows` rows) tile columns [0, cols) in order."""
+    starts, ends = [b[1] for b in blocks], [b[1] + b[3] for b in blocks]
+    whole = all(b[0] == 0 and b[2] == rows for b in blocks)
+    return whole and starts == [0, *ends[:-1]] and ends[-1] == cols
+
+
+@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+def test_next_entry_shares_are_the_chunks_blocks(isa):
+    """48x100x80 f64 (A 30 KiB: into L2; M, N and K differ): per column chunk [n0, n0 + q) of
+    C, the next entry's C is prefetched at [0, n0] as M rows x q columns (and B, with AVX-512
+    code, at [0, n0] as K rows x q columns), so that the chunks together cover all N columns;
+    A's shares are M rows at [0, n0 K / N] (ceil(q K / N) columns each), in order, covering
+    its K columns and none past them."""
+    m, n, k = 48, 100, 80
+    blocks = prefetched_blocks(kernel(m, n, k, "f64", False), cpu(isa))
+    assert sorted(blocks) == (["A", "B", "C"] if isa == "avx512" else ["A", "C"])
+    c = blocks["C"]
+    assert covers(c, m, n)
+    if isa == "avx512":
+        assert blocks["B"] == [(0, n0, k, q) for _, n0, _, q in c]
+        assert covers(blocks["B"], k, n)
+    a = blocks["A"]
+    assert len(a) == len(c)
+    assert [b[1] for b in a] == [n0 * k // n for _, n0, _, _ in c]
+    assert all(b[0] == 0 and b[2] == m and b[1] + b[3] <= k for b in a)
+    assert {col for b in a for col in range(b[1], b[1] + b[3])} == set(range(k))
+
+
+def corner_probes(match: re.Match[str]) -> str:
+    """A next-entry prefetch (PREFETCH_LINE) replaced by a load and store back of each of its
+    block's two corners, which bounds-checks mode checks."""
+    ind, view, p0, p1, rows, cols = match.groups()
+    t = f"%probe{match.start()}"
+    i, j = f"{t}i", f"{t}j"
+    return "\n".join(
+        ind + line
+        for line in [
+            f"{t}r = constant {int(rows) - 1} : index",
+            f"{t}c = constant {int(cols) - 1} : index",
+            f"{i} = add {p0}, {t}r : index",
+            f"{j} = add {p1}, {t}c : index",
+            f"{t}x = load {view}[{p0},{p1}] : f64",
+            f"store {t}x, {view}[{p0},{p1}]",
+            f"{t}y = load {view}[{i},{j}] : f64",
+            f"store {t}y, {view}[{i},{j}]",
+        ]
+    )
+
+
+PREFETCH_LINE = re.compile(r"( *)" + PREFETCH.pattern)
+
+
+@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+def test_next_entry_prefetch_blocks_are_in_bounds(isa):
+    """Each next-entry prefetch of 48x100x80 f64, its block's two corners loaded instead, runs
+    in bounds-checks mode on the CPU device for every work-group including the last (whose
+    next entry is clamped to its own): no prefetch block reaches past its view."""
+    cl_device()
+    from tinytc_py.runtime.device import default_device
+
+    text, probes = PREFETCH_LINE.subn(
+        corner_probes, lowered(kernel(48, 100, 80, "f64", False), cpu(isa))
+    )
+    assert probes == (3 if isa == "avx512" else 2)
+    probe = tinytc_py.compile(
+        tinytc_py.parse(text, name="probe"),
+        device=default_device(),
+        target=cpu(isa),
+        flags=["bounds-checks"],
+    )
+    rng = np.random.default_rng(5)
+    operands = [
+        np.asfortranarray(rng.standard_normal(s)) for s in [(48, 80, 3), (80, 100, 3), (48, 100, 3)]
+    ]
+    probe.kernel("gemm")(*operands, num_groups=(3, 1, 1))

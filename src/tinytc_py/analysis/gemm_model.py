@@ -74,11 +74,15 @@ DYNAMIC_EXTENT = 256  # what an unknown M or N is assumed to be (K: 64)
 PREFETCH_MIN_BYTES = 16 << 10  # A's entry from which the next one is prefetched
 
 
+NEXT_ENTRY_OPERANDS = ("A", "B", "C")  # the operand names `next_entry_operands` returns
+B_PREFETCH_VECTOR_BYTES = 64  # vector bytes from which B's next entry is prefetched into L2
+
+
 def prefetches_next_entry(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
-    """Whether the lowering prefetches the next batch entry's A and B for a gemm of `key` with
-    A elements of `a_size` bytes, when A and B are entries of stacks (subviews at group_id.x,
-    which passes/lower_linalg_gemm.py `next_entry_views` checks on the program): static
-    sizes, no transposes, and A's entry from PREFETCH_MIN_BYTES up to L1."""
+    """Whether the lowering prefetches the next batch entry's operands (`next_entry_operands`)
+    for a gemm of `key` with A elements of `a_size` bytes, when A and B are entries of stacks
+    (subviews at group_id.x, which passes/lower_linalg_gemm.py `next_entry_views` checks on
+    the program): static sizes, no transposes, and A's entry from PREFETCH_MIN_BYTES up to L1."""
     if min(key.M, key.N, key.K) < 0 or any(key.transposes):
         return False
     return PREFETCH_MIN_BYTES <= key.M * key.K * a_size <= cpu.l1_bytes
@@ -92,22 +96,27 @@ def prefetches_into_l2(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
     return 4 * key.M * key.K * a_size > 3 * cpu.l1_bytes
 
 
-def next_entry_operands(key: GemmKey, a_size: int, cpu: CpuCore) -> str:
-    """Which of the next entry's operands a prefetched gemm (`prefetches_next_entry`)
-    prefetches: "AB" into L1; into L2 (`prefetches_into_l2`) also C, so that the next
-    work-group's stores of C find their lines in L2 instead of reading them from memory for
-    ownership, and B only with 64-byte vectors (AVX-512): "ABC", else "AC". Measured on the
-    Zen 4 EPYC (family 25 model 17), batched 64^3 f64, the model's tiles, interleaved A/B
-    with benchmarks/gemm_ab.py (CPU time, load average 2-7; docs/_benchmarks.rst). AVX-512
-    code, 8 x 2: A, B and C 1.05-1.14x A and B in five runs (up to 92.9 GFLOP/s, 79 % of
-    the measured peak); without B 0.90 / 0.99 of that. AVX2 code, 6 x 2: A and C 1.09-1.22x
-    A and B in four runs, A alone 1.05-1.17x, A, B and C 0.84-1.03x; presumably the prefetch
-    code, one call per 4 lanes (twice AVX-512's calls for the same lines), each lane's
-    prefetch behind a branch, costs more than B's lines gain where the hardware prefetcher
-    follows B's columns. Into L1 (64^3 f32) C measured 0.97-0.98: the current A needs L1."""
+def next_entry_operands(key: GemmKey, a_size: int, cpu: CpuCore) -> tuple[str, ...]:
+    """Which of the next entry's operands (of NEXT_ENTRY_OPERANDS) a prefetched gemm
+    (`prefetches_next_entry`) prefetches: A and B into L1; into L2 (`prefetches_into_l2`)
+    also C, so that the next work-group's stores of C find their lines in L2 instead of
+    reading them from memory for ownership, and B only with vectors of
+    B_PREFETCH_VECTOR_BYTES (AVX-512): A, B and C, else A and C. Measured on the Zen 4 EPYC
+    (family 25 model 17), batched 64^3 f64, the model's tiles, interleaved A/B with
+    benchmarks/gemm_ab.py (CPU time, load average 2-7; docs/_benchmarks.rst). AVX-512 code,
+    8 x 2 (subgroup size 8): A, B and C 1.05-1.14x A and B in five runs (up to 92.9 GFLOP/s,
+    79 % of the measured peak); without B 0.90 / 0.99 of that. AVX2 code, 6 x 2 (subgroup
+    size 4): A and C 1.09-1.22x A and B in four runs, A alone 1.00-1.17x, A, B and C
+    0.84-1.03x; presumably the prefetch code, one call per 4 lanes (twice AVX-512's calls
+    for the same lines), each lane's prefetch behind a branch, costs more than B's lines
+    gain where the hardware prefetcher follows B's columns. The rule follows the measured
+    ISA, not the lanes per call: AVX-512 code with subgroups of 4 lanes (a core with
+    32-byte FMAs, e.g. 60x64x64 f64 on the Zen 4 core info) prefetches B too, unmeasured.
+    Into L1 (64^3 f32) C measured 0.97 (0.98 with prefetcht2): the current A needs L1."""
+    a, b, c = NEXT_ENTRY_OPERANDS
     if not prefetches_into_l2(key, a_size, cpu):
-        return "AB"
-    return "ABC" if cpu.vector_bytes >= 64 else "AC"
+        return (a, b)
+    return (a, b, c) if cpu.vector_bytes >= B_PREFETCH_VECTOR_BYTES else (a, c)
 
 
 @dataclass(frozen=True)
@@ -120,7 +129,7 @@ class GemmProblem:
     a_size: int
     acc_size: int
     subgroup_size: int
-    prefetched: bool = False  # the lowering prefetches the next entry's A and B (`streams`)
+    prefetched: bool = False  # the lowering prefetches the next entry's operands (`streams`)
 
     def sizes(self) -> tuple[int, int, int]:
         return (
@@ -267,13 +276,13 @@ def streams(r: int, c: int, p: GemmProblem, cpu: CpuCore, first: bool) -> int:
     streaming 50.5 and cached 56.5 against 44.0 and 45.1 for 6 x 1 (6 accumulators, fewer
     than the 8 the FMA latency needs), which these runs' full cost had made the cheapest.
 
-    Where the lowering prefetches the next batch entry's A and B (`GemmProblem.prefetched`,
-    `prefetches_next_entry`), the A and C runs cost nothing: measured on the Zen 4 EPYC
-    (family 25 model 17), AVX2 f32 64^3, 15 interleaved rounds, the tiles of half the rows
-    ran 1.10-1.13x the full-height 8 x 1 that the runs' cost had chosen (4 x 2 with 8 K steps
-    1.10 / 1.12). The B panel's streams stay: the wide tiles they keep out lost with the
-    prefetch too (AVX-512 4 x 6 against the model's 4 x 2 f32 64^3 0.61 / 0.62, f64 64^3
-    0.73 / 0.76; docs/_benchmarks.rst)."""
+    Where the lowering prefetches the next batch entry's operands (`GemmProblem.prefetched`,
+    `prefetches_next_entry`, `next_entry_operands`), the A and C runs cost nothing: measured on the
+    Zen 4 EPYC (family 25 model 17), AVX2 f32 64^3, 15 interleaved rounds, the tiles of half the
+    rows ran 1.10-1.13x the full-height 8 x 1 that the runs' cost had chosen (4 x 2 with 8 K steps
+    1.10 / 1.12). The B panel's streams stay: the wide tiles they keep out lost with the prefetch
+    too (AVX-512 4 x 6 against the model's 4 x 2 f32 64^3 0.61 / 0.62, f64 64^3 0.73 / 0.76;
+    docs/_benchmarks.rst)."""
     M, N, K = p.sizes()
     out = c - 1 if c * K * p.a_size > STREAM_BYTES else 0
     rows = min(r * p.subgroup_size, M)

@@ -29,7 +29,8 @@ once per subgroup tile: alpha 1 and beta 0 store the accumulators as they are (`
 
 On a SIMD CPU core a gemm of one entry of a stack (A and B subviews at group_id.x) whose A takes
 16 KiB up to L1 prefetches the next entry's A and B (an A of more than three quarters of L1:
-A and C, and B with AVX-512 code only), a share per column chunk of C (`next_entry_views`).
+A, C where C is a subview at group_id.x too, and B with AVX-512 code only; so AVX2 code with a
+C shared by the entries prefetches A alone), a share per column chunk of C (`next_entry_views`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..analysis.gemm_model import (
+    NEXT_ENTRY_OPERANDS,
     GemmProblem,
     cpu_blocking,
     gemm_key,
@@ -264,23 +266,22 @@ class GemmLowering:
     # ---- the next batch entry ------------------------------------------------------------------
 
     def next_entry_views(self) -> dict[str, Value] | None:
-        """On a SIMD CPU core: A and B (by operand name) of the batch entry that the next work-group computes,
-        where A and B are each a subview with group_id.x as one dynamic offset (memref<..x?>
-        stacks, one entry per work-group) and A's entry takes PREFETCH_MIN_BYTES up to L1;
-        None elsewhere. The CPU runtime runs the work-groups of a launch in runs of
-        consecutive ids per thread, so entry id + 1 is what this thread reads next. Every
-        column chunk of C reads all of A, the first one from memory in a burst that the
-        hardware prefetcher, which stops at page boundaries, does not run ahead of; prefetched
-        during this entry, the next entry's A and B come from the caches. Below 16 KiB the
-        measured rows gained nothing or lost (32^3 f32 0.94-0.96, 23x37x19 0.79-0.86: the
-        prefetches cost more than the short bursts). An A that takes more than three quarters
-        of L1 is prefetched into L2 (`prefetch_level` 2, prefetcht2), a smaller one into L1
-        (prefetcht0). Measured: 16 KiB (64^3 f32) and 18 KiB (48^3 f64) gained with
-        prefetcht0; 32 KiB (64^3 f64, all of a 32 KiB L1) into L1 evicted the current entry's
-        A (0.95-1.02), into L2 it ran 1.07-1.17; the points between 18 KiB and L1 are not
-        measured; docs/_benchmarks.rst, "What limits a batched GEMM row". An entry
-        prefetched into L2 also prefetches the next entry's C where C is a subview at
-        group_id.x too, and its B only with AVX-512 code (the cost model's
+        """On a SIMD CPU core: the prefetched operands (by name, `next_entry_operands`) of the
+        batch entry that the next work-group computes, where A and B are each a subview with
+        group_id.x as one dynamic offset (memref<..x?> stacks, one entry per work-group) and
+        A's entry takes PREFETCH_MIN_BYTES up to L1; None elsewhere. The CPU runtime runs the
+        work-groups of a launch in runs of consecutive ids per thread, so entry id + 1 is what this
+        thread reads next. Every column chunk of C reads all of A, the first one from memory in a
+        burst that the hardware prefetcher, which stops at page boundaries, does not run ahead of;
+        prefetched during this entry, the next entry's A and B come from the caches. Below 16 KiB
+        the measured rows gained nothing or lost (32^3 f32 0.94-0.96, 23x37x19 0.79-0.86: the
+        prefetches cost more than the short bursts). An A that takes more than three quarters of L1
+        is prefetched into L2 (`prefetch_level` 2, prefetcht2), a smaller one into L1 (prefetcht0).
+        Measured: 16 KiB (64^3 f32) and 18 KiB (48^3 f64) gained with prefetcht0; 32 KiB (64^3 f64,
+        all of a 32 KiB L1) into L1 evicted the current entry's A (0.95-1.02), into L2 it ran
+        1.07-1.17; the points between 18 KiB and L1 are not measured; docs/_benchmarks.rst, "What
+        limits a batched GEMM row". An entry prefetched into L2 also prefetches the next entry's C
+        where C is a subview at group_id.x too, and its B only with AVX-512 code (the cost model's
         `next_entry_operands`). The last entry has no successor: it prefetches itself
         (`next_view`)."""
         entries = self.next_entries()
@@ -289,7 +290,7 @@ class GemmLowering:
         key, cpu = gemm_key(self.g.inst), self.g.info.cpu
         assert cpu is not None
         self.prefetch_level = 2 if prefetches_into_l2(key, self.ta.size, cpu) else 0
-        found = {"A": entries[0], "B": entries[1], "C": _entry_of_group(self.C)}
+        found = dict(zip(NEXT_ENTRY_OPERANDS, (*entries, _entry_of_group(self.C)), strict=True))
         return {
             name: self.next_view(*entry)
             for name in next_entry_operands(key, self.ta.size, cpu)
@@ -336,7 +337,8 @@ class GemmLowering:
         a_cols, a0 = cols, n0
         if n != k:
             a_cols, a0 = ceil_div(cols * k, n), f.div(f.mul(n0, k, ix), n, ix)
-        shares = {"A": (a0, m, a_cols), "B": (n0, k, cols), "C": (n0, m, cols)}
+        per_operand = ((a0, m, a_cols), (n0, k, cols), (n0, m, cols))  # A, B, C
+        shares = dict(zip(NEXT_ENTRY_OPERANDS, per_operand, strict=True))
         for name, view in ahead.items():
             col0, rows, n_cols = shares[name]
             self.prefetch(view, g.idx(0), g.idx(col0), rows, n_cols)
