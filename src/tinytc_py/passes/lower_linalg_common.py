@@ -204,8 +204,12 @@ class LinalgGen:
 
         if k is not None:
             return with_c()
-        cond = self.binary("not_equal", beta, self.zero(beta.type))
-        return self.if_value(cond, ty, with_c, lambda: val)
+        return self.if_value(self.beta_is_zero(beta, False), ty, with_c, lambda: val)
+
+    def beta_is_zero(self, beta: Value, zero: bool = True) -> Value:
+        """The run-time test of beta against 0 that decides whether C is read: `equal` (ordered)
+        when `zero`, else its complement `not_equal` (unordered), so a NaN beta reads C."""
+        return self.binary("equal" if zero else "not_equal", beta, self.zero(beta.type))
 
     def atomic_op(self, beta: Value) -> str:
         """atomic_store for a constant beta 0, atomic_add for 1; else ir_invalid_beta."""

@@ -23,9 +23,10 @@ that can cross the edge. Per subgroup tile: accumulators start at 0, the K loop 
 (DPAS: with A's columns and B's rows checked). Transposes are folded into the loads (`.t` at
 swapped coordinates). Epilogue: acc = alpha*acc, then C = acc + beta*C (C is not read when beta
 is 0; a run-time beta is tested) cast to C's type and stored, or for .atomic an atomic_store
-(beta 0) / atomic_add (beta 1). On a SIMD CPU core a run-time real alpha is tested with beta
-once per subgroup tile: alpha 1 and beta 0 store the accumulators as they are (`epilogue`). The instructions are made by `PassBuilder.emit` / `value`
-(compiled), not the builder's interpreted instruction methods (pass_builder.py).
+(beta 0) / atomic_add (beta 1). On a SIMD CPU core with a real accumulator type, a run-time
+alpha is tested once per subgroup tile, together with a run-time beta: alpha 1 and beta 0 store
+the accumulators as they are (`epilogue`). The instructions are made by `PassBuilder.emit` /
+`value` (compiled), not the builder's interpreted instruction methods (pass_builder.py).
 
 On a SIMD CPU core a gemm of one entry of a stack (A and B subviews at group_id.x) whose A takes
 16 KiB up to L1 prefetches the next entry's A and B (an A of more than three quarters of L1:
@@ -478,14 +479,22 @@ class GemmLowering:
         rows: list[bool],
         pieces: list[tuple[int, int, bool]],
     ) -> None:
-        """Scale the accumulators by alpha and store them (`store_tile`). On a SIMD CPU core a
-        run-time real alpha is tested once per subgroup tile, together with a run-time beta:
-        alpha 1 and beta 0 (the common case) store the accumulators as they are, without the
-        multiplication per accumulator vector (1/K of the tile's FMAs) and the per-vector test
-        of beta. Tested per vector, the runtime's JIT would make a select of it, as costly as
-        the multiplication; an if that yields the accumulators made it shuffle them (AVX-512
-        f64 16^3: vpermt2pd per vector); alpha 1 with a run-time beta tested inside the branch
-        did the same at 32^3 f32 (CL_CONFIG_DUMP_ASM)."""
+        """Scale the accumulators by alpha and store them (`store_tile`). On a SIMD CPU core
+        with a real accumulator type, a run-time alpha is tested once per subgroup tile,
+        together with a run-time beta: alpha 1 and beta 0 (the common case) store the
+        accumulators as they are, without the multiplication per accumulator vector (1/K of the
+        tile's FMAs) and the per-vector test of beta. With a constant beta only alpha == 1 is
+        tested: beta 0 then stores the unscaled accumulators, a constant non-zero beta (or the
+        .atomic update) acc + beta*C with acc unscaled. Tested per vector, the runtime's JIT
+        would make a select of it, as costly as the multiplication; an if that yields the
+        accumulators made it shuffle them (AVX-512 f64 16^3: vpermt2pd per vector); alpha 1
+        with a run-time beta tested inside the branch did the same at 32^3 f32
+        (CL_CONFIG_DUMP_ASM).
+
+        The type tested is the accumulator's, not alpha's: a real alpha with a complex C takes
+        the scaled path. Complex accumulators always do: multiplying by 1+0i is not the identity
+        when a component is Inf or NaN (inf*0 is NaN: (inf+nan*i)*(1+0i) = nan+nan*i), so
+        skipping it would change such results against the general path."""
         g = self.g
         alpha = self.alpha
         if known_number(alpha) == 1:
@@ -500,10 +509,9 @@ class GemmLowering:
             self.store_tile(scaled(), m_pos, n_pos, rows, pieces)
             return
         cond = g.binary("equal", alpha, self.b.constant(1, self.acc))
-        beta_tested = known_number(self.beta) is None and not g.atomic
+        beta_tested = known_number(self.beta) is None
         if beta_tested:
-            zero = g.binary("equal", self.beta, g.zero(self.beta.type))
-            cond = g.binary("and", cond, zero)
+            cond = g.binary("and", cond, g.beta_is_zero(self.beta))
         with self.b.if_(cond) as (then, otherwise):
             with then:
                 self.store_tile(accs, m_pos, n_pos, rows, pieces, beta_tested)
