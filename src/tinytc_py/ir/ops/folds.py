@@ -218,14 +218,21 @@ def complex_div(ty: NumberType, a: Complex, b: Complex) -> Complex | None:
 # ---- binary instructions: algebraic identities ----------------------------------------------------
 
 
-@dataclass(frozen=True)
 class Rewrite:
     """How to replace `op a, b`: by operand `operand` (kind "operand"), by a constant `value`
-    (kind "constant"), or by `neg` / `not` of operand `operand` (kind "neg" / "not")."""
+    (kind "constant"), or by `neg` / `not` of operand `operand` (kind "neg" / "not").
+    A plain class, not a dataclass: a dataclass's generated __init__ runs interpreted even in
+    the compiled module, and the lowerings fold index arithmetic per instruction they make."""
 
-    kind: str
-    operand: int = 0
-    value: Scalar | None = None
+    __slots__ = ("kind", "operand", "value")
+
+    def __init__(self, kind: str, operand: int = 0, value: Scalar | None = None) -> None:
+        self.kind = kind
+        self.operand = operand
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"Rewrite({self.kind!r}, {self.operand}, {self.value!r})"
 
 
 Identity = Callable[[Scalar | None, Scalar | None, Type, bool], Rewrite | None]
