@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from ..ir.inst import Inst
 from ..ir.ops.control import IfInst
 from ..ir.ops.leaves import GroupIdInst, NumGroupsInst
-from ..ir.ops.memory import SubviewInst
+from ..ir.ops.memory import AllocaInst, SubviewInst
 from ..ir.region import Func, Region
 from ..ir.types import DYNAMIC, GroupType, MemrefType
 from ..ir.values import Value
@@ -112,7 +112,7 @@ class _Scan:
                 origin = root(value)
                 if origin in index:
                     self.written.add(index[origin])
-                elif origin.defining_inst is None or origin.defining_inst.name != "alloca":
+                elif not isinstance(origin.defining_inst, AllocaInst):
                     self.all_written = True
                     break
         if isinstance(inst, (GroupIdInst, NumGroupsInst)):  # a literal tuple: two type checks

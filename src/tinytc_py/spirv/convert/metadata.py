@@ -47,41 +47,14 @@ def param_info(
     written: bool = True,
     alignment: int = 0,
 ) -> ParamInfo:
-    """`ParamInfo(...)` of these fields, shared (see _ARG_INFOS)."""
-    key = (
-        kind,
-        dtype,
-        first_arg,
-        num_args,
-        shape,
-        stride,
-        size,
-        offset,
-        local,
-        name,
-        type,
-        written,
-        alignment,
-    )
+    """`ParamInfo(...)` of these fields (in ParamInfo's order), shared (see _ARG_INFOS)."""
+    key = (kind, dtype, first_arg, num_args, shape, stride, size, offset, local, name, type)
+    key += (written, alignment)
     found = _PARAM_INFOS.get(key)
     if found is None:
         if len(_PARAM_INFOS) >= PARAM_MEMO_SIZE:
             _PARAM_INFOS.clear()
-        found = _PARAM_INFOS[key] = ParamInfo(
-            kind,
-            dtype,
-            first_arg,
-            num_args,
-            shape,
-            stride,
-            size,
-            offset,
-            local,
-            name,
-            type,
-            written,
-            alignment,
-        )
+        found = _PARAM_INFOS[key] = ParamInfo(*key)
     return found
 
 
@@ -134,7 +107,9 @@ def param_facts(
         attrs = func.param_attrs[k]
         align = attrs.get("alignment") if attrs is not None else None
         alignment = align.value if isinstance(align, IntegerAttr) else core_info.default_alignment
-    return value.name, str(value.type), k in facts.written, alignment
+    # int(): 128.0 or np.int64(128) would key the record memo like 128 (equal, same hash) and
+    # hand a record holding a float to a later compile
+    return value.name, str(value.type), k in facts.written, int(alignment)
 
 
 def annotate(info: KernelInfo, facts: KernelInterface) -> None:
