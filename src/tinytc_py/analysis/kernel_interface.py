@@ -41,6 +41,8 @@ class GridBound:
     mode: int
 
 
+# Uncapped: its keys are small triples (axis 0-2, parameter index, mode), as few as the
+# parameter modes of the kernels a process compiles; spirv/convert/metadata.py's _ARG_INFOS alike
 _GRID_BOUNDS: dict[tuple[int, int, int], GridBound] = {}
 
 
