@@ -48,8 +48,21 @@ def param_info(
     alignment: int = 0,
 ) -> ParamInfo:
     """`ParamInfo(...)` of these fields (in ParamInfo's order), shared (see _ARG_INFOS)."""
-    key = (kind, dtype, first_arg, num_args, shape, stride, size, offset, local, name, type)
-    key += (written, alignment)
+    key = (
+        kind,
+        dtype,
+        first_arg,
+        num_args,
+        shape,
+        stride,
+        size,
+        offset,
+        local,
+        name,
+        type,
+        written,
+        alignment,
+    )
     found = _PARAM_INFOS.get(key)
     if found is None:
         if len(_PARAM_INFOS) >= PARAM_MEMO_SIZE:
