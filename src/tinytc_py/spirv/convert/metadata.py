@@ -119,10 +119,12 @@ def param_facts(
     if memory:
         attrs = func.param_attrs[k]
         align = attrs.get("alignment") if attrs is not None else None
-        alignment = align.value if isinstance(align, IntegerAttr) else core_info.default_alignment
-    # int(): 128.0 or np.int64(128) would key the record memo like 128 (equal, same hash) and
-    # hand a record holding a float to a later compile
-    return value.name, str(value.type), k in facts.written, int(alignment)
+        # int(): 128.0 or np.int64(128) (a host's default_alignment) would key the record memo
+        # like 128 (equal, same hash) and hand a record holding a float to a later compile;
+        # read untyped, so that compiled code converts it instead of refusing a non-int
+        default = getattr(core_info, "default_alignment")  # noqa: B009
+        alignment = align.value if isinstance(align, IntegerAttr) else int(default)
+    return value.name, str(value.type), k in facts.written, alignment
 
 
 def annotate(info: KernelInfo, facts: KernelInterface) -> None:
