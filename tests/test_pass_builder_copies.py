@@ -8,10 +8,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from tinytc_py.passes import pass_builder
-
 from tinytc_py.ir.builder import IfScope, IRBuilder, RegionScope
 from tinytc_py.ir.context import CompilerContext
+from tinytc_py.passes import pass_builder
 from tinytc_py.passes.pass_builder import PassBuilder, PassIfScope, PassRegionScope
 
 # compiled, the copies are native classes: their attributes are slots (no vars()) and typed
