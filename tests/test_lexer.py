@@ -80,3 +80,22 @@ def test_names_after_their_sigil() -> None:
     assert c.name("%") is None and c.name("@") == "f_1"
     assert c.name("$") == "x"
     assert c.name("%") is None and c.pos == len("%12ab @f_1 $x ")  # `%_y` is no name
+
+
+@pytest.mark.parametrize(
+    ("text", "pos", "end"),
+    [
+        ("memref<f32x4>", 0, 13),
+        ("(memref<f32x4x?>, i32)", 1, 16),
+        ("memref<f32x4x4, strided<1, 4>>", 0, 30),
+        ("memref<f32x4, strided<1, strided<2>>>", 0, -1),  # nested twice
+        ("memref<f32x$n>", 0, -1),  # a preprocessor variable: its scope's value
+        ("memref<f32x4 ; comment\n>", 0, -1),
+        ("memref<f32x4\n>", 0, -1),
+        ("memref<f32x4", 0, -1),  # unclosed
+        ("group<memref<f32>>", 0, -1),
+        ("x memref<f32>", 0, -1),
+    ],
+)
+def test_memref_spelling_end(text: str, pos: int, end: int):
+    assert lx.memref_spelling_end(text, pos) == end

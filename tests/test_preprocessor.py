@@ -546,3 +546,17 @@ def test_evaluate_rpn_directly():
     with pytest.raises(CompilationError) as info:
         evaluate_rpn([(3, U), (0, U), ("%", U)], U)
     assert info.value.status is Status.ir_division_by_zero
+
+
+def test_a_memref_type_spelt_with_a_variable_takes_its_scopes_value():
+    # the same spelling in two functions, each with its own $n: the parser's memref-type memo
+    # (text/lexer.py memref_spelling_end) must not take `memref<f32x$n>` for one type
+    src = "".join(
+        f"func @{name}(%x: memref<f32x16>) {{\n"
+        f"    $n = {n}\n"
+        f"    %v = subview %x[0:$n] : memref<f32x$n>\n"
+        f"}}\n"
+        for name, n in (("a", 4), ("b", 8))
+    )
+    out = dump(src)
+    assert "memref<f32x4>" in out and "memref<f32x8>" in out

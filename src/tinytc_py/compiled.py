@@ -25,6 +25,9 @@ output is the same either way (tests/test_compiled.py), so the kernel cache's co
 A test that replaces a function of a listed module with monkeypatch does not reach compiled
 callers (they call the native function directly): such tests observe the effect instead, or
 run the code in a subprocess with ``TINYTC_PURE_PYTHON=1`` (tests/test_self_checks.py).
+Even in pure mode the SPIR-V converter keeps the handler methods it looked up in a
+process-wide table (spirv/convert/base.py `_HANDLERS`): a monkeypatched handler seen by one
+compile outlives the patch's undo, so such a test runs in a subprocess too.
 """
 
 from __future__ import annotations

@@ -122,3 +122,22 @@ def test_a_failed_compile_leaves_the_parse(compile_c, cache) -> None:
     expected = print_prog(parse(text, CompilerContext()))
     assert "constant" in expected
     assert compile_c(FAILING).run(env=cache).stdout == expected + "ok\n"
+
+
+def test_a_changed_core_info_gets_a_new_snapshot() -> None:
+    """The snapshot a compile of a parsed program records (capi/parsed.py `_snapshot`) is reused
+    only while the core info is unchanged: a host that compiles, changes its core info's
+    subgroup sizes or default alignment and compiles again gets the new values recorded."""
+    from tinytc_py.capi.parsed import _snapshot
+    from tinytc_py.options import core_info_for_device
+
+    info = core_info_for_device("pvc")
+    first = _snapshot(info)
+    assert _snapshot(info) is first
+    info.subgroup_sizes = [32]
+    second = _snapshot(info)
+    assert list(second.subgroup_sizes) == [32]
+    assert list(first.subgroup_sizes) != [32]
+    info.default_alignment = 8
+    assert _snapshot(info).default_alignment == 8
+    assert _snapshot(core_info_for_device("pvc")).default_alignment != 8

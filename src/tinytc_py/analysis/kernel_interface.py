@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from ..ir.inst import Inst
 from ..ir.ops.control import IfInst
 from ..ir.ops.leaves import GroupIdInst, NumGroupsInst
-from ..ir.ops.memory import SubviewInst
+from ..ir.ops.memory import AllocaInst, SubviewInst
 from ..ir.region import Func, Region
 from ..ir.types import DYNAMIC, GroupType, MemrefType
 from ..ir.values import Value
@@ -41,6 +41,8 @@ class GridBound:
     mode: int
 
 
+# Uncapped: its keys are small triples (axis 0-2, parameter index, mode), as few as the
+# parameter modes of the kernels a process compiles; spirv/convert/metadata.py's _ARG_INFOS alike
 _GRID_BOUNDS: dict[tuple[int, int, int], GridBound] = {}
 
 
@@ -112,7 +114,7 @@ class _Scan:
                 origin = root(value)
                 if origin in index:
                     self.written.add(index[origin])
-                elif origin.defining_inst is None or origin.defining_inst.name != "alloca":
+                elif not isinstance(origin.defining_inst, AllocaInst):
                     self.all_written = True
                     break
         if isinstance(inst, (GroupIdInst, NumGroupsInst)):  # a literal tuple: two type checks

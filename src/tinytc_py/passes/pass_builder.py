@@ -82,6 +82,8 @@ class PassIfScope(IfScope):
         self.otherwise = PassRegionScope(builder, inst.regions[1], inst)
 
     def __enter__(self) -> tuple[RegionScope, RegionScope]:
+        """IfScope.__enter__ again: here it runs compiled, as the scope's other methods do
+        (tests/test_pass_builder_copies.py checks that the copies match the originals)."""
         return self.then, self.otherwise
 
     def __exit__(self, exc_type, exc, tb) -> None:

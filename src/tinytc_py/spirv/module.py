@@ -83,17 +83,22 @@ def string_words(text: str) -> array:
 
 _STRING_WORDS: dict[str, array] = {}
 STRING_MEMO_SIZE = 1024
+STRING_MEMO_LENGTH = 4096  # characters: the memo holds at most some 4 MB of words
 
 
 def _string_words_memo(text: str) -> array:
     """string_words(text), remembered: a compile encodes the same few strings each time (the
-    extended instruction set's name, the kernels' and parameters' names). Emptied when it
-    reaches STRING_MEMO_SIZE strings; the caller copies the words (`extend`)."""
+    extended instruction set's name, the kernels' names). Emptied when it reaches
+    STRING_MEMO_SIZE strings; strings longer than STRING_MEMO_LENGTH (a long vISA text, or one
+    the instruction's 65535-word limit refuses) are encoded each time. The caller copies the
+    words (`extend`)."""
     words = _STRING_WORDS.get(text)
     if words is None:
-        if len(_STRING_WORDS) >= STRING_MEMO_SIZE:
-            _STRING_WORDS.clear()
-        words = _STRING_WORDS[text] = string_words(text)
+        words = string_words(text)
+        if len(text) <= STRING_MEMO_LENGTH:
+            if len(_STRING_WORDS) >= STRING_MEMO_SIZE:
+                _STRING_WORDS.clear()
+            _STRING_WORDS[text] = words
     return words
 
 

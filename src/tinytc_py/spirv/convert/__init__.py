@@ -76,8 +76,6 @@ def convert_prog(prog: Prog, core_info: CoreInfo) -> tuple[Module, list[KernelIn
         raise CompilationError(
             getattr(prog, "loc", UNKNOWN_LOCATION), Status.internal_compiler_error, str(e)
         ) from e
-    finally:
-        conv.release()
     return module, conv.kernels
 
 

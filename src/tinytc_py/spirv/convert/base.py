@@ -385,12 +385,6 @@ class ConverterBase:
             handler = table[cls] = found
         handler(self, inst)
 
-    def release(self) -> None:
-        """Drop the dispatch maps (the converter's maps of the IR are then freed by reference
-        counting at once, not by the garbage collector's next scan: ir/dismantle.py)."""
-        self._dispatch.clear()
-        self._coop_dispatch.clear()
-
     def handler_names(self) -> Handlers:
         """The converter's handler table (handler_table of its mixins' HANDLERS)."""
         return {}

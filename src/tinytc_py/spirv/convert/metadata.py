@@ -47,7 +47,7 @@ def param_info(
     written: bool = True,
     alignment: int = 0,
 ) -> ParamInfo:
-    """`ParamInfo(...)` of these fields, shared (see _ARG_INFOS)."""
+    """`ParamInfo(...)` of these fields (in ParamInfo's order), shared (see _ARG_INFOS)."""
     key = (
         kind,
         dtype,
@@ -67,21 +67,7 @@ def param_info(
     if found is None:
         if len(_PARAM_INFOS) >= PARAM_MEMO_SIZE:
             _PARAM_INFOS.clear()
-        found = _PARAM_INFOS[key] = ParamInfo(
-            kind,
-            dtype,
-            first_arg,
-            num_args,
-            shape,
-            stride,
-            size,
-            offset,
-            local,
-            name,
-            type,
-            written,
-            alignment,
-        )
+        found = _PARAM_INFOS[key] = ParamInfo(*key)
     return found
 
 
@@ -133,7 +119,11 @@ def param_facts(
     if memory:
         attrs = func.param_attrs[k]
         align = attrs.get("alignment") if attrs is not None else None
-        alignment = align.value if isinstance(align, IntegerAttr) else core_info.default_alignment
+        # int(): 128.0 or np.int64(128) (a host's default_alignment) would key the record memo
+        # like 128 (equal, same hash) and hand a record holding a float to a later compile;
+        # read untyped, so that compiled code converts it instead of refusing a non-int
+        default = getattr(core_info, "default_alignment")  # noqa: B009
+        alignment = align.value if isinstance(align, IntegerAttr) else int(default)
     return value.name, str(value.type), k in facts.written, alignment
 
 
