@@ -103,7 +103,12 @@ static void _tinytc_py_after_fork_child(void) {
     if (_tinytc_py_fork_took_gil) {
         _tinytc_py_fork_took_gil = 0;
         PyOS_AfterFork_Child();
-        PyGILState_Release(_tinytc_py_fork_gil);
+        /* Not PyGILState_Release: PyOS_AfterFork_Child deleted every other thread state, and
+         * when this thread's state was made by the Ensure above (a thread that had not called
+         * the library) releasing it would delete the only one left, and the next Ensure (a
+         * call, or the exit hook) aborts the child. Keep it, as os.fork() does, and only let
+         * the GIL go. */
+        (void)PyEval_SaveThread();
     }
 }
 
