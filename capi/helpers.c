@@ -112,7 +112,8 @@ static void _tinytc_py_after_fork_child(void) {
     }
 }
 
-/* At exit: stats.save_all(), this process's counts added to the totals. */
+/* At exit: stats.save_at_exit_end(), this process's counts added to the totals (and later
+ * ones at once). */
 static void _tinytc_py_save_counts(void) {
     PyGILState_STATE gil;
     PyObject *stats, *done;
@@ -121,7 +122,7 @@ static void _tinytc_py_save_counts(void) {
     }
     gil = PyGILState_Ensure();
     stats = PyImport_ImportModule("tinytc_py.kernel_cache.stats");
-    done = stats ? PyObject_CallMethod(stats, "save_all", NULL) : NULL;
+    done = stats ? PyObject_CallMethod(stats, "save_at_exit_end", NULL) : NULL;
     if (!done) {
         PyErr_Clear(); /* nothing to report to at exit; only the totals lose the counts */
     }

@@ -119,3 +119,18 @@ def test_a_write_whose_bytes_a_reset_dropped_saves_later_counts(cache: Path) -> 
     assert totals["corrupt"] == 1
     assert "bytes_written" not in totals
     assert store.get("entry") == b"x" * 100
+
+
+@deferred
+def test_counts_after_the_exit_save_are_saved_at_once(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the exit's save no other save comes: a later count (a C++ static destructor's, a
+    library loaded again) goes to the file at once."""
+    monkeypatch.setattr(stats, "_deferred", True)  # restored after the test
+    stats.count("corrupt")
+    assert "corrupt" not in file_counts(cache)
+    stats.save_at_exit_end()
+    assert file_counts(cache)["corrupt"] == 1
+    stats.count("corrupt")
+    assert file_counts(cache)["corrupt"] == 2
