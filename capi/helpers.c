@@ -74,10 +74,14 @@ static void _tinytc_py_unavailable(const char *name, char *result, int size) {
  * child, and both would save them: around a fork() the forking thread takes the GIL and runs
  * Python's own fork protocol (PyOS_BeforeFork: the registered before-fork hooks, among them the
  * save; PyOS_AfterFork_Parent / _Child after it: the child drops the copies), as os.fork()
- * does. A fork from a thread that holds the GIL already is Python's own (os.fork, subprocess),
- * which runs that protocol itself or execs at once: the handlers leave it alone. posix_spawn,
- * system() and popen() run no fork handlers and need none (the child execs). Both hooks are
- * installed once, by the library that started the interpreter. */
+ * does; it also takes the library's lock (capi/errors.py), so the fork waits for another
+ * thread's call, and costs ~0.1 ms when idle (docs/c-api.rst). The child keeps the forking
+ * thread's thread state. A fork from a thread that holds the GIL already is Python's own
+ * (os.fork, subprocess), which runs that protocol itself or execs at once: the handlers leave
+ * it alone. posix_spawn, and system() / popen() of glibc >= 2.29 (clone(CLONE_VFORK)), run no
+ * fork handlers and need none (the child execs); glibc <= 2.28 runs them from system() and
+ * popen() (fork()), which then pay that cost. Both hooks are installed once, by the library that
+ * started the interpreter. */
 static __thread int _tinytc_py_fork_took_gil = 0;
 static __thread PyGILState_STATE _tinytc_py_fork_gil;
 

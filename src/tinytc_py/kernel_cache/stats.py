@@ -144,7 +144,7 @@ def _forked() -> None:
     _unsaved.clear()
 
 
-if writer._behind:  # Python's own executable is the program: its exit runs atexit
+if writer.writes_behind():  # Python's own executable is the program: its exit runs atexit
     save_at_exit()
     atexit.register(save_at_exit_end)
 if hasattr(os, "register_at_fork"):
