@@ -74,10 +74,14 @@ static void _tinytc_py_unavailable(const char *name, char *result, int size) {
  * child, and both would save them: around a fork() the forking thread takes the GIL and runs
  * Python's own fork protocol (PyOS_BeforeFork: the registered before-fork hooks, among them the
  * save; PyOS_AfterFork_Parent / _Child after it: the child drops the copies), as os.fork()
- * does. A fork from a thread that holds the GIL already is Python's own (os.fork, subprocess),
- * which runs that protocol itself or execs at once: the handlers leave it alone. posix_spawn,
- * system() and popen() run no fork handlers and need none (the child execs). Both hooks are
- * installed once, by the library that started the interpreter. */
+ * does; it also takes the library's lock (capi/errors.py), so the fork waits for another
+ * thread's call, and costs ~0.1 ms when idle (docs/c-api.rst). The child keeps the forking
+ * thread's thread state. A fork from a thread that holds the GIL already is Python's own
+ * (os.fork, subprocess), which runs that protocol itself or execs at once: the handlers leave
+ * it alone. posix_spawn, and system() / popen() of glibc >= 2.29 (clone(CLONE_VFORK)), run no
+ * fork handlers and need none (the child execs); glibc <= 2.28 runs them from system() and
+ * popen() (fork()), which then pay that cost. Both hooks are installed once, by the library that
+ * started the interpreter. */
 static __thread int _tinytc_py_fork_took_gil = 0;
 static __thread PyGILState_STATE _tinytc_py_fork_gil;
 
@@ -103,11 +107,17 @@ static void _tinytc_py_after_fork_child(void) {
     if (_tinytc_py_fork_took_gil) {
         _tinytc_py_fork_took_gil = 0;
         PyOS_AfterFork_Child();
-        PyGILState_Release(_tinytc_py_fork_gil);
+        /* Not PyGILState_Release: PyOS_AfterFork_Child deleted every other thread state, and
+         * when this thread's state was made by the Ensure above (a thread that had not called
+         * the library) releasing it would delete the only one left, and the next Ensure (a
+         * call, or the exit hook) aborts the child. Keep it, as os.fork() does, and only let
+         * the GIL go. */
+        (void)PyEval_SaveThread();
     }
 }
 
-/* At exit: stats.save_all(), this process's counts added to the totals. */
+/* At exit: stats.save_at_exit_end(), this process's counts added to the totals (and later
+ * ones at once). */
 static void _tinytc_py_save_counts(void) {
     PyGILState_STATE gil;
     PyObject *stats, *done;
@@ -116,7 +126,7 @@ static void _tinytc_py_save_counts(void) {
     }
     gil = PyGILState_Ensure();
     stats = PyImport_ImportModule("tinytc_py.kernel_cache.stats");
-    done = stats ? PyObject_CallMethod(stats, "save_all", NULL) : NULL;
+    done = stats ? PyObject_CallMethod(stats, "save_at_exit_end", NULL) : NULL;
     if (!done) {
         PyErr_Clear(); /* nothing to report to at exit; only the totals lose the counts */
     }

@@ -109,3 +109,26 @@ def test_a_host_that_forks_after_misses_hangs_not_and_leaves_every_entry(
     second = stats.totals()
     assert second["spirv_hits"] == 2 * rounds
     assert second["compiles"] == 2 * rounds
+
+
+@pytest.mark.parametrize("mode", ["worker-init", "fresh-thread", "busy"])
+def test_a_fork_from_another_thread_leaves_a_child_that_compiles_and_saves(
+    compile_c, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """tests/capi/c/fork_from_thread.c: a C host forks from a thread other than the one that
+    started the embedded interpreter (worker-init: a worker made the first call; fresh-thread:
+    a thread that never called the library forks), or while another thread is inside the
+    library (busy: its lock must not stay held in the child). Each child compiles a new text
+    and leaves through _exit(): it must neither abort (the child keeps the forking thread's
+    Python thread state) nor hang (the run has a timeout), and its counts must be saved
+    without an exit hook, so the totals match the entries."""
+    monkeypatch.setenv("TINYTC_CACHE_DIR", str(tmp_path))
+    rounds = 4
+    prog = compile_c("fork_from_thread.c", libs=("tinytc", "pthread"))
+    result = prog.run(mode, str(rounds), env={"TINYTC_CACHE_DIR": str(tmp_path)})
+    assert result.stdout == "ok\n", result.stderr
+    entries = store.entries()
+    assert all(store.get(e.name) is not None for e in entries)  # complete
+    totals = stats.totals()
+    assert totals["compiles"] == totals["spirv_misses"] == len(entries)
+    assert len(entries) >= 1 + rounds  # the first call's and each child's

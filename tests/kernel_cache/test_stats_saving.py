@@ -106,3 +106,31 @@ def test_a_fork_saves_first_and_a_child_counts_once(cache: Path) -> None:
     totals = stats.totals()
     assert totals["compiles"] == 2
     assert totals["bytes_written"] == store_bytes(cache)
+
+
+@deferred
+def test_a_write_whose_bytes_a_reset_dropped_saves_later_counts(cache: Path) -> None:
+    """reset_totals drops the unsaved bytes_written of a write; the next save (of other
+    counts) still checks the bound without them instead of failing on the missing count."""
+    store.put("entry", b"x" * 100)
+    stats.reset_totals()
+    stats.count("corrupt")
+    totals = stats.totals()
+    assert totals["corrupt"] == 1
+    assert "bytes_written" not in totals
+    assert store.get("entry") == b"x" * 100
+
+
+@deferred
+def test_counts_after_the_exit_save_are_saved_at_once(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the exit's save no other save comes: a later count (a C++ static destructor's, a
+    library loaded again) goes to the file at once."""
+    monkeypatch.setattr(stats, "_deferred", True)  # restored after the test
+    stats.count("corrupt")
+    assert "corrupt" not in file_counts(cache)
+    stats.save_at_exit_end()
+    assert file_counts(cache)["corrupt"] == 1
+    stats.count("corrupt")
+    assert file_counts(cache)["corrupt"] == 2

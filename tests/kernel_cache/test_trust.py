@@ -183,6 +183,24 @@ def test_entry_of_another_owner_is_not_read(cache: Path) -> None:
     assert entry.stat().st_uid == os.geteuid()  # replaced by the user's own
 
 
+def test_a_write_if_absent_leaves_a_readable_entry_and_replaces_an_untrusted_one(
+    cache: Path,
+) -> None:
+    """store.put(if_absent=True), the SPIR-V miss's write: an entry of that name that may be
+    read (another process's write of the same payload) stays as it is, the very file; one of
+    another owner, which would never be read, is replaced by the user's own."""
+    store.put("entry", b"first")
+    kept = (cache / ("entry" + store.SUFFIX)).stat()
+    store.put("entry", b"second", if_absent=True)
+    now = (cache / ("entry" + store.SUFFIX)).stat()
+    assert (now.st_ino, now.st_mtime_ns) == (kept.st_ino, kept.st_mtime_ns)
+    assert store.get("entry") == b"first"
+    os.chown(cache / ("entry" + store.SUFFIX), OTHER, -1)
+    store.put("entry", b"third", if_absent=True)
+    assert (cache / ("entry" + store.SUFFIX)).stat().st_uid == os.geteuid()
+    assert store.get("entry") == b"third"
+
+
 @pytest.fixture
 def project(cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The cache folder, shared in group mode; not created (`shared` creates it)."""

@@ -123,7 +123,7 @@ def test_a_process_that_exits_right_after_a_miss_leaves_the_entry(cache: Path, h
 
 
 def test_a_fork_waits_for_the_writes_behind(cache: Path, held_writes: threading.Event) -> None:
-    """A fork comes after the pending writes (writer.py: `os.register_at_fork(before=wait)`),
+    """A fork comes after the pending writes (stats.save_all, the before-fork hook, waits),
     so the child inherits no writer caught holding the statistics file's flock, and
     the parent finds its entry written as soon as the fork returns."""
     binary_of(gemm(16), CoreInfo.default())

@@ -66,6 +66,15 @@ def _debug_print(exc: BaseException) -> None:
 
 
 LIBRARY_LOCK = threading.RLock()
+"""Held through every exported call. Taken around a fork (a C host's forks run Python's fork
+hooks too: capi/helpers.c), so that a child never inherits it held by another thread's call,
+which it would wait for forever."""
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(
+        before=LIBRARY_LOCK.acquire,
+        after_in_parent=LIBRARY_LOCK.release,
+        after_in_child=LIBRARY_LOCK.release,
+    )
 
 
 def guard(fn: Callable[..., Any]) -> Callable[..., int]:

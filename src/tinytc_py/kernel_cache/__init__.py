@@ -16,7 +16,7 @@ could write turns it off with a warning (trust.py; `TINYTC_CACHE_SHARED=group` f
 folder). The folder is `TINYTC_CACHE_DIR` (else the user cache folder; cache_dir.py) and
 `TINYTC_CACHE_MAX_MB` bounds its size. Processes that miss the same native binary at once build
 it once (locks.py); a SPIR-V entry, a millisecond's compile, takes no lock: each compiles it
-and the first to finish writes it. A compile's entry is written behind, after the compile
+and each that finds it still absent writes it (the same bytes). A compile's entry is written behind, after the compile
 returns, in a Python program (writer.py). Statistics: stats.py; filling the cache
 ahead of a job: warm.py; command line: `tinytc-cache` (cli/cache.py).
 """

@@ -26,7 +26,7 @@ def encode(binary: Binary) -> bytes:
 def _fields(value: object) -> dict:
     """A dataclass's fields for json.dumps, which encodes the values (lists, tuples, numbers,
     strings, nested dataclasses) itself: the instance's own attribute dictionary, which holds
-    exactly its fields (the launch metadata are frozen dataclasses without slots), in their
+    exactly its fields (the launch metadata are dataclasses without slots, some frozen), in their
     order. Neither `dataclasses.asdict` (a deep copy of every value, a third of the time of a
     SPIR-V miss's bookkeeping) nor a dictionary built from the field names (a third of the
     encoding's time)."""

@@ -119,6 +119,15 @@ def save_all() -> None:
     save()
 
 
+def save_at_exit_end() -> None:
+    """The exit's save (Python's atexit, a C host's atexit hook): `save_all`, and every count
+    made after it (a C++ static destructor's, a library loaded again) is saved at once, since
+    no later exit save is coming."""
+    global _deferred
+    _deferred = False
+    save_all()
+
+
 def save_at_exit() -> None:
     """Keep counts in the process until exit (or a fork, or a read of the totals): for a process
     whose exit runs `save_all` (Python's atexit here, or a C host's atexit: capi/helpers.c)."""
@@ -135,9 +144,9 @@ def _forked() -> None:
     _unsaved.clear()
 
 
-if writer._behind:  # Python's own executable is the program: its exit runs atexit
+if writer.writes_behind():  # Python's own executable is the program: its exit runs atexit
     save_at_exit()
-    atexit.register(save_all)
+    atexit.register(save_at_exit_end)
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=save_all, after_in_child=_forked)
 

@@ -217,6 +217,8 @@ def _saved(where: trust.Folder, totals: dict[str, int]) -> None:
 
 
 stats.after_save = _saved
+if hasattr(os, "register_at_fork"):  # the parent's names are the parent's (stats._forked)
+    os.register_at_fork(after_in_child=_written.clear)
 
 
 def _readable(path: Path, where: trust.Folder) -> bool:
@@ -231,7 +233,8 @@ def _keep_under_bound(totals: dict[str, int], keep: str, where: trust.Folder) ->
     """Scan and evict when the estimate from the last scan's record (module docstring) may
     exceed the bound. `totals` are the statistics including this write."""
     limit = max_bytes()
-    epoch, written = totals[stats.EPOCH], totals["bytes_written"]
+    # no bytes_written in the totals: reset since (stats.reset_totals), only counts an early scan
+    epoch, written = totals[stats.EPOCH], totals.get("bytes_written", 0)
     if totals.get(stats.FROM_EMPTY) == 1 and written <= limit:
         return  # every byte in the folder was counted in `written` (module docstring)
     record = _last_scan(where.path)

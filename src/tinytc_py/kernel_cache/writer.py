@@ -71,6 +71,12 @@ _names: Counter[str] = Counter()  # the names of the pending jobs
 _writer: int | None = None  # the running writer thread's id; None when there is none
 
 
+def writes_behind() -> bool:
+    """Whether writes go behind (`_behind`): Python's own executable is the program, whose
+    normal exit runs `atexit`."""
+    return _behind
+
+
 def synchronous() -> None:
     """From now on, write at once (after the writes already behind): for a host that never
     finalises the interpreter (the C API's start)."""
@@ -203,5 +209,5 @@ def _forked() -> None:
 
 if _behind:
     atexit.register(wait)
-    if hasattr(os, "register_at_fork"):  # the pending writes first; the child starts afresh
-        os.register_at_fork(before=wait, after_in_child=_forked)
+    if hasattr(os, "register_at_fork"):  # the child starts afresh (the parent's stats.save_all
+        os.register_at_fork(after_in_child=_forked)  # before the fork waited for the writes)

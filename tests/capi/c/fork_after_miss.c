@@ -1,9 +1,9 @@
 /* A C host that forks right after kernel cache misses (src/tinytc_py/kernel_cache/writer.py):
  * each round compiles a new text in the parent, forks, and the child compiles another new text
  * (a miss of its own) and leaves through exit(); the parent waits for it. A child that hung on
- * something the parent's miss left held (a build lock, the GIL, a lock of a writer thread)
+ * something the parent's miss left held (the GIL, a lock of a writer thread)
  * would stop the program, which the test runs with a timeout. Usage: fork_after_miss ROUNDS; prints "ok";
- * the test then finds every entry, its statistics and no build lock in the cache folder, and a
+ * the test then finds every entry, its statistics and no lock file in the cache folder, and a
  * second run finds them all. */
 #include "check.h"
 
