@@ -9,7 +9,7 @@
  * hook: its counts must be in the folder's totals all the same (a child saves at once); the
  * test compares them with the entries. The parent waits for each child (the test runs the
  * program with a timeout: a hung child fails it) and checks it exited with 0. */
-#include "check.h"
+#include "marked_compile.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -18,35 +18,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char body[] = "func @scale(%a: f32, %A: memref<f32x16>) {\n"
-                           "    %c0 = constant 0 : index\n"
-                           "    %x = load %A[%c0] : f32\n"
-                           "    %y = mul %a, %x : f32\n"
-                           "    store %y, %A[%c0]\n"
-                           "}\n";
-
-/* Compiles `body` with the comment line "; WHO ROUND" (a miss the first time); 0 on success. */
+/* compile_marked with a core info of the calling thread's own; 0 on success. */
 static int compile(char const *who, int round) {
-    char text[sizeof(body) + 64];
-    int size = snprintf(text, sizeof(text), "%s; %s %d\n", body, who, round);
     tinytc_core_info_t info;
-    tinytc_compiler_context_t ctx;
-    tinytc_prog_t prog;
-    tinytc_binary_t bin;
-    tinytc_bundle_format_t format;
-    size_t bytes;
-    uint8_t const *data;
     OK(tinytc_core_info_intel_create_from_name(&info, "pvc"));
-    OK(tinytc_compiler_context_create(&ctx));
-    OK(tinytc_parse_string(&prog, (size_t)size, text, ctx));
-    OK(tinytc_prog_compile_to_spirv_and_assemble(&bin, prog, info));
-    OK(tinytc_binary_get_raw(bin, &format, &bytes, &data));
-    EXPECT(format == tinytc_bundle_format_spirv && bytes > 0);
-    OK(tinytc_binary_release(bin));
-    OK(tinytc_prog_release(prog));
-    OK(tinytc_compiler_context_release(ctx));
+    int failed = compile_marked(info, who, round);
     OK(tinytc_core_info_release(info));
-    return 0;
+    return failed;
 }
 
 /* Forks `rounds` children that each compile "child ROUND" and _exit; 0 when all exited 0. */
