@@ -96,18 +96,21 @@ def prefetches_into_l2(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
     return 4 * key.M * key.K * a_size > 3 * cpu.l1_bytes
 
 
-def next_entry_operands(key: GemmKey, a_size: int, cpu: CpuCore) -> tuple[str, ...]:
+def next_entry_operands(
+    key: GemmKey, a_size: int, cpu: CpuCore, c_nontemporal: bool = False
+) -> tuple[str, ...]:
     """Which of the next entry's operands (of NEXT_ENTRY_OPERANDS) a prefetched gemm
     (`prefetches_next_entry`) prefetches: A and B into L1; into L2 (`prefetches_into_l2`)
     also C, so that the next work-group's stores of C find their lines in L2 instead of
     reading them from memory for ownership, and B only with vectors of
-    B_PREFETCH_VECTOR_BYTES (AVX-512): A, B and C, else A and C. Measured on the Zen 4 EPYC
+    B_PREFETCH_VECTOR_BYTES (AVX-512): A, B and C, else A and C, or A alone where the gemm
+    stores C nontemporal (`c_nontemporal`, `stores_c_nontemporal`). Measured on the Zen 4 EPYC
     (family 25 model 17), batched 64^3 f64, the model's tiles, interleaved A/B with
     benchmarks/gemm_ab.py (CPU time, load average 2-7; docs/_benchmarks.rst). AVX-512 code,
     8 x 2 (subgroup size 8): A, B and C 1.05-1.14x A and B in five runs (up to 92.9 GFLOP/s,
     79 % of the measured peak); without B 0.90 / 0.99 of that. AVX2 code, 6 x 2 (subgroup
-    size 4): A and C 1.09-1.22x A and B in four runs, A alone 1.00-1.17x, A, B and C
-    0.84-1.03x; presumably the prefetch code, one call per 4 lanes (twice AVX-512's calls
+    size 4), before the nontemporal stores: A and C 1.09-1.22x A and B in four runs, A alone
+    1.00-1.17x, A, B and C 0.84-1.03x; presumably the prefetch code, one call per 4 lanes (twice AVX-512's calls
     for the same lines), each lane's prefetch behind a branch, costs more than B's lines
     gain where the hardware prefetcher follows B's columns. The rule follows the measured
     ISA, not the lanes per call: AVX-512 code with subgroups of 4 lanes (a core with
@@ -116,7 +119,26 @@ def next_entry_operands(key: GemmKey, a_size: int, cpu: CpuCore) -> tuple[str, .
     a, b, c = NEXT_ENTRY_OPERANDS
     if not prefetches_into_l2(key, a_size, cpu):
         return (a, b)
-    return (a, b, c) if cpu.vector_bytes >= B_PREFETCH_VECTOR_BYTES else (a, c)
+    if cpu.vector_bytes >= B_PREFETCH_VECTOR_BYTES:
+        return (a, b, c)
+    return (a,) if c_nontemporal else (a, c)
+
+
+def stores_c_nontemporal(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
+    """Whether a prefetched gemm whose next entry goes into L2 (`prefetches_into_l2`) stores
+    C with nontemporal stores instead of prefetching the next entry's C (`next_entry_operands`):
+    with vectors below B_PREFETCH_VECTOR_BYTES (AVX2), where C is a subview at group_id.x too
+    and C is not read (passes/lower_linalg_gemm.py `nontemporal_c`: beta 0, or a run-time beta,
+    whose branch for 0 stores nontemporal). A nontemporal store writes its line to memory without
+    reading it first (the read for ownership is a quarter of an entry's traffic at 64^3) and
+    without evicting the next entry's operands from the caches; it also needs no prefetch
+    instructions (the AVX2 code computes the prefetches' addresses lane by lane). Measured on
+    the Zen 4 EPYC (family 25 model 17), batched 64^3 f64, AVX2 code, 6 x 2, interleaved A/B
+    with benchmarks/gemm_ab.py (CPU time, 15 rounds, load average 6): nontemporal C with A
+    prefetched 1.08 / 1.04x the prefetch of A and C, with A and B 1.08 / 1.05x, nontemporal C
+    with A and C prefetched 1.02 / 1.02x. AVX-512 code keeps the prefetch of A, B and C (8 x
+    2: nontemporal C with it 1.01x, with A and B 0.91x, with A 0.87x)."""
+    return prefetches_into_l2(key, a_size, cpu) and cpu.vector_bytes < B_PREFETCH_VECTOR_BYTES
 
 
 @dataclass(frozen=True)
