@@ -1,0 +1,150 @@
+"""Nontemporal stores of C on AVX2 cores: a batched gemm whose A fills L1 (its next entry is
+prefetched into L2) and whose C is the work-group's entry of a stack and is not read (beta 0,
+or a run-time beta's branch for 0) stores C with Aligned|Nontemporal stores instead of
+prefetching the next entry's C (analysis/gemm_model.py `stores_c_nontemporal`). The SPIR-V
+conversion states the alignment of a row block's vector only where lane 0's address is
+provably aligned; elsewhere the hint is dropped. The SPIR-V expectations pin the core info, so
+they hold on any host; the kernels run on the CPU device against NumPy, on the model's tiles
+(64^3 f64 on AVX2: 6 x 2, so 64 rows are two tiles of 24 and one of 16; 60 rows: 8 x 1, a tile
+of 32 rows and one of 28), and where the hint is dropped (a column stride or a base that is not a multiple of 32 B)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from tinytc_py.analysis.gemm_model import next_entry_operands, stores_c_nontemporal
+from tinytc_py.target.gemm_blocking import GemmKey
+
+from .test_gemm_prefetch import calls, cpu, spirv_text
+from .test_gemm_tuning import cl_device
+
+pytestmark = pytest.mark.timeout(300, method="thread")
+
+NT_STORE = re.compile(r"OpStore %\d+ %\d+ Aligned\|Nontemporal (\d+)")
+
+GEMM = """\
+func @gemm({alpha_param}%A: memref<f64x{m}x{k}x?>, %B: memref<f64x{k}x{n}x?>, {beta_param}
+           %C: memref<f64x{m}x{n}x?>{c_attrs}) {{
+    %gid = group_id.x : index
+    %a = subview %A[0:{m},0:{k},%gid] : memref<f64x{m}x{k}>
+    %b = subview %B[0:{k},0:{n},%gid] : memref<f64x{k}x{n}>
+    %c = subview %C[0:{m},0:{n},%gid] : memref<f64x{m}x{n}>
+    gemm.n.n {alpha}, %a, %b, {beta}, %c
+}}
+"""
+
+
+def gemm(m: int, n: int, k: int, alpha: str, beta: str, c_attrs: str = "") -> str:
+    """The batched gemm; alpha or beta "?" is a run-time parameter."""
+    return GEMM.format(
+        m=m,
+        n=n,
+        k=k,
+        alpha_param="%alpha: f64, " if alpha == "?" else "",
+        beta_param="%beta: f64," if beta == "?" else "",
+        alpha="%alpha" if alpha == "?" else alpha,
+        beta="%beta" if beta == "?" else beta,
+        c_attrs=c_attrs,
+    )
+
+
+def nontemporal_stores(text: str) -> list[int]:
+    return [int(a) for a in NT_STORE.findall(text)]
+
+
+def run_and_check(
+    source: str, mnk: tuple[int, int, int], alpha: float, beta: float, c_offset: int = 0
+) -> None:
+    """Runs `source` (compiled for AVX2) on 5 entries against NumPy; run-time alpha and beta
+    are passed where the kernel has them. `c_offset` elements shift C's data off the 32-byte
+    boundary."""
+    cl_device()
+    from tinytc_py.runtime.opencl import program
+
+    m, n, k = mnk
+    batch = 5
+    rng = np.random.default_rng(7)
+    a = np.asfortranarray(rng.standard_normal((m, k, batch)))
+    b = np.asfortranarray(rng.standard_normal((k, n, batch)))
+    raw = np.zeros(m * n * batch + c_offset + 16)
+    skip = (-raw.ctypes.data % 128) // 8 + c_offset
+    c = raw[skip : skip + m * n * batch].reshape((m, n, batch), order="F")
+    c[...] = rng.standard_normal((m, n, batch))
+    want = alpha * np.einsum("ikb,kjb->ijb", a, b) + beta * c
+    args: list = [a, b, c]
+    if "%beta: f64" in source:
+        args.insert(2, beta)
+    if "%alpha: f64" in source:
+        args.insert(0, alpha)
+    program(source, core_info=cpu("avx2")).kernel("gemm")(*args, num_groups=(batch, 1, 1))
+    np.testing.assert_allclose(c, want, rtol=1e-12, atol=1e-12 * k)
+
+
+def test_model_stores_c_nontemporal_with_avx2_code_where_the_next_entry_goes_into_l2():
+    """64^3 f64 (A fills the 32 KiB L1) stores C nontemporal on AVX2 and then prefetches A
+    alone; AVX-512 keeps prefetching A, B and C; 48^3 f64 (18 KiB, prefetched into L1) and
+    64^3 f32 (16 KiB) do not store nontemporal."""
+    avx2, avx512 = cpu("avx2").cpu, cpu("avx512").cpu
+    assert avx2 is not None and avx512 is not None
+    f64 = GemmKey(64, 64, 64, ("f64",) * 3, (False, False))
+    assert stores_c_nontemporal(f64, 8, avx2)
+    assert not stores_c_nontemporal(f64, 8, avx512)
+    assert not stores_c_nontemporal(GemmKey(48, 48, 48, ("f64",) * 3, (False, False)), 8, avx2)
+    assert not stores_c_nontemporal(GemmKey(64, 64, 64, ("f32",) * 3, (False, False)), 4, avx2)
+    assert next_entry_operands(f64, 8, avx2, True) == ("A",)
+    assert next_entry_operands(f64, 8, avx2, False) == ("A", "C")
+    assert next_entry_operands(f64, 8, avx512, True) == ("A", "B", "C")
+
+
+@pytest.mark.parametrize(
+    ("alpha", "beta", "stores"),
+    # constant beta 0; run-time alpha and beta (their branch for 1 and 0 stores nontemporal,
+    # the other one reads C); a constant beta that reads C; a run-time beta with a constant
+    # alpha (the epilogue tests beta per vector and reads C)
+    [("1.5", "0.0", 20), ("?", "?", 20), ("1.5", "0.5", 0), ("1.5", "?", 0)],
+)
+def test_avx2_gemm_stores_c_nontemporal_where_c_is_not_read(alpha, beta, stores):
+    """64^3 f64 on AVX2 (6 x 2: a full tile and the 16-row tile, 12 + 8 stores): the stores of
+    C that do not read it are Aligned|Nontemporal 32 (one ymm register of 4 doubles), and the
+    kernel then prefetches only the next entry's A (half the prefetch calls of A and C);
+    AVX-512 code has no nontemporal store. Every variant computes what NumPy does, with
+    run-time alpha and beta at 1 and 0 (the nontemporal branch) and at 1.5 and 0.7."""
+    source = gemm(64, 64, 64, alpha, beta)
+    text = spirv_text(source, cpu("avx2"))
+    assert nontemporal_stores(text) == [32] * stores
+    c_read = gemm(64, 64, 64, "1.5", "0.5")
+    a_and_c = calls(spirv_text(c_read, cpu("avx2")))
+    assert calls(text) == (a_and_c // 2 if stores else a_and_c)
+    assert nontemporal_stores(spirv_text(source, cpu("avx512"))) == []
+    run_and_check(source, (64, 64, 64), 1.5 if alpha != "?" else 1.0, float(beta.strip("?") or 0))
+    if alpha == "?" or beta == "?":
+        run_and_check(source, (64, 64, 64), float(alpha.strip("?") or 1.5), 0.7)
+
+
+@pytest.mark.parametrize(
+    ("mnk", "c_attrs", "stores"),
+    [
+        # 60 rows: the model's 8 x 1, a tile of 32 rows and one of 28 (7 row blocks), column
+        # stride 480 B
+        ((60, 64, 64), "", 8 + 7),
+        # 62 rows: column stride 496 B, not a multiple of 32, and a row-checked last block
+        ((62, 64, 64), "", 0),
+        # a C base aligned to 8 bytes only
+        ((64, 64, 64), " {alignment=8}", 0),
+    ],
+    ids=["60-rows", "62-rows", "align-8"],
+)
+def test_nontemporal_hint_needs_provable_alignment(mnk, c_attrs, stores):
+    """The stores are nontemporal only where each row block's vector is provably 32-byte
+    aligned; elsewhere the marked stores are plain, and the next entry's C is not prefetched
+    either. Each kernel computes what NumPy does (the 8-byte aligned C runs at an address off
+    the 32-byte boundary)."""
+    source = gemm(*mnk, "1.5", "0.0", c_attrs)
+    text = spirv_text(source, cpu("avx2"))
+    assert nontemporal_stores(text) == [32] * stores
+    c_read = calls(spirv_text(gemm(*mnk, "1.5", "0.5", c_attrs), cpu("avx2")))
+    assert 2 * calls(text) == c_read
+    run_and_check(source, mnk, 1.5, 0.0, c_offset=1 if c_attrs else 0)
