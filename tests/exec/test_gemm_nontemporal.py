@@ -1,12 +1,14 @@
-"""Nontemporal stores of C on AVX2 cores: a batched gemm whose A fills L1 (its next entry is
-prefetched into L2) and whose C is the work-group's entry of a stack and is not read (beta 0,
-or a run-time beta's branch for 0) stores C with Aligned|Nontemporal stores instead of
-prefetching the next entry's C (analysis/gemm_model.py `stores_c_nontemporal`). The SPIR-V
+"""Nontemporal stores of C on AVX2 cores: a batched f64 gemm that prefetches the next entry
+(from an A of 8 KiB up to L1) and whose C is the work-group's entry of a stack and is not read
+(beta 0, or a run-time beta's branch for 0) stores C with Aligned|Nontemporal stores, and where
+the next entry goes into L2 does not prefetch its C (analysis/gemm_model.py
+`stores_c_nontemporal`). The SPIR-V
 conversion states the alignment of a row block's vector only where lane 0's address is
 provably aligned; elsewhere the hint is dropped. The SPIR-V expectations pin the core info, so
 they hold on any host; the kernels run on the CPU device against NumPy, on the model's tiles
 (64^3 f64 on AVX2: 6 x 2, so 64 rows are two tiles of 24 and one of 16; 60 rows: 8 x 1, a tile
-of 32 rows and one of 28), and where the hint is dropped (a column stride or a base that is not a multiple of 32 B)."""
+of 32 rows and one of 28), and where the hint is dropped (a column stride or a base that is not
+a multiple of 32 B)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,11 @@ import re
 import numpy as np
 import pytest
 
-from tinytc_py.analysis.gemm_model import next_entry_operands, stores_c_nontemporal
+from tinytc_py.analysis.gemm_model import (
+    next_entry_operands,
+    prefetches_next_entry,
+    stores_c_nontemporal,
+)
 from tinytc_py.target.gemm_blocking import GemmKey
 
 from .test_gemm_prefetch import calls, cpu, spirv_text
@@ -83,20 +89,34 @@ def run_and_check(
     np.testing.assert_allclose(c, want, rtol=1e-12, atol=1e-12 * k)
 
 
-def test_model_stores_c_nontemporal_with_avx2_code_where_the_next_entry_goes_into_l2():
-    """64^3 f64 (A fills the 32 KiB L1) stores C nontemporal on AVX2 and then prefetches A
-    alone; AVX-512 keeps prefetching A, B and C; 48^3 f64 (18 KiB, prefetched into L1) and
-    64^3 f32 (16 KiB) do not store nontemporal."""
+def key(m: int, t: str = "f64") -> GemmKey:
+    return GemmKey(m, m, m, (t,) * 3, (False, False))
+
+
+def test_model_stores_c_nontemporal_for_f64_with_avx2_code_from_8_kib():
+    """f64 on AVX2 stores C nontemporal where it prefetches the next entry, which it does from
+    an A of 8 KiB (32^3) up to L1 (64^3; 16^3 and a 72-row A of 36 KiB are outside), and into
+    L2 (64^3) it then prefetches A alone; f32 on AVX2 (64^3, prefetched) and f64 on AVX-512
+    keep their prefetches (A and B into L1; A, B and C into L2) and plain stores, and f64 32^3
+    is not prefetched on AVX-512."""
     avx2, avx512 = cpu("avx2").cpu, cpu("avx512").cpu
     assert avx2 is not None and avx512 is not None
-    f64 = GemmKey(64, 64, 64, ("f64",) * 3, (False, False))
-    assert stores_c_nontemporal(f64, 8, avx2)
-    assert not stores_c_nontemporal(f64, 8, avx512)
-    assert not stores_c_nontemporal(GemmKey(48, 48, 48, ("f64",) * 3, (False, False)), 8, avx2)
-    assert not stores_c_nontemporal(GemmKey(64, 64, 64, ("f32",) * 3, (False, False)), 4, avx2)
-    assert next_entry_operands(f64, 8, avx2, True) == ("A",)
-    assert next_entry_operands(f64, 8, avx2, False) == ("A", "C")
-    assert next_entry_operands(f64, 8, avx512, True) == ("A", "B", "C")
+    assert [stores_c_nontemporal(key(m), 8, avx2) for m in (16, 32, 48, 64, 72)] == [
+        False,
+        True,
+        True,
+        True,
+        False,
+    ]
+    assert prefetches_next_entry(key(32), 8, avx2)
+    assert not prefetches_next_entry(key(32), 8, avx512)
+    assert not any(stores_c_nontemporal(key(m), 8, avx512) for m in (32, 48, 64))
+    assert not stores_c_nontemporal(key(64, "f32"), 4, avx2)
+    assert prefetches_next_entry(key(64, "f32"), 4, avx2)
+    assert next_entry_operands(key(64), 8, avx2, True) == ("A",)
+    assert next_entry_operands(key(64), 8, avx2, False) == ("A", "C")
+    assert next_entry_operands(key(32), 8, avx2, True) == ("A", "B")
+    assert next_entry_operands(key(64), 8, avx512) == ("A", "B", "C")
 
 
 @pytest.mark.parametrize(
@@ -148,3 +168,20 @@ def test_nontemporal_hint_needs_provable_alignment(mnk, c_attrs, stores):
     c_read = calls(spirv_text(gemm(*mnk, "1.5", "0.5", c_attrs), cpu("avx2")))
     assert 2 * calls(text) == c_read
     run_and_check(source, mnk, 1.5, 0.0, c_offset=1 if c_attrs else 0)
+
+
+@pytest.mark.parametrize(
+    ("mnk", "stores"),
+    # 32^3: prefetched from 8 KiB, the model's 4 x 2 once prefetched (8 stores per tile);
+    # 48^3: 12 x 1 (one tile of all 48 rows)
+    [((32, 32, 32), 8), ((48, 48, 48), 12)],
+)
+def test_prefetched_into_l1_stores_c_nontemporal_and_prefetches_a_and_b(mnk, stores):
+    """An f64 entry prefetched into L1 on AVX2 stores C nontemporal and prefetches the next
+    entry's A and B as the same gemm with C read does; the kernel computes what NumPy does."""
+    source = gemm(*mnk, "1.5", "0.0")
+    text = spirv_text(source, cpu("avx2"))
+    assert nontemporal_stores(text) == [32] * stores
+    c_read = calls(spirv_text(gemm(*mnk, "1.5", "0.5"), cpu("avx2")))
+    assert calls(text) == c_read > 0
+    run_and_check(source, mnk, 1.5, 0.0)
