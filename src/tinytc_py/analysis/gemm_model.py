@@ -84,7 +84,7 @@ def prefetches_next_entry(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
     for a gemm of `key` with A elements of `a_size` bytes, when A and B are entries of stacks
     (subviews at group_id.x, which passes/lower_linalg_gemm.py `next_entry_views` checks on
     the program): static sizes, no transposes, and A's entry from PREFETCH_MIN_BYTES up to L1,
-    from NONTEMPORAL_MIN_BYTES with AVX2 code and 8-byte elements (`nontemporal_candidate`)."""
+    from NONTEMPORAL_MIN_BYTES for 8-byte elements (`nontemporal_candidate`)."""
     if min(key.M, key.N, key.K) < 0 or any(key.transposes):
         return False
     low = NONTEMPORAL_MIN_BYTES if nontemporal_candidate(a_size, cpu) else PREFETCH_MIN_BYTES
@@ -92,12 +92,11 @@ def prefetches_next_entry(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
 
 
 def nontemporal_candidate(a_size: int, cpu: CpuCore) -> bool:
-    """Whether a gemm with elements of `a_size` bytes stores a batch entry's C nontemporal
-    where it prefetches the next entry (`stores_c_nontemporal`): 8-byte elements (f64) with
-    vectors below B_PREFETCH_VECTOR_BYTES (AVX2). Only f64 was measured; f32 keeps its C
-    prefetch, AVX-512 code its prefetch of A, B and C (8 x 2 at 64^3 f64: nontemporal C with
-    A, B and C prefetched 1.01x, with A and B 0.91x, with A 0.87x)."""
-    return a_size == 8 and cpu.vector_bytes < B_PREFETCH_VECTOR_BYTES
+    """Whether a gemm with elements of `a_size` bytes on `cpu` stores a batch entry's C
+    nontemporal where it prefetches the next entry (`stores_c_nontemporal`): 8-byte elements
+    (f64). Only f64 was measured (with AVX2 and AVX-512 code; `stores_c_nontemporal`); f32
+    keeps its plain stores and its prefetch of C."""
+    return a_size == 8
 
 
 def prefetches_into_l2(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
@@ -116,7 +115,8 @@ def next_entry_operands(
     also C, so that the next work-group's stores of C find their lines in L2 instead of
     reading them from memory for ownership, and B only with vectors of
     B_PREFETCH_VECTOR_BYTES (AVX-512): A, B and C, else A and C, or A alone where the gemm
-    stores C nontemporal (`c_nontemporal`, `stores_c_nontemporal`). Measured on the Zen 4 EPYC
+    stores C nontemporal (`c_nontemporal`, `stores_c_nontemporal`; AVX-512 code keeps A, B
+    and C with the nontemporal stores). Measured on the Zen 4 EPYC
     (family 25 model 17), batched 64^3 f64, the model's tiles, interleaved A/B with
     benchmarks/gemm_ab.py (CPU time, load average 2-7; docs/_benchmarks.rst). AVX-512 code,
     8 x 2 (subgroup size 8): A, B and C 1.05-1.14x A and B in five runs (up to 92.9 GFLOP/s,
@@ -139,7 +139,7 @@ def next_entry_operands(
 
 def stores_c_nontemporal(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
     """Whether a gemm that prefetches the next entry (`prefetches_next_entry`) stores C with
-    nontemporal stores (`nontemporal_candidate`: f64 with AVX2 code), where C is a subview at
+    nontemporal stores (`nontemporal_candidate`: f64), where C is a subview at
     group_id.x too and C is not read (passes/lower_linalg_gemm.py `nontemporal_c`: beta 0, or
     a run-time beta, whose branch for 0 stores nontemporal); into L2 (`prefetches_into_l2`)
     the next entry's C is then not prefetched (`next_entry_operands`). A nontemporal store
@@ -152,7 +152,11 @@ def stores_c_nontemporal(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
     1.04 / 1.02x. With the stores nontemporal, an A of 8 KiB (NONTEMPORAL_MIN_BYTES) is
     prefetched as well: 32^3 f64 (the model's 4 x 2 with 8 K steps once prefetched, 8 x 1
     with 8 steps without) 1.19 / 1.21x, prefetched with C read 1.08 / 1.10x; below 8 KiB
-    the prefetch lost (23x37x19 0.80x, 16^3 0.88x; with nontemporal C 1.00x at 16^3)."""
+    the prefetch lost (23x37x19 0.80x, 16^3 0.88x; with nontemporal C 1.00x at 16^3).
+    AVX-512 code (the Zen 4 core info: subgroups of 8 doubles, one zmm register), two runs of
+    11 rounds: 32^3 f64 (4 x 2, prefetched from 8 KiB) 1.13 / 1.13x, 64^3 f64 (8 x 2, still
+    prefetching A, B and C) 1.10 / 1.03x, 48^3 f64 (6 x 1) 0.98 / 1.01x; without the prefetch
+    of C and B, 64^3 lost (0.87-0.91x: `next_entry_operands`)."""
     return nontemporal_candidate(a_size, cpu) and prefetches_next_entry(key, a_size, cpu)
 
 
