@@ -3,11 +3,11 @@
 (beta 0, or a run-time beta's branch for 0) stores C with Aligned|Nontemporal stores, and with
 AVX2 code where the next entry goes into L2 does not prefetch its C (analysis/gemm_model.py
 `stores_c_nontemporal`). The SPIR-V conversion states the alignment of a row block's vector
-only where lane 0's address is provably aligned; elsewhere the hint is dropped. The SPIR-V expectations pin the core info, so
-they hold on any host; the kernels run on the CPU device against NumPy, on the model's tiles
-(64^3 f64 on AVX2: 6 x 2, so 64 rows are two tiles of 24 and one of 16; 60 rows: 8 x 1, a tile
-of 32 rows and one of 28), and where the hint is dropped (a column stride or a base that is not
-a multiple of 32 B)."""
+only where lane 0's address is provably aligned; elsewhere the hint is dropped. The SPIR-V
+expectations pin the core info, so they hold on any host; the kernels run on the CPU device
+against NumPy, on the model's tiles (64^3 f64 on AVX2: 6 x 2, so 64 rows are two tiles of 24
+and one of 16; 60 rows: 8 x 1, a tile of 32 rows and one of 28), and where the hint is dropped
+(a column stride or a base that is not a multiple of 32 B)."""
 
 from __future__ import annotations
 
