@@ -81,6 +81,19 @@ def test_model_counts_memory_streams():
     assert cpu_blocking(p, cpu_core("avx512", l1_bytes=48 * 1024)).cols == 1
 
 
+@pytest.mark.parametrize("fma_bytes", [32, 64])
+def test_a_b_panel_of_nine_lines_is_one_stream(fma_bytes):
+    """f32 48^3 on AVX-512: the 3 columns of B (576 B, 9 lines) of a 3 x 3 tile are one
+    stream, so the model picks 3 x 3 (the measured best, 1.10x 3 x 2) whatever the FMA width;
+    4 columns (768 B) still open one stream per column, and so do 3 columns of 64 f32."""
+    cpu = cpu_core("avx512", fma_bytes=fma_bytes)
+    p = problem("avx512", 4, (48, 48, 48))
+    assert streams(3, 3, p, cpu, True) == 0
+    assert streams(3, 4, p, cpu, True) == 3
+    assert streams(4, 3, problem("avx512", 4), cpu, True) == 2
+    assert cpu_blocking(p, cpu) == GemmBlocking(3, 3, 4)
+
+
 def test_short_gaps_and_l1_resident_entries_open_no_runs():
     """AVX2 f64 23x37x19 (16 KiB per entry, in L1): a 16-row tile leaves 7 rows (56 B, less
     than a cache line) of each column, so it reads every line of A and C in one run; the
@@ -365,7 +378,12 @@ def cl_device():
 @pytest.mark.parametrize("isa", ["avx2", "avx512"])
 @pytest.mark.parametrize(
     ("mnk", "t", "trans_b"),
-    [((64, 64, 64), "f32", False), ((23, 37, 19), "f64", True), ((16, 16, 16), "f64", False)],
+    [
+        ((64, 64, 64), "f32", False),
+        ((48, 48, 48), "f32", False),
+        ((23, 37, 19), "f64", True),
+        ((16, 16, 16), "f64", False),
+    ],
 )
 def test_pinned_isa_gemm_runs(isa, mnk, t, trans_b):
     """Kernels lowered with either ISA's block sizes (core info pinned, so on any host) are

@@ -65,7 +65,7 @@ from ..target.gemm_blocking import GemmBlocking, GemmKey
 K_UNROLLS = (1, 2, 4, 8)
 TILE_OVERHEAD = 24  # cycles per subgroup tile: loop control, address set-up, the C epilogue
 STREAM_CYCLES = 150  # cycles per memory stream a tile opens (what the prefetcher does not hide)
-STREAM_BYTES = 512  # a tile's B panel up to this long is one stream (adjacent lines)
+STREAM_BYTES = 576  # a tile's B panel up to this long is one stream (adjacent lines; `streams`)
 LINE_BYTES = 64  # a cache line
 A_FROM_L2 = 1.5  # load slots of a vector of A that comes from L2 rather than L1 (see above)
 UNROLL_A_BYTES = 1024  # A bytes one unrolled K body of a tile without FMA slack may load
@@ -323,7 +323,14 @@ def streams(r: int, c: int, p: GemmProblem, cpu: CpuCore, first: bool) -> int:
     rows ran 1.10-1.13x the full-height 8 x 1 that the runs' cost had chosen (4 x 2 with 8 K steps
     1.10 / 1.12). The B panel's streams stay: the wide tiles they keep out lost with the prefetch
     too (AVX-512 4 x 6 against the model's 4 x 2 f32 64^3 0.61 / 0.62, f64 64^3 0.73 / 0.76;
-    docs/_benchmarks.rst)."""
+    docs/_benchmarks.rst).
+
+    STREAM_BYTES is the longest panel measured to stream as one: 9 lines, the 3 columns of
+    48 f32 (576 B), whose tile 3 x 3 (AVX-512, subgroup size 16) ran 1.10-1.12x the 3 x 2 that a
+    limit of 8 lines (512 B) chose, in four runs of 11 interleaved rounds streaming (Zen 4 EPYC,
+    family 25 model 17, batched 48^3 f32, 168-172 -> 184-192 GFLOP/s); the wider 3 x 4
+    (768 B), 3 x 5 and 3 x 6 ran 0.90-0.91x 3 x 3, as do the 12 lines of 64^3 f32 4 x 3 against
+    4 x 2 (0.84-0.96)."""
     M, N, K = p.sizes()
     out = c - 1 if c * K * p.a_size > STREAM_BYTES else 0
     rows = min(r * p.subgroup_size, M)
