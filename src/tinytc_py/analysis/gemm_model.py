@@ -72,6 +72,7 @@ UNROLL_A_BYTES = 1024  # A bytes one unrolled K body of a tile without FMA slack
 BODY_FMAS = 64  # vector FMAs one unrolled K body may hold (`unroll_fits`)
 DYNAMIC_EXTENT = 256  # what an unknown M or N is assumed to be (K: 64)
 PREFETCH_MIN_BYTES = 16 << 10  # A's entry from which the next one is prefetched
+NONTEMPORAL_MIN_BYTES = 8 << 10  # the same where C is stored nontemporal (`stores_c_nontemporal`)
 
 
 NEXT_ENTRY_OPERANDS = ("A", "B", "C")  # the operand names `next_entry_operands` returns
@@ -82,10 +83,20 @@ def prefetches_next_entry(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
     """Whether the lowering prefetches the next batch entry's operands (`next_entry_operands`)
     for a gemm of `key` with A elements of `a_size` bytes, when A and B are entries of stacks
     (subviews at group_id.x, which passes/lower_linalg_gemm.py `next_entry_views` checks on
-    the program): static sizes, no transposes, and A's entry from PREFETCH_MIN_BYTES up to L1."""
+    the program): static sizes, no transposes, and A's entry from PREFETCH_MIN_BYTES up to L1,
+    from NONTEMPORAL_MIN_BYTES for 8-byte elements (`nontemporal_candidate`)."""
     if min(key.M, key.N, key.K) < 0 or any(key.transposes):
         return False
-    return PREFETCH_MIN_BYTES <= key.M * key.K * a_size <= cpu.l1_bytes
+    low = NONTEMPORAL_MIN_BYTES if nontemporal_candidate(a_size, cpu) else PREFETCH_MIN_BYTES
+    return low <= key.M * key.K * a_size <= cpu.l1_bytes
+
+
+def nontemporal_candidate(a_size: int, cpu: CpuCore) -> bool:
+    """Whether a gemm with elements of `a_size` bytes on `cpu` stores a batch entry's C
+    nontemporal where it prefetches the next entry (`stores_c_nontemporal`): 8-byte elements
+    (f64). Only f64 was measured (with AVX2 and AVX-512 code; `stores_c_nontemporal`); f32
+    keeps its plain stores and its prefetch of C."""
+    return a_size == 8
 
 
 def prefetches_into_l2(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
@@ -96,27 +107,57 @@ def prefetches_into_l2(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
     return 4 * key.M * key.K * a_size > 3 * cpu.l1_bytes
 
 
-def next_entry_operands(key: GemmKey, a_size: int, cpu: CpuCore) -> tuple[str, ...]:
+def next_entry_operands(
+    key: GemmKey, a_size: int, cpu: CpuCore, c_nontemporal: bool = False
+) -> tuple[str, ...]:
     """Which of the next entry's operands (of NEXT_ENTRY_OPERANDS) a prefetched gemm
     (`prefetches_next_entry`) prefetches: A and B into L1; into L2 (`prefetches_into_l2`)
     also C, so that the next work-group's stores of C find their lines in L2 instead of
     reading them from memory for ownership, and B only with vectors of
-    B_PREFETCH_VECTOR_BYTES (AVX-512): A, B and C, else A and C. Measured on the Zen 4 EPYC
+    B_PREFETCH_VECTOR_BYTES (AVX-512): A, B and C, else A and C, or A alone where the gemm
+    stores C nontemporal (`c_nontemporal`, `stores_c_nontemporal`; AVX-512 code keeps A, B
+    and C with the nontemporal stores). Measured on the Zen 4 EPYC
     (family 25 model 17), batched 64^3 f64, the model's tiles, interleaved A/B with
     benchmarks/gemm_ab.py (CPU time, load average 2-7; docs/_benchmarks.rst). AVX-512 code,
     8 x 2 (subgroup size 8): A, B and C 1.05-1.14x A and B in five runs (up to 92.9 GFLOP/s,
     79 % of the measured peak); without B 0.90 / 0.99 of that. AVX2 code, 6 x 2 (subgroup
-    size 4): A and C 1.09-1.22x A and B in four runs, A alone 1.00-1.17x, A, B and C
-    0.84-1.03x; presumably the prefetch code, one call per 4 lanes (twice AVX-512's calls
-    for the same lines), each lane's prefetch behind a branch, costs more than B's lines
-    gain where the hardware prefetcher follows B's columns. The rule follows the measured
-    ISA, not the lanes per call: AVX-512 code with subgroups of 4 lanes (a core with
-    32-byte FMAs, e.g. 60x64x64 f64 on the Zen 4 core info) prefetches B too, unmeasured.
+    size 4), before the nontemporal stores: A and C 1.09-1.22x A and B in four runs, A alone
+    1.00-1.17x, A, B and C 0.84-1.03x; presumably the prefetch code, one call per 4 lanes
+    (twice AVX-512's calls for the same lines), each lane's prefetch behind a branch, costs
+    more than B's lines gain where the hardware prefetcher follows B's columns. The rule
+    follows the measured ISA, not the lanes per call: AVX-512 code with subgroups of 4 lanes
+    (a core with 32-byte FMAs, e.g. 60x64x64 f64 on the Zen 4 core info) prefetches B too,
+    unmeasured.
     Into L1 (64^3 f32) C measured 0.97 (0.98 with prefetcht2): the current A needs L1."""
     a, b, c = NEXT_ENTRY_OPERANDS
     if not prefetches_into_l2(key, a_size, cpu):
         return (a, b)
-    return (a, b, c) if cpu.vector_bytes >= B_PREFETCH_VECTOR_BYTES else (a, c)
+    if cpu.vector_bytes >= B_PREFETCH_VECTOR_BYTES:
+        return (a, b, c)
+    return (a,) if c_nontemporal else (a, c)
+
+
+def stores_c_nontemporal(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
+    """Whether a gemm that prefetches the next entry (`prefetches_next_entry`) stores C with
+    nontemporal stores (`nontemporal_candidate`: f64), where C is a subview at
+    group_id.x too and C is not read (passes/lower_linalg_gemm.py `nontemporal_c`: beta 0, or
+    a run-time beta, whose branch for 0 stores nontemporal); into L2 (`prefetches_into_l2`)
+    the next entry's C is then not prefetched (`next_entry_operands`). A nontemporal store
+    writes its line to memory without reading it first (the read for ownership is a quarter
+    of an entry's traffic) and without evicting the next entry's operands from the caches.
+    Measured on the Zen 4 EPYC (family 25 model 17), AVX2 code, interleaved A/B with
+    benchmarks/gemm_ab.py (CPU time, 15 rounds, load average 3-6): 64^3 f64 (6 x 2)
+    nontemporal C with A prefetched 1.08 / 1.04x the prefetch of A and C, with A and B
+    1.08 / 1.05x, with A and C 1.02 / 1.02x; 48^3 f64 (12 x 1, A and B prefetched into L1)
+    1.04 / 1.02x. With the stores nontemporal, an A of 8 KiB (NONTEMPORAL_MIN_BYTES) is
+    prefetched as well: 32^3 f64 (the model's 4 x 2 with 8 K steps once prefetched, 8 x 1
+    with 8 steps without) 1.19 / 1.21x, prefetched with C read 1.08 / 1.10x; below 8 KiB
+    the prefetch lost (23x37x19 0.80x, 16^3 0.88x; with nontemporal C 1.00x at 16^3).
+    AVX-512 code (the Zen 4 core info: subgroups of 8 doubles, one zmm register), two runs of
+    11 rounds: 32^3 f64 (4 x 2, prefetched from 8 KiB) 1.13 / 1.13x, 64^3 f64 (8 x 2, still
+    prefetching A, B and C) 1.10 / 1.03x, 48^3 f64 (6 x 1) 0.98 / 1.01x; without the prefetch
+    of C and B, 64^3 lost (0.87-0.91x: `next_entry_operands`)."""
+    return nontemporal_candidate(a_size, cpu) and prefetches_next_entry(key, a_size, cpu)
 
 
 @dataclass(frozen=True)

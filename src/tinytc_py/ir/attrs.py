@@ -17,6 +17,11 @@ KNOWN_ATTR_NAMES = frozenset(
 )
 """Attribute names the grammar spells as bare words; every other name is a quoted string."""
 
+NONTEMPORAL = "nontemporal"
+"""The attribute (true) of a cooperative_matrix_store whose data is not read again soon: a hint
+that lowerings set (passes/lower_linalg_gemm.py `store_c`) and the SPIR-V conversion turns into
+nontemporal stores where it can prove their alignment (spirv/convert/coopmatrix_memory.py)."""
+
 
 class Attr:
     __slots__ = ("ctx",)

@@ -32,6 +32,9 @@ On a SIMD CPU core a gemm of one entry of a stack (A and B subviews at group_id.
 16 KiB up to L1 prefetches the next entry's A and B (an A of more than three quarters of L1:
 A, C where C is a subview at group_id.x too, and B with AVX-512 code only; so AVX2 code with a
 C shared by the entries prefetches A alone), a share per column chunk of C (`next_entry_views`).
+An f64 entry's C, when not read (beta 0), is stored with nontemporal stores (and then with AVX2
+code not prefetched), and the next f64 entry is prefetched from an A of 8 KiB
+(`nontemporal_c`).
 """
 
 from __future__ import annotations
@@ -46,8 +49,10 @@ from ..analysis.gemm_model import (
     next_entry_operands,
     prefetches_into_l2,
     prefetches_next_entry,
+    stores_c_nontemporal,
 )
 from ..analysis.tiling import MAX_K_UNROLLING, acc_type, max_register_block_gemm
+from ..ir.attrs import NONTEMPORAL
 from ..ir.enums import CheckedFlag, Comp3, MatrixUse, Transpose
 from ..ir.inst import Inst
 from ..ir.types import DYNAMIC, Type, as_memref
@@ -97,6 +102,7 @@ class GemmLowering:
         self.N = g.extent(self.C, 1)
         self.K = g.extent(self.A, 0 if self.tA else 1)
         self.prefetch_level = 0  # of the next entry's prefetches (next_entry_views)
+        self.nontemporal_c = False  # C stored with nontemporal stores (next_entry_views)
         self.configure()
 
     # ---- block sizes ---------------------------------------------------------------------------
@@ -270,7 +276,8 @@ class GemmLowering:
         """On a SIMD CPU core: the prefetched operands (by name, `next_entry_operands`) of the
         batch entry that the next work-group computes, where A and B are each a subview with
         group_id.x as one dynamic offset (memref<..x?> stacks, one entry per work-group) and
-        A's entry takes PREFETCH_MIN_BYTES up to L1; None elsewhere. The CPU runtime runs the
+        A's entry takes PREFETCH_MIN_BYTES up to L1 (f64: NONTEMPORAL_MIN_BYTES,
+        the cost model's `prefetches_next_entry`); None elsewhere. The CPU runtime runs the
         work-groups of a launch in runs of consecutive ids per thread, so entry id + 1 is what this
         thread reads next. Every column chunk of C reads all of A, the first one from memory in a
         burst that the hardware prefetcher, which stops at page boundaries, does not run ahead of;
@@ -282,21 +289,40 @@ class GemmLowering:
         all of a 32 KiB L1) into L1 evicted the current entry's A (0.95-1.02), into L2 it ran
         1.07-1.17; the points between 18 KiB and L1 are not measured; docs/_benchmarks.rst, "What
         limits a batched GEMM row". An entry prefetched into L2 also prefetches the next entry's C
-        where C is a subview at group_id.x too, and its B only with AVX-512 code (the cost model's
-        `next_entry_operands`). The last entry has no successor: it prefetches itself
-        (`next_view`)."""
+        where C is a subview at group_id.x too, and its B with AVX-512 code. An f64 gemm stores
+        such a C nontemporal where beta is 0 or a run-time beta (its branch for 0), and then with
+        AVX2 code does not prefetch it (`nontemporal_c`, `store_tile`; the cost model's
+        `next_entry_operands` and `stores_c_nontemporal`). The last entry has no successor: it
+        prefetches itself (`next_view`)."""
         entries = self.next_entries()
         if entries is None:
             return None
         key, cpu = gemm_key(self.g.inst), self.g.info.cpu
         assert cpu is not None
         self.prefetch_level = 2 if prefetches_into_l2(key, self.ta.size, cpu) else 0
-        found = dict(zip(NEXT_ENTRY_OPERANDS, (*entries, _entry_of_group(self.C)), strict=True))
+        c_entry = _entry_of_group(self.C)
+        self.nontemporal_c = (
+            c_entry is not None
+            and self.writes_c_only()
+            and stores_c_nontemporal(key, self.ta.size, cpu)
+        )
+        found = dict(zip(NEXT_ENTRY_OPERANDS, (*entries, c_entry), strict=True))
         return {
             name: self.next_view(*entry)
-            for name in next_entry_operands(key, self.ta.size, cpu)
+            for name in next_entry_operands(key, self.ta.size, cpu, self.nontemporal_c)
             if (entry := found[name]) is not None
         }
+
+    def writes_c_only(self) -> bool:
+        """Whether the epilogue stores C without reading it (`store_tile` with beta 0): a
+        constant beta 0, or a run-time beta that the SIMD CPU epilogue tests together with a
+        run-time alpha (`epilogue`; the branch for alpha 1 and beta 0)."""
+        if self.g.atomic:
+            return False
+        beta = known_number(self.beta)
+        if beta is not None:
+            return beta == 0
+        return self.cpu_path and not self.acc.is_complex and known_number(self.alpha) is None
 
     def next_entries(self) -> tuple[tuple[Inst, int], tuple[Inst, int]] | None:
         """The subviews of A and B at group_id.x (and which offset it is) when the next entry
@@ -389,13 +415,26 @@ class GemmLowering:
         operands = {"operand": memref, "pos0": pos[0], "pos1": pos[1]}
         return self.b.value("cooperative_matrix_load", operands, props, ty)
 
-    def store_c(self, op: str, val: Value, pos: tuple[Value, Value], flag: CheckedFlag) -> None:
-        """cooperative_matrix_`op` (store, atomic_store, atomic_add) of `val` into C at `pos`."""
+    def store_c(
+        self,
+        op: str,
+        val: Value,
+        pos: tuple[Value, Value],
+        flag: CheckedFlag,
+        nontemporal: bool = False,
+    ) -> None:
+        """cooperative_matrix_`op` (store, atomic_store, atomic_add) of `val` into C at `pos`;
+        a `nontemporal` store carries the attribute {"nontemporal"=true}, a hint that the
+        SPIR-V conversion turns into a nontemporal, aligned store where the alignment is
+        provable (spirv/convert/coopmatrix_memory.py `cm_nontemporal_alignment`)."""
         props = {"tA": Transpose.n, "checked": flag}
         if op != "store":
             props["scope"], props["semantics"] = SCOPE, SEMANTICS
         operands = {"val": val, "operand": self.C, "pos0": pos[0], "pos1": pos[1]}
-        self.b.emit("cooperative_matrix_" + op, operands, props)
+        inst = self.b.emit("cooperative_matrix_" + op, operands, props)
+        if nontemporal:
+            ctx = self.g.ctx
+            inst.attrs = ctx.dictionary_attr({NONTEMPORAL: ctx.boolean_attr(True)})
 
     def col_pieces(self, cols_checks: list[bool], cols: int) -> list[tuple[int, int, bool]]:
         """(offset, columns, checked) of the accumulator coopmatrices of a subgroup tile's
@@ -548,8 +587,10 @@ class GemmLowering:
                 return g.cast(self.load_block(self.C, pos, c_ty, False, flag), acc_ty)
 
             out = None if beta_zero else g.combine(acc, self.beta, load_c)
+            # C = acc: nothing reads C, so a C of this entry only goes out (`nontemporal_c`)
+            nontemporal = out is None and self.nontemporal_c
             out = acc if out is None else out
-            self.store_c("store", g.cast(out, c_ty), pos, flag)
+            self.store_c("store", g.cast(out, c_ty), pos, flag, nontemporal)
 
 
 def _entry_of_group(view: Value) -> tuple[Inst, int] | None:

@@ -39,13 +39,23 @@ from functools import partial
 
 from ...analysis.coopmatrix_layout import CoopLayout
 from ...analysis.gcd import memref_gcd, value_gcd
+from ...ir.attrs import NONTEMPORAL
 from ...ir.enums import AddressSpace, CheckedFlag, Transpose
 from ...ir.inst import Inst
 from ...ir.ops.coopmatrix import CoopLoadInst, CoopMulAddInst, CoopPrefetchInst, CoopStoreInst
 from ...ir.types import DYNAMIC, CoopmatrixType, NumberType, ScalarKind, as_coopmatrix
 from ...ir.values import Value
 from ...target.core_info import CoreInfo, SpirvFeature
-from ..tables import BuiltIn, Capability, Decoration, Op, OpenCLStd, SelectionControl, StorageClass
+from ..tables import (
+    BuiltIn,
+    Capability,
+    Decoration,
+    MemoryAccess,
+    Op,
+    OpenCLStd,
+    SelectionControl,
+    StorageClass,
+)
 from .atomics import FLOAT_UPDATE, INT_UPDATE, AtomicConversion, float_update_requirement
 from .base import HandlerRows, MemrefDV
 
@@ -270,8 +280,14 @@ class CoopmatrixMemoryConversion(AtomicConversion):
             if self.cm_block_io(inst, ct, d, vals) is not None:
                 return
 
+            align = self.cm_nontemporal_alignment(inst, ct, d)
+
             def st(p: int, v: int) -> None:
-                self.block.emit(Op.Store, p, vals[v])
+                if align:
+                    access = MemoryAccess.Aligned | MemoryAccess.Nontemporal
+                    self.block.emit(Op.Store, p, vals[v], access, align)
+                else:
+                    self.block.emit(Op.Store, p, vals[v])
 
             self.cm_walk(self.cm_walk_setup(inst, ct, d), st, None)
             return
@@ -283,6 +299,43 @@ class CoopmatrixMemoryConversion(AtomicConversion):
         res = self.cm_walk(w, lambda p, v: at(p, vals[v]), rty)
         if used:
             self.set(inst, res)
+
+    def cm_nontemporal_alignment(self, inst: Inst, ct: CoopmatrixType, d: MemrefDV) -> int:
+        """The alignment in bytes of a store marked nontemporal (ir/attrs.py NONTEMPORAL) on a
+        SIMD CPU core, 0 for a plain store. The CPU runtime's JIT makes one vector store of a
+        row block's S lanes (S consecutive elements of a column) at lane 0's address and gives
+        it the alignment of the work-item's scalar store; x86 has nontemporal vector stores
+        (vmovntpd) for aligned addresses only, and the JIT drops the hint of an unaligned
+        one (seen in its AVX2 code: 8-byte alignment made plain vmovupd). So each element's
+        store states the alignment of the row block's vector, S times the element size,
+        where that alignment is provable for lane 0 (the base, pos0 and the column stride
+        multiples of it, analysis/gcd.py; a contiguous column; a row block of S lanes; no
+        row check and no transpose) and the vector is one register
+        (`vector_register_size`): the address of each further lane is then not that aligned,
+        but only the widened store is executed. Elsewhere the hint is dropped."""
+        attrs = inst.attrs
+        vector = self.core_info.vector_register_size
+        if attrs is None or attrs.get(NONTEMPORAL) is None or not vector:
+            return 0
+        lay = self.layout_of(ct, inst)
+        size = ct.component.size
+        align = lay.sgs * size
+        if (
+            align != vector
+            or lay.sgs != lay.I
+            or inst.props["tA"] is not Transpose.n
+            or inst.props["checked"] is not CheckedFlag.none
+            or ct.component.is_complex
+            or d.ty.stride[0] != 1
+        ):
+            return 0
+        known = memref_gcd(inst.operand("operand"), self.core_info.default_alignment)
+        aligned = (
+            known.offset * size % align == 0
+            and value_gcd(inst.operand("pos0")) * size % align == 0
+            and known.stride[1] * size % align == 0
+        )
+        return align if aligned else 0
 
     def cm_reads_uniformly(self, v: Value, user: Inst) -> bool:
         """Whether `user` may read the elements of coopmatrix `v` again from memory at addresses

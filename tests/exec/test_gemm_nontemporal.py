@@ -1,0 +1,207 @@
+"""Nontemporal stores of C on SIMD CPU cores: a batched f64 gemm that prefetches the next entry
+(from an A of 8 KiB up to L1) and whose C is the work-group's entry of a stack and is not read
+(beta 0, or a run-time beta's branch for 0) stores C with Aligned|Nontemporal stores, and with
+AVX2 code where the next entry goes into L2 does not prefetch its C (analysis/gemm_model.py
+`stores_c_nontemporal`). The SPIR-V conversion states the alignment of a row block's vector
+only where lane 0's address is provably aligned; elsewhere the hint is dropped. The SPIR-V
+expectations pin the core info, so they hold on any host; the kernels run on the CPU device
+against NumPy, on the model's tiles (64^3 f64 on AVX2: 6 x 2, so 64 rows are two tiles of 24
+and one of 16; 60 rows: 8 x 1, a tile of 32 rows and one of 28), and where the hint is dropped
+(a column stride or a base that is not a multiple of 32 B)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from tinytc_py.analysis.gemm_model import (
+    next_entry_operands,
+    prefetches_next_entry,
+    stores_c_nontemporal,
+)
+from tinytc_py.target.gemm_blocking import GemmKey
+
+from .test_gemm_prefetch import calls, cpu, spirv_text
+from .test_gemm_tuning import cl_device
+
+pytestmark = pytest.mark.timeout(300, method="thread")
+
+NT_STORE = re.compile(r"OpStore %\d+ %\d+ Aligned\|Nontemporal (\d+)")
+
+GEMM = """\
+func @gemm({alpha_param}%A: memref<f64x{m}x{k}x?>, %B: memref<f64x{k}x{n}x?>, {beta_param}
+           %C: memref<f64x{m}x{n}x?>{c_attrs}) {{
+    %gid = group_id.x : index
+    %a = subview %A[0:{m},0:{k},%gid] : memref<f64x{m}x{k}>
+    %b = subview %B[0:{k},0:{n},%gid] : memref<f64x{k}x{n}>
+    %c = subview %C[0:{m},0:{n},%gid] : memref<f64x{m}x{n}>
+    gemm.n.n {alpha}, %a, %b, {beta}, %c
+}}
+"""
+
+
+def gemm(m: int, n: int, k: int, alpha: str, beta: str, c_attrs: str = "") -> str:
+    """The batched gemm; alpha or beta "?" is a run-time parameter."""
+    return GEMM.format(
+        m=m,
+        n=n,
+        k=k,
+        alpha_param="%alpha: f64, " if alpha == "?" else "",
+        beta_param="%beta: f64," if beta == "?" else "",
+        alpha="%alpha" if alpha == "?" else alpha,
+        beta="%beta" if beta == "?" else beta,
+        c_attrs=c_attrs,
+    )
+
+
+def nontemporal_stores(text: str) -> list[int]:
+    return [int(a) for a in NT_STORE.findall(text)]
+
+
+def run_and_check(
+    source: str,
+    mnk: tuple[int, int, int],
+    alpha: float,
+    beta: float,
+    isa: str = "avx2",
+    c_offset: int = 0,
+) -> None:
+    """Runs `source` (compiled for the core info of `isa`) on 5 entries against NumPy; run-time
+    alpha and beta are passed where the kernel has them. `c_offset` elements shift C's data
+    off the 32-byte boundary."""
+    cl_device()
+    from tinytc_py.runtime.opencl import program
+
+    m, n, k = mnk
+    batch = 5
+    rng = np.random.default_rng(7)
+    a = np.asfortranarray(rng.standard_normal((m, k, batch)))
+    b = np.asfortranarray(rng.standard_normal((k, n, batch)))
+    raw = np.zeros(m * n * batch + c_offset + 16)
+    skip = (-raw.ctypes.data % 128) // 8 + c_offset
+    c = raw[skip : skip + m * n * batch].reshape((m, n, batch), order="F")
+    c[...] = rng.standard_normal((m, n, batch))
+    want = alpha * np.einsum("ikb,kjb->ijb", a, b) + beta * c
+    args: list = [a, b, c]
+    if "%beta: f64" in source:
+        args.insert(2, beta)
+    if "%alpha: f64" in source:
+        args.insert(0, alpha)
+    program(source, core_info=cpu(isa)).kernel("gemm")(*args, num_groups=(batch, 1, 1))
+    np.testing.assert_allclose(c, want, rtol=1e-12, atol=1e-12 * k)
+
+
+def key(m: int, t: str = "f64") -> GemmKey:
+    return GemmKey(m, m, m, (t,) * 3, (False, False))
+
+
+def test_model_stores_f64_c_nontemporal_from_8_kib():
+    """f64 stores C nontemporal where it prefetches the next entry, which it does from an A of
+    8 KiB (32^3) up to L1 (64^3; 16^3 and a 72-row A of 36 KiB are outside), with AVX2 and
+    AVX-512 code; into L2 (64^3) AVX2 code then prefetches A alone, AVX-512 code still A, B
+    and C. f32 (64^3, prefetched) keeps plain stores and is not prefetched from 8 KiB (a
+    32-row A of 32 columns)."""
+    for isa in ("avx2", "avx512"):
+        core = cpu(isa).cpu
+        assert core is not None
+        assert [stores_c_nontemporal(key(m), 8, core) for m in (16, 32, 48, 64, 72)] == [
+            False,
+            True,
+            True,
+            True,
+            False,
+        ]
+        assert not stores_c_nontemporal(key(64, "f32"), 4, core)
+        assert prefetches_next_entry(key(64, "f32"), 4, core)
+        assert not prefetches_next_entry(GemmKey(64, 32, 32, ("f32",) * 3, (False, False)), 4, core)
+    avx2, avx512 = cpu("avx2").cpu, cpu("avx512").cpu
+    assert avx2 is not None and avx512 is not None
+    assert next_entry_operands(key(64), 8, avx2, True) == ("A",)
+    assert next_entry_operands(key(64), 8, avx2, False) == ("A", "C")
+    assert next_entry_operands(key(32), 8, avx2, True) == ("A", "B")
+    assert next_entry_operands(key(64), 8, avx512, True) == ("A", "B", "C")
+
+
+@pytest.mark.parametrize(
+    ("isa", "alpha", "beta", "stores"),
+    # constant beta 0; run-time alpha and beta (their branch for 1 and 0 stores nontemporal,
+    # the other one reads C); a constant beta that reads C; a run-time beta with a constant
+    # alpha (the epilogue tests beta per vector and reads C)
+    [
+        ("avx2", "1.5", "0.0", 20),
+        ("avx2", "?", "?", 20),
+        ("avx2", "1.5", "0.5", 0),
+        ("avx2", "1.5", "?", 0),
+        ("avx512", "1.5", "0.0", 16),
+        ("avx512", "?", "?", 16),
+        ("avx512", "1.5", "0.5", 0),
+    ],
+)
+def test_gemm_stores_c_nontemporal_where_c_is_not_read(isa, alpha, beta, stores):
+    """64^3 f64: the stores of C that do not read it are Aligned|Nontemporal with the bytes of
+    one register (AVX2 6 x 2, subgroups of 4 doubles: a full tile and the 16-row tile, 12 + 8
+    stores of 32 B; AVX-512 8 x 2, subgroups of 8: 16 stores of 64 B). AVX2 code then
+    prefetches only the next entry's A (half the prefetch calls of A and C), AVX-512 code A, B
+    and C as with C read. Every variant computes what NumPy does, with run-time alpha and beta
+    at 1 and 0 (the nontemporal branch) and at 1.5 and 0.7."""
+    source = gemm(64, 64, 64, alpha, beta)
+    text = spirv_text(source, cpu(isa))
+    vector = 32 if isa == "avx2" else 64
+    assert nontemporal_stores(text) == [vector] * stores
+    with_c = calls(spirv_text(gemm(64, 64, 64, "1.5", "0.5"), cpu(isa)))
+    assert calls(text) == (with_c // 2 if stores and isa == "avx2" else with_c)
+    run_and_check(
+        source, (64, 64, 64), 1.5 if alpha != "?" else 1.0, float(beta.strip("?") or 0), isa
+    )
+    if alpha == "?" or beta == "?":
+        run_and_check(source, (64, 64, 64), float(alpha.strip("?") or 1.5), 0.7, isa)
+
+
+@pytest.mark.parametrize(
+    ("mnk", "c_attrs", "stores"),
+    [
+        # 60 rows: the model's 8 x 1, a tile of 32 rows and one of 28 (7 row blocks), column
+        # stride 480 B
+        ((60, 64, 64), "", 8 + 7),
+        # 62 rows: column stride 496 B, not a multiple of 32, and a row-checked last block
+        ((62, 64, 64), "", 0),
+        # a C base aligned to 8 bytes only
+        ((64, 64, 64), " {alignment=8}", 0),
+    ],
+    ids=["60-rows", "62-rows", "align-8"],
+)
+def test_nontemporal_hint_needs_provable_alignment(mnk, c_attrs, stores):
+    """The stores are nontemporal only where each row block's vector is provably 32-byte
+    aligned; elsewhere the marked stores are plain, and the next entry's C is not prefetched
+    either. Each kernel computes what NumPy does (the 8-byte aligned C runs at an address off
+    the 32-byte boundary)."""
+    source = gemm(*mnk, "1.5", "0.0", c_attrs)
+    text = spirv_text(source, cpu("avx2"))
+    assert nontemporal_stores(text) == [32] * stores
+    c_read = calls(spirv_text(gemm(*mnk, "1.5", "0.5", c_attrs), cpu("avx2")))
+    assert 2 * calls(text) == c_read
+    run_and_check(source, mnk, 1.5, 0.0, c_offset=1 if c_attrs else 0)
+
+
+@pytest.mark.parametrize(
+    ("isa", "mnk", "stores"),
+    # 32^3: prefetched from 8 KiB, the model's 4 x 2 once prefetched (8 stores per tile);
+    # 48^3: AVX2 12 x 1 (one tile of all 48 rows), AVX-512 6 x 1
+    [
+        ("avx2", (32, 32, 32), 8),
+        ("avx2", (48, 48, 48), 12),
+        ("avx512", (32, 32, 32), 8),
+        ("avx512", (48, 48, 48), 6),
+    ],
+)
+def test_prefetched_into_l1_stores_c_nontemporal_and_prefetches_a_and_b(isa, mnk, stores):
+    """An f64 entry prefetched into L1 stores C nontemporal and prefetches the next entry's A
+    and B as the same gemm with C read does; the kernel computes what NumPy does."""
+    source = gemm(*mnk, "1.5", "0.0")
+    text = spirv_text(source, cpu(isa))
+    assert nontemporal_stores(text) == [32 if isa == "avx2" else 64] * stores
+    c_read = calls(spirv_text(gemm(*mnk, "1.5", "0.5"), cpu(isa)))
+    assert calls(text) == c_read > 0
+    run_and_check(source, mnk, 1.5, 0.0, isa)
