@@ -325,8 +325,9 @@ def _keep_under_bound(totals: dict[str, int], r: _Reservation, where: trust.Fold
 
 
 def _last_scan(where: Path) -> tuple[int, int, int] | None:
-    """(statistics epoch and bytes_written total when the last scan began, folder bytes after
-    it) recorded in folder `where`, or None when there is no usable record."""
+    """(statistics epoch and `RESERVED` total when the last scan began, less the scanning
+    process's reservation left, and the folder's bytes after the scan) recorded in folder
+    `where`, or None when there is no usable record."""
     try:
         record = tuple(json.loads((where / SCAN_FILE).read_bytes()))
     except (OSError, ValueError, TypeError):
