@@ -1,6 +1,7 @@
 """The statistics are counted in the process and added to the folder's totals once (stats.py):
-a miss updates no file, a read of the totals in the process sees its counts, a process whose
-bytes pass a share of the size bound saves (and keeps the bound) then, and a fork saves first so
+a miss updates no file, a read of the totals in the process sees its counts, a process reserves
+the bytes of its entries in the totals ahead, in chunks (store.py), with its counts along, and
+keeps the bound then, so processes killed with SIGKILL keep it too, and a fork saves first so
 that a child's counts and the parent's are each counted once. Saving at a Python program's exit:
 test_write_behind.test_a_process_that_exits_right_after_a_miss_leaves_the_entry; at a C host's:
 tests/capi/test_capi_kernel_cache.py."""
@@ -124,14 +125,17 @@ def test_a_fork_saves_first_and_a_child_counts_once(cache: Path) -> None:
 
 @deferred
 def test_a_write_whose_bytes_a_reset_dropped_saves_later_counts(cache: Path) -> None:
-    """reset_totals drops the unsaved bytes_written of a write; the next save (of other
-    counts) still checks the bound without them instead of failing on the missing count."""
+    """reset_totals drops the unsaved bytes_written of a write and the reservation it was
+    written from (a new epoch); the next save (of other counts) reserves the write's bytes
+    again in the new totals and checks the bound with them, instead of failing on the missing
+    counts."""
     store.put("entry", b"x" * 100)
     stats.reset_totals()
     stats.count("corrupt")
     totals = stats.totals()
     assert totals["corrupt"] == 1
     assert "bytes_written" not in totals
+    assert totals[store.RESERVED] == store_bytes(cache)
     assert store.get("entry") == b"x" * 100
 
 
