@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tinytc_py.compiler import binary_of
-from tinytc_py.kernel_cache import stats, store, writer
+from tinytc_py.kernel_cache import stats, store, trust, writer
 from tinytc_py.target.core_info import CoreInfo
 
 from .test_spirv_cache import gemm
@@ -249,3 +249,30 @@ def test_processes_killed_while_others_write_keep_the_bound_and_its_slack(cache:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+@deferred
+@pytest.mark.parametrize("then", ["claim", "save"])
+def test_writes_another_process_scan_may_have_missed_are_reserved_again(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, then: str
+) -> None:
+    """Writes from a reservation claimed before another process's scan began (the scan counts
+    them as written, its listing may miss them): the next claim, or the next save (as at
+    exit), finds the statistics' scan count changed and reserves them again."""
+    monkeypatch.setenv("TINYTC_CACHE_MAX_MB", "1")
+    monkeypatch.setattr(store, "CLAIM_FIRST", 1 / 64)  # 16 KiB: three entries of 4 KiB
+    chunk = 16 * 1024
+    payload = bytes(range(256)) * 16
+    store.put("a", payload)
+    where = trust.checked()
+    assert where is not None
+    stats.update(where, {store.SCANS: 1})  # another process's scan begins
+    store.put("b", payload)
+    store.put("c", payload)
+    entry = store_bytes(cache) // 3
+    if then == "claim":
+        store.put("d", payload)  # 16384 - 3 entries left: a claim of 16 KiB more
+        assert stats.totals()[store.RESERVED] == 2 * chunk + 3 * entry
+    else:
+        stats.save_all()
+        assert stats.totals()[store.RESERVED] == chunk + 3 * entry
