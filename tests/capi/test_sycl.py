@@ -4,6 +4,7 @@ runtime's OpenCL backend.
 
 * the library exports exactly upstream's 14 functions; the header compiles on its own;
 * a C++ program (tests/capi/c/cxx_sycl.cpp) checks every function's results;
+* two host threads compile and launch GEMM recipes at once (tests/capi/c/sycl_two_threads.cpp);
 * examples/sycl builds with the documented pkg-config line and with CMake's
   find_package(tinytc_sycl), and computes the right numbers; docs/sycl.rst's commands, run
   verbatim in a plain shell with no OCL_ICD_VENDORS, build it and run it on the CPU device;
@@ -93,6 +94,15 @@ def test_header_compiles_alone(sycl_libs, tmp_path):
 
 def test_cxx_sycl_api(sycl_libs, cl_env, tmp_path):
     prog = build_cxx([C_DIR / "cxx_sycl.cpp"], tmp_path / "cxx_sycl", sycl_libs, (f"-I{C_DIR}",))
+    assert prog.run(env=cl_env).stdout == "ok\n"
+
+
+def test_two_threads_compile_and_launch_at_once(sycl_libs, cl_env, tmp_path):
+    """Two host threads, each with its own queue, create GEMM recipes of their own sizes (both
+    compile through the library at once), their handlers, and launch them, checked against
+    host results (c/sycl_two_threads.cpp)."""
+    exe = tmp_path / "two_threads"
+    prog = build_cxx([C_DIR / "sycl_two_threads.cpp"], exe, sycl_libs, (f"-I{C_DIR}", "-pthread"))
     assert prog.run(env=cl_env).stdout == "ok\n"
 
 

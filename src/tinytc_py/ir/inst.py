@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import UNKNOWN_LOCATION, CompilationError, Location, Status
@@ -67,9 +68,12 @@ class InstSpec:
     prop_defaults: dict[str, Any] = field(init=False, repr=False, compare=False)
     fmt_steps: tuple[tuple[str, str], ...] = field(init=False, repr=False, compare=False)
     # A row whose operands are all single and required (most rows): the operand names in order,
-    # and the segments every instruction of the row has, shared by them (None for the others).
+    # and the segments every instruction of the row has, shared by them (None for the others):
+    # read-only, as every instruction of the row holds this one mapping.
     operand_keys: tuple[str, ...] = field(init=False, repr=False, compare=False)
-    fixed_segments: dict[str, tuple[int, int]] | None = field(init=False, repr=False, compare=False)
+    fixed_segments: Mapping[str, tuple[int, int]] | None = field(
+        init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         slots = tuple((o.rstrip("?*"), o[-1] if o[-1] in "?*" else "") for o in self.operands)
@@ -77,7 +81,7 @@ class InstSpec:
         object.__setattr__(self, "operand_keys", tuple(key for key, _ in slots))
         fixed = None
         if all(suffix == "" for _, suffix in slots):
-            fixed = {key: (i, i + 1) for i, (key, _) in enumerate(slots)}
+            fixed = MappingProxyType({key: (i, i + 1) for i, (key, _) in enumerate(slots)})
         object.__setattr__(self, "fixed_segments", fixed)
         object.__setattr__(self, "prop_defaults", {p.name: p.default for p in self.props})
         object.__setattr__(self, "fmt_steps", format_steps(self.fmt or ""))
