@@ -173,13 +173,17 @@ def put(
         try:
             make_folder(checked)
             writer.wait(str(path / FILE))  # a new folder's mark first (it counts no entry)
-            atomic_write(
-                path / (name + SUFFIX),
-                data,
-                lambda fd: trust.share(fd, checked),
-                # removed since (another process cleared the cache): made again, with its mode
-                lambda _: make_folder(replace(checked, exists=False)),
-            )
+            # a C host's per-user entry: written behind by its native thread (writer.py)
+            if checked.group is not None or not writer.write_natively(
+                str(path), name + SUFFIX, data
+            ):
+                atomic_write(
+                    path / (name + SUFFIX),
+                    data,
+                    lambda fd: trust.share(fd, checked),
+                    # removed since (another process cleared the cache): made again, with its mode
+                    lambda _: make_folder(replace(checked, exists=False)),
+                )
         except OSError as err:
             _disable_writing(path, err)
         else:
@@ -217,6 +221,7 @@ def _saved(where: trust.Folder, totals: dict[str, int]) -> None:
 
 
 stats.after_save = _saved
+writer.native_failed = _disable_writing  # the bytes stay counted: an estimate too high is safe
 if hasattr(os, "register_at_fork"):  # the parent's names are the parent's (stats._forked)
     os.register_at_fork(after_in_child=_written.clear)
 
