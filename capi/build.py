@@ -64,7 +64,8 @@ HELPER_CDEF = (
     "char *_tinytc_py_strndup(const char *s, size_t n);\nint _tinytc_py_started_python(void);\n"
     "int _tinytc_py_save_at_exit(void);\nint _tinytc_py_write_behind_start(void);\n"
     "int _tinytc_py_write_behind(const char *dir, const char *file, const char *data,"
-    " size_t size);\nint _tinytc_py_write_wait(const char *file, char *dir, size_t size);\n"
+    " size_t size);\nint _tinytc_py_write_wait(const char *file);\n"
+    "void _tinytc_py_write_failed_in(char *dir, size_t size);\n"
 )
 
 PRELUDE = {

@@ -312,9 +312,9 @@ static int _tinytc_py_job_named(const struct _tinytc_py_job *job, const char *fi
 }
 
 /* Waits until no write is queued or running (with `file` non-NULL: until none of that file
- * is; "" waits for none), then returns the errno of the first failure since the last call (0: none) and copies
- * its folder into `dir` (`size` bytes). */
-static int _tinytc_py_write_wait(const char *file, char *dir, size_t size) {
+ * is; "" waits for none), then returns the errno of the first failure since the last call
+ * (0: none), whose folder `_tinytc_py_write_failed_in` tells. */
+static int _tinytc_py_write_wait(const char *file) {
     int err;
     pthread_mutex_lock(&_tinytc_py_wb_lock);
     for (;;) {
@@ -329,12 +329,16 @@ static int _tinytc_py_write_wait(const char *file, char *dir, size_t size) {
         pthread_cond_wait(&_tinytc_py_wb_idle, &_tinytc_py_wb_lock);
     }
     err = _tinytc_py_wb_errno;
-    if (err && size) {
-        snprintf(dir, size, "%s", _tinytc_py_wb_errdir);
-    }
     _tinytc_py_wb_errno = 0;
     pthread_mutex_unlock(&_tinytc_py_wb_lock);
     return err;
+}
+
+/* The folder of the failure `_tinytc_py_write_wait` returned last, copied into `dir`. */
+static void _tinytc_py_write_failed_in(char *dir, size_t size) {
+    pthread_mutex_lock(&_tinytc_py_wb_lock);
+    snprintf(dir, size, "%s", _tinytc_py_wb_errdir);
+    pthread_mutex_unlock(&_tinytc_py_wb_lock);
 }
 
 /* A forked child has no writer thread (its queue was drained before the fork). */

@@ -89,9 +89,11 @@ def count_all(delta: dict[str, int], where: trust.Folder | None = None) -> None:
     if where is not None:
         where = folder_key(where)
     with _process_lock:
-        _process.update(delta)
-        if where is not None:
-            _unsaved.setdefault(where, Counter()).update(delta)
+        unsaved = _unsaved.setdefault(where, Counter()) if where is not None else None
+        for name, n in delta.items():  # not Counter.update: its Mapping check costs more
+            _process[name] += n
+            if unsaved is not None:
+                unsaved[name] += n
     if where is not None and not _deferred:
         save(where)
 

@@ -18,9 +18,12 @@ checks this). So the writes go behind only where Python's own executable is the 
 (`_main_program`); the C API's start switches them to synchronous explicitly (`synchronous`,
 capi/build.py), and a forked child (which may leave through `os._exit`, as multiprocessing's
 children do) writes at once; everywhere else a write is done before the compile returns. (A C
-host with writes behind would need its own exit and fork hooks, and its next call into the
+host with this writer thread would need its own exit and fork hooks, and its next call into the
 library would wait for the GIL the writer holds: measured, a first start's elapsed time grew
-from 2-3 to 7-8 ms.)
+from 2-3 to 7-8 ms.) A C host whose interpreter libtinytc started has a native writer instead
+(`native_in_host`, capi/helpers.c): the entry is encoded and counted before the compile returns,
+and a thread without the GIL creates, writes and renames its file; `wait` and `stats.save` wait
+for those files.
 
 The writer thread runs only while there is work: it ends when its queue is empty and a later
 `submit` starts another, so an idle process has no extra thread (Python 3.12 warns at every
@@ -128,9 +131,10 @@ def wait_native(name: str | None = None) -> None:
     if _native is None:
         return
     ffi, lib = _native
-    folder = ffi.new("char[]", 4096)
-    err = lib._tinytc_py_write_wait(ffi.NULL if name is None else os.fsencode(name), folder, 4096)
+    err = lib._tinytc_py_write_wait(ffi.NULL if name is None else os.fsencode(name))
     if err and native_failed is not None:
+        folder = ffi.new("char[]", 4096)
+        lib._tinytc_py_write_failed_in(folder, 4096)
         native_failed(Path(os.fsdecode(ffi.string(folder))), OSError(err, os.strerror(err)))
 
 
