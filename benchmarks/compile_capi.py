@@ -24,7 +24,15 @@ With --miss, three more columns: "off", our library with TINYTC_CACHE=0 compilin
 compiled before (the file with a comment line "; run N" appended: COMPILE_CAPI_FRESH=1), "miss",
 the same texts with the kernel cache on (a temporary folder: every timed run misses, the first
 start of a program, in a folder that exists), and "miss-off", what the cache adds to that first
-start.
+start; "thread m-o" is the same difference in the CPU time of the calling thread alone, what the
+caller pays: a C host's entry files are written by a native thread of the library
+(kernel_cache/writer.py), whose CPU time the process's includes whenever a loaded machine runs
+it during the next timed run instead of the 5 ms after each.
+With --paired, two more columns from one process that compiles, run after run, a fresh text with
+the context's kernel-cache flag off and another with it on (COMPILE_CAPI_PAIRED=1, the order
+alternating): "pair m-o", miss - off in the process's CPU time, and "pair thr", in the calling
+thread's. Paired in one process, both meet the same state of the machine, which separate
+processes (the "miss-off" columns) do not: on a loaded machine their ranges are wider.
 """
 
 from __future__ import annotations
@@ -52,7 +60,8 @@ def upstream_source(build: Path) -> Path:
 
 
 def build_ours(lib_dir: Path, exe: Path) -> Path:
-    cmd = ["gcc", *CFLAGS, f"-I{ROOT / 'include'}", str(SOURCE), "-o", str(exe)]
+    cmd = ["gcc", *CFLAGS, "-DCOMPILE_CAPI_OURS", f"-I{ROOT / 'include'}", str(SOURCE)]
+    cmd += ["-o", str(exe)]
     cmd += [f"-L{lib_dir}", "-ltinytc", f"-Wl,-rpath,{lib_dir}"]
     subprocess.run(cmd, check=True)
     return exe
@@ -68,18 +77,18 @@ def build_upstream(build: Path, exe: Path) -> Path:
     return exe
 
 
-def run(
-    exe: Path, repeat: int, target: str, env: dict[str, str]
-) -> dict[str, tuple[float, float, int]]:
-    """Median CPU ms, median elapsed ms and SPIR-V bytes per program name."""
+def run(exe: Path, repeat: int, target: str, env: dict[str, str]) -> dict[str, tuple]:
+    """Median CPU ms, median elapsed ms, SPIR-V bytes and the calling thread's median CPU ms
+    per program name; paired (COMPILE_CAPI_PAIRED=1) also the process's and the thread's
+    median CPU ms of the compiles with the cache off."""
     paths = [str(p) for p in PROGRAMS.values()]
     out = subprocess.run(
         [str(exe), str(repeat), target, *paths], check=True, capture_output=True, text=True, env=env
     ).stdout
     by_path = {}
     for line in out.splitlines():
-        path, cpu, wall, size = line.split("\t")
-        by_path[path] = (float(cpu), float(wall), int(size))
+        path, cpu, wall, size, *rest = line.split("\t")
+        by_path[path] = (float(cpu), float(wall), int(size), *map(float, rest))
     return {name: by_path[str(p)] for name, p in PROGRAMS.items()}
 
 
@@ -98,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--upstream-build", type=Path, default=upstream_build())
     ap.add_argument("--lib-dir", type=Path, default=ROOT / "build" / "lib")
     ap.add_argument("--miss", action="store_true", help="add the first-start miss columns")
+    ap.add_argument("--paired", action="store_true", help="add the paired miss - off columns")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="tinytc-bench-") as tmp:
         work = Path(tmp)
@@ -116,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
                 clean_env(TINYTC_CACHE_DIR=str(work / "miss"), COMPILE_CAPI_FRESH="1"),
             )
             fresh = (off, miss)
+        paired = None
+        if args.paired:
+            env = clean_env(TINYTC_CACHE_DIR=str(work / "paired"), COMPILE_CAPI_PAIRED="1")
+            paired = run(ours, args.repeat, args.device, env)
         upstream = None
         if args.upstream_build:
             exe = build_upstream(args.upstream_build.resolve(), work / "compile_upstream")
@@ -130,14 +144,16 @@ def main(argv: list[str] | None = None) -> int:
         f"{'again':>7} {'wall':>7} {'SPIR-V B':>8} {'upstream B':>10}"
     )
     if fresh:
-        head += f" {'off':>7} {'miss':>7} {'miss-off':>8}"
+        head += f" {'off':>7} {'miss':>7} {'miss-off':>8} {'thread m-o':>10}"
+    if paired:
+        head += f" {'pair m-o':>8} {'pair thr':>8}"
     print(head)
     print("-" * len(head))
     for name in PROGRAMS:
-        ms, wall, size = cold[name]
+        ms, wall, size, _ = cold[name]
         cells = [f"{ms:>7.3f}", f"{wall:>7.3f}"]
         if upstream:
-            up_ms, up_wall, up_size = upstream[name]
+            up_ms, up_wall, up_size, _ = upstream[name]
             cells += [f"{up_ms:>8.3f}", f"{up_wall:>7.3f}", f"{ms / up_ms:>6.1f}"]
         else:
             cells += [f"{'-':>8}", f"{'-':>7}", f"{'-':>6}"]
@@ -145,7 +161,12 @@ def main(argv: list[str] | None = None) -> int:
         cells.append(f"{up_size if upstream else '-':>10}")
         if fresh:
             off_ms, miss_ms = fresh[0][name][0], fresh[1][name][0]
+            thread = fresh[1][name][3] - fresh[0][name][3]
             cells += [f"{off_ms:>7.3f}", f"{miss_ms:>7.3f}", f"{miss_ms - off_ms:>8.3f}"]
+            cells.append(f"{thread:>10.3f}")
+        if paired:
+            miss_cpu, _, _, miss_thread, off_cpu, off_thread = paired[name]
+            cells += [f"{miss_cpu - off_cpu:>8.3f}", f"{miss_thread - off_thread:>8.3f}"]
         print(f"{name:<18} {' '.join(cells)}")
     return 0
 

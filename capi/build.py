@@ -62,7 +62,10 @@ DEFAULT_OUT = ROOT / "build" / "lib"
 
 HELPER_CDEF = (
     "char *_tinytc_py_strndup(const char *s, size_t n);\nint _tinytc_py_started_python(void);\n"
-    "int _tinytc_py_save_at_exit(void);\n"
+    "int _tinytc_py_save_at_exit(void);\nint _tinytc_py_write_behind_start(void);\n"
+    "int _tinytc_py_write_behind(const char *dir, const char *file, const char *data,"
+    " size_t size);\nint _tinytc_py_write_wait(const char *file);\n"
+    "void _tinytc_py_write_failed_in(char *dir, size_t size);\n"
 )
 
 PRELUDE = {
@@ -93,6 +96,8 @@ try:
     if lib._tinytc_py_started_python() and lib._tinytc_py_save_at_exit() == 0:
         from tinytc_py.kernel_cache import stats
         stats.save_at_exit()  # the host's exit saves the cache's counts (capi/helpers.c)
+        if lib._tinytc_py_write_behind_start() == 0:  # entries written by a native thread
+            writer.native_in_host(ffi, lib)
     from tinytc_py.capi import attach
     attach(ffi, lib, _FUNCTIONS)
     if lib._tinytc_py_started_python():

@@ -144,3 +144,213 @@ static int _tinytc_py_save_at_exit(void) {
     }
     return atexit(_tinytc_py_save_counts) != 0;
 }
+
+/* A C host's kernel-cache entries written behind, without Python (kernel_cache/writer.py,
+ * `native_in_host`): a miss hands the entry's bytes to one native thread, which writes them to a
+ * temporary file and renames it into place while the host goes on, so the host's first start
+ * pays for neither the file's creation nor its write (a Python writer thread needs the GIL, and
+ * the host's next call waited for it). Only for a per-user folder (private files, nothing to
+ * share). A folder removed meanwhile (another process cleared the cache) is made again, private;
+ * any other failure is kept (errno and folder) for Python, which stops writing to that folder.
+ * Waits (before the statistics are saved, at exit, before a fork, before a lookup of an entry
+ * still queued) go through `_tinytc_py_write_wait`, which releases no lock it does not hold:
+ * cffi calls it without the GIL. The thread stays, idle, once started; a forked child starts
+ * without it (the parent drained its queue before the fork: stats.save_all). */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct _tinytc_py_job {
+    struct _tinytc_py_job *next;
+    char *dir;
+    char *file;
+    unsigned char *data;
+    size_t size;
+};
+
+static pthread_mutex_t _tinytc_py_wb_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t _tinytc_py_wb_work = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t _tinytc_py_wb_idle = PTHREAD_COND_INITIALIZER;
+static struct _tinytc_py_job *_tinytc_py_wb_head = NULL, *_tinytc_py_wb_tail = NULL;
+static struct _tinytc_py_job *_tinytc_py_wb_running = NULL;
+static int _tinytc_py_wb_thread = 0; /* whether the writer thread runs */
+static int _tinytc_py_wb_errno = 0;  /* the first failure not yet reported, and its folder */
+static char _tinytc_py_wb_errdir[4096];
+
+static void _tinytc_py_job_free(struct _tinytc_py_job *job) {
+    free(job->dir);
+    free(job->file);
+    free(job->data);
+    free(job);
+}
+
+/* dir/.tmp-XXXXXX written and renamed to dir/file; 0 or an errno. */
+static int _tinytc_py_write_file(struct _tinytc_py_job *job) {
+    size_t n = strlen(job->dir) + strlen(job->file) + 16;
+    char *tmp = (char *)malloc(n), *path = (char *)malloc(n);
+    size_t done = 0;
+    int fd, err = 0;
+    if (!tmp || !path) {
+        free(tmp);
+        free(path);
+        return ENOMEM;
+    }
+    snprintf(tmp, n, "%s/.tmp-XXXXXX", job->dir);
+    snprintf(path, n, "%s/%s", job->dir, job->file);
+    fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) { /* removed since: made again, private (mode 700) */
+        snprintf(tmp, n, "%s/.tmp-XXXXXX", job->dir);
+        if (mkdir(job->dir, 0700) == 0 || errno == EEXIST) {
+            fd = mkostemp(tmp, O_CLOEXEC);
+        }
+    }
+    if (fd < 0) {
+        err = errno;
+    } else {
+        while (done < job->size) {
+            ssize_t w = write(fd, job->data + done, job->size - done);
+            if (w < 0) {
+                if (errno == EINTR) {
+                    continue;
+                }
+                err = errno;
+                break;
+            }
+            done += (size_t)w;
+        }
+        if (close(fd) != 0 && !err) {
+            err = errno;
+        }
+        if (!err && rename(tmp, path) != 0) {
+            /* ENOENT: another process cleared the cache meanwhile (its temporary files too):
+             * the entry is gone as if the clear came just after it */
+            err = errno == ENOENT ? -1 : errno;
+        }
+        if (err) {
+            unlink(tmp);
+        }
+        err = err < 0 ? 0 : err;
+    }
+    free(tmp);
+    free(path);
+    return err;
+}
+
+static void *_tinytc_py_writer(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&_tinytc_py_wb_lock);
+    for (;;) {
+        struct _tinytc_py_job *job;
+        int err;
+        while (!_tinytc_py_wb_head) {
+            pthread_cond_wait(&_tinytc_py_wb_work, &_tinytc_py_wb_lock);
+        }
+        job = _tinytc_py_wb_head;
+        _tinytc_py_wb_head = job->next;
+        if (!_tinytc_py_wb_head) {
+            _tinytc_py_wb_tail = NULL;
+        }
+        _tinytc_py_wb_running = job;
+        pthread_mutex_unlock(&_tinytc_py_wb_lock);
+        err = _tinytc_py_write_file(job);
+        pthread_mutex_lock(&_tinytc_py_wb_lock);
+        if (err && !_tinytc_py_wb_errno) {
+            _tinytc_py_wb_errno = err;
+            snprintf(_tinytc_py_wb_errdir, sizeof(_tinytc_py_wb_errdir), "%s", job->dir);
+        }
+        _tinytc_py_wb_running = NULL;
+        _tinytc_py_job_free(job);
+        pthread_cond_broadcast(&_tinytc_py_wb_idle);
+    }
+    return NULL;
+}
+
+/* Queues file `file` of folder `dir` with `size` bytes of `data` (copied); 0 when queued, else
+ * the caller writes it itself. */
+static int _tinytc_py_write_behind(const char *dir, const char *file, const char *data,
+                                   size_t size) {
+    struct _tinytc_py_job *job = (struct _tinytc_py_job *)calloc(1, sizeof(*job));
+    if (!job || !(job->dir = strdup(dir)) || !(job->file = strdup(file)) ||
+        !(job->data = (unsigned char *)malloc(size ? size : 1))) {
+        if (job) {
+            _tinytc_py_job_free(job);
+        }
+        return 1;
+    }
+    memcpy(job->data, data, size);
+    job->size = size;
+    pthread_mutex_lock(&_tinytc_py_wb_lock);
+    if (!_tinytc_py_wb_thread) {
+        pthread_t thread;
+        pthread_attr_t attr;
+        int failed = pthread_attr_init(&attr) != 0;
+        failed = failed || pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) != 0 ||
+                 pthread_create(&thread, &attr, _tinytc_py_writer, NULL) != 0;
+        pthread_attr_destroy(&attr);
+        if (failed) {
+            pthread_mutex_unlock(&_tinytc_py_wb_lock);
+            _tinytc_py_job_free(job);
+            return 1;
+        }
+        _tinytc_py_wb_thread = 1;
+    }
+    if (_tinytc_py_wb_tail) {
+        _tinytc_py_wb_tail->next = job;
+    } else {
+        _tinytc_py_wb_head = job;
+    }
+    _tinytc_py_wb_tail = job;
+    pthread_cond_signal(&_tinytc_py_wb_work);
+    pthread_mutex_unlock(&_tinytc_py_wb_lock);
+    return 0;
+}
+
+/* Whether `job` writes `file`, or a file whose name begins with it (an entry's key). */
+static int _tinytc_py_job_named(const struct _tinytc_py_job *job, const char *file) {
+    return job && (!file || strncmp(job->file, file, strlen(file)) == 0);
+}
+
+/* Waits until no write is queued or running (with `file` non-NULL: until none of that file
+ * is; "" waits for none), then returns the errno of the first failure since the last call
+ * (0: none), whose folder `_tinytc_py_write_failed_in` tells. */
+static int _tinytc_py_write_wait(const char *file) {
+    int err;
+    pthread_mutex_lock(&_tinytc_py_wb_lock);
+    for (;;) {
+        const struct _tinytc_py_job *job = _tinytc_py_wb_head;
+        int busy = _tinytc_py_job_named(_tinytc_py_wb_running, file);
+        for (; job && !busy; job = job->next) {
+            busy = _tinytc_py_job_named(job, file);
+        }
+        if (!busy) {
+            break;
+        }
+        pthread_cond_wait(&_tinytc_py_wb_idle, &_tinytc_py_wb_lock);
+    }
+    err = _tinytc_py_wb_errno;
+    _tinytc_py_wb_errno = 0;
+    pthread_mutex_unlock(&_tinytc_py_wb_lock);
+    return err;
+}
+
+/* The folder of the failure `_tinytc_py_write_wait` returned last, copied into `dir`. */
+static void _tinytc_py_write_failed_in(char *dir, size_t size) {
+    pthread_mutex_lock(&_tinytc_py_wb_lock);
+    snprintf(dir, size, "%s", _tinytc_py_wb_errdir);
+    pthread_mutex_unlock(&_tinytc_py_wb_lock);
+}
+
+/* A forked child has no writer thread (its queue was drained before the fork). */
+static void _tinytc_py_wb_after_fork_child(void) {
+    pthread_mutex_init(&_tinytc_py_wb_lock, NULL);
+    pthread_cond_init(&_tinytc_py_wb_work, NULL);
+    pthread_cond_init(&_tinytc_py_wb_idle, NULL);
+    _tinytc_py_wb_head = _tinytc_py_wb_tail = _tinytc_py_wb_running = NULL;
+    _tinytc_py_wb_thread = 0;
+}
+
+/* Installs the child's fork handler; 0 on success (then writes may go behind). */
+static int _tinytc_py_write_behind_start(void) {
+    return pthread_atfork(NULL, NULL, _tinytc_py_wb_after_fork_child) != 0;
+}

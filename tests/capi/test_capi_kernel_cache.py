@@ -3,14 +3,18 @@ kernel_cache_ze.c, Level Zero on our CPU driver): a second run of a C program fi
 SPIR-V and the device binary of its kernel bundle in the cache, and the context flag
 tinytc_optflag_kernel_cache = 0 keeps the program out of it. Text parsed and compiled again in
 one process (tests/capi/c/compile_memo.c) is answered from memory. A C host never finalises the
-embedded interpreter, so no Python `atexit` handler runs there: its entries are written before
-the compile returns (kernel_cache/writer.py) and its counts at its exit, by the C `atexit` hook
-libtinytc installs (capi/helpers.c, kernel_cache/stats.py): a program that returns from main
-leaves them complete, counted (each once, also where the host forks right after its misses:
-the fork saves first and the child starts without the parent's counts) and unlocked."""
+embedded interpreter, so no Python `atexit` handler runs there: its entries are written behind
+by a native thread of the library (capi/helpers.c, kernel_cache/writer.py), which the exit and
+a fork wait for, and its counts are saved at its exit, by the C `atexit` hook libtinytc installs
+(kernel_cache/stats.py): a program that returns from main leaves them complete, counted (each
+once, also where the host forks right after its misses: the fork saves first and the child
+starts without the parent's counts), unlocked and without temporary files, also where several
+hosts write at once or another process clears the folder meanwhile
+(tests/capi/c/cache_writers.c)."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -132,3 +136,49 @@ def test_a_fork_from_another_thread_leaves_a_child_that_compiles_and_saves(
     totals = stats.totals()
     assert totals["compiles"] == totals["spirv_misses"] == len(entries)
     assert len(entries) >= 1 + rounds  # the first call's and each child's
+
+
+def test_hosts_writing_behind_at_once_leave_every_entry_whole_and_counted(
+    compile_c, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three C hosts at once (tests/capi/c/cache_writers.c) miss the same texts, and one of their
+    own each, in one folder; their libraries write the entries behind. After they exit every
+    entry is in place and complete, no temporary file is left, each process counted a miss or
+    a hit for each of its texts and its bytes, and a later run finds every entry."""
+    monkeypatch.setenv("TINYTC_CACHE_DIR", str(tmp_path))
+    env = {"TINYTC_CACHE_DIR": str(tmp_path)}
+    n = 6
+    prog = compile_c("cache_writers.c")
+    with ThreadPoolExecutor(3) as pool:
+        results = list(pool.map(lambda who: prog.run(who, str(n), env=env), ["a", "b", "c"]))
+    assert [(r.stdout, r.stderr) for r in results] == [("ok\n", "")] * 3
+    entries = store.entries()
+    assert len(entries) == n + 3
+    assert all(store.get(e.name) is not None for e in entries)  # complete
+    assert not list(store.folder().glob(".tmp-*"))
+    totals = stats.totals()
+    assert totals["compiles"] == totals["spirv_misses"] >= n + 3
+    assert totals["spirv_misses"] + totals.get("spirv_hits", 0) == 3 * (n + 1)
+    assert totals["bytes_written"] >= sum(e.size for e in entries)
+    assert prog.run("a", str(n), env=env).stdout == "ok\n"
+    again = stats.totals()
+    assert again["spirv_hits"] == totals.get("spirv_hits", 0) + n + 1
+    assert again["compiles"] == totals["compiles"]
+
+
+def test_a_host_whose_folder_is_cleared_while_it_writes_behind_goes_on(
+    compile_c, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tests/capi/c/cache_writers.c with "clear": after each compile the host empties and
+    removes the kernels folder, as another process's `tinytc-cache clear` would, while the
+    entry it just missed may still be queued for writing. The library makes the folder again
+    and goes on writing without a warning: the last compile's entry is there, complete, and
+    no temporary file is left."""
+    monkeypatch.setenv("TINYTC_CACHE_DIR", str(tmp_path))
+    prog = compile_c("cache_writers.c")
+    result = prog.run("solo", "5", "clear", env={"TINYTC_CACHE_DIR": str(tmp_path)})
+    assert (result.stdout, result.stderr) == ("ok\n", "")
+    entries = store.entries()
+    assert len(entries) >= 1
+    assert all(store.get(e.name) is not None for e in entries)
+    assert not list(store.folder().glob(".tmp-*"))

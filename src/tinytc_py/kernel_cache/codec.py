@@ -19,7 +19,7 @@ def encode(binary: Binary) -> bytes:
         "core_features": int(binary.core_features),
         "kernels": list(binary.kernels.values()),
     }
-    text = json.dumps(header, separators=(",", ":"), default=_fields).encode()
+    text = _HEADER_JSON.encode(header).encode()
     return _LENGTH.pack(len(text)) + text + binary.data
 
 
@@ -34,6 +34,9 @@ def _fields(value: object) -> dict:
         raise TypeError(f"cannot encode {type(value).__name__}")
     return vars(value)
 
+
+_HEADER_JSON = json.JSONEncoder(separators=(",", ":"), default=_fields)
+"""The header's encoder, made once (`json.dumps` with these options builds one per call)."""
 
 _dataclass: dict[type, bool] = {}
 

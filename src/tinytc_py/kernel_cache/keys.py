@@ -50,9 +50,13 @@ def canonical(value: Any) -> Any:
     return value
 
 
+_KEY_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+"""The text a key digests, made once: `json.dumps` with these options builds an encoder per
+call."""
+
+
 def _digest(parts: list[Any]) -> str:
-    text = json.dumps(parts, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(_KEY_JSON.encode(parts).encode()).hexdigest()
 
 
 FLAGS = tuple(OptFlag)

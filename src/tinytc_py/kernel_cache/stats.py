@@ -73,8 +73,17 @@ def count(name: str, n: int = 1, persist: bool = True, where: trust.Folder | Non
 
 def folder_key(where: trust.Folder) -> trust.Folder:
     """The folder as this process's unsaved counts name it: one whatever a lookup found of its
-    existence (an update makes it when it is missing: `_add_to_totals`)."""
-    return dataclasses.replace(where, exists=False) if where.exists else where
+    existence (an update makes it when it is missing: `_add_to_totals`). Remembered per
+    folder: a miss asks three times, and `dataclasses.replace` costs microseconds each."""
+    if not where.exists:
+        return where
+    key = _folder_keys.get(where)
+    if key is None:
+        key = _folder_keys[where] = dataclasses.replace(where, exists=False)
+    return key
+
+
+_folder_keys: dict[trust.Folder, trust.Folder] = {}
 
 
 def count_all(delta: dict[str, int], where: trust.Folder | None = None) -> None:
@@ -83,9 +92,11 @@ def count_all(delta: dict[str, int], where: trust.Folder | None = None) -> None:
     if where is not None:
         where = folder_key(where)
     with _process_lock:
-        _process.update(delta)
-        if where is not None:
-            _unsaved.setdefault(where, Counter()).update(delta)
+        unsaved = _unsaved.setdefault(where, Counter()) if where is not None else None
+        for name, n in delta.items():  # not Counter.update: its Mapping check costs more
+            _process[name] += n
+            if unsaved is not None:
+                unsaved[name] += n
     if where is not None and not _deferred:
         save(where)
 
@@ -105,7 +116,9 @@ def update(where: trust.Folder, delta: dict[str, int]) -> dict[str, int]:
 
 def save(where: trust.Folder | None = None) -> None:
     """Add this process's unsaved counts to the totals of folder `where` (of every folder it
-    counted in, without one), one update per folder; then `after_save`."""
+    counted in, without one), one update per folder; then `after_save`. The entries a C
+    host's native thread writes behind are in place first (their bytes are counted)."""
+    writer.wait_native()
     if where is not None:
         where = folder_key(where)
     while True:  # again for what `after_save` counted (evictions)

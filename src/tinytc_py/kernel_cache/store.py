@@ -193,13 +193,17 @@ def put(
             writer.wait(str(path / FILE))  # a new folder's mark first (it counts no entry)
             with _reservations_lock:  # a scan of this process sees its writes done
                 _reserve(len(data), checked)
-                atomic_write(
-                    path / (name + SUFFIX),
-                    data,
-                    lambda fd: trust.share(fd, checked),
-                    # removed since (another process cleared the cache): made again
-                    lambda _: make_folder(replace(checked, exists=False)),
-                )
+                # a C host's per-user entry: written behind by its native thread (writer.py)
+                if checked.group is not None or not writer.write_natively(
+                    str(path), name + SUFFIX, data
+                ):
+                    atomic_write(
+                        path / (name + SUFFIX),
+                        data,
+                        lambda fd: trust.share(fd, checked),
+                        # removed since (another process cleared the cache): made again, with its mode
+                        lambda _: make_folder(replace(checked, exists=False)),
+                    )
         except OSError as err:
             _disable_writing(path, err)
         else:
@@ -285,6 +289,7 @@ def _forked() -> None:
 
 
 stats.after_save = _saved
+writer.native_failed = _disable_writing  # the bytes stay counted: an estimate too high is safe
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forked)
 
@@ -312,7 +317,8 @@ def _keep_under_bound(totals: dict[str, int], r: _Reservation, where: trust.Fold
         begun = stats.update(where, {SCANS: 1})
         if _generation(begun) == (epoch, totals.get(SCANS, 0) + 1):
             r.seen = _generation(begun)  # no other scan came between: this one sees it all
-        found = entries(wait=False)  # this process's writes are done (`put`'s lock)
+        writer.wait_native()  # a C host's entries written behind are on disk before the listing
+        found = entries(wait=False)  # this process's other writes are done (`put`'s lock)
         size = evict(limit - r.left, found)
     except OSError:
         return  # the folder's size is unknown: no record, the next claim scans again

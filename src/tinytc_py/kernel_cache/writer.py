@@ -18,9 +18,12 @@ checks this). So the writes go behind only where Python's own executable is the 
 (`_main_program`); the C API's start switches them to synchronous explicitly (`synchronous`,
 capi/build.py), and a forked child (which may leave through `os._exit`, as multiprocessing's
 children do) writes at once; everywhere else a write is done before the compile returns. (A C
-host with writes behind would need its own exit and fork hooks, and its next call into the
+host with this writer thread would need its own exit and fork hooks, and its next call into the
 library would wait for the GIL the writer holds: measured, a first start's elapsed time grew
-from 2-3 to 7-8 ms.)
+from 2-3 to 7-8 ms.) A C host whose interpreter libtinytc started has a native writer instead
+(`native_in_host`, capi/helpers.c): the entry is encoded and counted before the compile returns,
+and a thread without the GIL creates, writes and renames its file; `wait` and `stats.save` wait
+for those files.
 
 The writer thread runs only while there is work: it ends when its queue is empty and a later
 `submit` starts another, so an idle process has no extra thread (Python 3.12 warns at every
@@ -41,6 +44,8 @@ import threading
 import warnings
 from collections import Counter, deque
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 
 def _main_program() -> bool:
@@ -83,6 +88,54 @@ def synchronous() -> None:
     global _behind
     _behind = False
     wait()
+
+
+_native: Any = None
+"""The library of a C host whose entries a native thread writes (`native_in_host`), else None."""
+native_failed: Callable[[Path, OSError], None] | None = None
+"""What to do when a native write failed (store.py: stop writing to that folder)."""
+
+
+def native_in_host(ffi: Any, lib: Any) -> None:
+    """From now on, `write_natively` hands entry files to the native writer of the C host's
+    library (capi/helpers.c): its thread creates, writes and renames them while the host goes
+    on, without the GIL (a Python writer thread would hold it, and the host's next call waited
+    for it). For a host whose exit and forks wait for those writes (capi/build.py: the
+    library's start installs the exit hook that saves the statistics, and `wait` waits for the
+    native writes too). A forked child writes at once."""
+    global _native
+    _native = (ffi, lib)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_native_off)
+
+
+def _native_off() -> None:
+    global _native
+    _native = None
+
+
+def write_natively(folder: str, file: str, data: bytes) -> bool:
+    """Queue `data` as file `file` of `folder` (a per-user kernels folder) on the native
+    writer; False when there is none or it could not take the file (then the caller writes
+    it). The file appears whole (a temporary file renamed into place), after `wait_native`."""
+    if _native is None:
+        return False
+    lib = _native[1]
+    return lib._tinytc_py_write_behind(os.fsencode(folder), os.fsencode(file), data, len(data)) == 0
+
+
+def wait_native(name: str | None = None) -> None:
+    """Return when the native writer has written every file queued so far (with `name`: every
+    one whose name begins with it; "" waits for none) and report a failed write to
+    `native_failed`."""
+    if _native is None:
+        return
+    ffi, lib = _native
+    err = lib._tinytc_py_write_wait(ffi.NULL if name is None else os.fsencode(name))
+    if err and native_failed is not None:
+        folder = ffi.new("char[]", 4096)
+        lib._tinytc_py_write_failed_in(folder, 4096)
+        native_failed(Path(os.fsdecode(ffi.string(folder))), OSError(err, os.strerror(err)))
 
 
 def submit(job: Callable[[], None], name: str = "", start: bool = True) -> None:
@@ -180,7 +233,9 @@ def _report(err: BaseException) -> None:
 def wait(name: str | None = None) -> None:
     """Return when every write submitted so far is done, or with `name` those of that name
     (so a lookup of one entry does not wait for the writes of others). At once in the writer
-    itself, whose jobs read the folder too."""
+    itself, whose jobs read the folder too. The native writer's files too (`wait_native`)."""
+    if _native is not None:
+        wait_native(name)
     if not _pending or (name is not None and name not in _names):
         return
     if _writer is not None and _thread.get_ident() == _writer:
