@@ -124,6 +124,9 @@ def test_row_facts_name_what_the_row_has():
         if spec.varying_params:
             assert spec.regions, mnemonic
         assert (spec.fmt is None) == (spec.syntax is not None), mnemonic
+        # a kind for each region the row names: Inst.__init__ reads the class's kinds only
+        # when the row names regions
+        assert len(cls.region_kinds) == len(spec.regions), mnemonic
 
 
 def test_a_row_with_both_a_format_and_a_syntax_is_refused():

@@ -56,19 +56,26 @@ def compile_to_module(
     reported through the program's context and raised. `parsed`: `prog` is a parse nothing
     has changed since (passes/pipeline.py skips verifying it again)."""
     info = core_info if core_info is not None else CoreInfo.default()
-    corpus.record(lambda: _printed(prog), info, prog.ctx)
     with paused_gc():
-        try:
-            check_globals_enabled(prog)
-        except CompilationError as err:
-            raise prog.ctx.report(err) from None
-        run_default_pipeline(prog, info, parsed)
-        try:
-            module, kernels = convert_prog(prog, info)
-            capex(module)
-            check_features(module, info, prog.loc)
-        except CompilationError as err:
-            raise prog.ctx.report(err) from None
+        return _to_module(prog, info, parsed)
+
+
+def _to_module(prog: Prog, info: CoreInfo, parsed: bool) -> CompiledModule:
+    """`compile_to_module` under the caller's pause of the collector (`_compile` holds one
+    pause for the whole compile: entering and leaving one costs a few microseconds of
+    interpreted code, a percent of a small program's compile)."""
+    corpus.record(lambda: _printed(prog), info, prog.ctx)
+    try:
+        check_globals_enabled(prog)
+    except CompilationError as err:
+        raise prog.ctx.report(err) from None
+    run_default_pipeline(prog, info, parsed)
+    try:
+        module, kernels = convert_prog(prog, info)
+        capex(module)
+        check_features(module, info, prog.loc)
+    except CompilationError as err:
+        raise prog.ctx.report(err) from None
     features = CoreFeature.large_register_file if info.large_register_file else _NO_FEATURES
     return CompiledModule(module, kernels, features)
 
@@ -83,15 +90,20 @@ def assemble_module(compiled: CompiledModule) -> Binary:
     """Assemble, and validate when the self-checks are asked for or in bounds-checked mode: an
     invalid module is a compiler bug, reported as one."""
     with paused_gc():
-        data = assemble(compiled.module)
-        if self_checks.requested() or any(k.bounds_checks is not None for k in compiled.kernels):
-            try:
-                validate(data)
-            except SpirvValidationError as e:
-                raise TinytcError(
-                    Status.internal_compiler_error,
-                    f"generated SPIR-V is invalid (compiler bug):\n{e}",
-                ) from e
+        return _assembled(compiled)
+
+
+def _assembled(compiled: CompiledModule) -> Binary:
+    """`assemble_module` under the caller's pause of the collector (`_to_module` says why)."""
+    data = assemble(compiled.module)
+    if self_checks.requested() or any(k.bounds_checks is not None for k in compiled.kernels):
+        try:
+            validate(data)
+        except SpirvValidationError as e:
+            raise TinytcError(
+                Status.internal_compiler_error,
+                f"generated SPIR-V is invalid (compiler bug):\n{e}",
+            ) from e
     return Binary(data, {k.name: k for k in compiled.kernels}, compiled.core_features)
 
 
@@ -178,8 +190,8 @@ def _compile(
     since (compile_text's contract: a C API handle's program while it keeps its text)."""
     with paused_gc():
         prog = make_prog()
-        compiled = compile_to_module(prog, info, parsed)
-        binary = assemble_module(compiled)
+        compiled = _to_module(prog, info, parsed)
+        binary = _assembled(compiled)
         # the module's functions and blocks point back at it: dropped, it is a tree that
         # reference counting frees now instead of a web of cycles left for the collector
         compiled.module.functions.clear()

@@ -73,12 +73,14 @@ def _write_stderr(data: str) -> None:
 
 def _refcounting(kind: str) -> None:
     def retain(p: Any) -> None:
-        table.entry(kind, p)  # checks the handle
-        table.retain_addr(addr(p))
+        a = addr(p)
+        table.entry_of(kind, a)  # checks the handle
+        table.retain_addr(a)
 
     def release(p: Any) -> None:
-        table.entry(kind, p)
-        table.release_addr(addr(p))
+        a = addr(p)
+        table.entry_of(kind, a)
+        table.release_addr(a)
 
     register(f"tinytc_{kind}_retain", retain)
     register(f"tinytc_{kind}_release", release)

@@ -115,7 +115,11 @@ class HandleTable:
         return entry
 
     def entry(self, kind: str, p: Any) -> Entry:
-        entry = self.by_addr.get(addr(p))
+        return self.entry_of(kind, addr(p))
+
+    def entry_of(self, kind: str, a: int) -> Entry:
+        """The entry of the handle at address `a`, which must be of `kind`."""
+        entry = self.by_addr.get(a)
         if entry is None or entry.kind != kind:
             invalid(f"not a {kind} handle")
         return entry

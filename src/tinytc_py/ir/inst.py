@@ -170,7 +170,9 @@ class Inst:
             for use in self.uses:
                 use.drop()
             raise
-        kinds = self.region_kinds
+        # the class attribute is a generic lookup each; the spec's region names (a native
+        # field) say whether there are any (tests/test_ops.py: as many as region_kinds)
+        kinds = self.region_kinds if spec.regions else ()
         if kinds:
             self.regions: list[Region] = [Region(kind, self) for kind in kinds]
         else:

@@ -125,9 +125,10 @@ class NumberType(Type):
         self.kind = kind
         # Plain attributes, not properties: every layer asks these of types constantly (the
         # SPIR-V conversion of three GEMMs about a thousand times), 11 types per context.
-        self.is_integer = kind.family == "int"
-        self.is_float = kind.family == "float"
-        self.is_complex = kind.family == "complex"
+        family = kind.family  # (an enum member's attribute: a generic lookup each)
+        self.is_integer = family == "int"
+        self.is_float = family == "float"
+        self.is_complex = family == "complex"
         self.size = kind.size  # bytes
 
     def _format(self) -> str:

@@ -9,6 +9,8 @@ the module needs; `check_features` raises spirv_required_feature_unavailable for
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..errors import UNKNOWN_LOCATION, CompilationError, Status
 from ..target.core_info import CoreInfo, SpirvFeature
 from .module import Module, iter_instructions
@@ -36,6 +38,10 @@ _SHUFFLE_CAPS = {
     Op.GroupNonUniformShuffleUp: Capability.GroupNonUniformShuffleRelative,
     Op.GroupNonUniformShuffleDown: Capability.GroupNonUniformShuffleRelative,
 }
+
+_NEEDS_DECLARATION: Final = _GROUP_OPS | _BF16_OPS | _BLOCK_IO_OPS | frozenset(_SHUFFLE_CAPS)
+"""The opcodes `_instruction` declares something for: one set lookup skips the others (a module
+uses a few dozen opcodes, nearly all of them plain)."""
 
 #: capability -> core-info feature it depends on
 FEATURE_OF = {
@@ -88,7 +94,8 @@ def capex(module: Module) -> None:
         for block in function.blocks:
             used.update(block.opcodes)
     for opcode in used:
-        _instruction(module, opcode)
+        if opcode in _NEEDS_DECLARATION:
+            _instruction(module, opcode)
 
 
 def _instruction(module: Module, opcode: int) -> None:

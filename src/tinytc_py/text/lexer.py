@@ -112,7 +112,7 @@ def memref_spelling_end(text: str, pos: int) -> int:
     parse_memref then reads it step by step). A scan of character codes, not a regular
     expression: the parser asks this of every memref type it reads, and a pattern's match,
     its group and its end are three calls through the Python API each time."""
-    if not text.startswith("memref<", pos):
+    if text[pos : pos + 7] != "memref<":  # (a slice: str.startswith is a method call)
         return -1
     depth = 1
     i = pos + 7

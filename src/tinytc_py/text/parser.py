@@ -429,8 +429,7 @@ class Parser:
     def accept_x(self) -> bool:
         """The 'x' separator of shapes; it may touch the next number (`4x8`)."""
         c = self.c
-        c.skip()
-        if c.text.startswith("x", c.pos):
+        if c.at("x", c.skip()):  # (Cursor.at: str.startswith is a method call when compiled)
             c.pos += 1
             return True
         return False

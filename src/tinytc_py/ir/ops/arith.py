@@ -80,18 +80,25 @@ class ArithBinaryInst(ArithInst):
 
     def verify(self) -> None:
         a, b = self.required("a"), self.required("b")
-        self.check_allowed(a.type, a)
-        checks.same_type(
-            self, a.type, b.type, Status.ir_number_mismatch, "operand types differ", a, b
-        )
-        checks.same_type(
-            self,
-            a.type,
-            result_type(self),
-            Status.ir_operand_type_must_match_return_type,
-            "operand type must match the result type",
-            a,
-        )
+        ty = a.type
+        self.check_allowed(ty, a)
+        # The checks compare first and name the status only on the error path: in the compiled
+        # module a Status member costs a lookup through the enum class (about as much as the
+        # rest of this check), and every arithmetic instruction is verified.
+        if b.type is not ty:
+            checks.same_type(
+                self, ty, b.type, Status.ir_number_mismatch, "operand types differ", a, b
+            )
+        result = result_type(self)
+        if result is not ty:
+            checks.same_type(
+                self,
+                ty,
+                result,
+                Status.ir_operand_type_must_match_return_type,
+                "operand type must match the result type",
+                a,
+            )
 
 
 class ArithUnaryInst(ArithInst):
@@ -169,7 +176,10 @@ class CompareInst(Inst):
     def verify(self) -> None:
         a, b = self.required("a"), self.required("b")
         ty = checks.number(self, a)
-        checks.same_type(self, ty, b.type, Status.ir_number_mismatch, "operand types differ", a, b)
+        if b.type is not ty:  # (the Status member on the error path only: ArithBinaryInst)
+            checks.same_type(
+                self, ty, b.type, Status.ir_number_mismatch, "operand types differ", a, b
+            )
         if self.ordered and ty.is_complex:
             raise self.error(
                 Status.ir_complex_unsupported, f"{self.name} is not defined on {ty}", a

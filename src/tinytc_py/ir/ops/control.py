@@ -99,7 +99,7 @@ class ForInst(Inst):
         frm, to, step = self.required("from"), self.required("to"), self.operand("step")
         ty = checks.integer(self, frm, "loop bound")
         for v in (to, step):
-            if v is not None:
+            if v is not None and v.type is not ty:  # (Status on the error path: arith.py)
                 checks.same_type(
                     self, ty, v.type, Status.ir_number_mismatch, "loop range types differ", frm, v
                 )

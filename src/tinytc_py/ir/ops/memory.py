@@ -94,14 +94,16 @@ class LoadInst(Inst):
         t = self.required("operand")
         ty = checks.index_list(self, t, self.operand_list("index_list"))
         expected = ty.element if isinstance(ty, MemrefType) else ty.memref
-        checks.same_type(
-            self,
-            expected,
-            result_type(self),
-            Status.ir_operand_type_must_match_return_type,
-            "result type must match the element type",
-            t,
-        )
+        result = result_type(self)
+        if result is not expected:  # (the Status member on the error path only: arith.py)
+            checks.same_type(
+                self,
+                expected,
+                result,
+                Status.ir_operand_type_must_match_return_type,
+                "result type must match the element type",
+                t,
+            )
 
 
 class AtomicLoadInst(LoadInst):
@@ -213,7 +215,9 @@ class SubviewInst(Inst):
                 raise self.error(
                     Status.ir_out_of_bounds, f"slice {o}:{s} exceeds mode size {ext}", t
                 )
-        _check_view_type(self, mt, *subview_layout(mt, sizes))
+        # unpacked here, not with `*`: a starred call is a generic call in the compiled module
+        shape, stride = subview_layout(mt, sizes)
+        _check_view_type(self, mt, shape, stride)
 
 
 Layout = tuple[tuple[int, ...], tuple[int, ...]]

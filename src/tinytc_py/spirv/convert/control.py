@@ -64,7 +64,7 @@ class ControlFlowConversion(ConverterBase):
         carried = [self.fresh_ids(r.type, inst) for r in inst.results]
         body = inst.regions[0]
         self.values[body.params[0]] = iv
-        for p, c in zip(body.params[1:], carried, strict=False):
+        for p, c in zip(body.params[1:], carried):
             self.values[p] = c
         self.block = self.fn.add_block(body_l)
         yielded = self.region(body)
@@ -77,12 +77,12 @@ class ControlFlowConversion(ConverterBase):
         cont.op(Op.IAdd, ity, iv, step, result_id=iv_next)
         cont.emit(Op.Branch, header_l)
         header.op(Op.Phi, ity, frm, pre.label, iv_next, cont_l, result_id=iv)
-        for r, c, i0, y in zip(inst.results, carried, init, yielded, strict=False):
+        for r, c, i0, y in zip(inst.results, carried, init, yielded):
             self.phi(header, r.type, inst, [(i0, pre.label), (y, cont_l)], result=c)
         cond = header.op(Op.SLessThan, m.type_bool(), iv, to)
         header.emit(Op.LoopMerge, merge_l, cont_l, *loop_control(inst))
         header.emit(Op.BranchConditional, cond, body_l, merge_l)
-        for r, c in zip(inst.results, carried, strict=False):
+        for r, c in zip(inst.results, carried):
             self.values[r] = c
         self.block = self.fn.add_block(merge_l)
 

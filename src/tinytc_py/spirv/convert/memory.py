@@ -38,7 +38,7 @@ class MemoryConversion(ControlFlowConversion):
             return d.ptr
         blk = self.block
         off = None
-        for idx, st, static in zip(indices, d.stride, d.ty.stride, strict=False):
+        for idx, st, static in zip(indices, d.stride, d.ty.stride):
             term = idx if static == 1 else blk.op2(Op.IMul, self.i64(), idx, st)
             off = term if off is None else blk.op2(Op.IAdd, self.i64(), off, term)
         return blk.op2(Op.InBoundsPtrAccessChain, self.memref_ptr_ty(d.ty), d.ptr, off)
@@ -68,8 +68,8 @@ class MemoryConversion(ControlFlowConversion):
             p = blk.op(Op.InBoundsPtrAccessChain, self.i64_array_ptr_ty(), arr, idx)
             return blk.op(Op.Load, self.i64(), p, MemoryAccess.Aligned, 8)
 
-        shape = [entry(a, s) for a, s in zip(g.shape, mt.shape, strict=False)]
-        stride = [entry(a, s) for a, s in zip(g.stride, mt.stride, strict=False)]
+        shape = [entry(a, s) for a, s in zip(g.shape, mt.shape)]
+        stride = [entry(a, s) for a, s in zip(g.stride, mt.stride)]
         return MemrefDV(mt, base, shape, stride)
 
     def store(self, inst: Inst) -> None:
@@ -89,10 +89,8 @@ class MemoryConversion(ControlFlowConversion):
     def result_dv(self, inst: Inst, ptr: int, shape: list[int], stride: list[int]) -> MemrefDV:
         """Prefer the result type's static entries (constants) over computed ids."""
         rt = as_memref(inst.results[0].type)
-        shape = [s if e == DYNAMIC else self.c64(e) for s, e in zip(shape, rt.shape, strict=False)]
-        stride = [
-            s if e == DYNAMIC else self.c64(e) for s, e in zip(stride, rt.stride, strict=False)
-        ]
+        shape = [s if e == DYNAMIC else self.c64(e) for s, e in zip(shape, rt.shape)]
+        stride = [s if e == DYNAMIC else self.c64(e) for s, e in zip(stride, rt.stride)]
         return MemrefDV(rt, ptr, shape, stride)
 
     def subview(self, inst: Inst) -> None:
@@ -100,19 +98,19 @@ class MemoryConversion(ControlFlowConversion):
         instructions upstream emits (its lit test spv/subview checks them); the device JIT folds
         the constant and unit factors and the zero terms."""
         d = self.dv(inst.operand("operand"), inst)
-        dyn_offs = iter(self.val(v, inst) for v in inst.operand_list("offsets"))
-        dyn_sizes = iter(self.val(v, inst) for v in inst.operand_list("sizes"))
+        # the dynamic entries in reverse, taken with pop(): a compiled generator's next() and a
+        # zip(..., strict=False) are generic calls, plain zip and lists are native code
+        dyn_offs = [self.val(v, inst) for v in reversed(inst.operand_list("offsets"))]
+        dyn_sizes = [self.val(v, inst) for v in reversed(inst.operand_list("sizes"))]
         blk, i64 = self.block, self.i64()
         off = self.mod.constant_null(i64)
         shape, stride = [], []
-        for k, (o, s) in enumerate(
-            zip(inst.props["static_offsets"], inst.props["static_sizes"], strict=False)
-        ):
-            oid = next(dyn_offs) if o == DYNAMIC else self.c64(o)
+        for k, (o, s) in enumerate(zip(inst.props["static_offsets"], inst.props["static_sizes"])):
+            oid = dyn_offs.pop() if o == DYNAMIC else self.c64(o)
             off = blk.op2(Op.IAdd, i64, off, blk.op2(Op.IMul, i64, oid, d.stride[k]))
             if s == 0:
                 continue
-            shape.append(next(dyn_sizes) if s == DYNAMIC else self.c64(s))
+            shape.append(dyn_sizes.pop() if s == DYNAMIC else self.c64(s))
             stride.append(d.stride[k])
         ptr = blk.op2(Op.InBoundsPtrAccessChain, self.memref_ptr_ty(d.ty), d.ptr, off)
         self.set(inst, self.result_dv(inst, ptr, shape, stride))
