@@ -22,18 +22,13 @@ ENTRY = 4096  # payload bytes; a file adds the header
 
 
 @pytest.fixture(autouse=True)
-def made_by_another_process(
-    cache: Path, saves_at_once: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def made_by_another_process(cache: Path, saves_at_once: None) -> None:
     """The folder exists before the test's first write, as one another process made: a
     folder this process makes starts statistics that bound its size without a listing
     (test_first_start.py), which these tests of the scans and their record must not take.
-    Every write reserves its own bytes and no more (a claim per write: store.CLAIM_FIRST and
-    CLAIM_MOST 0), so each write checks the bound; test_stats_saving.py checks the claims of
-    chunks."""
+    Every write updates the statistics at once (`saves_at_once`), so each write checks the
+    bound; test_a_process_that_saves_at_exit_keeps_the_bound_when_it_saves checks the rest."""
     cache.mkdir(parents=True, mode=0o700)
-    monkeypatch.setattr(store, "CLAIM_FIRST", 0)
-    monkeypatch.setattr(store, "CLAIM_MOST", 0)
 
 
 def folder_bytes(cache: Path) -> int:
@@ -193,15 +188,8 @@ def test_listing_that_fails_part_way_leaves_no_record(
     assert not (cache / store.SCAN_FILE).exists()
     monkeypatch.setattr(os, "scandir", REAL_SCANDIR)
     store.put("newer", PAYLOAD)
-    assert estimate(cache) == folder_bytes(cache)
-
-
-def estimate(cache: Path) -> int:
-    """The folder's size as the scan record and the reserved total estimate it (store.py)."""
-    epoch, start, size = json.loads((cache / store.SCAN_FILE).read_bytes())
-    totals = stats.totals()
-    assert epoch == totals[stats.EPOCH]
-    return size + totals[store.RESERVED] - start
+    record = json.loads((cache / store.SCAN_FILE).read_bytes())
+    assert record[2] == folder_bytes(cache)
 
 
 def test_few_entries_are_listed_again_instead_of_recorded(
@@ -210,13 +198,14 @@ def test_few_entries_are_listed_again_instead_of_recorded(
     """A new folder's first writes list it (cheaper than writing a record); the first scan
     that finds RECORD_FROM entries leaves the record, and the next write lists nothing."""
     monkeypatch.setattr(store, "RECORD_FROM", 4)
-    for i in range(4):  # each scan comes before its write: it lists the entries before it
+    for i in range(3):
         store.put(f"e-{i}", PAYLOAD)
     assert not (cache / store.SCAN_FILE).exists()
-    store.put("e-4", PAYLOAD)
-    assert estimate(cache) == folder_bytes(cache)
+    store.put("e-3", PAYLOAD)
+    record = json.loads((cache / store.SCAN_FILE).read_bytes())
+    assert record[2] == folder_bytes(cache)
     calls = Calls(monkeypatch)
-    store.put("e-5", PAYLOAD)
+    store.put("e-4", PAYLOAD)
     assert (calls.scandir, calls.entries, calls.evict) == (0, 0, 0)
 
 

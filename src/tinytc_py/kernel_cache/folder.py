@@ -30,7 +30,7 @@ store.py can tell its running totals began again."""
 FROM_EMPTY = "from_empty"
 """Not a counter: 1 in a file whose epoch began with an empty folder (`_start_empty` wrote it
 into the folder before the folder took its name, or behind after making it, while it held no
-entry: `_make_private`), so every byte in the folder was reserved in its bytes_reserved: store.py
+entry: `_make_private`), so every byte in the folder was counted in its bytes_written: store.py
 then knows a bound on the folder's size without listing it. A file made again later (cleared
 or damaged) never has it: the folder may hold entries by then."""
 

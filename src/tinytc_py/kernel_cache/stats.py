@@ -10,17 +10,15 @@ with it off they are counted for this process only), lock_timeouts (waits given 
 process built itself), stale_locks (locks of crashed processes removed), corrupt (damaged
 entries removed), untrusted (reads refused: entries of another owner or group), native_rejected
 (intact device binaries the device refused to load, rebuilt), evicted (entries removed for the
-size bound), bytes_written, bytes_reserved and scans (the size bound's bookkeeping: bytes set
-aside before entries were written, at least bytes_written; scans of the folder, store.py),
-tuning_hits / tuning_misses (gemm shapes the autotuner found in the
+size bound), bytes_written, tuning_hits / tuning_misses (gemm shapes the autotuner found in the
 tuning cache / timed on the device); for this process only also memo_hits (answered from
 memory).
 
 The counts are kept in the process and added to `stats.json` in the cache folder, under an
 exclusive lock, in one update per folder: at exit, before a fork, whenever the totals are read
 in the process (`totals`, so `tinytc-cache` and the Python API see this process's counts), and
-with each claim of bytes for entries (store.py's reservations, made before the entries are
-written: `update`). A lookup thus pays no file update (one cost 0.09 ms of
+when the bytes the process wrote since its last update pass `SAVE_EVERY` of the size bound
+(store.py, which checks the bound then). A lookup thus pays no file update (one cost 0.09 ms of
 a C host's miss, 0.2 ms with its lock). Exit means Python's `atexit` where Python's own
 executable is the program (writer._main_program), and a C `atexit` hook where libtinytc started
 the interpreter itself (capi/helpers.c: a C host never finalises Python), whose fork handlers
@@ -28,8 +26,7 @@ also run Python's fork protocol, so the before-fork save runs there too. Anywher
 program that embeds Python and may never finalise it, a forked child, which may leave through
 `os._exit` as multiprocessing's do) each count is added at once (`save_at_exit` not called).
 A child starts without the parent's unsaved counts (they were saved just before the fork).
-A process killed before its exit loses its unsaved counts (never a reservation, so the size
-bound holds: store.py); a folder that cannot be written only
+A process killed before its exit loses its unsaved counts; a folder that cannot be written only
 loses the totals; a folder the cache may not use (trust.py) is not touched.
 """
 
@@ -57,8 +54,8 @@ _process_lock = threading.Lock()  # the writer thread (writer.py) counts too
 _unsaved: dict[trust.Folder, Counter[str]] = {}  # counts not yet in each folder's file
 _deferred = False  # whether counts wait for `save` (module docstring)
 after_save: Callable[[trust.Folder, dict[str, int]], None] | None = None
-"""Called with a folder and the totals a `save` made (empty when it failed): store.py, which
-reserves again what a scan since its last claim may have missed."""
+"""Called with a folder and the totals its update made (empty when it failed): store.py, which
+keeps the folder under its size bound from them."""
 
 
 def count(name: str, n: int = 1, persist: bool = True, where: trust.Folder | None = None) -> None:
@@ -101,17 +98,10 @@ def count_all(delta: dict[str, int], where: trust.Folder | None = None) -> None:
         save(where)
 
 
-def update(where: trust.Folder, delta: dict[str, int]) -> dict[str, int]:
-    """Add `delta` and this process's unsaved counts of folder `where` to its totals now, in
-    one update; returns the totals. Raises OSError when the file cannot be updated (the
-    unsaved counts are then lost, as in a failed `save`). For the folder's bookkeeping, which
-    others must see before this process goes on (store.py's reservations and scans), and
-    which is no counter of the process."""
-    where = folder_key(where)
-    with _process_lock:
-        merged = _unsaved.pop(where, Counter())
-    merged.update(delta)
-    return _add_to_totals(dict(merged), where)
+def unsaved(where: trust.Folder, name: str) -> int:
+    """The count `name` of this process not yet added to the totals of folder `where`."""
+    counts = _unsaved.get(folder_key(where))  # one dictionary read: no lock needed
+    return counts[name] if counts is not None else 0
 
 
 def save(where: trust.Folder | None = None) -> None:

@@ -15,47 +15,32 @@ or damaged later, so:
 
 Why a write does not list the folder: with thousands of entries (many kernels, many ranks)
 reading every entry's size costs milliseconds per miss (16 ms at 5000 entries,
-benchmarks/cache_store.py). Instead every byte is counted in the statistics before it is
-written, and the last full scan leaves a record (`SCAN_FILE`) to compare the count with.
-
-Reserved ahead: a process writes an entry only from bytes it reserved in the statistics'
-running `RESERVED` total (`_reserve`), claiming a chunk when its reservation runs short:
-`CLAIM_FIRST` of the bound at first (at least the entry), then as much as it claimed so far,
-at most `CLAIM_MOST` (so a process reserves at most about twice what it writes, and a busy
-one updates the file once per `CLAIM_MOST` of the bound; the claim carries the process's
-other unsaved counts along, stats.update). A process killed at any point has counted every
-byte it wrote; what it reserved and never wrote is counted too much, which only brings a
-scan early. The bound is checked at each claim, with the totals it returns.
-
-The estimate: the scan record holds the statistics epoch, the `RESERVED` total when the scan
-began less the scanning process's own reservation left (the bytes it writes after the listing)
-and the folder's size after the scan; the folder's size is estimated as that size plus what
-was reserved since, and the folder is scanned again only when the estimate passes the bound.
-A scan that finds the folder over the bound, less the scanner's reservation, evicts down to
-`LOW_WATER` of that, so a full folder is scanned once per tenth of the bound written. Another
-process's reservation claimed before the scan began is in the record's total but its later
-entries are not in the listing: so a scan first adds one to the statistics' `SCANS` count, and
-a process whose claim finds `_generation` changed since its previous claim reserves again the
-bytes it wrote since that claim (`_recount`) and drops the rest of its older reservation; at
-exit, before a fork and when it reads the totals (`_saved`) it does the same. Until then such
-bytes are missing from the estimate: a process that another's scan passed while it wrote may
-take the folder past the bound by what it writes before its next claim (less than
-`CLAIM_MOST` of the bound, or one entry larger than that), and when it is killed meanwhile,
-those bytes stay missing until the next scan lists them. Removals (clear, damaged entries,
-other scans) only make the estimate too high, which costs one early scan. A missing or
+benchmarks/cache_store.py). Instead the last full scan leaves a record (`SCAN_FILE`): the
+statistics' running `bytes_written` total over all processes at the start of the scan and the
+folder's size after it. The bound is checked when a process adds its counts to the statistics
+(stats.py: at its exit, before a fork, when it reads the totals, and when the bytes it wrote
+since pass `SAVE_EVERY` of the bound; so a lookup updates no file, and each running process
+may hold back less than that share of the bound): the check estimates the size as that size
+plus the bytes written since, from the totals the update returns, and scans again only when
+the estimate passes the bound. The estimate never falls short of the bytes counted,
+whichever processes write or scan at once:
+a file is renamed into place before its bytes are counted, so a file counted before the scan
+read the total is in the scan, and any later one is in the difference; removals (clear,
+damaged entries, other scans) only make it too high, which costs one early scan. A missing or
 damaged record, or one of another statistics epoch (the statistics file was cleared or
-damaged, so its totals began again, which a process also takes as a scan), means a scan. A
-scan of fewer than `RECORD_FROM` entries leaves no record: listing them again at the next
-claim costs less than writing one. Nor does a first start scan at all: a new folder gets a
-statistics file whose epoch is marked `FROM_EMPTY` (folder.make_folder: before a shared
+damaged, so its totals began again), means a scan. A scan that finds the bound crossed evicts
+down to `LOW_WATER` of it, so a full folder is scanned once per tenth of the bound written, not
+at every write. A scan of fewer than `RECORD_FROM` entries leaves no record: listing them again
+at the next write costs less than writing one. Nor does a first start scan at all: a new folder
+gets a statistics file whose epoch is marked `FROM_EMPTY` (folder.make_folder: before a shared
 folder takes its name; behind, before its first entry and only while it holds none, for a
 private one), so a marked epoch began with the folder empty (statistics made again later lack
-the mark), and in such an epoch the `RESERVED` total itself bounds the folder's size (every
-file in the folder was reserved since), so the folder is listed only once that total passes
-the bound. For the estimate to hold, every byte in the folder must be reserved: an entry whose
-reservation cannot be claimed is not written and writing is turned off, a listing that fails
-part-way leaves no record, and `tinytc-cache clear` removes the statistics before the
-entries.
+the mark), and in such an epoch the running total itself bounds the folder's size (every file
+in the folder was written, and counted, since), so the folder is listed only once that total
+passes the bound. For the estimate to hold, every byte in the folder must be counted: the
+entries whose bytes cannot be added to the statistics are removed again and writing is turned
+off, a listing that fails part-way leaves no record, and `tinytc-cache clear` removes the
+statistics before the entries (an entry written meanwhile counts in the new totals).
 """
 
 from __future__ import annotations
@@ -82,10 +67,7 @@ _HEADER = len(MAGIC) + hashlib.sha256().digest_size
 SCAN_FILE = "last_scan.json"
 RECORD_FROM = 32  # entries a scan must find to leave a record (a new folder's first writes)
 LOW_WATER = 0.9
-CLAIM_FIRST = 1 / 1024  # of the bound: a process's first reservation (at least the entry)
-CLAIM_MOST = 1 / 32  # of the bound: the largest (each claims what the process claimed so far)
-RESERVED = "bytes_reserved"  # the statistics' total of reserved bytes, which the bound counts
-SCANS = "scans"  # the statistics' count of scans that may record the folder's size
+SAVE_EVERY = 1 / 32  # of the bound: bytes a process writes between two updates of the totals
 
 
 @dataclass(frozen=True)
@@ -175,11 +157,11 @@ def put(
     where: trust.Folder | None = None,
     if_absent: bool = False,
 ) -> None:
-    """Store `payload` as entry `name` (atomically), its bytes reserved in the statistics
-    first (`_reserve`, which keeps the folder under the size bound). `counts` (the caller's
-    counters of this lookup) are recorded with bytes_written. `where`: the folder as the
-    caller checked it (else checked here). `if_absent`: leave an entry of that name that may
-    be read (another process's write of the same payload) as it is."""
+    """Store `payload` as entry `name` (atomically), then evict down to the size bound.
+    `counts` (the caller's counters of this lookup) are recorded with bytes_written, in one
+    update of the statistics file. `where`: the folder as the caller checked it (else
+    checked here). `if_absent`: leave an entry of that name that may be read (another
+    process's write of the same payload) as it is."""
     counts = dict(counts or {})
     checked = where or trust.checked()
     if checked is None:  # a folder the cache may not use: the counts stay in this process
@@ -191,107 +173,57 @@ def put(
         try:
             make_folder(checked)
             writer.wait(str(path / FILE))  # a new folder's mark first (it counts no entry)
-            with _reservations_lock:  # a scan of this process sees its writes done
-                _reserve(len(data), checked)
-                # a C host's per-user entry: written behind by its native thread (writer.py)
-                if checked.group is not None or not writer.write_natively(
-                    str(path), name + SUFFIX, data
-                ):
-                    atomic_write(
-                        path / (name + SUFFIX),
-                        data,
-                        lambda fd: trust.share(fd, checked),
-                        # removed since (another process cleared the cache): made again, with its mode
-                        lambda _: make_folder(replace(checked, exists=False)),
-                    )
+            # a C host's per-user entry: written behind by its native thread (writer.py)
+            if checked.group is not None or not writer.write_natively(
+                str(path), name + SUFFIX, data
+            ):
+                atomic_write(
+                    path / (name + SUFFIX),
+                    data,
+                    lambda fd: trust.share(fd, checked),
+                    # removed since (another process cleared the cache): made again, with its mode
+                    lambda _: make_folder(replace(checked, exists=False)),
+                )
         except OSError as err:
             _disable_writing(path, err)
         else:
             counts["bytes_written"] = len(data)
+    if "bytes_written" in counts:  # before the count, whose update may come at once
+        with _written_lock:
+            _written.setdefault(stats.folder_key(checked), []).append(name)
     if counts:
         stats.count_all(counts, checked)
+    if (
+        "bytes_written" in counts
+        and stats.unsaved(checked, "bytes_written") > max_bytes() * SAVE_EVERY
+    ):
+        stats.save(checked)  # then `_saved`
 
 
-@dataclass
-class _Reservation:
-    """This process's bytes set aside in the `RESERVED` total of one folder (module
-    docstring)."""
-
-    left: int = 0  # reserved, not written yet
-    claimed: int = 0  # claimed in all: the size of the next claim
-    since: int = 0  # written since the last claim
-    seen: tuple[int, int] | None = None  # the `_generation` the last claim returned
-
-
-_reservations: dict[trust.Folder, _Reservation] = {}
-_reservations_lock = threading.RLock()  # the writer thread writes too; a scan's count saves
-
-
-def _generation(totals: dict[str, int]) -> tuple[int, int]:
-    """Changes with every scan that may record the folder's size, and when the totals began
-    again (epoch)."""
-    return totals.get(stats.EPOCH, 0), totals.get(SCANS, 0)
-
-
-def _reserve(size: int, where: trust.Folder) -> None:
-    """Take `size` bytes from this process's reservation in folder `where`, claiming more in
-    the totals (and keeping the folder under the bound) when too few are left. Raises OSError
-    when the statistics cannot be updated: nothing may be written then."""
-    key = stats.folder_key(where)
-    with _reservations_lock:
-        r = _reservations.setdefault(key, _Reservation())
-        if r.left < size:
-            limit = max_bytes()
-            chunk = min(int(limit * CLAIM_MOST), max(int(limit * CLAIM_FIRST), r.claimed))
-            chunk = max(size, chunk)
-            totals = stats.update(key, {RESERVED: chunk})
-            r.claimed += chunk
-            if _generation(totals) != r.seen:
-                r.left = 0  # claimed before a scan that did not subtract it (module docstring)
-                if r.seen is not None and r.since:
-                    totals = _recount(r, key)
-            r.left += chunk
-            r.since = 0
-            r.seen = _generation(totals)
-            _keep_under_bound(totals, r, key)
-        r.left -= size
-        r.since += size
-
-
-def _recount(r: _Reservation, where: trust.Folder) -> dict[str, int]:
-    """Reserve again the bytes written since the last claim (a scan since may have missed
-    them); returns the totals."""
-    totals = stats.update(where, {RESERVED: r.since})
-    r.since = 0
-    return totals
+_written: dict[trust.Folder, list[str]] = {}  # entries whose bytes are not in the totals yet
+_written_lock = threading.Lock()
 
 
 def _saved(where: trust.Folder, totals: dict[str, int]) -> None:
-    """After this process's counts were added to the totals of `where` (at exit, before a fork,
-    at a read of the totals): the bytes written since the last claim are reserved again when
-    a scan came between, and the bound checked with them."""
-    with _reservations_lock:
-        r = _reservations.get(where)
-        if r is None or not r.since or not totals or _generation(totals) == r.seen:
-            return
-        with contextlib.suppress(OSError):
-            totals = _recount(r, where)
-            r.seen = None  # the reservation left was claimed before the scan: not usable
-            r.left = 0
-            _keep_under_bound(totals, r, where)
-
-
-def _forked() -> None:
-    """In a forked child: the parent's reservations are the parent's."""
-    global _reservations_lock
-    _reservations_lock = threading.RLock()
-    _reservations.clear()
+    """After this process's counts were added to the totals of `where` (empty: they could not
+    be): evict down to the bound when the estimate may exceed it; entries whose bytes could not
+    be counted are taken back and writing stops (module docstring)."""
+    with _written_lock:
+        names = _written.pop(where, [])
+    if not names:
+        return
+    if not totals:
+        for name in names:
+            remove(name)
+        _disable_writing(where.path, OSError(f"cannot update the statistics in {where.path}"))
+        return
+    _keep_under_bound(totals, keep=names[-1], where=where)
 
 
 stats.after_save = _saved
 writer.native_failed = _disable_writing  # the bytes stay counted: an estimate too high is safe
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forked)
+if hasattr(os, "register_at_fork"):  # the parent's names are the parent's (stats._forked)
+    os.register_at_fork(after_in_child=_written.clear)
 
 
 def _readable(path: Path, where: trust.Folder) -> bool:
@@ -302,38 +234,32 @@ def _readable(path: Path, where: trust.Folder) -> bool:
         return False
 
 
-def _keep_under_bound(totals: dict[str, int], r: _Reservation, where: trust.Folder) -> None:
+def _keep_under_bound(totals: dict[str, int], keep: str, where: trust.Folder) -> None:
     """Scan and evict when the estimate from the last scan's record (module docstring) may
-    exceed the bound. `totals`: the statistics with this process's reservation `r`."""
+    exceed the bound. `totals` are the statistics including this write."""
     limit = max_bytes()
-    # no RESERVED in the totals: reset since (stats.reset_totals), only counts an early scan
-    epoch, reserved = totals[stats.EPOCH], totals.get(RESERVED, 0)
-    if totals.get(stats.FROM_EMPTY) == 1 and reserved <= limit:
-        return  # every byte in the folder was reserved in `reserved` (module docstring)
+    # no bytes_written in the totals: reset since (stats.reset_totals), only counts an early scan
+    epoch, written = totals[stats.EPOCH], totals.get("bytes_written", 0)
+    if totals.get(stats.FROM_EMPTY) == 1 and written <= limit:
+        return  # every byte in the folder was counted in `written` (module docstring)
     record = _last_scan(where.path)
-    if record is not None and record[0] == epoch and record[2] + reserved - record[1] <= limit:
+    if record is not None and record[0] == epoch and record[2] + written - record[1] <= limit:
         return
     try:
-        begun = stats.update(where, {SCANS: 1})
-        if _generation(begun) == (epoch, totals.get(SCANS, 0) + 1):
-            r.seen = _generation(begun)  # no other scan came between: this one sees it all
-        writer.wait_native()  # a C host's entries written behind are on disk before the listing
-        found = entries(wait=False)  # this process's other writes are done (`put`'s lock)
-        size = evict(limit - r.left, found)
+        found = entries()
+        size = evict(limit, keep, found)
     except OSError:
-        return  # the folder's size is unknown: no record, the next claim scans again
+        return  # the folder's size is unknown: no record, the next write scans again
     if len(found) < RECORD_FROM:
-        return  # listing these few again at the next claim costs less than a record
+        return  # listing these few again at the next write costs less than a record
     with contextlib.suppress(OSError):
-        start = begun.get(RESERVED, 0) - r.left  # what this process writes later: not seen
-        scan = json.dumps([begun[stats.EPOCH], start, size]).encode()
+        scan = json.dumps([epoch, written, size]).encode()
         atomic_write(where.path / SCAN_FILE, scan, lambda fd: trust.share(fd, where))
 
 
 def _last_scan(where: Path) -> tuple[int, int, int] | None:
-    """(statistics epoch and `RESERVED` total when the last scan began, less the scanning
-    process's reservation left, and the folder's bytes after the scan) recorded in folder
-    `where`, or None when there is no usable record."""
+    """(statistics epoch and bytes_written total when the last scan began, folder bytes after
+    it) recorded in folder `where`, or None when there is no usable record."""
     try:
         record = tuple(json.loads((where / SCAN_FILE).read_bytes()))
     except (OSError, ValueError, TypeError):
@@ -343,13 +269,11 @@ def _last_scan(where: Path) -> tuple[int, int, int] | None:
     return record
 
 
-def entries(wait: bool = True) -> list[Entry]:
-    """The entries in the folder, least recently used first (none when there is no folder),
-    with this process's writes behind done first unless `wait` is false. Raises OSError when
-    the listing fails part-way, so a partial list is never taken for the folder's size; an
-    entry removed meanwhile by another process is simply left out."""
-    if wait:
-        writer.wait()
+def entries() -> list[Entry]:
+    """The entries in the folder, least recently used first (none when there is no folder).
+    Raises OSError when the listing fails part-way, so a partial list is never taken for the
+    folder's size; an entry removed meanwhile by another process is simply left out."""
+    writer.wait()
     found: list[Entry] = []
     try:
         it = os.scandir(folder())
@@ -368,9 +292,9 @@ def entries(wait: bool = True) -> list[Entry]:
     return found
 
 
-def evict(limit: int, found: list[Entry] | None = None) -> int:
+def evict(limit: int, keep: str = "", found: list[Entry] | None = None) -> int:
     """When the folder holds more than `limit` bytes, remove the least recently used entries
-    until it holds at most LOW_WATER of it; returns the bytes left. The
+    (never `keep`) until it holds at most LOW_WATER of it; returns the bytes left. The
     removals are counted in one update of the statistics file, once each however many
     processes evict at once. `found`: the folder's `entries()`, when the caller listed them.
     Raises OSError when the folder cannot be listed."""
@@ -382,6 +306,8 @@ def evict(limit: int, found: list[Entry] | None = None) -> int:
     for e in found:
         if total <= limit * LOW_WATER:
             break
+        if e.name == keep:
+            continue
         removed = remove(e.name)
         if removed is None:
             continue  # still in the folder, still in `total`
