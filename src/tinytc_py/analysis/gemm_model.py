@@ -94,8 +94,17 @@ def prefetches_next_entry(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
 def nontemporal_candidate(a_size: int, cpu: CpuCore) -> bool:
     """Whether a gemm with elements of `a_size` bytes on `cpu` stores a batch entry's C
     nontemporal where it prefetches the next entry (`stores_c_nontemporal`): 8-byte elements
-    (f64). Only f64 was measured (with AVX2 and AVX-512 code; `stores_c_nontemporal`); f32
-    keeps its plain stores and its prefetch of C."""
+    (f64). f32 keeps its plain stores (subgroup block writes) and its prefetch from
+    PREFETCH_MIN_BYTES: by A's bytes the f32 rows sit where the f64 ones gained (48^3 9 KiB,
+    64^3 16 KiB, prefetched into L1), and the read for ownership saved is the same quarter of
+    an entry's traffic, yet measured on the Zen 4 EPYC (family 25 model 17, benchmarks/gemm_ab.py,
+    CPU time, 11-31 interleaved rounds, load average 3-8, f32 nontemporal C with the prefetch
+    from 8 KiB against main, 9-13 runs per row) the ratio stayed within the noise: AVX2 48^3
+    0.97-1.06 (median 1.01), 64^3 0.96-1.03 (1.01); AVX-512 48^3 0.99-1.03 (1.00), 64^3
+    0.96-1.03 (1.00). Prefetching only A with them: 0.94-1.06, into L2: 0.91-1.02; at 32^3
+    (4 KiB) the prefetch from 4 KiB lost (0.78-0.94) and nontemporal C without a prefetch ran
+    0.99-1.03. The f32 rows' gap to libxsmm at 48^3 is not the read for ownership
+    (docs/_benchmarks.rst, the f32 nontemporal stores)."""
     return a_size == 8
 
 
