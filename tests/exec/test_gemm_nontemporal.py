@@ -107,7 +107,7 @@ def test_model_stores_f64_c_nontemporal_from_8_kib():
     8 KiB (32^3) up to L1 (64^3; 16^3 and a 72-row A of 36 KiB are outside), with AVX2 and
     AVX-512 code; into L2 (64^3) AVX2 code then prefetches A alone, AVX-512 code still A, B
     and C. f32 keeps plain stores (measured level at 48^3 and 64^3: `nontemporal_candidate`)
-    and is prefetched from 16 KiB only (64^3; not 48^3, 9 KiB, nor a 64-row A of 32 columns)."""
+    and is prefetched from 8 KiB too (48^3 9 KiB, 64^3; not 32^3, 4 KiB)."""
     for isa in ("avx2", "avx512"):
         core = cpu(isa).cpu
         assert core is not None
@@ -118,10 +118,15 @@ def test_model_stores_f64_c_nontemporal_from_8_kib():
             True,
             False,
         ]
-        # f32 keeps plain stores at every size, and its prefetch from 16 KiB (64^3, not 48^3)
+        # f32 keeps plain stores at every size; it is prefetched from 8 KiB as f64 is (48^3,
+        # a 64-row A of 32 columns, 64^3; not 32^3, 4 KiB)
         assert not any(stores_c_nontemporal(key(m, "f32"), 4, core) for m in (32, 48, 64, 72))
-        assert [prefetches_next_entry(key(m, "f32"), 4, core) for m in (48, 64)] == [False, True]
-        assert not prefetches_next_entry(GemmKey(64, 32, 32, ("f32",) * 3, (False, False)), 4, core)
+        assert [prefetches_next_entry(key(m, "f32"), 4, core) for m in (32, 48, 64)] == [
+            False,
+            True,
+            True,
+        ]
+        assert prefetches_next_entry(GemmKey(64, 32, 32, ("f32",) * 3, (False, False)), 4, core)
     avx2, avx512 = cpu("avx2").cpu, cpu("avx512").cpu
     assert avx2 is not None and avx512 is not None
     assert next_entry_operands(key(64), 8, avx2, True) == ("A",)
@@ -218,8 +223,8 @@ def test_prefetched_into_l1_stores_c_nontemporal_and_prefetches_a_and_b(isa, mnk
 def test_f32_keeps_plain_stores_of_c(isa, mnk):
     """f32 stores an unread C as a read one is stored, without the hint (`nontemporal_candidate`:
     measured level at 48^3 and 64^3): subgroup block writes where C's columns are 16-byte
-    aligned (23x37x19's 92-byte columns are not), and the same next-entry prefetch (64^3: A and
-    B into L1; none below 16 KiB of A). The kernel, with run-time alpha and beta (the branch for
+    aligned (23x37x19's 92-byte columns are not), and the same next-entry prefetch (48^3 and
+    64^3: A and B into L1; none below 8 KiB of A). The kernel, with run-time alpha and beta (the branch for
     1 and 0, and 1.5 and 0.7), computes what NumPy does."""
     source = gemm(*mnk, "?", "?", t="f32")
     text = spirv_text(source, cpu(isa))
@@ -229,6 +234,6 @@ def test_f32_keeps_plain_stores_of_c(isa, mnk):
     assert (writes > 0) == (mnk[0] != 23)
     assert (read.count("OpSubgroupBlockWriteINTEL") > 0) == (mnk[0] != 23)
     assert calls(text) == calls(read)
-    assert (calls(text) > 0) == (mnk[0] == 64)
+    assert (calls(text) > 0) == (mnk[0] >= 48)
     run_and_check(source, mnk, 1.0, 0.0, isa)
     run_and_check(source, mnk, 1.5, 0.7, isa)
