@@ -89,8 +89,8 @@ def prefetches_next_entry(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
     the Zen 4 EPYC (family 25 model 17), benchmarks/gemm_ab.py, CPU time, interleaved rounds,
     load average 3-8: f64 32^3 (8 KiB) 1.08 / 1.10x with C read, 1.19 / 1.21x with C
     nontemporal (`stores_c_nontemporal`); f32 48^3 (9 KiB, into L1), 16 KiB before: AVX2 code
-    (6 x 2) 0.98-1.14x in 15 runs of 21 rounds (median 1.04), AVX-512 code (3 x 3) 0.98-1.03x
-    in 7 (median 1.01); f32 32^3 (4 KiB) lost: 0.86-0.92x (AVX2), 0.79-0.91x (AVX-512), as
+    (6 x 2) 0.98-1.14x in 21 runs (median 1.04), AVX-512 code (3 x 3) 0.98-1.03x in 13
+    (median 1.01); f32 32^3 (4 KiB) lost: 0.86-0.92x (AVX2), 0.79-0.91x (AVX-512), as
     did 23x37x19 f64 (0.80x) and 16^3 f64 (0.88x)."""
     if min(key.M, key.N, key.K) < 0 or any(key.transposes):
         return False
@@ -107,7 +107,7 @@ def nontemporal_candidate(a_size: int, cpu: CpuCore) -> bool:
     C with the prefetch from 8 KiB against plain stores with the prefetch from 16 KiB, 13-23 runs
     per row) the ratio stayed within the noise: AVX2 48^3 0.95-1.06 (median 1.02; with plain stores
     and the prefetch from 8 KiB in the same rounds 1.04 against 1.035: the gain is the prefetch's,
-    `prefetches_next_entry`), 64^3 0.95-1.05 (1.01); AVX-512 48^3 0.99-1.03 (1.00), 64^3 0.96-1.03
+    `prefetches_next_entry`), 64^3 0.95-1.05 (1.00); AVX-512 48^3 0.99-1.03 (1.00), 64^3 0.96-1.03
     (1.00). Prefetching only A with them: 0.94-1.06, into L2: 0.91-1.02; at 32^3 (4 KiB) nontemporal
     C with the prefetch lost (0.78-0.94), without a prefetch it ran 0.99-1.03. The f32 rows' gap to
     libxsmm at 48^3 is not the read for ownership (docs/_benchmarks.rst, the f32 nontemporal
