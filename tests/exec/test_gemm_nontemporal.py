@@ -7,7 +7,8 @@ only where lane 0's address is provably aligned; elsewhere the hint is dropped. 
 expectations pin the core info, so they hold on any host; the kernels run on the CPU device
 against NumPy, on the model's tiles (64^3 f64 on AVX2: 6 x 2, so 64 rows are two tiles of 24
 and one of 16; 60 rows: 8 x 1, a tile of 32 rows and one of 28), and where the hint is dropped
-(a column stride or a base that is not a multiple of 32 B)."""
+(a column stride or a base that is not a multiple of 32 B). f32 keeps its plain stores (the
+model's `nontemporal_candidate`: measured level), which its kernels check as well."""
 
 from __future__ import annotations
 
@@ -31,25 +32,26 @@ pytestmark = pytest.mark.timeout(300, method="thread")
 NT_STORE = re.compile(r"OpStore %\d+ %\d+ Aligned\|Nontemporal (\d+)")
 
 GEMM = """\
-func @gemm({alpha_param}%A: memref<f64x{m}x{k}x?>, %B: memref<f64x{k}x{n}x?>, {beta_param}
-           %C: memref<f64x{m}x{n}x?>{c_attrs}) {{
+func @gemm({alpha_param}%A: memref<{t}x{m}x{k}x?>, %B: memref<{t}x{k}x{n}x?>, {beta_param}
+           %C: memref<{t}x{m}x{n}x?>{c_attrs}) {{
     %gid = group_id.x : index
-    %a = subview %A[0:{m},0:{k},%gid] : memref<f64x{m}x{k}>
-    %b = subview %B[0:{k},0:{n},%gid] : memref<f64x{k}x{n}>
-    %c = subview %C[0:{m},0:{n},%gid] : memref<f64x{m}x{n}>
+    %a = subview %A[0:{m},0:{k},%gid] : memref<{t}x{m}x{k}>
+    %b = subview %B[0:{k},0:{n},%gid] : memref<{t}x{k}x{n}>
+    %c = subview %C[0:{m},0:{n},%gid] : memref<{t}x{m}x{n}>
     gemm.n.n {alpha}, %a, %b, {beta}, %c
 }}
 """
 
 
-def gemm(m: int, n: int, k: int, alpha: str, beta: str, c_attrs: str = "") -> str:
-    """The batched gemm; alpha or beta "?" is a run-time parameter."""
+def gemm(m: int, n: int, k: int, alpha: str, beta: str, c_attrs: str = "", t: str = "f64") -> str:
+    """The batched gemm of element type `t`; alpha or beta "?" is a run-time parameter."""
     return GEMM.format(
+        t=t,
         m=m,
         n=n,
         k=k,
-        alpha_param="%alpha: f64, " if alpha == "?" else "",
-        beta_param="%beta: f64," if beta == "?" else "",
+        alpha_param=f"%alpha: {t}, " if alpha == "?" else "",
+        beta_param=f"%beta: {t}," if beta == "?" else "",
         alpha="%alpha" if alpha == "?" else alpha,
         beta="%beta" if beta == "?" else beta,
         c_attrs=c_attrs,
@@ -77,20 +79,23 @@ def run_and_check(
     m, n, k = mnk
     batch = 5
     rng = np.random.default_rng(7)
-    a = np.asfortranarray(rng.standard_normal((m, k, batch)))
-    b = np.asfortranarray(rng.standard_normal((k, n, batch)))
-    raw = np.zeros(m * n * batch + c_offset + 16)
-    skip = (-raw.ctypes.data % 128) // 8 + c_offset
+    dtype = np.float32 if "memref<f32x" in source else np.float64
+    a = np.asfortranarray(rng.standard_normal((m, k, batch)).astype(dtype))
+    b = np.asfortranarray(rng.standard_normal((k, n, batch)).astype(dtype))
+    size = np.dtype(dtype).itemsize
+    raw = np.zeros(m * n * batch + c_offset + 128 // size, dtype)
+    skip = (-raw.ctypes.data % 128) // size + c_offset
     c = raw[skip : skip + m * n * batch].reshape((m, n, batch), order="F")
     c[...] = rng.standard_normal((m, n, batch))
-    want = alpha * np.einsum("ikb,kjb->ijb", a, b) + beta * c
+    want = alpha * np.einsum("ikb,kjb->ijb", a.astype(np.float64), b) + beta * c
     args: list = [a, b, c]
-    if "%beta: f64" in source:
-        args.insert(2, beta)
-    if "%alpha: f64" in source:
-        args.insert(0, alpha)
+    if "%beta: f" in source:
+        args.insert(2, dtype(beta))
+    if "%alpha: f" in source:
+        args.insert(0, dtype(alpha))
     program(source, core_info=cpu(isa)).kernel("gemm")(*args, num_groups=(batch, 1, 1))
-    np.testing.assert_allclose(c, want, rtol=1e-12, atol=1e-12 * k)
+    tol = 1e-12 if dtype is np.float64 else 1e-5
+    np.testing.assert_allclose(c, want, rtol=tol, atol=tol * k)
 
 
 def key(m: int, t: str = "f64") -> GemmKey:
@@ -101,8 +106,8 @@ def test_model_stores_f64_c_nontemporal_from_8_kib():
     """f64 stores C nontemporal where it prefetches the next entry, which it does from an A of
     8 KiB (32^3) up to L1 (64^3; 16^3 and a 72-row A of 36 KiB are outside), with AVX2 and
     AVX-512 code; into L2 (64^3) AVX2 code then prefetches A alone, AVX-512 code still A, B
-    and C. f32 (64^3, prefetched) keeps plain stores and is not prefetched from 8 KiB (a
-    32-row A of 32 columns)."""
+    and C. f32 keeps plain stores (measured level at 48^3 and 64^3: `nontemporal_candidate`)
+    and is prefetched from 8 KiB too (48^3 9 KiB, 64^3; not 32^3, 4 KiB)."""
     for isa in ("avx2", "avx512"):
         core = cpu(isa).cpu
         assert core is not None
@@ -113,9 +118,15 @@ def test_model_stores_f64_c_nontemporal_from_8_kib():
             True,
             False,
         ]
-        assert not stores_c_nontemporal(key(64, "f32"), 4, core)
-        assert prefetches_next_entry(key(64, "f32"), 4, core)
-        assert not prefetches_next_entry(GemmKey(64, 32, 32, ("f32",) * 3, (False, False)), 4, core)
+        # f32 keeps plain stores at every size; it is prefetched from 8 KiB as f64 is (48^3,
+        # a 64-row A of 32 columns, 64^3; not 32^3, 4 KiB)
+        assert not any(stores_c_nontemporal(key(m, "f32"), 4, core) for m in (32, 48, 64, 72))
+        assert [prefetches_next_entry(key(m, "f32"), 4, core) for m in (32, 48, 64)] == [
+            False,
+            True,
+            True,
+        ]
+        assert prefetches_next_entry(GemmKey(64, 32, 32, ("f32",) * 3, (False, False)), 4, core)
     avx2, avx512 = cpu("avx2").cpu, cpu("avx512").cpu
     assert avx2 is not None and avx512 is not None
     assert next_entry_operands(key(64), 8, avx2, True) == ("A",)
@@ -205,3 +216,24 @@ def test_prefetched_into_l1_stores_c_nontemporal_and_prefetches_a_and_b(isa, mnk
     c_read = calls(spirv_text(gemm(*mnk, "1.5", "0.5"), cpu(isa)))
     assert calls(text) == c_read > 0
     run_and_check(source, mnk, 1.5, 0.0, isa)
+
+
+@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+@pytest.mark.parametrize("mnk", [(48, 48, 48), (64, 64, 64), (32, 32, 32), (23, 37, 19)])
+def test_f32_keeps_plain_stores_of_c(isa, mnk):
+    """f32 stores an unread C as a read one is stored, without the hint (`nontemporal_candidate`:
+    measured level at 48^3 and 64^3): subgroup block writes where C's columns are 16-byte
+    aligned (23x37x19's 92-byte columns are not), and the same next-entry prefetch (48^3 and
+    64^3: A and B into L1; none below 8 KiB of A). The kernel, with run-time alpha and beta (the branch for
+    1 and 0, and 1.5 and 0.7), computes what NumPy does."""
+    source = gemm(*mnk, "?", "?", t="f32")
+    text = spirv_text(source, cpu(isa))
+    read = spirv_text(gemm(*mnk, "1.5", "0.5", t="f32"), cpu(isa))
+    assert nontemporal_stores(text) == []
+    writes = text.count("OpSubgroupBlockWriteINTEL")
+    assert (writes > 0) == (mnk[0] != 23)
+    assert (read.count("OpSubgroupBlockWriteINTEL") > 0) == (mnk[0] != 23)
+    assert calls(text) == calls(read)
+    assert (calls(text) > 0) == (mnk[0] >= 48)
+    run_and_check(source, mnk, 1.0, 0.0, isa)
+    run_and_check(source, mnk, 1.5, 0.7, isa)

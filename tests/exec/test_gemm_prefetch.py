@@ -158,7 +158,7 @@ def test_other_gemms_do_not_prefetch(source):
 
 @pytest.mark.parametrize(("mnk", "t"), [((32, 32, 32), "f32"), ((64, 64, 72), "f64")])
 def test_entries_outside_the_size_band_do_not_prefetch(mnk, t):
-    """A's entry below 16 KiB (the hardware prefetcher keeps up) or larger than L1 (36 KiB)
+    """A's entry below 8 KiB (32^3 f32: 4 KiB, one page) or larger than L1 (36 KiB)
     gets no prefetch."""
     assert asm_ids(spirv_text(kernel(*mnk, t, False), cpu("avx512"))) == []
 

@@ -145,7 +145,7 @@ def test_model_chooses_the_next_entry_operands(isa, mnk, t, into_l2, operands):
 
 def test_model_charges_no_a_and_c_runs_where_the_next_entry_is_prefetched():
     """Where the lowering prefetches the next entry's A and B (static, untransposed, A's entry
-    16 KiB up to L1), the A and C runs of a tile that does not span M cost nothing and the B
+    8 KiB up to L1), the A and C runs of a tile that does not span M cost nothing and the B
     panel's streams stay. AVX2 f32 64^3 then gets 4 x 2 with 8 K steps (half the rows), which
     measured 1.10-1.12x the 8 x 1 of before on the Zen 4 EPYC; the other prefetched rows of
     benchmarks/gemm_ab.py keep their choice (their wider tiles measured slower). The lowering

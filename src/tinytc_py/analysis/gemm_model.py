@@ -71,8 +71,7 @@ A_FROM_L2 = 1.5  # load slots of a vector of A that comes from L2 rather than L1
 UNROLL_A_BYTES = 1024  # A bytes one unrolled K body of a tile without FMA slack may load
 BODY_FMAS = 64  # vector FMAs one unrolled K body may hold (`unroll_fits`)
 DYNAMIC_EXTENT = 256  # what an unknown M or N is assumed to be (K: 64)
-PREFETCH_MIN_BYTES = 16 << 10  # A's entry from which the next one is prefetched
-NONTEMPORAL_MIN_BYTES = 8 << 10  # the same where C is stored nontemporal (`stores_c_nontemporal`)
+PREFETCH_MIN_BYTES = 8 << 10  # A's entry from which the next one is prefetched (two pages)
 
 
 NEXT_ENTRY_OPERANDS = ("A", "B", "C")  # the operand names `next_entry_operands` returns
@@ -84,18 +83,35 @@ def prefetches_next_entry(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
     for a gemm of `key` with A elements of `a_size` bytes, when A and B are entries of stacks
     (subviews at group_id.x, which passes/lower_linalg_gemm.py `next_entry_views` checks on
     the program): static sizes, no transposes, and A's entry from PREFETCH_MIN_BYTES up to L1,
-    from NONTEMPORAL_MIN_BYTES for 8-byte elements (`nontemporal_candidate`)."""
+    whatever its element type. The first read of an A of two 4 KiB pages or more is a burst
+    that the hardware prefetcher, which stops at page boundaries, does not run ahead of; an A
+    of one page (4 KiB) is read in a burst too short for the prefetch code to pay. Measured on
+    the Zen 4 EPYC (family 25 model 17), benchmarks/gemm_ab.py, CPU time, interleaved rounds,
+    load average 3-8: f64 32^3 (8 KiB) 1.08 / 1.10x with C read, 1.19 / 1.21x with C
+    nontemporal (`stores_c_nontemporal`); f32 48^3 (9 KiB, into L1), 16 KiB before: AVX2 code
+    (6 x 2) 0.98-1.14x in 21 runs (median 1.04), AVX-512 code (3 x 3) 0.98-1.03x in 13
+    (median 1.01); f32 32^3 (4 KiB) lost: 0.86-0.92x (AVX2), 0.79-0.91x (AVX-512), as
+    did 23x37x19 f64 (0.80x) and 16^3 f64 (0.88x)."""
     if min(key.M, key.N, key.K) < 0 or any(key.transposes):
         return False
-    low = NONTEMPORAL_MIN_BYTES if nontemporal_candidate(a_size, cpu) else PREFETCH_MIN_BYTES
-    return low <= key.M * key.K * a_size <= cpu.l1_bytes
+    return PREFETCH_MIN_BYTES <= key.M * key.K * a_size <= cpu.l1_bytes
 
 
 def nontemporal_candidate(a_size: int, cpu: CpuCore) -> bool:
     """Whether a gemm with elements of `a_size` bytes on `cpu` stores a batch entry's C
     nontemporal where it prefetches the next entry (`stores_c_nontemporal`): 8-byte elements
-    (f64). Only f64 was measured (with AVX2 and AVX-512 code; `stores_c_nontemporal`); f32
-    keeps its plain stores and its prefetch of C."""
+    (f64). f32 keeps its plain stores (subgroup block writes): by A's bytes the f32 rows sit where
+    the f64 ones gained (48^3 9 KiB, 64^3 16 KiB, prefetched into L1), and the read for ownership
+    saved is the same quarter of an entry's traffic, yet measured on the Zen 4 EPYC (family 25 model
+    17, benchmarks/gemm_ab.py, CPU time, 11-31 interleaved rounds, load average 3-8, f32 nontemporal
+    C with the prefetch from 8 KiB against plain stores with the prefetch from 16 KiB, 13-23 runs
+    per row) the ratio stayed within the noise: AVX2 48^3 0.95-1.06 (median 1.02; with plain stores
+    and the prefetch from 8 KiB in the same rounds 1.04 against 1.035: the gain is the prefetch's,
+    `prefetches_next_entry`), 64^3 0.95-1.05 (1.00); AVX-512 48^3 0.99-1.03 (1.00), 64^3 0.96-1.03
+    (1.00). Prefetching only A with them: 0.94-1.06, into L2: 0.91-1.02; at 32^3 (4 KiB) nontemporal
+    C with the prefetch lost (0.78-0.94), without a prefetch it ran 0.99-1.03. The f32 rows' gap to
+    libxsmm at 48^3 is not the read for ownership (docs/_benchmarks.rst, the f32 nontemporal
+    stores)."""
     return a_size == 8
 
 
@@ -149,7 +165,7 @@ def stores_c_nontemporal(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
     benchmarks/gemm_ab.py (CPU time, 15 rounds, load average 3-6): 64^3 f64 (6 x 2)
     nontemporal C with A prefetched 1.08 / 1.04x the prefetch of A and C, with A and B
     1.08 / 1.05x, with A and C 1.02 / 1.02x; 48^3 f64 (12 x 1, A and B prefetched into L1)
-    1.04 / 1.02x. With the stores nontemporal, an A of 8 KiB (NONTEMPORAL_MIN_BYTES) is
+    1.04 / 1.02x. With the stores nontemporal, an A of 8 KiB (PREFETCH_MIN_BYTES) is
     prefetched as well: 32^3 f64 (the model's 4 x 2 with 8 K steps once prefetched, 8 x 1
     with 8 steps without) 1.19 / 1.21x, prefetched with C read 1.08 / 1.10x; below 8 KiB
     the prefetch lost (23x37x19 0.80x, 16^3 0.88x; with nontemporal C 1.00x at 16^3).

@@ -29,12 +29,11 @@ the accumulators as they are (`epilogue`). The instructions are made by `PassBui
 `value` (compiled), not the builder's interpreted instruction methods (pass_builder.py).
 
 On a SIMD CPU core a gemm of one entry of a stack (A and B subviews at group_id.x) whose A takes
-16 KiB up to L1 prefetches the next entry's A and B (an A of more than three quarters of L1:
+8 KiB up to L1 prefetches the next entry's A and B (an A of more than three quarters of L1:
 A, C where C is a subview at group_id.x too, and B with AVX-512 code only; so AVX2 code with a
 C shared by the entries prefetches A alone), a share per column chunk of C (`next_entry_views`).
 An f64 entry's C, when not read (beta 0), is stored with nontemporal stores (and then with AVX2
-code not prefetched), and the next f64 entry is prefetched from an A of 8 KiB
-(`nontemporal_c`).
+code not prefetched; `nontemporal_c`).
 """
 
 from __future__ import annotations
@@ -276,24 +275,25 @@ class GemmLowering:
         """On a SIMD CPU core: the prefetched operands (by name, `next_entry_operands`) of the
         batch entry that the next work-group computes, where A and B are each a subview with
         group_id.x as one dynamic offset (memref<..x?> stacks, one entry per work-group) and
-        A's entry takes PREFETCH_MIN_BYTES up to L1 (f64: NONTEMPORAL_MIN_BYTES,
-        the cost model's `prefetches_next_entry`); None elsewhere. The CPU runtime runs the
+        A's entry takes PREFETCH_MIN_BYTES (8 KiB) up to L1 (the cost model's
+        `prefetches_next_entry`); None elsewhere. The CPU runtime runs the
         work-groups of a launch in runs of consecutive ids per thread, so entry id + 1 is what this
         thread reads next. Every column chunk of C reads all of A, the first one from memory in a
         burst that the hardware prefetcher, which stops at page boundaries, does not run ahead of;
-        prefetched during this entry, the next entry's A and B come from the caches. Below 16 KiB
-        the measured rows gained nothing or lost (32^3 f32 0.94-0.96, 23x37x19 0.79-0.86: the
+        prefetched during this entry, the next entry's A and B come from the caches. Below 8 KiB
+        the measured rows gained nothing or lost (32^3 f32 0.79-0.96, 23x37x19 0.79-0.86: the
         prefetches cost more than the short bursts). An A that takes more than three quarters of L1
         is prefetched into L2 (`prefetch_level` 2, prefetcht2), a smaller one into L1 (prefetcht0).
-        Measured: 16 KiB (64^3 f32) and 18 KiB (48^3 f64) gained with prefetcht0; 32 KiB (64^3 f64,
-        all of a 32 KiB L1) into L1 evicted the current entry's A (0.95-1.02), into L2 it ran
-        1.07-1.17; the points between 18 KiB and L1 are not measured; docs/_benchmarks.rst, "What
-        limits a batched GEMM row". An entry prefetched into L2 also prefetches the next entry's C
-        where C is a subview at group_id.x too, and its B with AVX-512 code. An f64 gemm stores
-        such a C nontemporal where beta is 0 or a run-time beta (its branch for 0), and then with
-        AVX2 code does not prefetch it (`nontemporal_c`, `store_tile`; the cost model's
-        `next_entry_operands` and `stores_c_nontemporal`). The last entry has no successor: it
-        prefetches itself (`next_view`)."""
+        Measured: 8 KiB (32^3 f64), 9 KiB (48^3 f32, with AVX2 code), 16 KiB (64^3 f32) and 18 KiB
+        (48^3 f64) gained with prefetcht0; 32 KiB (64^3 f64, all of a 32 KiB L1) into L1 evicted the
+        current entry's A (0.95-1.02), into L2 it ran 1.07-1.17; the points between 18 KiB and L1
+        are not measured; docs/_benchmarks.rst, "What limits a batched GEMM row". An entry
+        prefetched into L2 also prefetches the next entry's C where C is a subview at group_id.x
+        too, and its B with AVX-512 code. An f64 gemm stores such a C nontemporal where beta is 0 or
+        a run-time beta (its branch for 0), and then with AVX2 code does not prefetch it
+        (`nontemporal_c`, `store_tile`; the cost model's `next_entry_operands` and
+        `stores_c_nontemporal`). The last entry has no successor: it prefetches itself
+        (`next_view`)."""
         entries = self.next_entries()
         if entries is None:
             return None
