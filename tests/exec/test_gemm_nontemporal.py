@@ -205,3 +205,33 @@ def test_prefetched_into_l1_stores_c_nontemporal_and_prefetches_a_and_b(isa, mnk
     c_read = calls(spirv_text(gemm(*mnk, "1.5", "0.5"), cpu(isa)))
     assert calls(text) == c_read > 0
     run_and_check(source, mnk, 1.5, 0.0, isa)
+
+
+def test_svm_memref_below_the_parameter_alignment_is_an_invalid_argument():
+    """A tinytc_py.Memref of SVM at an address 8 bytes past the 128-byte default alignment is
+    rejected with the invalid-argument error naming C (its nontemporal stores, vmovntpd, would
+    fault there); the same Memref at an aligned address runs and computes what NumPy does."""
+    cl_device()
+    import pyopencl as cl
+
+    from tinytc_py.errors import Status, TinytcError
+    from tinytc_py.runtime.opencl import Memref, program
+
+    m = batch = 64
+    rng = np.random.default_rng(3)
+    a = np.asfortranarray(rng.standard_normal((m, m, batch)))
+    b = np.asfortranarray(rng.standard_normal((m, m, batch)))
+    kernel = program(gemm(m, m, m, "1.0", "0.0"), core_info=cpu("avx2")).kernel("gemm")
+    raw = np.zeros(m * m * batch + 32)
+    first = (-raw.ctypes.data % 128) // 8
+    strides = (1, m, m * m)
+    for skip in (first + 1, first):
+        c = raw[skip : skip + m * m * batch].reshape((m, m, batch), order="F")
+        c_arg = Memref(cl.SVM(c), c.shape, strides)
+        if skip != first:
+            with pytest.raises(TinytcError, match=r"%C.* not aligned to the parameter's 128") as e:
+                kernel(a, b, c_arg, num_groups=(batch, 1, 1))
+            assert e.value.status is Status.invalid_kernel_arguments
+            continue
+        kernel(a, b, c_arg, num_groups=(batch, 1, 1))
+        np.testing.assert_allclose(c, np.einsum("ikb,kjb->ijb", a, b), rtol=1e-12, atol=1e-10)

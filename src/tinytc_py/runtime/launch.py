@@ -350,9 +350,9 @@ def invalid_argument(message: str) -> TinytcError:
     return TinytcError(Status.invalid_kernel_arguments, message)
 
 
-def usm_pointer(buffer: Any, what: str) -> int:
+def usm_pointer(buffer: Any, what: str, alignment: int) -> int:
     """The USM pointer a Level Zero or SYCL Memref holds: a nonzero int (anything else would
-    reach the kernel as an address)."""
+    reach the kernel as an address) with the parameter's base `alignment` (`require_aligned`)."""
     if isinstance(buffer, bool) or not isinstance(buffer, (int, np.integer)):
         raise TypeError(
             f"{what}, got a tinytc_py.Memref of {describe(buffer)}; a Memref takes a USM pointer"
@@ -362,7 +362,21 @@ def usm_pointer(buffer: Any, what: str) -> int:
         raise invalid_argument(
             f"{what}, got a tinytc_py.Memref of the USM pointer {int(buffer):#x}"
         )
-    return int(buffer)
+    return require_aligned(int(buffer), alignment, what)
+
+
+def require_aligned(address: int, alignment: int, what: str) -> int:
+    """`address`, the base of a Memref's memory, when it has the parameter's `alignment` in
+    bytes, the one the compiler assumed (docs/design.md §B1.4); else the invalid-argument
+    error. A kernel may rely on it beyond its results: nontemporal vector stores (vmovntpd on
+    x86) fault at a less aligned address."""
+    if address % max(1, alignment):
+        raise invalid_argument(
+            f"{what}, got a tinytc_py.Memref at address {address:#x}, which is not aligned to"
+            f" the parameter's {alignment} bytes (pass aligned memory, or declare a smaller"
+            " {alignment=N} on the parameter)"
+        )
+    return address
 
 
 def global_size(num_groups: int | Sequence[int], local: Sequence[int]) -> tuple[int, int, int]:

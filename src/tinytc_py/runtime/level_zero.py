@@ -585,7 +585,7 @@ class _ArgBinder:
     def memref(self, p: ParamInfo, a: Any, what: str) -> Sequence[int]:
         if isinstance(a, Memref):
             check_memref_shape(p, a.shape, a.strides, what)
-            set_pointer(self.kernel.handle, p.first_arg, usm_pointer(a.buffer, what))
+            set_pointer(self.kernel.handle, p.first_arg, usm_pointer(a.buffer, what, p.alignment))
             self.values(p.first_arg + 1, dope_values(p, a.shape, a.strides))
             return a.shape
         if isinstance(a, SharedArray):

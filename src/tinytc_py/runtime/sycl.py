@@ -357,7 +357,7 @@ class _ArgBinder:
         if isinstance(a, Memref):
             check_memref_shape(p, a.shape, a.strides, what)
             mem = usm_array(
-                _Pointer(usm_pointer(a.buffer, what), self.queue), what
+                _Pointer(usm_pointer(a.buffer, what, p.alignment), self.queue), what
             )  # dpctl checks the context
             _check_usm(mem, self.queue, what)
             self.set(p.first_arg, [mem.memory, *dope_values(p, a.shape, a.strides)])
