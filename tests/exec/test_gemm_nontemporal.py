@@ -235,3 +235,37 @@ def test_svm_memref_below_the_parameter_alignment_is_an_invalid_argument():
             continue
         kernel(a, b, c_arg, num_groups=(batch, 1, 1))
         np.testing.assert_allclose(c, np.einsum("ikb,kjb->ijb", a, b), rtol=1e-12, atol=1e-10)
+
+
+CHAIN = """\
+func @chain(%A: memref<f64x64x64x?>, %B: memref<f64x64x64x?>, %C: memref<f64x64x64x?>,
+            %D: memref<f64x64x64x?>) {
+    %gid = group_id.x : index
+    %a = subview %A[0:64,0:64,%gid] : memref<f64x64x64>
+    %b = subview %B[0:64,0:64,%gid] : memref<f64x64x64>
+    %c = subview %C[0:64,0:64,%gid] : memref<f64x64x64>
+    %d = subview %D[0:64,0:64,%gid] : memref<f64x64x64>
+    gemm.n.n 1.5, %a, %b, 0.0, %c
+    gemm.n.n 1.0, %c, %b, 0.0, %d
+    gemm.n.n 1.0, %a, %b, 1.0, %c
+}
+"""
+
+
+def test_c_read_elsewhere_in_the_kernel_keeps_plain_stores():
+    """A C (of beta 0) that the kernel reads again, here as the next gemm's A and as the third
+    gemm's C, is stored plain: only D, which nothing else touches, gets the 20 nontemporal
+    stores of a 64^3 AVX2 tile pair (the first gemm's 20 would follow the same rule without
+    looking at the rest of the function). The kernel computes what NumPy does."""
+    assert nontemporal_stores(spirv_text(CHAIN, cpu("avx2"))) == [32] * 20
+    cl_device()
+    from tinytc_py.runtime.opencl import program
+
+    batch = 4
+    rng = np.random.default_rng(5)
+    a, b = (np.asfortranarray(rng.standard_normal((64, 64, batch))) for _ in range(2))
+    c, d = (np.zeros((64, 64, batch), order="F") for _ in range(2))
+    program(CHAIN, core_info=cpu("avx2")).kernel("chain")(a, b, c, d, num_groups=(batch, 1, 1))
+    ab = np.einsum("ikb,kjb->ijb", a, b)
+    np.testing.assert_allclose(d, np.einsum("ikb,kjb->ijb", 1.5 * ab, b), rtol=1e-10)
+    np.testing.assert_allclose(c, 2.5 * ab, rtol=1e-10, atol=1e-10)

@@ -51,6 +51,7 @@ from ..analysis.gemm_model import (
     prefetches_next_entry,
     stores_c_nontemporal,
 )
+from ..analysis.memory import accessed_only_by, root
 from ..analysis.tiling import MAX_K_UNROLLING, acc_type, max_register_block_gemm
 from ..ir.attrs import NONTEMPORAL
 from ..ir.enums import CheckedFlag, Comp3, MatrixUse, Transpose
@@ -316,13 +317,28 @@ class GemmLowering:
     def writes_c_only(self) -> bool:
         """Whether the epilogue stores C without reading it (`store_tile` with beta 0): a
         constant beta 0, or a run-time beta that the SIMD CPU epilogue tests together with a
-        run-time alpha (`epilogue`; the branch for alpha 1 and beta 0)."""
+        run-time alpha (`epilogue`; the branch for alpha 1 and beta 0); and nothing else in the
+        function touches C's memory (`c_unshared`)."""
         if self.g.atomic:
             return False
         beta = known_number(self.beta)
         if beta is not None:
-            return beta == 0
-        return self.cpu_path and not self.acc.is_complex and known_number(self.alpha) is None
+            unread = beta == 0
+        else:
+            unread = self.cpu_path and not self.acc.is_complex and known_number(self.alpha) is None
+        return unread and self.c_unshared()
+
+    def c_unshared(self) -> bool:
+        """Whether nothing but this gemm's store touches C's memory (the stack of which C is
+        an entry, through any view, analysis/memory.py `accessed_only_by`): A and B are other
+        memrefs, and no other instruction of the function, before or after, reads or writes
+        it; a C read later would miss the caches its nontemporal stores bypassed."""
+        base = root(self.C)
+        return (
+            root(self.A) is not base
+            and root(self.B) is not base
+            and accessed_only_by(self.C, self.g.inst)
+        )
 
     def next_entries(self) -> tuple[tuple[Inst, int], tuple[Inst, int]] | None:
         """The subviews of A and B at group_id.x (and which offset it is) when the next entry

@@ -350,9 +350,9 @@ def invalid_argument(message: str) -> TinytcError:
     return TinytcError(Status.invalid_kernel_arguments, message)
 
 
-def usm_pointer(buffer: Any, what: str, alignment: int) -> int:
+def usm_pointer(buffer: Any, what: str) -> int:
     """The USM pointer a Level Zero or SYCL Memref holds: a nonzero int (anything else would
-    reach the kernel as an address) with the parameter's base `alignment` (`require_aligned`)."""
+    reach the kernel as an address)."""
     if isinstance(buffer, bool) or not isinstance(buffer, (int, np.integer)):
         raise TypeError(
             f"{what}, got a tinytc_py.Memref of {describe(buffer)}; a Memref takes a USM pointer"
@@ -362,7 +362,7 @@ def usm_pointer(buffer: Any, what: str, alignment: int) -> int:
         raise invalid_argument(
             f"{what}, got a tinytc_py.Memref of the USM pointer {int(buffer):#x}"
         )
-    return require_aligned(int(buffer), alignment, what)
+    return int(buffer)
 
 
 def require_aligned(address: int, alignment: int, what: str) -> int:
