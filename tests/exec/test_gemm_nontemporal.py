@@ -167,22 +167,35 @@ def test_gemm_stores_c_nontemporal_where_c_is_not_read(isa, alpha, beta, stores)
         ((60, 64, 64), "", 8 + 7),
         # 62 rows: column stride 496 B, not a multiple of 32, and a row-checked last block
         ((62, 64, 64), "", 0),
-        # a C base aligned to 8 bytes only
+        # a C base aligned to 8 or 16 bytes only
         ((64, 64, 64), " {alignment=8}", 0),
+        ((64, 64, 64), " {alignment=16}", 0),
+        # a dynamic batch stride: the entry's base is not provably aligned
+        ((64, 64, 64), "dynamic-stride", 0),
     ],
-    ids=["60-rows", "62-rows", "align-8"],
+    ids=["60-rows", "62-rows", "align-8", "align-16", "dynamic-stride"],
 )
 def test_nontemporal_hint_needs_provable_alignment(mnk, c_attrs, stores):
     """The stores are nontemporal only where each row block's vector is provably 32-byte
-    aligned; elsewhere the marked stores are plain, and the next entry's C is not prefetched
-    either. Each kernel computes what NumPy does (the 8-byte aligned C runs at an address off
-    the 32-byte boundary)."""
-    source = gemm(*mnk, "1.5", "0.0", c_attrs)
+    aligned (analysis/nontemporal.py, shared by the lowering and the SPIR-V conversion), and
+    only then is the next entry's C not prefetched: where the stores stay plain, C is
+    prefetched as with C read. Each kernel computes what NumPy does (the 8- and 16-byte
+    aligned C run at an address off the 32-byte boundary)."""
+    m, n, _ = mnk
+
+    def source_of(beta: str) -> str:
+        if c_attrs != "dynamic-stride":
+            return gemm(*mnk, "1.5", beta, c_attrs)
+        dynamic = f"%C: memref<f64x{m}x{n}x?,strided<1,{m},?>>"
+        return gemm(*mnk, "1.5", beta).replace(f"%C: memref<f64x{m}x{n}x?>", dynamic)
+
+    source = source_of("0.0")
     text = spirv_text(source, cpu("avx2"))
     assert nontemporal_stores(text) == [32] * stores
-    c_read = calls(spirv_text(gemm(*mnk, "1.5", "0.5", c_attrs), cpu("avx2")))
-    assert 2 * calls(text) == c_read
-    run_and_check(source, mnk, 1.5, 0.0, c_offset=1 if c_attrs else 0)
+    c_read = calls(spirv_text(source_of("0.5"), cpu("avx2")))
+    assert (2 if stores else 1) * calls(text) == c_read
+    offset = {" {alignment=8}": 1, " {alignment=16}": 2}.get(c_attrs, 0)
+    run_and_check(source, mnk, 1.5, 0.0, c_offset=offset)
 
 
 @pytest.mark.parametrize(

@@ -52,6 +52,7 @@ from ..analysis.gemm_model import (
     stores_c_nontemporal,
 )
 from ..analysis.memory import accessed_only_by, root
+from ..analysis.nontemporal import nontemporal_alignment
 from ..analysis.tiling import MAX_K_UNROLLING, acc_type, max_register_block_gemm
 from ..ir.attrs import NONTEMPORAL
 from ..ir.enums import CheckedFlag, Comp3, MatrixUse, Transpose
@@ -291,8 +292,10 @@ class GemmLowering:
         1.07-1.17; the points between 18 KiB and L1 are not measured; docs/_benchmarks.rst, "What
         limits a batched GEMM row". An entry prefetched into L2 also prefetches the next entry's C
         where C is a subview at group_id.x too, and its B with AVX-512 code. An f64 gemm stores
-        such a C nontemporal where beta is 0 or a run-time beta (its branch for 0), and then with
-        AVX2 code does not prefetch it (`nontemporal_c`, `store_tile`; the cost model's
+        such a C nontemporal where beta is 0 or a run-time beta with a run-time alpha (their
+        branch for 1 and 0), nothing else touches C's memory, and the stores can be aligned
+        nontemporal vector stores (analysis/nontemporal.py, the conversion's own test), and then
+        with AVX2 code does not prefetch it (`nontemporal_c`, `store_tile`; the cost model's
         `next_entry_operands` and `stores_c_nontemporal`). The last entry has no successor: it
         prefetches itself (`next_view`)."""
         entries = self.next_entries()
@@ -306,6 +309,7 @@ class GemmLowering:
             c_entry is not None
             and self.writes_c_only()
             and stores_c_nontemporal(key, self.ta.size, cpu)
+            and nontemporal_alignment(self.C, self.g.sgs, self.g.info) > 0
         )
         found = dict(zip(NEXT_ENTRY_OPERANDS, (*entries, c_entry), strict=True))
         return {
