@@ -282,3 +282,21 @@ def test_c_read_elsewhere_in_the_kernel_keeps_plain_stores():
     ab = np.einsum("ikb,kjb->ijb", a, b)
     np.testing.assert_allclose(d, np.einsum("ikb,kjb->ijb", 1.5 * ab, b), rtol=1e-10)
     np.testing.assert_allclose(c, 2.5 * ab, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("t", ["c32", "i64"])
+def test_other_8_byte_types_keep_plain_stores(t):
+    """Only f64 (of the measured types) stores C nontemporal: c32 and i64, 8 bytes too, are
+    prefetched from 16 KiB as other types are (not at 32^3) and keep their plain stores; a
+    64^3 i64 gemm of beta 0 has no nontemporal store and prefetches the next entry's C."""
+    core = cpu("avx2").cpu
+    assert core is not None
+    assert not stores_c_nontemporal(key(64, t), 8, core)
+    assert not prefetches_next_entry(key(32, t), 8, core)
+    assert prefetches_next_entry(key(64, t), 8, core)
+    if t == "i64":
+        source = gemm(64, 64, 64, "1", "0").replace("f64", "i64")
+        text = spirv_text(source, cpu("avx2"))
+        assert nontemporal_stores(text) == []
+        c_read = gemm(64, 64, 64, "1", "2").replace("f64", "i64")
+        assert calls(text) == calls(spirv_text(c_read, cpu("avx2"))) > 0

@@ -84,19 +84,22 @@ def prefetches_next_entry(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
     for a gemm of `key` with A elements of `a_size` bytes, when A and B are entries of stacks
     (subviews at group_id.x, which passes/lower_linalg_gemm.py `next_entry_views` checks on
     the program): static sizes, no transposes, and A's entry from PREFETCH_MIN_BYTES up to L1,
-    from NONTEMPORAL_MIN_BYTES for 8-byte elements (`nontemporal_candidate`)."""
+    from NONTEMPORAL_MIN_BYTES for the types of `nontemporal_candidate`."""
     if min(key.M, key.N, key.K) < 0 or any(key.transposes):
         return False
-    low = NONTEMPORAL_MIN_BYTES if nontemporal_candidate(a_size, cpu) else PREFETCH_MIN_BYTES
+    low = NONTEMPORAL_MIN_BYTES if nontemporal_candidate(key) else PREFETCH_MIN_BYTES
     return low <= key.M * key.K * a_size <= cpu.l1_bytes
 
 
-def nontemporal_candidate(a_size: int, cpu: CpuCore) -> bool:
-    """Whether a gemm with elements of `a_size` bytes on `cpu` stores a batch entry's C
-    nontemporal where it prefetches the next entry (`stores_c_nontemporal`): 8-byte elements
-    (f64). Only f64 was measured (with AVX2 and AVX-512 code; `stores_c_nontemporal`); f32
-    keeps its plain stores and its prefetch of C."""
-    return a_size == 8
+NONTEMPORAL_TYPES = frozenset({"f64"})  # the element types `nontemporal_candidate` admits
+
+
+def nontemporal_candidate(key: GemmKey) -> bool:
+    """Whether a gemm of `key` stores a batch entry's C nontemporal where it prefetches the
+    next entry (`stores_c_nontemporal`): A, B and C of element types in NONTEMPORAL_TYPES
+    (f64). Only f64 was measured (with AVX2 and AVX-512 code; `stores_c_nontemporal`); other
+    types, also the 8-byte c32 and i64, keep their plain stores and their prefetch of C."""
+    return all(t in NONTEMPORAL_TYPES for t in key.types)
 
 
 def prefetches_into_l2(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
@@ -157,7 +160,7 @@ def stores_c_nontemporal(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
     11 rounds: 32^3 f64 (4 x 2, prefetched from 8 KiB) 1.13 / 1.13x, 64^3 f64 (8 x 2, still
     prefetching A, B and C) 1.10 / 1.03x, 48^3 f64 (6 x 1) 0.98 / 1.01x; without the prefetch
     of C and B, 64^3 lost (0.87-0.91x: `next_entry_operands`)."""
-    return nontemporal_candidate(a_size, cpu) and prefetches_next_entry(key, a_size, cpu)
+    return nontemporal_candidate(key) and prefetches_next_entry(key, a_size, cpu)
 
 
 @dataclass(frozen=True)
