@@ -22,8 +22,10 @@ from tinytc_py.analysis.gemm_model import (
     stores_c_nontemporal,
 )
 from tinytc_py.target.gemm_blocking import GemmKey
+from tinytc_py.text.dialect import parse
+from tinytc_py.text.printer import print_prog
 
-from .test_gemm_prefetch import calls, cpu, spirv_text
+from .test_gemm_prefetch import calls, cpu, lowered, spirv_text
 from .test_gemm_tuning import cl_device
 
 pytestmark = pytest.mark.timeout(300, method="thread")
@@ -300,3 +302,18 @@ def test_other_8_byte_types_keep_plain_stores(t):
         assert nontemporal_stores(text) == []
         c_read = gemm(64, 64, 64, "1", "2").replace("f64", "i64")
         assert calls(text) == calls(spirv_text(c_read, cpu("avx2"))) > 0
+
+
+def test_printed_lowered_program_keeps_the_nontemporal_hint():
+    """The lowered program prints the stores' hint ({"nontemporal"=true}) and parses it back:
+    the reparsed program prints the same and compiles to the same SPIR-V as the source (the
+    kernel cache keys by the printed program, so a dropped hint gave another binary)."""
+    source = gemm(64, 64, 64, "1.5", "0.0")
+    printed = lowered(source, cpu("avx2"))
+    stores = [line for line in printed.splitlines() if "cooperative_matrix_store" in line]
+    assert len(stores) == 10  # 6 + 4 row blocks, two columns each in SPIR-V
+    assert all(line.endswith(' {"nontemporal"=true}') for line in stores)
+    assert print_prog(parse(printed)) == printed
+    text = spirv_text(printed, cpu("avx2"))
+    assert nontemporal_stores(text) == [32] * 20
+    assert text == spirv_text(source, cpu("avx2"))
