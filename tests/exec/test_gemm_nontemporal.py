@@ -62,6 +62,15 @@ def nontemporal_stores(text: str) -> list[int]:
     return [int(a) for a in NT_STORE.findall(text)]
 
 
+SFENCE = re.compile(r'(%\d+) = OpAsmINTEL %\d+ %\d+ %\d+ "sfence" ""')
+
+
+def sfences(text: str) -> int:
+    """The calls of the sfence after the nontemporal stores (`calls` counts the calls with
+    operands: the prefetches)."""
+    return sum(len(re.findall(rf"OpAsmCallINTEL %\d+ {a}\b", text)) for a in SFENCE.findall(text))
+
+
 def run_and_check(
     source: str,
     mnk: tuple[int, int, int],
@@ -152,6 +161,7 @@ def test_gemm_stores_c_nontemporal_where_c_is_not_read(isa, alpha, beta, stores)
     text = spirv_text(source, cpu(isa))
     vector = 32 if isa == "avx2" else 64
     assert nontemporal_stores(text) == [vector] * stores
+    assert sfences(text) == (1 if stores else 0)  # one at the kernel's end
     with_c = calls(spirv_text(gemm(64, 64, 64, "1.5", "0.5"), cpu(isa)))
     assert calls(text) == (with_c // 2 if stores and isa == "avx2" else with_c)
     run_and_check(
