@@ -1,9 +1,11 @@
 """Nontemporal stores of C on SIMD CPU cores: a batched f64 gemm that prefetches the next entry
 (from an A of 8 KiB up to L1) and whose C is the work-group's entry of a stack and is not read
-(beta 0, or a run-time beta's branch for 0) stores C with Aligned|Nontemporal stores, and with
-AVX2 code where the next entry goes into L2 does not prefetch its C (analysis/gemm_model.py
-`stores_c_nontemporal`). The SPIR-V conversion states the alignment of a row block's vector
-only where lane 0's address is provably aligned; elsewhere the hint is dropped. The SPIR-V
+(beta 0, or with run-time alpha and beta their branch for 1 and 0; nothing else in the kernel
+touches C) stores C with Aligned|Nontemporal stores and ends with an sfence, and with AVX2 code
+where the next entry goes into L2 does not prefetch its C (analysis/gemm_model.py
+`stores_c_nontemporal`). The lowering and the SPIR-V conversion share the memref's alignment
+test (analysis/nontemporal.py): where it fails, C stays prefetched and plain. A Memref below
+its parameter's alignment is an invalid argument (the stores would fault). The SPIR-V
 expectations pin the core info, so they hold on any host; the kernels run on the CPU device
 against NumPy, on the model's tiles (64^3 f64 on AVX2: 6 x 2, so 64 rows are two tiles of 24
 and one of 16; 60 rows: 8 x 1, a tile of 32 rows and one of 28), and where the hint is dropped

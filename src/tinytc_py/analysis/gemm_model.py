@@ -144,7 +144,8 @@ def stores_c_nontemporal(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
     """Whether a gemm that prefetches the next entry (`prefetches_next_entry`) stores C with
     nontemporal stores (`nontemporal_candidate`: f64), where C is a subview at
     group_id.x too and C is not read (passes/lower_linalg_gemm.py `nontemporal_c`: beta 0, or
-    a run-time beta, whose branch for 0 stores nontemporal); into L2 (`prefetches_into_l2`)
+    a run-time beta with a run-time alpha, whose branch for 1 and 0 stores nontemporal; and
+    nothing else in the function touches C, and its alignment allows it); into L2 (`prefetches_into_l2`)
     the next entry's C is then not prefetched (`next_entry_operands`). A nontemporal store
     writes its line to memory without reading it first (the read for ownership is a quarter
     of an entry's traffic) and without evicting the next entry's operands from the caches.
