@@ -329,3 +329,33 @@ def test_printed_lowered_program_keeps_the_nontemporal_hint():
     text = spirv_text(printed, cpu("avx2"))
     assert nontemporal_stores(text) == [32] * 20
     assert text == spirv_text(source, cpu("avx2"))
+
+
+MARKED = """\
+func @k(%A: memref<f64x4x4>, %B: memref<f64x4x4>) attributes{subgroup_size=4, work_group_size=[4,1]} {
+    %L = alloca : memref<f64x4x4,local>
+    parallel {
+        %c0 = constant 0 : index
+        %m = cooperative_matrix_load %A[%c0,%c0] : coopmatrix<f64x4x4,matrix_acc>
+        cooperative_matrix_store %m, %L[%c0,%c0] {"nontemporal"=true}
+        %n = cooperative_matrix_load %L[%c0,%c0] : coopmatrix<f64x4x4,matrix_acc>
+        cooperative_matrix_store %n, %B[%c0,%c0] {"nontemporal"=true}
+    }
+}
+"""
+
+
+def test_nontemporal_hint_needs_global_memory():
+    """A store written with the hint (the attribute parses) is nontemporal into a global
+    memref (4 columns of one 32-byte vector) and plain into local memory; the kernel copies A
+    to B through local memory as NumPy expects."""
+    text = spirv_text(MARKED, cpu("avx2"))
+    assert nontemporal_stores(text) == [32] * 4
+    assert sfences(text) == 1
+    cl_device()
+    from tinytc_py.runtime.opencl import program
+
+    a = np.asfortranarray(np.arange(16.0).reshape(4, 4))
+    b = np.zeros((4, 4), order="F")
+    program(MARKED, core_info=cpu("avx2")).kernel("k")(a, b, num_groups=1)
+    np.testing.assert_array_equal(b, a)
