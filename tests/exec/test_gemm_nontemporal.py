@@ -1,9 +1,11 @@
 """Nontemporal stores of C on SIMD CPU cores: a batched f64 gemm that prefetches the next entry
 (from an A of 8 KiB up to L1) and whose C is the work-group's entry of a stack and is not read
-(beta 0, or a run-time beta's branch for 0) stores C with Aligned|Nontemporal stores, and with
-AVX2 code where the next entry goes into L2 does not prefetch its C (analysis/gemm_model.py
-`stores_c_nontemporal`). The SPIR-V conversion states the alignment of a row block's vector
-only where lane 0's address is provably aligned; elsewhere the hint is dropped. The SPIR-V
+(beta 0, or with run-time alpha and beta their branch for 1 and 0; nothing else in the kernel
+touches C) stores C with Aligned|Nontemporal stores and ends with an sfence, and with AVX2 code
+where the next entry goes into L2 does not prefetch its C (analysis/gemm_model.py
+`stores_c_nontemporal`). The lowering and the SPIR-V conversion share the memref's alignment
+test (analysis/nontemporal.py): where it fails, C stays prefetched and plain. A Memref below
+its parameter's alignment is an invalid argument (the stores would fault). The SPIR-V
 expectations pin the core info, so they hold on any host; the kernels run on the CPU device
 against NumPy, on the model's tiles (64^3 f64 on AVX2: 6 x 2, so 64 rows are two tiles of 24
 and one of 16; 60 rows: 8 x 1, a tile of 32 rows and one of 28), and where the hint is dropped
@@ -23,8 +25,10 @@ from tinytc_py.analysis.gemm_model import (
     stores_c_nontemporal,
 )
 from tinytc_py.target.gemm_blocking import GemmKey
+from tinytc_py.text.dialect import parse
+from tinytc_py.text.printer import print_prog
 
-from .test_gemm_prefetch import calls, cpu, spirv_text
+from .test_gemm_prefetch import calls, cpu, lowered, spirv_text
 from .test_gemm_tuning import cl_device
 
 pytestmark = pytest.mark.timeout(300, method="thread")
@@ -60,6 +64,15 @@ def gemm(m: int, n: int, k: int, alpha: str, beta: str, c_attrs: str = "", t: st
 
 def nontemporal_stores(text: str) -> list[int]:
     return [int(a) for a in NT_STORE.findall(text)]
+
+
+SFENCE = re.compile(r'(%\d+) = OpAsmINTEL %\d+ %\d+ %\d+ "sfence" ""')
+
+
+def sfences(text: str) -> int:
+    """The calls of the sfence after the nontemporal stores (`calls` counts the calls with
+    operands: the prefetches)."""
+    return sum(len(re.findall(rf"OpAsmCallINTEL %\d+ {a}\b", text)) for a in SFENCE.findall(text))
 
 
 def run_and_check(
@@ -161,6 +174,7 @@ def test_gemm_stores_c_nontemporal_where_c_is_not_read(isa, alpha, beta, stores)
     text = spirv_text(source, cpu(isa))
     vector = 32 if isa == "avx2" else 64
     assert nontemporal_stores(text) == [vector] * stores
+    assert sfences(text) == (1 if stores else 0)  # one at the kernel's end
     with_c = calls(spirv_text(gemm(64, 64, 64, "1.5", "0.5"), cpu(isa)))
     assert calls(text) == (with_c // 2 if stores and isa == "avx2" else with_c)
     run_and_check(
@@ -178,22 +192,35 @@ def test_gemm_stores_c_nontemporal_where_c_is_not_read(isa, alpha, beta, stores)
         ((60, 64, 64), "", 8 + 7),
         # 62 rows: column stride 496 B, not a multiple of 32, and a row-checked last block
         ((62, 64, 64), "", 0),
-        # a C base aligned to 8 bytes only
+        # a C base aligned to 8 or 16 bytes only
         ((64, 64, 64), " {alignment=8}", 0),
+        ((64, 64, 64), " {alignment=16}", 0),
+        # a dynamic batch stride: the entry's base is not provably aligned
+        ((64, 64, 64), "dynamic-stride", 0),
     ],
-    ids=["60-rows", "62-rows", "align-8"],
+    ids=["60-rows", "62-rows", "align-8", "align-16", "dynamic-stride"],
 )
 def test_nontemporal_hint_needs_provable_alignment(mnk, c_attrs, stores):
     """The stores are nontemporal only where each row block's vector is provably 32-byte
-    aligned; elsewhere the marked stores are plain, and the next entry's C is not prefetched
-    either. Each kernel computes what NumPy does (the 8-byte aligned C runs at an address off
-    the 32-byte boundary)."""
-    source = gemm(*mnk, "1.5", "0.0", c_attrs)
+    aligned (analysis/nontemporal.py, shared by the lowering and the SPIR-V conversion), and
+    only then is the next entry's C not prefetched: where the stores stay plain, C is
+    prefetched as with C read. Each kernel computes what NumPy does (the 8- and 16-byte
+    aligned C run at an address off the 32-byte boundary)."""
+    m, n, _ = mnk
+
+    def source_of(beta: str) -> str:
+        if c_attrs != "dynamic-stride":
+            return gemm(*mnk, "1.5", beta, c_attrs)
+        dynamic = f"%C: memref<f64x{m}x{n}x?,strided<1,{m},?>>"
+        return gemm(*mnk, "1.5", beta).replace(f"%C: memref<f64x{m}x{n}x?>", dynamic)
+
+    source = source_of("0.0")
     text = spirv_text(source, cpu("avx2"))
     assert nontemporal_stores(text) == [32] * stores
-    c_read = calls(spirv_text(gemm(*mnk, "1.5", "0.5", c_attrs), cpu("avx2")))
-    assert 2 * calls(text) == c_read
-    run_and_check(source, mnk, 1.5, 0.0, c_offset=1 if c_attrs else 0)
+    c_read = calls(spirv_text(source_of("0.5"), cpu("avx2")))
+    assert (2 if stores else 1) * calls(text) == c_read
+    offset = {" {alignment=8}": 1, " {alignment=16}": 2}.get(c_attrs, 0)
+    run_and_check(source, mnk, 1.5, 0.0, c_offset=offset)
 
 
 @pytest.mark.parametrize(
@@ -237,3 +264,132 @@ def test_f32_keeps_plain_stores_of_c(isa, mnk):
     assert (calls(text) > 0) == (mnk[0] >= 48)
     run_and_check(source, mnk, 1.0, 0.0, isa)
     run_and_check(source, mnk, 1.5, 0.7, isa)
+
+
+def test_svm_memref_below_the_parameter_alignment_is_an_invalid_argument():
+    """A tinytc_py.Memref of SVM at an address 8 bytes past the 128-byte default alignment is
+    rejected with the invalid-argument error naming C (its nontemporal stores, vmovntpd, would
+    fault there); the same Memref at an aligned address runs and computes what NumPy does."""
+    cl_device()
+    import pyopencl as cl
+
+    from tinytc_py.errors import Status, TinytcError
+    from tinytc_py.runtime.opencl import Memref, program
+
+    m = batch = 64
+    rng = np.random.default_rng(3)
+    a = np.asfortranarray(rng.standard_normal((m, m, batch)))
+    b = np.asfortranarray(rng.standard_normal((m, m, batch)))
+    kernel = program(gemm(m, m, m, "1.0", "0.0"), core_info=cpu("avx2")).kernel("gemm")
+    raw = np.zeros(m * m * batch + 32)
+    first = (-raw.ctypes.data % 128) // 8
+    strides = (1, m, m * m)
+    for skip in (first + 1, first):
+        c = raw[skip : skip + m * m * batch].reshape((m, m, batch), order="F")
+        c_arg = Memref(cl.SVM(c), c.shape, strides)
+        if skip != first:
+            with pytest.raises(TinytcError, match=r"%C.* not aligned to the parameter's 128") as e:
+                kernel(a, b, c_arg, num_groups=(batch, 1, 1))
+            assert e.value.status is Status.invalid_kernel_arguments
+            continue
+        kernel(a, b, c_arg, num_groups=(batch, 1, 1))
+        np.testing.assert_allclose(c, np.einsum("ikb,kjb->ijb", a, b), rtol=1e-12, atol=1e-10)
+
+
+CHAIN = """\
+func @chain(%A: memref<f64x64x64x?>, %B: memref<f64x64x64x?>, %C: memref<f64x64x64x?>,
+            %D: memref<f64x64x64x?>) {
+    %gid = group_id.x : index
+    %a = subview %A[0:64,0:64,%gid] : memref<f64x64x64>
+    %b = subview %B[0:64,0:64,%gid] : memref<f64x64x64>
+    %c = subview %C[0:64,0:64,%gid] : memref<f64x64x64>
+    %d = subview %D[0:64,0:64,%gid] : memref<f64x64x64>
+    gemm.n.n 1.5, %a, %b, 0.0, %c
+    gemm.n.n 1.0, %c, %b, 0.0, %d
+    gemm.n.n 1.0, %a, %b, 1.0, %c
+}
+"""
+
+
+def test_c_read_elsewhere_in_the_kernel_keeps_plain_stores():
+    """A C (of beta 0) that the kernel reads again, here as the next gemm's A and as the third
+    gemm's C, is stored plain: only D, which nothing else touches, gets the 20 nontemporal
+    stores of a 64^3 AVX2 tile pair (the first gemm's 20 would follow the same rule without
+    looking at the rest of the function). The kernel computes what NumPy does."""
+    assert nontemporal_stores(spirv_text(CHAIN, cpu("avx2"))) == [32] * 20
+    cl_device()
+    from tinytc_py.runtime.opencl import program
+
+    batch = 4
+    rng = np.random.default_rng(5)
+    a, b = (np.asfortranarray(rng.standard_normal((64, 64, batch))) for _ in range(2))
+    c, d = (np.zeros((64, 64, batch), order="F") for _ in range(2))
+    program(CHAIN, core_info=cpu("avx2")).kernel("chain")(a, b, c, d, num_groups=(batch, 1, 1))
+    ab = np.einsum("ikb,kjb->ijb", a, b)
+    np.testing.assert_allclose(d, np.einsum("ikb,kjb->ijb", 1.5 * ab, b), rtol=1e-10)
+    np.testing.assert_allclose(c, 2.5 * ab, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("t", ["c32", "i64"])
+def test_other_8_byte_types_keep_plain_stores(t):
+    """Only f64 (of the measured types) stores C nontemporal: c32 and i64, 8 bytes too, are
+    prefetched from an A of 8 KiB as every type is (32^3: 8 KiB; not 16^3) and keep their plain
+    stores; a 64^3 i64 gemm of beta 0 has no nontemporal store and prefetches the next entry's
+    C."""
+    core = cpu("avx2").cpu
+    assert core is not None
+    assert not stores_c_nontemporal(key(64, t), 8, core)
+    assert not prefetches_next_entry(key(16, t), 8, core)
+    assert prefetches_next_entry(key(32, t), 8, core)
+    assert prefetches_next_entry(key(64, t), 8, core)
+    if t == "i64":
+        source = gemm(64, 64, 64, "1", "0").replace("f64", "i64")
+        text = spirv_text(source, cpu("avx2"))
+        assert nontemporal_stores(text) == []
+        c_read = gemm(64, 64, 64, "1", "2").replace("f64", "i64")
+        assert calls(text) == calls(spirv_text(c_read, cpu("avx2"))) > 0
+
+
+def test_printed_lowered_program_keeps_the_nontemporal_hint():
+    """The lowered program prints the stores' hint ({"nontemporal"=true}) and parses it back:
+    the reparsed program prints the same and compiles to the same SPIR-V as the source (the
+    kernel cache keys by the printed program, so a dropped hint gave another binary)."""
+    source = gemm(64, 64, 64, "1.5", "0.0")
+    printed = lowered(source, cpu("avx2"))
+    stores = [line for line in printed.splitlines() if "cooperative_matrix_store" in line]
+    assert len(stores) == 10  # 6 + 4 row blocks, two columns each in SPIR-V
+    assert all(line.endswith(' {"nontemporal"=true}') for line in stores)
+    assert print_prog(parse(printed)) == printed
+    text = spirv_text(printed, cpu("avx2"))
+    assert nontemporal_stores(text) == [32] * 20
+    assert text == spirv_text(source, cpu("avx2"))
+
+
+MARKED = """\
+func @k(%A: memref<f64x4x4>, %B: memref<f64x4x4>) attributes{subgroup_size=4, work_group_size=[4,1]} {
+    %L = alloca : memref<f64x4x4,local>
+    parallel {
+        %c0 = constant 0 : index
+        %m = cooperative_matrix_load %A[%c0,%c0] : coopmatrix<f64x4x4,matrix_acc>
+        cooperative_matrix_store %m, %L[%c0,%c0] {"nontemporal"=true}
+        %n = cooperative_matrix_load %L[%c0,%c0] : coopmatrix<f64x4x4,matrix_acc>
+        cooperative_matrix_store %n, %B[%c0,%c0] {"nontemporal"=true}
+    }
+}
+"""
+
+
+def test_nontemporal_hint_needs_global_memory():
+    """A store written with the hint (the attribute parses) is nontemporal into a global
+    memref (4 columns of one 32-byte vector) and plain into local memory; the kernel copies A
+    to B through local memory as NumPy expects."""
+    text = spirv_text(MARKED, cpu("avx2"))
+    assert nontemporal_stores(text) == [32] * 4
+    assert sfences(text) == 1
+    cl_device()
+    from tinytc_py.runtime.opencl import program
+
+    a = np.asfortranarray(np.arange(16.0).reshape(4, 4))
+    b = np.zeros((4, 4), order="F")
+    program(MARKED, core_info=cpu("avx2")).kernel("k")(a, b, num_groups=1)
+    np.testing.assert_array_equal(b, a)

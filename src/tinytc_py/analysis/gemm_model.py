@@ -97,22 +97,26 @@ def prefetches_next_entry(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
     return PREFETCH_MIN_BYTES <= key.M * key.K * a_size <= cpu.l1_bytes
 
 
-def nontemporal_candidate(a_size: int, cpu: CpuCore) -> bool:
-    """Whether a gemm with elements of `a_size` bytes on `cpu` stores a batch entry's C
-    nontemporal where it prefetches the next entry (`stores_c_nontemporal`): 8-byte elements
-    (f64). f32 keeps its plain stores (subgroup block writes): by A's bytes the f32 rows sit where
-    the f64 ones gained (48^3 9 KiB, 64^3 16 KiB, prefetched into L1), and the read for ownership
-    saved is the same quarter of an entry's traffic, yet measured on the Zen 4 EPYC (family 25 model
-    17, benchmarks/gemm_ab.py, CPU time, 11-31 interleaved rounds, load average 3-8, f32 nontemporal
-    C with the prefetch from 8 KiB against plain stores with the prefetch from 16 KiB, 13-23 runs
-    per row) the ratio stayed within the noise: AVX2 48^3 0.95-1.06 (median 1.02; with plain stores
-    and the prefetch from 8 KiB in the same rounds 1.04 against 1.035: the gain is the prefetch's,
-    `prefetches_next_entry`), 64^3 0.95-1.05 (1.00); AVX-512 48^3 0.99-1.03 (1.00), 64^3 0.96-1.03
-    (1.00). Prefetching only A with them: 0.94-1.06, into L2: 0.91-1.02; at 32^3 (4 KiB) nontemporal
-    C with the prefetch lost (0.78-0.94), without a prefetch it ran 0.99-1.03. The f32 rows' gap to
-    libxsmm at 48^3 is not the read for ownership (docs/_benchmarks.rst, the f32 nontemporal
-    stores)."""
-    return a_size == 8
+NONTEMPORAL_TYPES = frozenset({"f64"})  # the element types `nontemporal_candidate` admits
+
+
+def nontemporal_candidate(key: GemmKey) -> bool:
+    """Whether a gemm of `key` stores a batch entry's C nontemporal where it prefetches the
+    next entry (`stores_c_nontemporal`): A, B and C of element types in NONTEMPORAL_TYPES
+    (f64, measured with AVX2 and AVX-512 code). Other types, also the 8-byte c32 and i64, keep
+    their plain stores and their prefetch of C. f32 was measured and left out: by A's bytes the
+    f32 rows sit where the f64 ones gained (48^3 9 KiB, 64^3 16 KiB, prefetched into L1), and
+    the read for ownership saved is the same quarter of an entry's traffic, yet on the Zen 4
+    EPYC (family 25 model 17, benchmarks/gemm_ab.py, CPU time, 11-31 interleaved rounds, load
+    average 3-8, f32 nontemporal C with the prefetch from 8 KiB against plain stores with the
+    prefetch from 16 KiB, 13-23 runs per row) the ratio stayed within the noise: AVX2 48^3
+    0.95-1.06 (median 1.02; with plain stores and the prefetch from 8 KiB in the same rounds
+    1.04 against 1.035: the gain is the prefetch's, `prefetches_next_entry`), 64^3 0.95-1.05
+    (1.00); AVX-512 48^3 0.99-1.03 (1.00), 64^3 0.96-1.03 (1.00). Prefetching only A with them:
+    0.94-1.06, into L2: 0.91-1.02; at 32^3 (4 KiB) nontemporal C with the prefetch lost
+    (0.78-0.94), without a prefetch it ran 0.99-1.03. The f32 rows' gap to libxsmm at 48^3 is
+    not the read for ownership (docs/_benchmarks.rst, the f32 nontemporal stores)."""
+    return all(t in NONTEMPORAL_TYPES for t in key.types)
 
 
 def prefetches_into_l2(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
@@ -157,7 +161,8 @@ def stores_c_nontemporal(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
     """Whether a gemm that prefetches the next entry (`prefetches_next_entry`) stores C with
     nontemporal stores (`nontemporal_candidate`: f64), where C is a subview at
     group_id.x too and C is not read (passes/lower_linalg_gemm.py `nontemporal_c`: beta 0, or
-    a run-time beta, whose branch for 0 stores nontemporal); into L2 (`prefetches_into_l2`)
+    a run-time beta with a run-time alpha, whose branch for 1 and 0 stores nontemporal; and
+    nothing else in the function touches C, and its alignment allows it); into L2 (`prefetches_into_l2`)
     the next entry's C is then not prefetched (`next_entry_operands`). A nontemporal store
     writes its line to memory without reading it first (the read for ownership is a quarter
     of an entry's traffic) and without evicting the next entry's operands from the caches.
@@ -173,7 +178,7 @@ def stores_c_nontemporal(key: GemmKey, a_size: int, cpu: CpuCore) -> bool:
     11 rounds: 32^3 f64 (4 x 2, prefetched from 8 KiB) 1.13 / 1.13x, 64^3 f64 (8 x 2, still
     prefetching A, B and C) 1.10 / 1.03x, 48^3 f64 (6 x 1) 0.98 / 1.01x; without the prefetch
     of C and B, 64^3 lost (0.87-0.91x: `next_entry_operands`)."""
-    return nontemporal_candidate(a_size, cpu) and prefetches_next_entry(key, a_size, cpu)
+    return nontemporal_candidate(key) and prefetches_next_entry(key, a_size, cpu)
 
 
 @dataclass(frozen=True)

@@ -90,3 +90,27 @@ class AliasInfo:
 def _alloca_range(value: Value) -> tuple[int, int] | None:
     inst = value.defining_inst
     return stack_range(inst) if inst is not None else None
+
+
+def accessed_only_by(value: Value, inst: Inst) -> bool:
+    """Whether no instruction but `inst` reads or writes memory of `value`'s root (through any
+    view of it, `root`), anywhere in the function, before or after `inst`: a conservative
+    "nothing else reads this memory" (passes/lower_linalg_gemm.py `writes_c_only`). A memref
+    of it that leaves the views (yielded, or a memref result that is not a view) counts as
+    accessed. Distinct roots are assumed not to overlap, as `AliasInfo` does for parameters."""
+    base = root(value)
+    pending, seen = [base], {inst}
+    while pending:
+        for use in pending.pop().uses:
+            owner = use.owner
+            if owner in seen:
+                continue
+            seen.add(owner)
+            if owner.name == "yield" or any(root(m) is base for m, _ in memory_accesses(owner)):
+                return False
+            for r in owner.results:
+                if isinstance(r.type, MemrefType):
+                    if view_source(r) is None:
+                        return False
+                    pending.append(r)
+    return True

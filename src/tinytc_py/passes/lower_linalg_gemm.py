@@ -50,6 +50,8 @@ from ..analysis.gemm_model import (
     prefetches_next_entry,
     stores_c_nontemporal,
 )
+from ..analysis.memory import accessed_only_by, root
+from ..analysis.nontemporal import nontemporal_alignment
 from ..analysis.tiling import MAX_K_UNROLLING, acc_type, max_register_block_gemm
 from ..ir.attrs import NONTEMPORAL
 from ..ir.enums import CheckedFlag, Comp3, MatrixUse, Transpose
@@ -284,16 +286,17 @@ class GemmLowering:
         the measured rows gained nothing or lost (32^3 f32 0.79-0.96, 23x37x19 0.79-0.86: the
         prefetches cost more than the short bursts). An A that takes more than three quarters of L1
         is prefetched into L2 (`prefetch_level` 2, prefetcht2), a smaller one into L1 (prefetcht0).
-        Measured: 8 KiB (32^3 f64), 9 KiB (48^3 f32, with AVX2 code), 16 KiB (64^3 f32) and 18 KiB
-        (48^3 f64) gained with prefetcht0; 32 KiB (64^3 f64, all of a 32 KiB L1) into L1 evicted the
-        current entry's A (0.95-1.02), into L2 it ran 1.07-1.17; the points between 18 KiB and L1
-        are not measured; docs/_benchmarks.rst, "What limits a batched GEMM row". An entry
-        prefetched into L2 also prefetches the next entry's C where C is a subview at group_id.x
-        too, and its B with AVX-512 code. An f64 gemm stores such a C nontemporal where beta is 0 or
-        a run-time beta (its branch for 0), and then with AVX2 code does not prefetch it
-        (`nontemporal_c`, `store_tile`; the cost model's `next_entry_operands` and
-        `stores_c_nontemporal`). The last entry has no successor: it prefetches itself
-        (`next_view`)."""
+        Measured: 8 KiB (32^3 f64), 9 KiB (48^3 f32, with AVX2 code), 16 KiB (64^3 f32) and 18 KiB (48^3 f64) gained with prefetcht0; 32 KiB (64^3 f64,
+        all of a 32 KiB L1) into L1 evicted the current entry's A (0.95-1.02), into L2 it ran
+        1.07-1.17; the points between 18 KiB and L1 are not measured; docs/_benchmarks.rst, "What
+        limits a batched GEMM row". An entry prefetched into L2 also prefetches the next entry's C
+        where C is a subview at group_id.x too, and its B with AVX-512 code. An f64 gemm stores
+        such a C nontemporal where beta is 0 or a run-time beta with a run-time alpha (their
+        branch for 1 and 0), nothing else touches C's memory, and the stores can be aligned
+        nontemporal vector stores (analysis/nontemporal.py, the conversion's own test), and then
+        with AVX2 code does not prefetch it (`nontemporal_c`, `store_tile`; the cost model's
+        `next_entry_operands` and `stores_c_nontemporal`). The last entry has no successor: it
+        prefetches itself (`next_view`)."""
         entries = self.next_entries()
         if entries is None:
             return None
@@ -305,6 +308,7 @@ class GemmLowering:
             c_entry is not None
             and self.writes_c_only()
             and stores_c_nontemporal(key, self.ta.size, cpu)
+            and nontemporal_alignment(self.C, self.g.sgs, self.g.info) > 0
         )
         found = dict(zip(NEXT_ENTRY_OPERANDS, (*entries, c_entry), strict=True))
         return {
@@ -316,13 +320,28 @@ class GemmLowering:
     def writes_c_only(self) -> bool:
         """Whether the epilogue stores C without reading it (`store_tile` with beta 0): a
         constant beta 0, or a run-time beta that the SIMD CPU epilogue tests together with a
-        run-time alpha (`epilogue`; the branch for alpha 1 and beta 0)."""
+        run-time alpha (`epilogue`; the branch for alpha 1 and beta 0); and nothing else in the
+        function touches C's memory (`c_unshared`)."""
         if self.g.atomic:
             return False
         beta = known_number(self.beta)
         if beta is not None:
-            return beta == 0
-        return self.cpu_path and not self.acc.is_complex and known_number(self.alpha) is None
+            unread = beta == 0
+        else:
+            unread = self.cpu_path and not self.acc.is_complex and known_number(self.alpha) is None
+        return unread and self.c_unshared()
+
+    def c_unshared(self) -> bool:
+        """Whether nothing but this gemm's store touches C's memory (the stack of which C is
+        an entry, through any view, analysis/memory.py `accessed_only_by`): A and B are other
+        memrefs, and no other instruction of the function, before or after, reads or writes
+        it; a C read later would miss the caches its nontemporal stores bypassed."""
+        base = root(self.C)
+        return (
+            root(self.A) is not base
+            and root(self.B) is not base
+            and accessed_only_by(self.C, self.g.inst)
+        )
 
     def next_entries(self) -> tuple[tuple[Inst, int], tuple[Inst, int]] | None:
         """The subviews of A and B at group_id.x (and which offset it is) when the next entry

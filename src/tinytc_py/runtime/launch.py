@@ -365,6 +365,20 @@ def usm_pointer(buffer: Any, what: str) -> int:
     return int(buffer)
 
 
+def require_aligned(address: int, alignment: int, what: str) -> int:
+    """`address`, the base of a Memref's memory, when it has the parameter's `alignment` in
+    bytes, the one the compiler assumed (docs/design.md §B1.4); else the invalid-argument
+    error. A kernel may rely on it beyond its results: nontemporal vector stores (vmovntpd on
+    x86) fault at a less aligned address."""
+    if address % max(1, alignment):
+        raise invalid_argument(
+            f"{what}, got a tinytc_py.Memref at address {address:#x}, which is not aligned to"
+            f" the parameter's {alignment} bytes (pass aligned memory, or declare a smaller"
+            " {alignment=N} on the parameter)"
+        )
+    return address
+
+
 def global_size(num_groups: int | Sequence[int], local: Sequence[int]) -> tuple[int, int, int]:
     """num_groups x work-group size, per dimension (docs/design.md §B2.3)."""
     if type(num_groups) is tuple and len(num_groups) == 3 and len(local) == 3:  # a launch's Grid

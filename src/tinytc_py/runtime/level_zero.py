@@ -58,6 +58,7 @@ from .launch import (
     group_members,
     memref_layout,
     own_layout,
+    require_aligned,
     scalar_value,
     span,
     staged,
@@ -585,7 +586,11 @@ class _ArgBinder:
     def memref(self, p: ParamInfo, a: Any, what: str) -> Sequence[int]:
         if isinstance(a, Memref):
             check_memref_shape(p, a.shape, a.strides, what)
-            set_pointer(self.kernel.handle, p.first_arg, usm_pointer(a.buffer, what))
+            set_pointer(
+                self.kernel.handle,
+                p.first_arg,
+                require_aligned(usm_pointer(a.buffer, what), p.alignment, what),
+            )
             self.values(p.first_arg + 1, dope_values(p, a.shape, a.strides))
             return a.shape
         if isinstance(a, SharedArray):

@@ -57,6 +57,7 @@ from .launch import (  # noqa: E402 - re-exported: the launch API of this module
     invalid_argument,
     layout_and_own,
     own_layout,
+    require_aligned,
     scalar_value,
     span,
     staged,
@@ -384,6 +385,8 @@ class _ArgBinder:
                 f"{what}, got a tinytc_py.Memref of {describe(a.buffer)}; a Memref takes a"
                 " cl.Buffer or a cl.SVM"
             )
+        if isinstance(a.buffer, cl.SVM):  # a cl.Buffer (or sub-buffer) is device-aligned
+            require_aligned(a.buffer.svm_ptr, p.alignment, what)
         self.set(p.first_arg, a.buffer)
         self.set_all(p.first_arg + 1, dope_values(p, a.shape, a.strides))
         return a.shape

@@ -66,6 +66,7 @@ from .launch import (
     invalid_argument,
     memref_layout,
     own_layout,
+    require_aligned,
     scalar_value,
     span,
     staged,
@@ -356,10 +357,10 @@ class _ArgBinder:
     def memref(self, p: ParamInfo, a: Any, what: str) -> Sequence[int]:
         if isinstance(a, Memref):
             check_memref_shape(p, a.shape, a.strides, what)
-            mem = usm_array(
-                _Pointer(usm_pointer(a.buffer, what), self.queue), what
-            )  # dpctl checks the context
+            pointer = usm_pointer(a.buffer, what)
+            mem = usm_array(_Pointer(pointer, self.queue), what)  # dpctl checks the context
             _check_usm(mem, self.queue, what)
+            require_aligned(pointer, p.alignment, what)
             self.set(p.first_arg, [mem.memory, *dope_values(p, a.shape, a.strides)])
             return a.shape
         if is_usm(a):

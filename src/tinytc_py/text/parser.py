@@ -709,8 +709,10 @@ class Parser:
         operands: dict[str, Any] = {}
         result_type = None
         attrs = None
+        end: int | None = None  # before a trailing attrs? that is absent: the location's end
         steps = cls.spec.fmt_steps
         for k, (kind, key) in enumerate(steps):
+            end = None
             if kind == "$":
                 operands[key] = self.parse_value()
             elif kind == "":
@@ -723,9 +725,11 @@ class Parser:
                 props[key] = self.parse_integer()
             elif kind == "@":
                 props[key] = parse_global_name(self)
-            elif c.peek("{") or c.peek("$"):  # attrs?
-                attrs = self.parse_dictionary()
-        return cls(operands, props, result_type, c.loc(begin), attrs)
+            else:  # attrs? (peeking skips the blanks after the instruction)
+                end = c.pos
+                if c.peek("{") or c.peek("$"):
+                    attrs, end = self.parse_dictionary(), None
+        return cls(operands, props, result_type, c.loc(begin, end), attrs)
 
     # ---- hand-written instruction rules -------------------------------------------------------
 

@@ -368,7 +368,8 @@ def _coop_store(mnemonic: str, props: tuple[Prop, ...], update: bool, atomic: bo
         ("val",) + _COOP_POS,
         R if update else "",
         exec=Exec.spmd,
-        fmt="$val , $operand [ $pos0 , $pos1 ]" + (" : type" if update else ""),
+        # attrs?: the hints of lowerings (ir/attrs.py NONTEMPORAL), so printing keeps them
+        fmt="$val , $operand [ $pos0 , $pos1 ] attrs?" + (" : type" if update else ""),
         side_effects=True,
         reads=("operand",) if update else (),
         writes=("operand",),

@@ -240,12 +240,17 @@ class ConverterBase:
         self.block: Block = fn.add_block()
         self.declare_stack()
         self.region(func.body)
+        self.before_return()
         self.block.emit(Op.Return)
         m.add_entry_point(fn.id, func.name, list(self.interface))
         m.add_execution_mode(fn.id, ExecutionMode.LocalSize, wgs[0], wgs[1], 1)
         m.add_execution_mode(fn.id, ExecutionMode.SubgroupSize, sgs)
         annotate(info, self.facts)
         self.kernels.append(info)
+
+    def before_return(self) -> None:
+        """Emits what the kernel's end needs after all of its code (the fence after
+        nontemporal stores, spirv/convert/coopmatrix_memory.py); nothing here."""
 
     def declare_stack(self) -> None:
         """Declare the function's local memory, if it needs any (see MemoryConversion)."""

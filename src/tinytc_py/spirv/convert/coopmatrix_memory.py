@@ -39,6 +39,7 @@ from functools import partial
 
 from ...analysis.coopmatrix_layout import CoopLayout
 from ...analysis.gcd import memref_gcd, value_gcd
+from ...analysis.nontemporal import nontemporal_alignment
 from ...ir.attrs import NONTEMPORAL
 from ...ir.enums import AddressSpace, CheckedFlag, Transpose
 from ...ir.inst import Inst
@@ -100,6 +101,8 @@ class CoopmatrixMemoryConversion(AtomicConversion):
         # asked per load and store (a method of the core info, which is not compiled)
         self._have_block_io = core_info.have_spirv_feature(SpirvFeature.subgroup_buffer_block_io)
         self._prefetch_asm: dict[tuple[str, int], int] = {}
+        self._sfence_asm = 0  # the OpAsmINTEL "sfence", once per module (`before_return`)
+        self._nontemporal_stored = False  # by the function being converted
 
     def cm_lane_id(self) -> int:
         return self.load_builtin(BuiltIn.SubgroupLocalInvocationId, self.i32(), 4)
@@ -281,6 +284,7 @@ class CoopmatrixMemoryConversion(AtomicConversion):
                 return
 
             align = self.cm_nontemporal_alignment(inst, ct, d)
+            self._nontemporal_stored |= align > 0
 
             def st(p: int, v: int) -> None:
                 if align:
@@ -303,39 +307,31 @@ class CoopmatrixMemoryConversion(AtomicConversion):
     def cm_nontemporal_alignment(self, inst: Inst, ct: CoopmatrixType, d: MemrefDV) -> int:
         """The alignment in bytes of a store marked nontemporal (ir/attrs.py NONTEMPORAL) on a
         SIMD CPU core, 0 for a plain store. The CPU runtime's JIT makes one vector store of a
-        row block's S lanes (S consecutive elements of a column) at lane 0's address and gives
-        it the alignment of the work-item's scalar store; x86 has nontemporal vector stores
-        (vmovntpd) for aligned addresses only, and the JIT drops the hint of an unaligned
-        one (seen in its AVX2 code: 8-byte alignment made plain vmovupd). So each element's
-        store states the alignment of the row block's vector, S times the element size,
-        where that alignment is provable for lane 0 (the base, pos0 and the column stride
-        multiples of it, analysis/gcd.py; a contiguous column; a row block of S lanes; no
-        row check and no transpose) and the vector is one register
-        (`vector_register_size`): the address of each further lane is then not that aligned,
-        but only the widened store is executed. Elsewhere the hint is dropped."""
+        row block's S lanes at lane 0's address and gives it the alignment of the work-item's
+        scalar store; it drops the hint of an unaligned one (seen in its AVX2 code: 8-byte
+        alignment made plain vmovupd). So each element's store states the alignment of the row
+        block's vector, S times the element size, where the memref allows it (the shared
+        analysis/nontemporal.py `nontemporal_alignment`: a global memref, contiguous real
+        columns, base and column stride multiples of one register's vector) and the store is a
+        row block of S lanes at a multiple of S rows (pos0), with no row check and no
+        transpose. The address of each further lane is then not that aligned, and stating it
+        is outside the SPIR-V specification: it relies on this runtime widening the lanes into
+        one vector store (the execution tests, tests/exec/test_gemm_nontemporal.py, are the
+        canary). Elsewhere the hint is dropped."""
         attrs = inst.attrs
-        vector = self.core_info.vector_register_size
-        if attrs is None or attrs.get(NONTEMPORAL) is None or not vector:
+        if attrs is None or attrs.get(NONTEMPORAL) is None:
             return 0
         lay = self.layout_of(ct, inst)
-        size = ct.component.size
-        align = lay.sgs * size
         if (
-            align != vector
-            or lay.sgs != lay.I
+            lay.sgs != lay.I
             or inst.props["tA"] is not Transpose.n
             or inst.props["checked"] is not CheckedFlag.none
-            or ct.component.is_complex
-            or d.ty.stride[0] != 1
         ):
             return 0
-        known = memref_gcd(inst.operand("operand"), self.core_info.default_alignment)
-        aligned = (
-            known.offset * size % align == 0
-            and value_gcd(inst.operand("pos0")) * size % align == 0
-            and known.stride[1] * size % align == 0
-        )
-        return align if aligned else 0
+        align = nontemporal_alignment(inst.operand("operand"), lay.sgs, self.core_info)
+        if not align or value_gcd(inst.operand("pos0")) * ct.component.size % align:
+            return 0
+        return align
 
     def cm_reads_uniformly(self, v: Value, user: Inst) -> bool:
         """Whether `user` may read the elements of coopmatrix `v` again from memory at addresses
@@ -453,6 +449,24 @@ class CoopmatrixMemoryConversion(AtomicConversion):
             m.decorate(asm, Decoration.SideEffectsINTEL)
             self._prefetch_asm[key] = asm
         return asm
+
+    def before_return(self) -> None:
+        """One `sfence` at the end of a kernel that stored nontemporal (inline assembly, as
+        the prefetches): x86 nontemporal stores are weakly ordered, and only a fence orders
+        them before what follows the kernel (the runtime's completion, a host or another
+        device thread reading C); nothing is known to fence for the kernel. Measured on the
+        Zen 4 EPYC, AVX2 code, batched 64^3 f64 (docs/_benchmarks.rst)."""
+        super().before_return()
+        if not self._nontemporal_stored:
+            return
+        self._nontemporal_stored = False
+        m, void = self.mod, self.mod.type_void()
+        if not self._sfence_asm:
+            target = m.unique(Op.AsmTargetINTEL, CPU_ASM_TARGET)
+            fty = m.type_function(void, [])
+            self._sfence_asm = m.declare(Op.AsmINTEL, void, fty, target, "sfence", "")
+            m.decorate(self._sfence_asm, Decoration.SideEffectsINTEL)
+        self.block.op(Op.AsmCallINTEL, void, self._sfence_asm)
 
     # ---- atomics --------------------------------------------------------------------------------
 
