@@ -209,10 +209,7 @@ def tinytc_memref_type_get(
 @export
 def tinytc_type_get_compiler_context(ty: Any, ctx: Any) -> None:
     need(ctx)
-    a = table.shared_handle("compiler_context", _type(ty).ctx)
-    if a is None:
-        invalid("the type's compiler context has been released")
-    out(ctx, a)
+    out(ctx, table.context_handle(_type(ty).ctx, "the type's compiler context"))
 
 
 # ---- values ---------------------------------------------------------------------------------------
@@ -584,7 +581,7 @@ def tinytc_func_set_parameter_attr(fun: Any, param_no: int, a: Any) -> None:
 def tinytc_prog_create(prg: Any, ctx: Any, loc: Any) -> None:
     need(prg)
     context = _ctx(ctx)
-    ctx_addr = table.shared_handle("compiler_context", context)
+    ctx_addr = table.context_handle(context)
     handle = table.new_shared("prog", Prog(context, location(loc)), (ctx_addr,))
     table.by_addr[handle].sole = True
     out(prg, handle)

@@ -158,7 +158,7 @@ def _parse(prg: Any, source: str, name: str, ctx: Any) -> None:
         ctx_addr = table.new_shared("compiler_context", context)
     else:
         context = _ctx(ctx)
-        ctx_addr = table.shared_handle("compiler_context", context)
+        ctx_addr = table.context_handle(context)
         table.retain_addr(ctx_addr)
     try:
         out(prg, parse_to_handle(source, name, context, ctx_addr))
@@ -274,13 +274,6 @@ def compile_module(prog: Prog, info: CoreInfo) -> SpvMod:
     return SpvMod(compile_to_module(prog, info), prog.ctx)
 
 
-def _ctx_addr(context: CompilerContext) -> int:
-    a = table.shared_handle("compiler_context", context)
-    if a is None:
-        invalid("the compiler context has been released")
-    return a
-
-
 @export
 def tinytc_prog_compile_to_spirv(mod: Any, prg: Any, info: Any) -> None:
     need(mod)
@@ -344,7 +337,10 @@ def tinytc_binary_create(
     context = _ctx(ctx)
     raw = state.ffi.buffer(data, data_size)[:]
     binary = Binary(raw, {}, CoreFeature(core_features), BUNDLE_FORMATS[fmt])
-    out(bin_, table.new_shared("binary", BinaryObj(binary, context), (_ctx_addr(context),)))
+    out(
+        bin_,
+        table.new_shared("binary", BinaryObj(binary, context), (table.context_handle(context),)),
+    )
 
 
 @export

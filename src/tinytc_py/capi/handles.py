@@ -106,6 +106,14 @@ class HandleTable:
     def shared_handle(self, kind: str, obj: Any) -> int | None:
         return self.by_obj.get((kind, id(obj)))
 
+    def context_handle(self, context: Any, what: str = "the compiler context") -> int:
+        """The handle of compiler context `context` (`what` holds it), which a C host may have
+        released: invalid-argument status then, never a None in compiled code."""
+        a = self.by_obj.get(("compiler_context", id(context)))
+        if a is None:
+            invalid(f"{what} has been released")
+        return a
+
     # ---- lookup -------------------------------------------------------------------------------
 
     def entry_at(self, addr: int) -> Entry:

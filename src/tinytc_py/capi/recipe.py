@@ -93,9 +93,7 @@ class ReportRecords:
 
 def _new_recipe(p: Any, make: Any) -> None:
     recipe: Recipe = make()
-    ctx_addr = table.shared_handle("compiler_context", recipe.prog.ctx)
-    if ctx_addr is None:
-        invalid("the type's compiler context has been released")
+    ctx_addr = table.context_handle(recipe.prog.ctx, "the type's compiler context")
     prog_addr = table.new_shared("prog", recipe.prog, (ctx_addr,))
     bin_addr = table.new_shared("binary", BinaryObj(recipe.binary, recipe.prog.ctx), (ctx_addr,))
     obj = CRecipe(recipe, prog_addr, bin_addr)

@@ -84,10 +84,10 @@ def _check_column_major(shape: tuple[int, ...], stride: tuple[int, ...], loc: Lo
             )
 
 
+#: The statuses `memref` hands to `_extents` on every call, read once: in the compiled module a
+#: Status member costs a lookup through the enum class, a tenth of a memref type's checks.
 _INVALID_SHAPE: Final = Status.ir_invalid_shape
 _INVALID_STRIDE: Final = Status.ir_invalid_stride
-"""The statuses `memref` hands to `_extents` on every call, read once: in the compiled module a
-Status member costs a lookup through the enum class, a tenth of a memref type's checks."""
 
 
 def _extents(values: object, what: str, status: Status, loc: Location) -> tuple[int, ...]:
