@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -68,3 +70,43 @@ def test_children_forked_during_another_threads_updates_update_and_exit(cache: P
         thread.join()
     assert (hung, exited) == (0, FORKS)
     assert stats.totals()["corrupt"] == 1 + updates + FORKS  # every update of each process
+
+
+ORDER_SCRIPT = """
+import os, sys, threading, time
+from tinytc_py.capi.errors import LIBRARY_LOCK  # imported first, as by a C host's first call
+from tinytc_py.kernel_cache import stats
+
+inside = threading.Event()
+
+def call():  # a C API call that updates the statistics file after the fork began
+    with LIBRARY_LOCK:
+        inside.set()
+        time.sleep(0.2)
+        stats.count("corrupt")
+        stats.save()
+
+thread = threading.Thread(target=call)
+thread.start()
+inside.wait()
+pid = os.fork()
+if pid == 0:
+    stats.count("corrupt")
+    os._exit(0)
+thread.join()
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+
+def test_a_fork_during_a_call_that_updates_the_file_takes_the_library_lock_first(
+    cache: Path,
+) -> None:
+    """In a process whose first import is the C API's (capi/errors.py), the fork takes the
+    library's lock before the statistics file's (stats._file_lock), so a call holding the first
+    and waiting for the second finishes, and the fork follows it."""
+    env = {**os.environ, "PYTHONWARNINGS": "ignore::DeprecationWarning"}
+    done = subprocess.run(
+        [sys.executable, "-c", ORDER_SCRIPT], env=env, timeout=DEADLINE, capture_output=True
+    )
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert stats.totals()["corrupt"] == 2
