@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from ..errors import Status, TinytcError
+from ..kernel_cache import stats  # noqa: F401 - its fork hooks before ours (LIBRARY_LOCK)
 
 
 class CApiError(Exception):
@@ -68,7 +69,8 @@ def _debug_print(exc: BaseException) -> None:
 LIBRARY_LOCK = threading.RLock()
 """Held through every exported call. Taken around a fork (a C host's forks run Python's fork
 hooks too: capi/helpers.c), so that a child never inherits it held by another thread's call,
-which it would wait for forever."""
+which it would wait for forever. Taken first: registered after the statistics' hooks (Python
+runs the last registered first), whose lock a call may wait for (stats._file_lock)."""
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(
         before=LIBRARY_LOCK.acquire,

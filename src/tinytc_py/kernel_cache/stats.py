@@ -151,16 +151,36 @@ def save_at_exit() -> None:
 def _forked() -> None:
     """In a forked child: the parent's unsaved counts are the parent's; counts go to the file
     at once (the child may leave without its exit handlers)."""
-    global _deferred, _process_lock
+    global _deferred, _process_lock, _file_lock
     _deferred = False
     _process_lock = threading.Lock()  # the parent's may have been held at the fork
+    _file_lock = threading.Lock()  # held by the forking thread (`_hold_file`)
     _unsaved.clear()
+
+
+_file_lock = threading.Lock()
+"""Held through each update of a statistics file (`_add_to_totals`: open, `flock`, read, write,
+close) and by the forking thread across a fork, so no other thread is inside an update when the
+process forks. A child that copied the descriptor of another thread's update would keep that
+update's `flock` (it belongs to the open file, which the copy shares) and wait forever on its own
+first update, and every other process's update would wait while the child lives."""
+
+
+def _hold_file() -> None:
+    _file_lock.acquire()
+
+
+def _release_file() -> None:
+    _file_lock.release()
 
 
 if writer.writes_behind():  # Python's own executable is the program: its exit runs atexit
     save_at_exit()
     atexit.register(save_at_exit_end)
 if hasattr(os, "register_at_fork"):
+    # Before-fork hooks run last registered first: `save_all` (whose update takes the lock),
+    # then `_hold_file`. Functions, not the lock's methods: a child's fork takes the child's lock.
+    os.register_at_fork(before=_hold_file, after_in_parent=_release_file)
     os.register_at_fork(before=save_all, after_in_child=_forked)
 
 
@@ -188,6 +208,11 @@ def _add_to_totals(delta: dict[str, int], where: trust.Folder) -> dict[str, int]
     this very call is written too."""
     make_folder(where)
     writer.wait(str(where.path / FILE))
+    with _file_lock:  # until the descriptor is closed: no fork in between (`_file_lock`)
+        return _update(where, delta)
+
+
+def _update(where: trust.Folder, delta: dict[str, int]) -> dict[str, int]:
     fd = os.open(where.path / FILE, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         with contextlib.suppress(OSError):  # another member's file keeps its mode
