@@ -303,10 +303,10 @@ class Block:
             code.append(((len(operands) + 3) << 16) | opcode)
             code.append(result_type)
             code.append(rid)
-            code.extend(operands)
+            code += operands
         else:
             slow[2] = rid
-            code.extend(slow.tolist())
+            code += slow.tolist()
         if opcode not in self.opcodes:
             self.opcodes[opcode] = None
         return rid
@@ -354,9 +354,9 @@ class Block:
         code: list[Any] = self.code
         if _all_words(operands):
             code.append(((len(operands) + 1) << 16) | opcode)
-            code.extend(operands)
+            code += operands
         else:
-            code.extend(_encode_slow(opcode, operands).tolist())
+            code += _encode_slow(opcode, operands).tolist()
         if opcode not in self.opcodes:
             self.opcodes[opcode] = None
 
@@ -438,8 +438,8 @@ class Emitter:
         code.append(self.header)
         code.append(self.result_type)
         code.append(result_id)
-        code.extend(self.prefix)
-        code.extend(operands)
+        code += self.prefix
+        code += operands
         opcodes: dict[Any, None] = block.opcodes
         if self.opcode not in opcodes:
             opcodes[self.opcode] = None
@@ -458,7 +458,7 @@ class Emitter:
         code.append(self.header2)
         code.append(self.result_type)
         code.append(result_id)
-        code.extend(self.prefix)
+        code += self.prefix
         code.append(a)
         code.append(b)
         opcodes: dict[Any, None] = block.opcodes
@@ -479,7 +479,7 @@ class Emitter:
         code.append(self.header3)
         code.append(self.result_type)
         code.append(result_id)
-        code.extend(self.prefix)
+        code += self.prefix
         code.append(a)
         code.append(b)
         code.append(c)
