@@ -185,7 +185,9 @@ def emit(code: array, opcode: int, *operands: int | str) -> None:
 def _emit(code: array, opcode: int, operands: tuple[int | str, ...]) -> None:
     """`emit` with the operands as one tuple."""
     if _all_words(operands):
-        code.fromlist([((len(operands) + 1) << 16) | opcode, *operands])
+        words = [((len(operands) + 1) << 16) | opcode]
+        words += operands  # in compiled code a star in a display calls list.extend by name
+        code.fromlist(words)
     else:
         code.extend(_encode_slow(opcode, operands))
 
@@ -303,10 +305,10 @@ class Block:
             code.append(((len(operands) + 3) << 16) | opcode)
             code.append(result_type)
             code.append(rid)
-            code.extend(operands)
+            code += operands
         else:
             slow[2] = rid
-            code.extend(slow.tolist())
+            code += slow.tolist()
         if opcode not in self.opcodes:
             self.opcodes[opcode] = None
         return rid
@@ -354,9 +356,9 @@ class Block:
         code: list[Any] = self.code
         if _all_words(operands):
             code.append(((len(operands) + 1) << 16) | opcode)
-            code.extend(operands)
+            code += operands
         else:
-            code.extend(_encode_slow(opcode, operands).tolist())
+            code += _encode_slow(opcode, operands).tolist()
         if opcode not in self.opcodes:
             self.opcodes[opcode] = None
 
@@ -438,8 +440,8 @@ class Emitter:
         code.append(self.header)
         code.append(self.result_type)
         code.append(result_id)
-        code.extend(self.prefix)
-        code.extend(operands)
+        code += self.prefix
+        code += operands
         opcodes: dict[Any, None] = block.opcodes
         if self.opcode not in opcodes:
             opcodes[self.opcode] = None
@@ -458,7 +460,7 @@ class Emitter:
         code.append(self.header2)
         code.append(self.result_type)
         code.append(result_id)
-        code.extend(self.prefix)
+        code += self.prefix
         code.append(a)
         code.append(b)
         opcodes: dict[Any, None] = block.opcodes
@@ -479,7 +481,7 @@ class Emitter:
         code.append(self.header3)
         code.append(self.result_type)
         code.append(result_id)
-        code.extend(self.prefix)
+        code += self.prefix
         code.append(a)
         code.append(b)
         code.append(c)
@@ -618,9 +620,11 @@ class Module:
         ids.next = result + 1
         head = ((len(operands) + 2) << 16) | opcode
         if _kind(opcode) == _RESULT_AND_TYPE:
-            words: list = [head, operands[0], result, *operands[1:]]
+            words: list = [head, operands[0], result]
+            words += operands[1:]
         else:
-            words = [head, result, *operands]
+            words = [head, result]
+            words += operands
         if _all_words(operands):
             self.globals.fromlist(words)
         else:
@@ -633,7 +637,7 @@ class Module:
 
     def _unique_of(self, opcode: int, operands: tuple[int | str, ...]) -> int:
         """`unique` with the operands as one tuple (see `_emit`)."""
-        key = (opcode, *operands)
+        key = (opcode,) + operands
         result = self._unique.get(key)
         if result is None:
             result = self._unique[key] = self._declare(opcode, operands)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import re
-from bisect import bisect_right
 from typing import Final
 
 from ..errors import CompilationError, Location, Position, Status
@@ -200,8 +199,17 @@ class Cursor:
         line = self._line
         if starts[line - 1] <= offset and (line == len(starts) or offset < starts[line]):
             return line
-        line = self._line = bisect_right(starts, offset)
-        return line
+        # bisect_right(starts, offset) by hand: a call of the bisect module from compiled code
+        # goes through the generic call protocol and costs several times this loop
+        lo, hi = 0, len(starts)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if offset < starts[mid]:
+                hi = mid
+            else:
+                lo = mid + 1
+        self._line = lo
+        return lo
 
     def position(self, offset: int) -> Position:
         line = self.line(offset)
