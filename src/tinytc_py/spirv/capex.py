@@ -18,30 +18,33 @@ from .tables import Capability, ExecutionMode, Op
 
 _INT_CAPS = {8: Capability.Int8, 16: Capability.Int16}  # Int64: every module declares it
 _FLOAT_CAPS = {16: Capability.Float16, 64: Capability.Float64}
-_GROUP_OPS = frozenset(
-    {
-        Op.GroupBroadcast,
-        Op.GroupIAdd,
-        Op.GroupFAdd,
-        Op.GroupSMax,
-        Op.GroupSMin,
-        Op.GroupFMax,
-        Op.GroupFMin,
-    }
+_GROUP_OPS = (
+    Op.GroupBroadcast,
+    Op.GroupIAdd,
+    Op.GroupFAdd,
+    Op.GroupSMax,
+    Op.GroupSMin,
+    Op.GroupFMax,
+    Op.GroupFMin,
 )
-_BF16_OPS = frozenset({Op.ConvertBF16ToFINTEL, Op.ConvertFToBF16INTEL})
-_BLOCK_IO_OPS = frozenset({Op.SubgroupBlockReadINTEL, Op.SubgroupBlockWriteINTEL})
-#: non-uniform shuffles (coopmatrix reduce); upstream omits these capabilities (§B10 item 1)
-_SHUFFLE_CAPS = {
-    Op.GroupNonUniformShuffle: Capability.GroupNonUniformShuffle,
-    Op.GroupNonUniformShuffleXor: Capability.GroupNonUniformShuffle,
-    Op.GroupNonUniformShuffleUp: Capability.GroupNonUniformShuffleRelative,
-    Op.GroupNonUniformShuffleDown: Capability.GroupNonUniformShuffleRelative,
+_DECLARES: Final[dict[int, tuple[int, str]]] = {
+    **{op: (Capability.Groups, "") for op in _GROUP_OPS},
+    **{
+        op: (Capability.BFloat16ConversionINTEL, "SPV_INTEL_bfloat16_conversion")
+        for op in (Op.ConvertBF16ToFINTEL, Op.ConvertFToBF16INTEL)
+    },
+    **{
+        op: (Capability.SubgroupBufferBlockIOINTEL, "SPV_INTEL_subgroups")
+        for op in (Op.SubgroupBlockReadINTEL, Op.SubgroupBlockWriteINTEL)
+    },
+    # non-uniform shuffles (coopmatrix reduce); upstream omits these capabilities (§B10 item 1)
+    Op.GroupNonUniformShuffle: (Capability.GroupNonUniformShuffle, ""),
+    Op.GroupNonUniformShuffleXor: (Capability.GroupNonUniformShuffle, ""),
+    Op.GroupNonUniformShuffleUp: (Capability.GroupNonUniformShuffleRelative, ""),
+    Op.GroupNonUniformShuffleDown: (Capability.GroupNonUniformShuffleRelative, ""),
 }
-
-_NEEDS_DECLARATION: Final = _GROUP_OPS | _BF16_OPS | _BLOCK_IO_OPS | frozenset(_SHUFFLE_CAPS)
-"""The opcodes `_instruction` declares something for: one set lookup skips the others (a module
-uses a few dozen opcodes, nearly all of them plain)."""
+"""opcode -> (the capability, the extension or "") it needs: one dictionary lookup per opcode
+the module uses (a few dozen, nearly all of them plain)."""
 
 #: capability -> core-info feature it depends on
 FEATURE_OF = {
@@ -94,21 +97,11 @@ def capex(module: Module) -> None:
         for block in function.blocks:
             used.update(block.opcodes)
     for opcode in used:
-        if opcode in _NEEDS_DECLARATION:
-            _instruction(module, opcode)
-
-
-def _instruction(module: Module, opcode: int) -> None:
-    if opcode in _GROUP_OPS:
-        module.add_capability(Capability.Groups)
-    elif opcode in _BF16_OPS:
-        module.add_capability(Capability.BFloat16ConversionINTEL)
-        module.add_extension("SPV_INTEL_bfloat16_conversion")
-    elif opcode in _BLOCK_IO_OPS:
-        module.add_capability(Capability.SubgroupBufferBlockIOINTEL)
-        module.add_extension("SPV_INTEL_subgroups")
-    elif opcode in _SHUFFLE_CAPS:
-        module.add_capability(_SHUFFLE_CAPS[opcode])
+        declares = _DECLARES.get(opcode)
+        if declares is not None:
+            module.add_capability(declares[0])
+            if declares[1]:
+                module.add_extension(declares[1])
 
 
 def required_features(module: Module) -> list[SpirvFeature]:
