@@ -237,8 +237,6 @@ static int _tinytc_py_write_file(struct _tinytc_py_job *job) {
         snprintf(tmp, n, "%s/.tmp-XXXXXX", job->dir);
         if (_tinytc_py_make_dirs(job->dir) == 0) {
             fd = mkostemp(tmp, O_CLOEXEC);
-        } else {
-            errno = errno ? errno : ENOENT;
         }
     }
     if (fd < 0) {
@@ -328,7 +326,7 @@ static int _tinytc_py_write_behind(const char *dir, const char *file, const char
         pthread_attr_t attr;
         sigset_t all, old;
         int failed = pthread_attr_init(&attr) != 0;
-        sigfillset(&all); /* the thread starts with the mask of its creator: none */
+        sigfillset(&all); /* a new thread has its creator's mask: every signal, meanwhile */
         failed = failed || pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) != 0 ||
                  pthread_sigmask(SIG_SETMASK, &all, &old) != 0;
         if (!failed) {
@@ -360,8 +358,8 @@ static int _tinytc_py_job_named(const struct _tinytc_py_job *job, const char *fi
 }
 
 /* Waits until no write is queued or running (with `file` non-NULL: until none whose name
- * begins with `file` is, so "" waits for all), then returns the errno of the first failure since the last call
- * (0: none), whose folder `_tinytc_py_write_failed_in` tells. */
+ * begins with `file` is, so "" waits for all), then returns the errno of the first failure
+ * since the last call (0: none), whose folder `_tinytc_py_write_failed_in` tells. */
 static int _tinytc_py_write_wait(const char *file) {
     int err;
     pthread_mutex_lock(&_tinytc_py_wb_lock);
