@@ -68,6 +68,10 @@ HELPER_CDEF = (
     "void _tinytc_py_write_failed_in(char *dir, size_t size);\n"
 )
 
+# Every library that embeds capi/helpers.c may start the native writer's thread, which stays
+# (idle) in the library's code: dlclose must never unmap it (nor the embedded interpreter).
+NODELETE = "-Wl,-z,nodelete"
+
 PRELUDE = {
     "tinytc": '#include "tinytc/tinytc.h"\n',
     "tinytc_cl": "#define CL_TARGET_OPENCL_VERSION 300\n"
@@ -343,6 +347,7 @@ def build(
                 f"-Wl,-soname,{soname}",
                 f"-Wl,--version-script={script}",
                 "-Wl,--no-undefined",
+                NODELETE,
             ]
             for need in info.get("needs", []):
                 cmd += [f"-L{out_dir}", "-Wl,--no-as-needed", f"-l{need}", "-Wl,--as-needed"]
@@ -456,7 +461,7 @@ def build_sycl(
             [
                 cxx, "-shared", *flags, "-o", str(real), str(work / "embedding.o"),
                 str(work / "sycl.o"), f"-Wl,-soname,{soname}", f"-Wl,--version-script={script}",
-                "-Wl,--no-undefined", f"-L{out_dir}", "-ltinytc_cl", "-ltinytc_ze", "-ltinytc",
+                "-Wl,--no-undefined", NODELETE, f"-L{out_dir}", "-ltinytc_cl", "-ltinytc_ze", "-ltinytc",
                 f"-L{prefix / 'lib'}", "-lsycl", "-lOpenCL", "-lze_loader",
                 SYCL_LINK_OPTION, "-Wl,-rpath,$ORIGIN", f"-Wl,-rpath,{prefix / 'lib'}",
                 *_python_link_args(),

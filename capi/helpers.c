@@ -150,14 +150,21 @@ static int _tinytc_py_save_at_exit(void) {
  * temporary file and renames it into place while the host goes on, so the host's first start
  * pays for neither the file's creation nor its write (a Python writer thread needs the GIL, and
  * the host's next call waited for it). Only for a per-user folder (private files, nothing to
- * share). A folder removed meanwhile (another process cleared the cache) is made again, private;
- * any other failure is kept (errno and folder) for Python, which stops writing to that folder.
+ * share). A folder removed meanwhile (another process cleared the cache, or removed the whole
+ * cache) is made again with its missing parents, private (mode 700); any other failure is kept
+ * (errno and folder) for Python, which stops writing to that folder. Only the first failure
+ * between two waits is kept: the writes of one process go to one folder (a folder whose name
+ * would not fit the kept copy is never queued: Python writes those itself).
  * Waits (before the statistics are saved, at exit, before a fork, before a lookup of an entry
  * still queued) go through `_tinytc_py_write_wait`, which releases no lock it does not hold:
- * cffi calls it without the GIL. The thread stays, idle, once started; a forked child starts
- * without it (the parent drained its queue before the fork: stats.save_all). */
+ * cffi calls it without the GIL. The thread (named "tinytc-writer", with every signal blocked,
+ * so the host's handlers never run on it) stays, idle, once started, which is why the library
+ * is never unloaded (capi/build.py links it with -z nodelete: dlclose would unmap the code and
+ * the condition variable the thread waits on); a forked child starts without it (the parent
+ * drained its queue before the fork: stats.save_all). */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -185,6 +192,33 @@ static void _tinytc_py_job_free(struct _tinytc_py_job *job) {
     free(job);
 }
 
+/* Makes folder `dir` and its missing parents, each private (mode 700); 0 or -1 (errno). */
+static int _tinytc_py_make_dirs(const char *dir) {
+    char *path = strdup(dir);
+    char *slash;
+    int err = 0;
+    if (!path) {
+        errno = ENOMEM;
+        return -1;
+    }
+    for (slash = strchr(path + 1, '/');; slash = strchr(slash + 1, '/')) {
+        if (slash) {
+            *slash = '\0';
+        }
+        if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+            err = errno;
+            break;
+        }
+        if (!slash) {
+            break;
+        }
+        *slash = '/';
+    }
+    free(path);
+    errno = err;
+    return err ? -1 : 0;
+}
+
 /* dir/.tmp-XXXXXX written and renamed to dir/file; 0 or an errno. */
 static int _tinytc_py_write_file(struct _tinytc_py_job *job) {
     size_t n = strlen(job->dir) + strlen(job->file) + 16;
@@ -201,7 +235,7 @@ static int _tinytc_py_write_file(struct _tinytc_py_job *job) {
     fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0 && errno == ENOENT) { /* removed since: made again, private (mode 700) */
         snprintf(tmp, n, "%s/.tmp-XXXXXX", job->dir);
-        if (mkdir(job->dir, 0700) == 0 || errno == EEXIST) {
+        if (_tinytc_py_make_dirs(job->dir) == 0) {
             fd = mkostemp(tmp, O_CLOEXEC);
         }
     }
@@ -219,7 +253,8 @@ static int _tinytc_py_write_file(struct _tinytc_py_job *job) {
             }
             done += (size_t)w;
         }
-        if (close(fd) != 0 && !err) {
+        /* EINTR: Linux closed the descriptor all the same (it must not be closed again) */
+        if (close(fd) != 0 && errno != EINTR && !err) {
             err = errno;
         }
         if (!err && rename(tmp, path) != 0) {
@@ -239,6 +274,7 @@ static int _tinytc_py_write_file(struct _tinytc_py_job *job) {
 
 static void *_tinytc_py_writer(void *arg) {
     (void)arg;
+    pthread_setname_np(pthread_self(), "tinytc-writer");
     pthread_mutex_lock(&_tinytc_py_wb_lock);
     for (;;) {
         struct _tinytc_py_job *job;
@@ -270,7 +306,11 @@ static void *_tinytc_py_writer(void *arg) {
  * the caller writes it itself. */
 static int _tinytc_py_write_behind(const char *dir, const char *file, const char *data,
                                    size_t size) {
-    struct _tinytc_py_job *job = (struct _tinytc_py_job *)calloc(1, sizeof(*job));
+    struct _tinytc_py_job *job;
+    if (strlen(dir) >= sizeof(_tinytc_py_wb_errdir)) {
+        return 1; /* its failure's folder would not fit: written by Python */
+    }
+    job = (struct _tinytc_py_job *)calloc(1, sizeof(*job));
     if (!job || !(job->dir = strdup(dir)) || !(job->file = strdup(file)) ||
         !(job->data = (unsigned char *)malloc(size ? size : 1))) {
         if (job) {
@@ -284,9 +324,15 @@ static int _tinytc_py_write_behind(const char *dir, const char *file, const char
     if (!_tinytc_py_wb_thread) {
         pthread_t thread;
         pthread_attr_t attr;
+        sigset_t all, old;
         int failed = pthread_attr_init(&attr) != 0;
+        sigfillset(&all); /* a new thread has its creator's mask: every signal, meanwhile */
         failed = failed || pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) != 0 ||
-                 pthread_create(&thread, &attr, _tinytc_py_writer, NULL) != 0;
+                 pthread_sigmask(SIG_SETMASK, &all, &old) != 0;
+        if (!failed) {
+            failed = pthread_create(&thread, &attr, _tinytc_py_writer, NULL) != 0;
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
+        }
         pthread_attr_destroy(&attr);
         if (failed) {
             pthread_mutex_unlock(&_tinytc_py_wb_lock);
@@ -311,9 +357,9 @@ static int _tinytc_py_job_named(const struct _tinytc_py_job *job, const char *fi
     return job && (!file || strncmp(job->file, file, strlen(file)) == 0);
 }
 
-/* Waits until no write is queued or running (with `file` non-NULL: until none of that file
- * is; "" waits for none), then returns the errno of the first failure since the last call
- * (0: none), whose folder `_tinytc_py_write_failed_in` tells. */
+/* Waits until no write is queued or running (with `file` non-NULL: until none whose name
+ * begins with `file` is, so "" waits for all), then returns the errno of the first failure
+ * since the last call (0: none), whose folder `_tinytc_py_write_failed_in` tells. */
 static int _tinytc_py_write_wait(const char *file) {
     int err;
     pthread_mutex_lock(&_tinytc_py_wb_lock);

@@ -10,10 +10,14 @@ a fork wait for, and its counts are saved at its exit, by the C `atexit` hook li
 once, also where the host forks right after its misses: the fork saves first and the child
 starts without the parent's counts), unlocked and without temporary files, also where several
 hosts write at once or another process clears the folder meanwhile
-(tests/capi/c/cache_writers.c)."""
+(tests/capi/c/cache_writers.c). The native writer itself (tests/capi/c/writer_thread.c, with
+file operations slowed down or failed by tests/capi/c/file_hooks.c): a named thread with the
+signals blocked, which survives the library's dlclose, makes a removed cache again, and whose
+failure warns once; and a device binary is on disk before its build lock goes."""
 
 from __future__ import annotations
 
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -182,3 +186,109 @@ def test_a_host_whose_folder_is_cleared_while_it_writes_behind_goes_on(
     assert len(entries) >= 1
     assert all(store.get(e.name) is not None for e in entries)
     assert not list(store.folder().glob(".tmp-*"))
+
+
+@pytest.fixture
+def file_hooks(tmp_path: Path) -> Path:
+    """tests/capi/c/file_hooks.c built as an LD_PRELOAD library."""
+    out = tmp_path / "libfile_hooks.so"
+    cmd = ["gcc", "-shared", "-fPIC", "-Wall", "-Werror", "-o", str(out)]
+    cmd += [str(Path(__file__).parent / "c" / "file_hooks.c"), "-ldl"]
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+@pytest.mark.parametrize("runtime", ["opencl"])
+def test_a_device_binary_is_in_place_before_its_build_lock_is_released(
+    compile_c, cache_env, file_hooks
+) -> None:
+    """Two OpenCL hosts (tests/capi/c/kernel_cache.c) start at once on an empty folder, with
+    every rename of a device binary's entry slowed down (tests/capi/c/file_hooks.c): the one
+    that waits for the other's build lock must find the entry when it gets the lock, so the
+    device JIT runs once. (When the entry was left to the native writer, the lock went before
+    the file was there and the waiting host built it again.)"""
+    source, libs = PROGRAMS["opencl"]
+    prog = compile_c(source, libs=libs)
+    env = {**cache_env, "LD_PRELOAD": str(file_hooks), "HOOK_SLOW_RENAME": "/kernels/native-"}
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(lambda _: prog.run(env=env), range(2)))
+    assert [(r.stdout, r.stderr) for r in results] == [("ok\n", "")] * 2
+    totals = stats.totals()
+    assert totals["device_builds"] == 1
+    assert totals["native_misses"] == 1
+    assert kinds() == ["native", "spirv"]
+
+
+@pytest.fixture
+def writer_thread(compile_c, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capi_libs):
+    """tests/capi/c/writer_thread.c run with a cache folder of its own: run(mode, round,
+    **env)."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TINYTC_CACHE_DIR", str(cache))
+    prog = compile_c("writer_thread.c", libs=("dl", "pthread"))
+
+    def run(mode: str, round: int = 0, check: bool = True, **env: str):
+        return prog.run(
+            str(capi_libs / "libtinytc.so"),
+            mode,
+            str(round),
+            check=check,
+            env={"TINYTC_CACHE_DIR": str(cache), **env},
+        )
+
+    return run
+
+
+def test_the_native_writer_runs_named_with_signals_blocked(writer_thread) -> None:
+    """After a miss a C host has the thread "tinytc-writer", which blocks the signals the host
+    does not (its handlers never run on the library's thread), and its entry is written."""
+    result = writer_thread("thread")
+    assert (result.stdout, result.stderr) == ("ok\n", "")
+    assert kinds() == ["spirv"]
+    assert all(store.get(e.name) is not None for e in store.entries())
+
+
+def test_a_host_that_unloads_the_library_right_after_a_miss_exits_cleanly(
+    writer_thread,
+) -> None:
+    """dlopen, a miss (the writer thread starts), dlclose at once, fork, exit: the library is
+    never unmapped (-z nodelete), so its writer thread, which goes on to wait for work after
+    the unload's exit hook waited for its write, cannot crash the process. (Unmapped, it did,
+    with SIGSEGV, in about 40 % of such runs here.)"""
+    for round in range(12):
+        result = writer_thread("dlclose", round, check=False)
+        assert (result.returncode, result.stdout, result.stderr) == (0, "ok\n", "")
+    assert len(store.entries()) == 12
+
+
+def test_a_cache_removed_whole_while_a_write_is_pending_is_made_again(
+    writer_thread, file_hooks
+) -> None:
+    """The whole cache folder is removed while the native writer's write of an entry waits
+    (its temporary file's creation slowed down): the writer makes the folder and its parents
+    again, private, and writes the entry, without a warning."""
+    result = writer_thread(
+        "rmroot", LD_PRELOAD=str(file_hooks), HOOK_SLOW_MKOSTEMP="/kernels/.tmp-"
+    )
+    assert (result.stdout, result.stderr) == ("ok\n", "")
+    assert kinds() == ["spirv"]
+    assert all(store.get(e.name) is not None for e in store.entries())
+    assert store.folder().stat().st_mode & 0o777 == 0o700
+
+
+def test_a_failed_native_write_warns_once_and_turns_writing_off(writer_thread, file_hooks) -> None:
+    """Every native write fails (its temporary file: EDQUOT, tests/capi/c/file_hooks.c; only
+    the native writer makes its temporary files with mkostemp): the host's next lookup
+    reports it with one warning naming the folder, which is then no longer written to, and
+    the compiles go on. The warning names no module of the library as its place."""
+    result = writer_thread("many", LD_PRELOAD=str(file_hooks), HOOK_FAIL_MKOSTEMP="/kernels/.tmp-")
+    assert result.stdout == "ok\n"
+    warnings = [line for line in result.stderr.splitlines() if "cannot write to" in line]
+    assert len(warnings) == 1, result.stderr
+    assert str(store.folder()) in warnings[0] and "kernels are not cached" in warnings[0]
+    assert "tinytc_py" not in result.stderr
+    assert kinds() == []
+    totals = stats.totals()
+    assert totals["spirv_misses"] == 3
+    assert totals["bytes_written"] > 0  # the first entry's, reserved before it was queued

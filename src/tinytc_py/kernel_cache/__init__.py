@@ -179,7 +179,9 @@ def native_build(
         counts = {"native_misses": 1, "device_builds": 1}
         native = native_of(built)
         if native:
-            store.put(key, native, counts, where)  # one update of the statistics file
+            # one update of the statistics file; the entry is in place before the lock goes
+            # (a process waiting for it would otherwise miss and run the device JIT too)
+            store.put(key, native, counts, where, behind=False)
         else:
             stats.count_all(counts)
     return built

@@ -205,7 +205,8 @@ def _add_to_totals(delta: dict[str, int], where: trust.Folder) -> dict[str, int]
     (a first start whose first compile failed), then waits for the begun-empty mark of the
     file still behind (a folder this process made, here or before: folder.py), which a file
     made here first would keep out; in that order, as store.put does, so a mark queued by
-    this very call is written too."""
+    this very call is written too. (A C host's entries that its native thread writes are
+    not waited for here, only in `save`, which adds their bytes.)"""
     make_folder(where)
     writer.wait(str(where.path / FILE))
     with _file_lock:  # until the descriptor is closed: no fork in between (`_file_lock`)

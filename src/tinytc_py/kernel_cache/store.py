@@ -50,10 +50,12 @@ import hashlib
 import json
 import os
 import re
+import sys
 import threading
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import FrameType
 
 from ..cache_dir import atomic_write, cache_subdir
 from . import stats, trust, writer
@@ -103,8 +105,19 @@ def _disable_writing(where: Path, err: OSError) -> None:
         f"tinytc kernel cache: cannot write to {where} ({err.strerror or err}); "
         "kernels are not cached in this process",
         RuntimeWarning,
-        stacklevel=3,
+        stacklevel=_caller_level(),
     )
+
+
+def _caller_level() -> int:
+    """The `stacklevel` that names the first caller outside tinytc_py of the function calling
+    this one, whichever path led here (a `put`, or a wait that reports a native write's
+    failure; compiled modules have no frames to skip)."""
+    level = 1
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("tinytc_py."):
+        level, frame = level + 1, frame.f_back
+    return level
 
 
 def _path(name: str) -> Path:
@@ -156,12 +169,15 @@ def put(
     counts: dict[str, int] | None = None,
     where: trust.Folder | None = None,
     if_absent: bool = False,
+    behind: bool = True,
 ) -> None:
     """Store `payload` as entry `name` (atomically), then evict down to the size bound.
     `counts` (the caller's counters of this lookup) are recorded with bytes_written, in one
     update of the statistics file. `where`: the folder as the caller checked it (else
     checked here). `if_absent`: leave an entry of that name that may be read (another
-    process's write of the same payload) as it is."""
+    process's write of the same payload) as it is. `behind=False`: the file is in place when
+    `put` returns, never left to a C host's native writer (a device binary stored under its
+    build lock: the process waiting for that lock must find it)."""
     counts = dict(counts or {})
     checked = where or trust.checked()
     if checked is None:  # a folder the cache may not use: the counts stay in this process
@@ -172,22 +188,26 @@ def put(
         data = MAGIC + hashlib.sha256(payload).digest() + payload
         try:
             make_folder(checked)
-            writer.wait(str(path / FILE))  # a new folder's mark first (it counts no entry)
-            # a C host's per-user entry: written behind by its native thread (writer.py)
-            if checked.group is not None or not writer.write_natively(
-                str(path), name + SUFFIX, data
-            ):
-                atomic_write(
-                    path / (name + SUFFIX),
-                    data,
-                    lambda fd: trust.share(fd, checked),
-                    # removed since (another process cleared the cache): made again, with its mode
-                    lambda _: make_folder(replace(checked, exists=False)),
-                )
+            # a new folder's mark first (it counts no entry); reports a native write's failure
+            writer.wait(str(path / FILE))
+            if path not in _unwritable:  # not turned off by a failure that wait reported
+                # a C host's per-user entry: written behind by its native thread (writer.py)
+                if (
+                    not behind
+                    or checked.group is not None
+                    or not writer.write_natively(str(path), name + SUFFIX, data)
+                ):
+                    atomic_write(
+                        path / (name + SUFFIX),
+                        data,
+                        lambda fd: trust.share(fd, checked),
+                        # removed since (another process cleared the cache): made again,
+                        # with its mode
+                        lambda _: make_folder(replace(checked, exists=False)),
+                    )
+                counts["bytes_written"] = len(data)
         except OSError as err:
             _disable_writing(path, err)
-        else:
-            counts["bytes_written"] = len(data)
     if "bytes_written" in counts:  # before the count, whose update may come at once
         with _written_lock:
             _written.setdefault(stats.folder_key(checked), []).append(name)

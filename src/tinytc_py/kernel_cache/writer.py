@@ -126,8 +126,8 @@ def write_natively(folder: str, file: str, data: bytes) -> bool:
 
 def wait_native(name: str | None = None) -> None:
     """Return when the native writer has written every file queued so far (with `name`: every
-    one whose name begins with it; "" waits for none) and report a failed write to
-    `native_failed`."""
+    one whose name begins with it, so "" waits for all; the files are named without their
+    folder) and report a failed write to `native_failed`."""
     if _native is None:
         return
     ffi, lib = _native
