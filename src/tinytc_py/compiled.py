@@ -52,6 +52,7 @@ MODULES: tuple[str, ...] = (
     "tinytc_py.analysis.stack",
     "tinytc_py.analysis.tiling",
     "tinytc_py.capi.handles",
+    "tinytc_py.capi.parsed",
     "tinytc_py.ir.attrs",
     "tinytc_py.ir.checks",
     "tinytc_py.ir.context",

@@ -117,9 +117,9 @@ def _extents(values: object, what: str, status: Status, loc: Location) -> tuple[
     return tuple(out)
 
 
-_KINDS = tuple((kind, kind.name) for kind in ScalarKind)
-"""The number kinds and their names, listed once: iterating an enum and reading a member's
-name are slow enough to be most of the cost of a new context (a kernel-cache hit makes one)."""
+_KINDS = tuple(ScalarKind)
+"""The number kinds in their order of definition, listed once: iterating an enum is slow
+enough to be most of the cost of a new context (a kernel-cache hit makes one)."""
 
 
 def _lines(text: str) -> list[str]:
@@ -143,10 +143,24 @@ class CompilerContext:
         self._opt_flags: dict[OptFlag, int] = {}
         self.void = self._add(("void",), VoidType(self))
         self.bool = self._add(("bool",), BooleanType(self))
+        made = [NumberType(self, kind) for kind in _KINDS]
         self.numbers: dict[ScalarKind, NumberType] = {}
-        for kind, name in _KINDS:
-            self.numbers[kind] = ty = NumberType(self, kind)
-            setattr(self, name, ty)
+        for ty in made:
+            self.numbers[ty.kind] = ty
+        # ScalarKind's order; assigned by name, not by setattr (a generic call when compiled)
+        (
+            self.i8,
+            self.i16,
+            self.i32,
+            self.i64,
+            self.index,
+            self.bf16,
+            self.f16,
+            self.f32,
+            self.f64,
+            self.c32,
+            self.c64,
+        ) = made
 
     # Typed aliases for the attributes set in __init__ (for readers and type checkers).
     i8: NumberType
