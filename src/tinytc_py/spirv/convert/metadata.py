@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Collection
+
 from ...analysis.kernel_interface import KernelInterface
 from ...binary import ArgInfo, KernelInfo, ParamInfo
 from ...errors import CompilationError, Status
 from ...ir.attrs import ArrayAttr, IntegerAttr
 from ...ir.region import Func
+from ...ir.values import Value
 from ...target.core_info import CoreInfo
 
 DEFAULT_SUBGROUP_SIZE = 16
@@ -125,6 +129,15 @@ def param_facts(
         default = getattr(core_info, "default_alignment")  # noqa: B009
         alignment = align.value if isinstance(align, IntegerAttr) else int(default)
     return value.name, str(value.type), k in facts.written, alignment
+
+
+def mark_nontemporal(info: KernelInfo, func: Func, roots: Collection[Value]) -> None:
+    """Record on the ParamInfo of each parameter of `func` among `roots` (the memory the
+    kernel stores into nontemporal) that the kernel relies on its alignment."""
+    for k, p in enumerate(func.params):
+        if p in roots:
+            param = info.params[k]
+            info.params[k] = dataclasses.replace(param, nontemporal_alignment=param.alignment)
 
 
 def annotate(info: KernelInfo, facts: KernelInterface) -> None:
