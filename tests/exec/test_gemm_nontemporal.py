@@ -367,7 +367,7 @@ def test_other_8_byte_types_keep_plain_stores(t):
     """Only f64 (of the measured types) stores C nontemporal: c32 and i64, 8 bytes too, are
     prefetched from an A of 8 KiB as every type is (32^3: 8 KiB; not 16^3) and keep their plain
     stores; a 64^3 i64 gemm of beta 0 has no nontemporal store and prefetches the next entry's
-    C."""
+    C. The 64^3 i64 and the 32^3 c32 kernel of beta 0 compute what NumPy does."""
     core = cpu("avx2").cpu
     assert core is not None
     assert not stores_c_nontemporal(key(64, t), 8, core)
@@ -380,6 +380,31 @@ def test_other_8_byte_types_keep_plain_stores(t):
         assert nontemporal_stores(text) == []
         c_read = gemm(64, 64, 64, "1", "2").replace("f64", "i64")
         assert calls(text) == calls(spirv_text(c_read, cpu("avx2"))) > 0
+    mnk = (64, 64, 64) if t == "i64" else (32, 32, 32)
+    source = gemm(*mnk, "1", "0", t=t) if t == "i64" else gemm(*mnk, "1.0", "0.0", t=t)
+    assert nontemporal_stores(spirv_text(source, cpu("avx2"))) == []
+    cl_device()
+    from tinytc_py.runtime.opencl import program
+
+    batch = 5
+    rng = np.random.default_rng(8)
+    shape = (*mnk[:2], batch)
+    if t == "i64":
+        a, b = (np.asfortranarray(rng.integers(-50, 50, shape)) for _ in range(2))
+    else:
+        a, b = (
+            np.asfortranarray(
+                (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+            )
+            for _ in range(2)
+        )
+    c = np.asfortranarray(np.full(shape, 7, dtype=a.dtype))
+    program(source, core_info=cpu("avx2")).kernel("gemm")(a, b, c, num_groups=(batch, 1, 1))
+    want = np.einsum("ikb,kjb->ijb", a, b)
+    if t == "i64":
+        np.testing.assert_array_equal(c, want)
+    else:
+        np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4)
 
 
 def test_printed_lowered_program_keeps_the_nontemporal_hint():

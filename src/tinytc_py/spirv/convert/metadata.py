@@ -50,6 +50,7 @@ def param_info(
     type: str = "",
     written: bool = True,
     alignment: int = 0,
+    nontemporal_alignment: int = 0,
 ) -> ParamInfo:
     """`ParamInfo(...)` of these fields (in ParamInfo's order), shared (see _ARG_INFOS)."""
     key = (
@@ -66,6 +67,7 @@ def param_info(
         type,
         written,
         alignment,
+        nontemporal_alignment,
     )
     found = _PARAM_INFOS.get(key)
     if found is None:
@@ -136,8 +138,8 @@ def mark_nontemporal(info: KernelInfo, func: Func, roots: Collection[Value]) -> 
     kernel stores into nontemporal) that the kernel relies on its alignment."""
     for k, p in enumerate(func.params):
         if p in roots:
-            param = info.params[k]
-            info.params[k] = dataclasses.replace(param, nontemporal_alignment=param.alignment)
+            p_info = info.params[k]
+            info.params[k] = dataclasses.replace(p_info, nontemporal_alignment=p_info.alignment)
 
 
 def annotate(info: KernelInfo, facts: KernelInterface) -> None:
