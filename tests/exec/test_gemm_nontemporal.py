@@ -473,10 +473,12 @@ def test_nontemporal_hint_false_is_plain_and_a_non_boolean_is_an_error():
 def test_host_pointer_buffer_below_the_parameter_alignment_is_an_invalid_argument():
     """A tinytc_py.Memref of a cl.Buffer made with USE_HOST_PTR is the host memory itself on the
     CPU device: over host memory 8 bytes past the 128-byte alignment (the buffer itself, and a
-    sub-buffer whose origin is 128 bytes into such a buffer) it is rejected naming C; the same
+    sub-buffer whose origin is 128 bytes into such a buffer, and a pyopencl array over the buffer)
+    it is rejected naming C; the same
     sub-buffer of a buffer at an aligned address runs and computes what NumPy does."""
     cl_device()
     import pyopencl as cl
+    import pyopencl.array as cla
 
     from tinytc_py.errors import Status, TinytcError
     from tinytc_py.runtime.opencl import Memref, program
@@ -500,11 +502,15 @@ def test_host_pointer_buffer_below_the_parameter_alignment_is_an_invalid_argumen
             kernel(a, b, Memref(buf, (m, m, batch), strides), num_groups=(batch, 1, 1))
         assert e.value.status is Status.invalid_kernel_arguments
         assert int(str(e.value).split(" at address ")[1].split(",")[0], 16) % 128 == 8
+    queue = cl.CommandQueue(prog.context)
+    over = cla.Array(queue, (m, m, batch), np.float64, order="F", data=odd)
+    with pytest.raises(TinytcError, match=r"%C.* pyopencl array of a cl.Buffer at .* not align"):
+        kernel(a, b, over, num_groups=(batch, 1, 1))
     whole = cl.Buffer(prog.context, flags, hostbuf=raw[first : first + 16 + n])
     sub = whole.get_sub_region(128, n * 8)
     kernel(a, b, Memref(sub, (m, m, batch), strides), num_groups=(batch, 1, 1))
     c = np.empty((m, m, batch), order="F")
-    cl.enqueue_copy(cl.CommandQueue(prog.context), c, sub)
+    cl.enqueue_copy(queue, c, sub)
     np.testing.assert_allclose(c, np.einsum("ikb,kjb->ijb", a, b), rtol=1e-12, atol=1e-10)
 
 

@@ -303,6 +303,20 @@ def _host_address(buffer: Any) -> int | None:
     return int(buffer.get_host_array((1,), np.uint8).ctypes.data) + offset
 
 
+def _require_base_aligned(memory: Any, p: ParamInfo, what: str, got: str) -> None:
+    """The alignment check (launch.require_aligned) of OpenCL memory used in place: an SVM
+    pointer's address, a cl.Buffer's host memory where it has any (`_host_address`)."""
+    if not p.nontemporal_alignment:
+        return
+    svm = getattr(memory, "svm_ptr", None)
+    if svm is not None:
+        require_aligned(int(svm), p.nontemporal_alignment, what, f"{got} of SVM")
+        return
+    host = _host_address(memory)
+    if host is not None:
+        require_aligned(host, p.nontemporal_alignment, what, f"{got} of a cl.Buffer")
+
+
 def _svm_in_place(arr: np.ndarray, strides: Sequence[int], alignment: int) -> Any:
     """The cl.SVM of arr's own memory, or None when it has not the base alignment the compiler
     assumed (in_place; the caller knows the strides are arr's own and arr is not empty). A
@@ -401,14 +415,7 @@ class _ArgBinder:
                 f"{what}, got a tinytc_py.Memref of {describe(a.buffer)}; a Memref takes a"
                 " cl.Buffer or a cl.SVM"
             )
-        if isinstance(a.buffer, cl.SVM):
-            require_aligned(a.buffer.svm_ptr, p.nontemporal_alignment, what)
-        elif p.nontemporal_alignment:
-            host = _host_address(a.buffer)
-            if host is not None:
-                require_aligned(
-                    host, p.nontemporal_alignment, what, "a tinytc_py.Memref of a cl.Buffer"
-                )
+        _require_base_aligned(a.buffer, p, what, "a tinytc_py.Memref")
         self.set(p.first_arg, a.buffer)
         self.set_all(p.first_arg + 1, dope_values(p, a.shape, a.strides))
         return a.shape
@@ -423,6 +430,7 @@ class _ArgBinder:
                 f"{what}, got a pyopencl array at offset {a.offset} into its buffer (pass a"
                 " tinytc_py.Memref of a sub-buffer)"
             )
+        _require_base_aligned(a.base_data, p, what, "a pyopencl array")
         self.set(p.first_arg, a.base_data)
         self.set_all(p.first_arg + 1, dope_values(p, a.shape, strides))
         return a.shape
