@@ -4,8 +4,10 @@
 touches C) stores C with Aligned|Nontemporal stores and ends with an sfence, and with AVX2 code
 where the next entry goes into L2 does not prefetch its C (analysis/gemm_model.py
 `stores_c_nontemporal`). The lowering and the SPIR-V conversion share the memref's alignment
-test (analysis/nontemporal.py): where it fails, C stays prefetched and plain. A Memref below
-its parameter's alignment is an invalid argument (the stores would fault). The SPIR-V
+test (analysis/nontemporal.py): where it fails, C stays prefetched and plain. The kernel
+metadata name the alignment the stores rely on (ParamInfo.nontemporal_alignment), and memory
+used in place below it is an invalid argument (the stores would fault): SVM, USE_HOST_PTR
+buffers and pyopencl arrays over them, SYCL USM arrays and group members. The SPIR-V
 expectations pin the core info, so they hold on any host; the kernels run on the CPU device
 against NumPy, on the model's tiles (64^3 f64 on AVX2: 6 x 2, so 64 rows are two tiles of 24
 and one of 16; 60 rows: 8 x 1, a tile of 32 rows and one of 28), and where the hint is dropped
@@ -561,7 +563,7 @@ def test_sycl_usm_arrays_below_the_parameter_alignment_are_invalid_arguments():
             if skip != first:
                 with pytest.raises(
                     TinytcError,
-                    match=rf"parameter %C: expected \S+{member}, got a USM array at .* not aligned to the param",
+                    match=rf"parameter %C: expected \S+{member}, got a USM array at .* not aligned",
                 ) as e:
                     kernel(a, b, arg, num_groups=(batch, 1, 1))
                 assert e.value.status is Status.invalid_kernel_arguments

@@ -291,8 +291,9 @@ class GemmLowering:
         Measured: 8 KiB (32^3 f64), 9 KiB (48^3 f32, with AVX2 code), 16 KiB (64^3 f32) and 18 KiB
         (48^3 f64) gained with prefetcht0; 32 KiB (64^3 f64, all of a 32 KiB L1) into L1 evicted
         the current entry's A (0.95-1.02), into L2 it ran 1.07-1.17; the points between 18 KiB and
-        L1 are not measured; docs/_benchmarks.rst, "What limits a batched GEMM row". An entry prefetched into L2 also prefetches the next entry's C
-        where C is a subview at group_id.x too, and its B with AVX-512 code. An f64 gemm stores
+        L1 are not measured; docs/_benchmarks.rst, "What limits a batched GEMM row". An entry
+        prefetched into L2 also prefetches the next entry's C where C is a subview at group_id.x
+        too, and its B with AVX-512 code. An f64 gemm stores
         such a C nontemporal where beta is 0 or a run-time beta with a run-time alpha (their
         branch for 1 and 0), nothing else touches C's memory, and the stores can be aligned
         nontemporal vector stores (analysis/nontemporal.py, the conversion's own test), and then
