@@ -31,8 +31,10 @@ class ParamInfo:
     type's text, static `shape`/`stride` (DYNAMIC for '?'), group `size`/`offset`, and the range
     [first_arg, first_arg + num_args) of its kernel arguments. For launch checks and messages:
     the parameter's `name` (without '%'), its IR `type` text, whether the kernel may write it
-    (`written`, analysis/kernel_interface.py) and the base `alignment` in bytes the compiler
-    assumed for it (docs/design.md §B1.4; 0: none)."""
+    (`written`, analysis/kernel_interface.py), the base `alignment` in bytes the compiler
+    assumed for it (docs/design.md §B1.4; 0: none) and `nontemporal_alignment`, that same
+    alignment where the kernel stores into the parameter's memory nontemporal, which faults at a
+    less aligned address, so the runtimes check it (0: the kernel relies on no alignment)."""
 
     kind: str
     dtype: str
@@ -47,6 +49,7 @@ class ParamInfo:
     type: str = ""
     written: bool = True
     alignment: int = 0
+    nontemporal_alignment: int = 0
 
 
 @dataclass

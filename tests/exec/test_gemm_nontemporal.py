@@ -4,8 +4,10 @@
 touches C) stores C with Aligned|Nontemporal stores and ends with an sfence, and with AVX2 code
 where the next entry goes into L2 does not prefetch its C (analysis/gemm_model.py
 `stores_c_nontemporal`). The lowering and the SPIR-V conversion share the memref's alignment
-test (analysis/nontemporal.py): where it fails, C stays prefetched and plain. A Memref below
-its parameter's alignment is an invalid argument (the stores would fault). The SPIR-V
+test (analysis/nontemporal.py): where it fails, C stays prefetched and plain. The kernel
+metadata name the alignment the stores rely on (ParamInfo.nontemporal_alignment), and memory
+used in place below it is an invalid argument (the stores would fault): SVM, USE_HOST_PTR
+buffers and pyopencl arrays over them, SYCL USM arrays and group members. The SPIR-V
 expectations pin the core info, so they hold on any host; the kernels run on the CPU device
 against NumPy, on the model's tiles (64^3 f64 on AVX2: 6 x 2, so 64 rows are two tiles of 24
 and one of 16; 60 rows: 8 x 1, a tile of 32 rows and one of 28), and where the hint is dropped
@@ -296,6 +298,38 @@ def test_svm_memref_below_the_parameter_alignment_is_an_invalid_argument():
         np.testing.assert_allclose(c, np.einsum("ikb,kjb->ijb", a, b), rtol=1e-12, atol=1e-10)
 
 
+def test_only_parameters_stored_nontemporal_need_their_alignment():
+    """The kernel metadata name the alignment a kernel relies on (ParamInfo
+    nontemporal_alignment): 128 for the C of a beta-0 64^3 gemm, which it stores nontemporal, 0
+    for its A and B and for every parameter of the beta-1 gemm (plain stores) and of the group
+    gemm's A and B. So a beta-1 gemm's C in SVM only 64-byte aligned runs (as before the check)
+    and computes what NumPy does."""
+    cl_device()
+    import pyopencl as cl
+
+    from tinytc_py.compiler import compile_to_spirv
+    from tinytc_py.runtime.opencl import Memref, program
+
+    def relied(source: str) -> list[int]:
+        binary = compile_to_spirv(parse(source), cpu("avx2"))
+        return [p.nontemporal_alignment for p in binary.kernels["gemm"].params]
+
+    assert relied(gemm(64, 64, 64, "1.0", "0.0")) == [0, 0, 128]
+    assert relied(gemm(64, 64, 64, "1.0", "0.0", " {alignment=64}")) == [0, 0, 64]
+    assert relied(gemm(64, 64, 64, "1.0", "1.0")) == [0, 0, 0]
+    assert relied(GROUP_GEMM) == [0, 0, 128]
+    m = batch = 64
+    rng = np.random.default_rng(7)
+    a, b, c0 = (np.asfortranarray(rng.standard_normal((m, m, batch))) for _ in range(3))
+    kernel = program(gemm(m, m, m, "1.0", "1.0"), core_info=cpu("avx2")).kernel("gemm")
+    raw = np.zeros(m * m * batch + 32)
+    skip = (-raw.ctypes.data % 128) // 8 + 8  # 64 bytes past 128-byte alignment
+    c = raw[skip : skip + m * m * batch].reshape((m, m, batch), order="F")
+    c[...] = c0
+    kernel(a, b, Memref(cl.SVM(c), c.shape, (1, m, m * m)), num_groups=(batch, 1, 1))
+    np.testing.assert_allclose(c, c0 + np.einsum("ikb,kjb->ijb", a, b), rtol=1e-12, atol=1e-10)
+
+
 CHAIN = """\
 func @chain(%A: memref<f64x64x64x?>, %B: memref<f64x64x64x?>, %C: memref<f64x64x64x?>,
             %D: memref<f64x64x64x?>) {
@@ -335,7 +369,7 @@ def test_other_8_byte_types_keep_plain_stores(t):
     """Only f64 (of the measured types) stores C nontemporal: c32 and i64, 8 bytes too, are
     prefetched from an A of 8 KiB as every type is (32^3: 8 KiB; not 16^3) and keep their plain
     stores; a 64^3 i64 gemm of beta 0 has no nontemporal store and prefetches the next entry's
-    C."""
+    C. The 64^3 i64 and the 32^3 c32 kernel of beta 0 compute what NumPy does."""
     core = cpu("avx2").cpu
     assert core is not None
     assert not stores_c_nontemporal(key(64, t), 8, core)
@@ -348,6 +382,31 @@ def test_other_8_byte_types_keep_plain_stores(t):
         assert nontemporal_stores(text) == []
         c_read = gemm(64, 64, 64, "1", "2").replace("f64", "i64")
         assert calls(text) == calls(spirv_text(c_read, cpu("avx2"))) > 0
+    mnk = (64, 64, 64) if t == "i64" else (32, 32, 32)
+    source = gemm(*mnk, "1", "0", t=t) if t == "i64" else gemm(*mnk, "1.0", "0.0", t=t)
+    assert nontemporal_stores(spirv_text(source, cpu("avx2"))) == []
+    cl_device()
+    from tinytc_py.runtime.opencl import program
+
+    batch = 5
+    rng = np.random.default_rng(8)
+    shape = (*mnk[:2], batch)
+    if t == "i64":
+        a, b = (np.asfortranarray(rng.integers(-50, 50, shape)) for _ in range(2))
+    else:
+        a, b = (
+            np.asfortranarray(
+                (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+            )
+            for _ in range(2)
+        )
+    c = np.asfortranarray(np.full(shape, 7, dtype=a.dtype))
+    program(source, core_info=cpu("avx2")).kernel("gemm")(a, b, c, num_groups=(batch, 1, 1))
+    want = np.einsum("ikb,kjb->ijb", a, b)
+    if t == "i64":
+        np.testing.assert_array_equal(c, want)
+    else:
+        np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4)
 
 
 def test_printed_lowered_program_keeps_the_nontemporal_hint():
@@ -393,3 +452,122 @@ def test_nontemporal_hint_needs_global_memory():
     b = np.zeros((4, 4), order="F")
     program(MARKED, core_info=cpu("avx2")).kernel("k")(a, b, num_groups=1)
     np.testing.assert_array_equal(b, a)
+
+
+def test_nontemporal_hint_false_is_plain_and_a_non_boolean_is_an_error():
+    """{"nontemporal"=false} stores plain (no Nontemporal operand, no sfence); a value that is
+    not a boolean ("no") is an error of the verifier at the store's line and column."""
+    from tinytc_py.errors import CompilationError, Status
+
+    plain = MARKED.replace('"nontemporal"=true', '"nontemporal"=false')
+    text = spirv_text(plain, cpu("avx2"))
+    assert nontemporal_stores(text) == []
+    assert sfences(text) == 0
+    bad = MARKED.replace('{"nontemporal"=true}\n        %n', '{"nontemporal"="no"}\n        %n')
+    assert bad != MARKED
+    with pytest.raises(CompilationError) as e:
+        spirv_text(bad, cpu("avx2"))
+    assert e.value.status is Status.ir_expected_boolean_attribute
+    assert '"nontemporal" takes true or false, got "no"' in str(e.value)
+    assert (e.value.loc.begin.line, e.value.loc.begin.column) == (6, 9)
+
+
+def test_host_pointer_buffer_below_the_parameter_alignment_is_an_invalid_argument():
+    """A tinytc_py.Memref of a cl.Buffer made with USE_HOST_PTR is the host memory itself on the
+    CPU device: over host memory 8 bytes past the 128-byte alignment (the buffer itself, and a
+    sub-buffer whose origin is 128 bytes into such a buffer, and a pyopencl array over the buffer)
+    it is rejected naming C; the same
+    sub-buffer of a buffer at an aligned address runs and computes what NumPy does."""
+    cl_device()
+    import pyopencl as cl
+    import pyopencl.array as cla
+
+    from tinytc_py.errors import Status, TinytcError
+    from tinytc_py.runtime.opencl import Memref, program
+
+    m = batch = 64
+    n = m * m * batch
+    rng = np.random.default_rng(4)
+    a = np.asfortranarray(rng.standard_normal((m, m, batch)))
+    b = np.asfortranarray(rng.standard_normal((m, m, batch)))
+    prog = program(gemm(m, m, m, "1.0", "0.0"), core_info=cpu("avx2"))
+    kernel = prog.kernel("gemm")
+    raw = np.zeros(n + 64)
+    first = (-raw.ctypes.data % 128) // 8
+    flags = cl.mem_flags.READ_WRITE | cl.mem_flags.USE_HOST_PTR
+    strides = (1, m, m * m)
+    odd = cl.Buffer(prog.context, flags, hostbuf=raw[first + 1 : first + 1 + n + 16])
+    for buf in (odd, odd.get_sub_region(128, n * 8)):
+        with pytest.raises(
+            TinytcError, match=r"%C.* cl.Buffer at .* not aligned to the param"
+        ) as e:
+            kernel(a, b, Memref(buf, (m, m, batch), strides), num_groups=(batch, 1, 1))
+        assert e.value.status is Status.invalid_kernel_arguments
+        assert int(str(e.value).split(" at address ")[1].split(",")[0], 16) % 128 == 8
+    queue = cl.CommandQueue(prog.context)
+    over = cla.Array(queue, (m, m, batch), np.float64, order="F", data=odd)
+    with pytest.raises(TinytcError, match=r"%C.* pyopencl array of a cl.Buffer at .* not align"):
+        kernel(a, b, over, num_groups=(batch, 1, 1))
+    whole = cl.Buffer(prog.context, flags, hostbuf=raw[first : first + 16 + n])
+    sub = whole.get_sub_region(128, n * 8)
+    kernel(a, b, Memref(sub, (m, m, batch), strides), num_groups=(batch, 1, 1))
+    c = np.empty((m, m, batch), order="F")
+    cl.enqueue_copy(queue, c, sub)
+    np.testing.assert_allclose(c, np.einsum("ikb,kjb->ijb", a, b), rtol=1e-12, atol=1e-10)
+
+
+GROUP_GEMM = """\
+func @gemm(%A: memref<f64x64x64x?>, %B: memref<f64x64x64x?>, %C: group<memref<f64x64x64x?>x1>) {
+    %gid = group_id.x : index
+    %z = constant 0 : index
+    %s = load %C[%z] : memref<f64x64x64x?>
+    %a = subview %A[0:64,0:64,%gid] : memref<f64x64x64>
+    %b = subview %B[0:64,0:64,%gid] : memref<f64x64x64>
+    %c = subview %s[0:64,0:64,%gid] : memref<f64x64x64>
+    gemm.n.n 1.0, %a, %b, 0.0, %c
+}
+"""
+
+
+def test_sycl_usm_arrays_below_the_parameter_alignment_are_invalid_arguments():
+    """On a SYCL queue, a dpnp array used in place as the C of a nontemporal gemm (directly, and
+    as the member of a group, whose load and subview keep the nontemporal stores) 8 or 32 bytes
+    past the 128-byte alignment is rejected naming C (the member for the group); at an aligned
+    address both run and compute what NumPy does."""
+    pytest.importorskip("tinytc_py.runtime.sycl")
+    dpctl = pytest.importorskip("dpctl")
+    dpnp = pytest.importorskip("dpnp")
+    import tinytc_py
+    from tinytc_py.errors import Status, TinytcError
+    from tinytc_py.runtime.sycl import Group
+
+    try:
+        queue = dpctl.SyclQueue("opencl:cpu")
+    except dpctl.SyclQueueCreationError:
+        pytest.skip("no SYCL CPU device")
+    assert len(nontemporal_stores(spirv_text(GROUP_GEMM, cpu("avx2")))) > 0
+    m = batch = 64
+    n = m * m * batch
+    rng = np.random.default_rng(6)
+    a = np.asfortranarray(rng.standard_normal((m, m, batch)))
+    b = np.asfortranarray(rng.standard_normal((m, m, batch)))
+    expected = np.einsum("ikb,kjb->ijb", a, b)
+    raw = dpnp.zeros(n + 64, dtype=np.float64, sycl_queue=queue)
+    base = raw.__sycl_usm_array_interface__["data"][0]
+    first = (-base % 128) // 8
+    for source, member in ((gemm(m, m, m, "1.0", "0.0"), ""), (GROUP_GEMM, r" \(member 0\)")):
+        kernel = tinytc_py.compile(source, device=queue, target=cpu("avx2")).kernel("gemm")
+        for skip in (first + 1, first + 4, first):
+            c = raw[skip : skip + n].reshape((m, m, batch), order="F")
+            arg = Group([c]) if member else c
+            if skip != first:
+                with pytest.raises(
+                    TinytcError,
+                    match=rf"parameter %C: expected \S+{member}, got a USM array at .* not aligned",
+                ) as e:
+                    kernel(a, b, arg, num_groups=(batch, 1, 1))
+                assert e.value.status is Status.invalid_kernel_arguments
+                continue
+            raw[...] = 0
+            kernel(a, b, arg, num_groups=(batch, 1, 1))
+            np.testing.assert_allclose(dpnp.asnumpy(c), expected, rtol=1e-12, atol=1e-10)

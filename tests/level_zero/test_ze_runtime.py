@@ -302,3 +302,39 @@ def test_bounds_checked_collectives_after_a_bad_group_load(ze):
     for i, m in enumerate(members):
         np.testing.assert_allclose(out[: m.shape[0], i], 2.0 * m.sum(axis=1))
     assert (out[4:, 2] == -7.0).all()  # %n of the clamped member 0 is 4
+
+
+NONTEMPORAL_GEMM = """\
+func @gemm(%A: memref<f64x64x64x?>, %B: memref<f64x64x64x?>, %C: memref<f64x64x64x?>) {
+    %gid = group_id.x : index
+    %a = subview %A[0:64,0:64,%gid] : memref<f64x64x64>
+    %b = subview %B[0:64,0:64,%gid] : memref<f64x64x64>
+    %c = subview %C[0:64,0:64,%gid] : memref<f64x64x64>
+    gemm.n.n 1.0, %a, %b, 0.0, %c
+}
+"""
+
+
+def test_usm_memref_below_the_alignment_of_nontemporal_stores(ze):
+    """A batched f64 gemm of beta 0 compiled for AVX2 stores C nontemporal: a Memref of a USM
+    pointer 8 bytes past the 128-byte alignment is the invalid-argument error naming C (the
+    stores would fault); at the aligned pointer the kernel computes what NumPy does."""
+    from tinytc_py import options as lib_options
+
+    ctx, dev = ze.default_context(), ze.default_device()
+    info = lib_options.core_info_for_device("cpu-avx2")
+    kernel = ze.program(NONTEMPORAL_GEMM, core_info=info).kernel("gemm")
+    assert kernel.info.params[2].nontemporal_alignment == 128
+    batch = 4
+    rng = np.random.default_rng(9)
+    a, b = (np.asfortranarray(rng.standard_normal((64, 64, batch))) for _ in range(2))
+    out = ctx.shared_array((64 * 64 * batch + 16,), np.float64, dev)
+    base = out.__array_interface__["data"][0]
+    assert base % 128 == 0
+    strides = (1, 64, 64 * 64)
+    with pytest.raises(TinytcError, match=r"parameter %C: .* not aligned to the param") as e:
+        kernel(a, b, ze.Memref(base + 8, (64, 64, batch), strides), num_groups=(batch, 1, 1))
+    assert e.value.status is Status.invalid_kernel_arguments
+    kernel(a, b, ze.Memref(base, (64, 64, batch), strides), num_groups=(batch, 1, 1))
+    c = np.asarray(out)[: 64 * 64 * batch].reshape((64, 64, batch), order="F")
+    np.testing.assert_allclose(c, np.einsum("ikb,kjb->ijb", a, b), rtol=1e-12, atol=1e-10)

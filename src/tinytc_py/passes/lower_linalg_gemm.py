@@ -32,8 +32,10 @@ On a SIMD CPU core a gemm of one entry of a stack (A and B subviews at group_id.
 8 KiB up to L1 prefetches the next entry's A and B (an A of more than three quarters of L1:
 A, C where C is a subview at group_id.x too, and B with AVX-512 code only; so AVX2 code with a
 C shared by the entries prefetches A alone), a share per column chunk of C (`next_entry_views`).
-An f64 entry's C, when not read (beta 0), is stored with nontemporal stores (and then with AVX2
-code not prefetched; `nontemporal_c`).
+An f64 entry's C that is a subview at group_id.x too is stored with nontemporal stores (and then
+with AVX2 code not prefetched; `nontemporal_c`) where the gemm does not read it (beta 0, or a
+run-time beta with a run-time alpha: their branch for 1 and 0), nothing else in the function
+touches its memory, and its alignment makes the stores aligned vector stores.
 """
 
 from __future__ import annotations
@@ -286,11 +288,12 @@ class GemmLowering:
         the measured rows gained nothing or lost (32^3 f32 0.79-0.96, 23x37x19 0.79-0.86: the
         prefetches cost more than the short bursts). An A that takes more than three quarters of L1
         is prefetched into L2 (`prefetch_level` 2, prefetcht2), a smaller one into L1 (prefetcht0).
-        Measured: 8 KiB (32^3 f64), 9 KiB (48^3 f32, with AVX2 code), 16 KiB (64^3 f32) and 18 KiB (48^3 f64) gained with prefetcht0; 32 KiB (64^3 f64,
-        all of a 32 KiB L1) into L1 evicted the current entry's A (0.95-1.02), into L2 it ran
-        1.07-1.17; the points between 18 KiB and L1 are not measured; docs/_benchmarks.rst, "What
-        limits a batched GEMM row". An entry prefetched into L2 also prefetches the next entry's C
-        where C is a subview at group_id.x too, and its B with AVX-512 code. An f64 gemm stores
+        Measured: 8 KiB (32^3 f64), 9 KiB (48^3 f32, with AVX2 code), 16 KiB (64^3 f32) and 18 KiB
+        (48^3 f64) gained with prefetcht0; 32 KiB (64^3 f64, all of a 32 KiB L1) into L1 evicted
+        the current entry's A (0.95-1.02), into L2 it ran 1.07-1.17; the points between 18 KiB and
+        L1 are not measured; docs/_benchmarks.rst, "What limits a batched GEMM row". An entry
+        prefetched into L2 also prefetches the next entry's C where C is a subview at group_id.x
+        too, and its B with AVX-512 code. An f64 gemm stores
         such a C nontemporal where beta is 0 or a run-time beta with a run-time alpha (their
         branch for 1 and 0), nothing else touches C's memory, and the stores can be aligned
         nontemporal vector stores (analysis/nontemporal.py, the conversion's own test), and then
@@ -306,8 +309,8 @@ class GemmLowering:
         c_entry = _entry_of_group(self.C)
         self.nontemporal_c = (
             c_entry is not None
+            and stores_c_nontemporal(key, self.ta.size, cpu)  # the cheap test first
             and self.writes_c_only()
-            and stores_c_nontemporal(key, self.ta.size, cpu)
             and nontemporal_alignment(self.C, self.g.sgs, self.g.info) > 0
         )
         found = dict(zip(NEXT_ENTRY_OPERANDS, (*entries, c_entry), strict=True))

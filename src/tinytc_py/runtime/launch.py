@@ -365,14 +365,21 @@ def usm_pointer(buffer: Any, what: str) -> int:
     return int(buffer)
 
 
-def require_aligned(address: int, alignment: int, what: str) -> int:
-    """`address`, the base of a Memref's memory, when it has the parameter's `alignment` in
-    bytes, the one the compiler assumed (docs/design.md §B1.4); else the invalid-argument
-    error. A kernel may rely on it beyond its results: nontemporal vector stores (vmovntpd on
-    x86) fault at a less aligned address."""
-    if address % max(1, alignment):
+def is_aligned(address: int, alignment: int) -> bool:
+    """Whether `address` is a multiple of `alignment` bytes (0 or 1: any address)."""
+    return address % max(1, alignment) == 0
+
+
+def require_aligned(
+    address: int, alignment: int, what: str, got: str = "a tinytc_py.Memref"
+) -> int:
+    """`address`, the base of the memory a kernel uses in place (`got`), when it has the
+    `alignment` in bytes the kernel relies on (ParamInfo.nontemporal_alignment: its
+    nontemporal vector stores, vmovntpd on x86, fault at a less aligned address; 0: none;
+    docs/design.md §B1.4); else the invalid-argument error."""
+    if not is_aligned(address, alignment):
         raise invalid_argument(
-            f"{what}, got a tinytc_py.Memref at address {address:#x}, which is not aligned to"
+            f"{what}, got {got} at address {address:#x}, which is not aligned to"
             f" the parameter's {alignment} bytes (pass aligned memory, or declare a smaller"
             " {alignment=N} on the parameter)"
         )
@@ -644,5 +651,5 @@ def in_place(arr: np.ndarray, strides: Sequence[int], alignment: int) -> bool:
         arr.size > 0
         and own is not None
         and all(o == s or n <= 1 for o, s, n in zip(own, strides, arr.shape, strict=True))
-        and arr.ctypes.data % max(1, alignment) == 0
+        and is_aligned(arr.ctypes.data, alignment)
     )

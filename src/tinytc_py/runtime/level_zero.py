@@ -589,13 +589,15 @@ class _ArgBinder:
             set_pointer(
                 self.kernel.handle,
                 p.first_arg,
-                require_aligned(usm_pointer(a.buffer, what), p.alignment, what),
+                require_aligned(usm_pointer(a.buffer, what), p.nontemporal_alignment, what),
             )
             self.values(p.first_arg + 1, dope_values(p, a.shape, a.strides))
             return a.shape
         if isinstance(a, SharedArray):
             strides = own_layout(p, a, what)
-            set_pointer(self.kernel.handle, p.first_arg, a.__array_interface__["data"][0])
+            pointer = a.__array_interface__["data"][0]
+            require_aligned(pointer, p.nontemporal_alignment, what, "a SharedArray")
+            set_pointer(self.kernel.handle, p.first_arg, pointer)
             self.values(p.first_arg + 1, dope_values(p, a.shape, strides))
             return a.shape
         arr = require_host_array(a, what, DEVICE_KINDS)

@@ -55,6 +55,7 @@ from .launch import (  # noqa: E402 - re-exported: the launch API of this module
     group_members,
     in_place,
     invalid_argument,
+    is_aligned,
     layout_and_own,
     own_layout,
     require_aligned,
@@ -287,6 +288,35 @@ def _host_view(arr: np.ndarray, strides: Sequence[int]) -> np.ndarray:
     return np.frombuffer(memoryview(raw).cast("B"), dtype=np.uint8)
 
 
+def _host_address(buffer: Any) -> int | None:
+    """The host address where the memory of a cl.Buffer (or sub-buffer of one) made with
+    USE_HOST_PTR starts, else None. A device may use such host memory in place (the CPU
+    runtime does), so its alignment is the caller's; other buffers are allocated aligned."""
+    offset = 0
+    parent = buffer.get_info(cl.mem_info.ASSOCIATED_MEMOBJECT)
+    while parent is not None:
+        offset += buffer.get_info(cl.mem_info.OFFSET)
+        buffer, parent = parent, parent.get_info(cl.mem_info.ASSOCIATED_MEMOBJECT)
+    if not buffer.get_info(cl.mem_info.FLAGS) & cl.mem_flags.USE_HOST_PTR:
+        return None
+    # pyopencl hands out CL_MEM_HOST_PTR only as an array over it
+    return int(buffer.get_host_array((1,), np.uint8).ctypes.data) + offset
+
+
+def _require_base_aligned(memory: Any, p: ParamInfo, what: str, got: str) -> None:
+    """The alignment check (launch.require_aligned) of OpenCL memory used in place: an SVM
+    pointer's address, a cl.Buffer's host memory where it has any (`_host_address`)."""
+    if not p.nontemporal_alignment:
+        return
+    svm = getattr(memory, "svm_ptr", None)
+    if svm is not None:
+        require_aligned(int(svm), p.nontemporal_alignment, what, f"{got} of SVM")
+        return
+    host = _host_address(memory)
+    if host is not None:
+        require_aligned(host, p.nontemporal_alignment, what, f"{got} of a cl.Buffer")
+
+
 def _svm_in_place(arr: np.ndarray, strides: Sequence[int], alignment: int) -> Any:
     """The cl.SVM of arr's own memory, or None when it has not the base alignment the compiler
     assumed (in_place; the caller knows the strides are arr's own and arr is not empty). A
@@ -294,8 +324,8 @@ def _svm_in_place(arr: np.ndarray, strides: Sequence[int], alignment: int) -> An
     flags = arr.flags
     if flags.writeable and flags.forc:
         svm = cl.SVM(arr)
-        return svm if svm.svm_ptr % max(1, alignment) == 0 else None
-    if arr.ctypes.data % max(1, alignment):
+        return svm if is_aligned(svm.svm_ptr, alignment) else None
+    if not is_aligned(arr.ctypes.data, alignment):
         return None
     return cl.SVM(_host_view(arr, strides))
 
@@ -385,8 +415,7 @@ class _ArgBinder:
                 f"{what}, got a tinytc_py.Memref of {describe(a.buffer)}; a Memref takes a"
                 " cl.Buffer or a cl.SVM"
             )
-        if isinstance(a.buffer, cl.SVM):  # a cl.Buffer (or sub-buffer) is device-aligned
-            require_aligned(a.buffer.svm_ptr, p.alignment, what)
+        _require_base_aligned(a.buffer, p, what, "a tinytc_py.Memref")
         self.set(p.first_arg, a.buffer)
         self.set_all(p.first_arg + 1, dope_values(p, a.shape, a.strides))
         return a.shape
@@ -401,6 +430,7 @@ class _ArgBinder:
                 f"{what}, got a pyopencl array at offset {a.offset} into its buffer (pass a"
                 " tinytc_py.Memref of a sub-buffer)"
             )
+        _require_base_aligned(a.base_data, p, what, "a pyopencl array")
         self.set(p.first_arg, a.base_data)
         self.set_all(p.first_arg + 1, dope_values(p, a.shape, strides))
         return a.shape

@@ -360,13 +360,14 @@ class _ArgBinder:
             pointer = usm_pointer(a.buffer, what)
             mem = usm_array(_Pointer(pointer, self.queue), what)  # dpctl checks the context
             _check_usm(mem, self.queue, what)
-            require_aligned(pointer, p.alignment, what)
+            require_aligned(pointer, p.nontemporal_alignment, what)
             self.set(p.first_arg, [mem.memory, *dope_values(p, a.shape, a.strides)])
             return a.shape
         if is_usm(a):
             arr = self.arrays[id(a)]
             _check_usm(arr, self.queue, what)
             strides = own_layout(p, arr, what)
+            require_aligned(arr.pointer, p.nontemporal_alignment, what, "a USM array")
             self.set(p.first_arg, [arr.memory, *dope_values(p, arr.shape, strides)])
             return arr.shape
         host = require_host_array(a, what, DEVICE_KINDS)
@@ -412,8 +413,15 @@ class _ArgBinder:
         check_group_arity(p, len(members), offset, what)
         rows = []
         for i, m in enumerate(members):
-            _check_usm(m, self.queue, f"{what} (member {i})")
-            rows.append(dope_values(p, m.shape, own_layout(p, m, f"{what} (member {i})")))
+            member = f"{what} (member {i})"
+            _check_usm(m, self.queue, member)
+            rows.append(dope_values(p, m.shape, own_layout(p, m, member)))
+            require_aligned(
+                m.pointer - offset * m.dtype.itemsize,
+                p.nontemporal_alignment,
+                member,
+                "a USM array",
+            )
         ptrs = np.array([m.pointer - offset * m.dtype.itemsize for m in members], np.uint64)
         tables = [ptrs, *np.array(rows, dtype=np.int64).reshape(len(members), -1).T]
         trailing = [np.int64(len(members))] if p.size == DYNAMIC else []

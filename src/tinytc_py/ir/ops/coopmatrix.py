@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from ...errors import Status
 from .. import checks
+from ..attrs import NONTEMPORAL, BooleanAttr
 from ..enums import (
     MatrixUse,
     ReduceMode,
@@ -103,6 +104,12 @@ class CoopStoreInst(CoopMemoryInst):
         val = self.required("val")
         ct = checks.coopmatrix(self, val)
         mt = self.check_memref(ct.component)
+        hint = self.attrs.get(NONTEMPORAL) if self.attrs is not None else None
+        if hint is not None and not isinstance(hint, BooleanAttr):
+            raise self.error(
+                Status.ir_expected_boolean_attribute,
+                f'"{NONTEMPORAL}" takes true or false, got {hint}',
+            )
         if self.results:
             checks.same_type(
                 self,

@@ -35,7 +35,14 @@ from ..tables import (
     Op,
     StorageClass,
 )
-from .metadata import annotate, arg_info, kernel_sizes, param_facts, param_info
+from .metadata import (
+    annotate,
+    arg_info,
+    kernel_sizes,
+    mark_nontemporal,
+    param_facts,
+    param_info,
+)
 
 # ---- dope vectors ------------------------------------------------------------------------------
 
@@ -218,6 +225,8 @@ class ConverterBase:
         self.interface: dict[int, None] = {}
         self.func = func
         self.stack = 0  # the function's local-memory (SLM) array (MemoryConversion.declare_stack)
+        # the roots (analysis/memory.py) of the memrefs stored into nontemporal
+        self.nontemporal_roots: set[Value] = set()
         info = KernelInfo(func.name, wgs, sgs, bounds_checks=func.bounds_checks)
         # the launch facts (written parameters, grid use) go into the metadata as it is made;
         # the conversion does not change the IR they are read from
@@ -241,6 +250,7 @@ class ConverterBase:
         self.declare_stack()
         self.region(func.body)
         self.before_return()
+        mark_nontemporal(info, func, self.nontemporal_roots)
         self.block.emit(Op.Return)
         m.add_entry_point(fn.id, func.name, list(self.interface))
         m.add_execution_mode(fn.id, ExecutionMode.LocalSize, wgs[0], wgs[1], 1)

@@ -39,8 +39,9 @@ from functools import partial
 
 from ...analysis.coopmatrix_layout import CoopLayout
 from ...analysis.gcd import memref_gcd, value_gcd
+from ...analysis.memory import root
 from ...analysis.nontemporal import nontemporal_alignment
-from ...ir.attrs import NONTEMPORAL
+from ...ir.attrs import NONTEMPORAL, BooleanAttr
 from ...ir.enums import AddressSpace, CheckedFlag, Transpose
 from ...ir.inst import Inst
 from ...ir.ops.coopmatrix import CoopLoadInst, CoopMulAddInst, CoopPrefetchInst, CoopStoreInst
@@ -102,7 +103,6 @@ class CoopmatrixMemoryConversion(AtomicConversion):
         self._have_block_io = core_info.have_spirv_feature(SpirvFeature.subgroup_buffer_block_io)
         self._prefetch_asm: dict[tuple[str, int], int] = {}
         self._sfence_asm = 0  # the OpAsmINTEL "sfence", once per module (`before_return`)
-        self._nontemporal_stored = False  # by the function being converted
 
     def cm_lane_id(self) -> int:
         return self.load_builtin(BuiltIn.SubgroupLocalInvocationId, self.i32(), 4)
@@ -284,7 +284,8 @@ class CoopmatrixMemoryConversion(AtomicConversion):
                 return
 
             align = self.cm_nontemporal_alignment(inst, ct, d)
-            self._nontemporal_stored |= align > 0
+            if align:
+                self.nontemporal_roots.add(root(inst.operand("operand")))
 
             def st(p: int, v: int) -> None:
                 if align:
@@ -319,7 +320,8 @@ class CoopmatrixMemoryConversion(AtomicConversion):
         one vector store (the execution tests, tests/exec/test_gemm_nontemporal.py, are the
         canary). Elsewhere the hint is dropped."""
         attrs = inst.attrs
-        if attrs is None or attrs.get(NONTEMPORAL) is None:
+        hint = attrs.get(NONTEMPORAL) if attrs is not None else None
+        if not isinstance(hint, BooleanAttr) or not hint.value:  # the verifier admits booleans
             return 0
         lay = self.layout_of(ct, inst)
         if (
@@ -457,9 +459,8 @@ class CoopmatrixMemoryConversion(AtomicConversion):
         device thread reading C); nothing is known to fence for the kernel. Measured on the
         Zen 4 EPYC, AVX2 code, batched 64^3 f64 (docs/_benchmarks.rst)."""
         super().before_return()
-        if not self._nontemporal_stored:
+        if not self.nontemporal_roots:
             return
-        self._nontemporal_stored = False
         m, void = self.mod, self.mod.type_void()
         if not self._sfence_asm:
             target = m.unique(Op.AsmTargetINTEL, CPU_ASM_TARGET)

@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Collection
+
 from ...analysis.kernel_interface import KernelInterface
 from ...binary import ArgInfo, KernelInfo, ParamInfo
 from ...errors import CompilationError, Status
 from ...ir.attrs import ArrayAttr, IntegerAttr
 from ...ir.region import Func
+from ...ir.values import Value
 from ...target.core_info import CoreInfo
 
 DEFAULT_SUBGROUP_SIZE = 16
@@ -46,6 +50,7 @@ def param_info(
     type: str = "",
     written: bool = True,
     alignment: int = 0,
+    nontemporal_alignment: int = 0,
 ) -> ParamInfo:
     """`ParamInfo(...)` of these fields (in ParamInfo's order), shared (see _ARG_INFOS)."""
     key = (
@@ -62,6 +67,7 @@ def param_info(
         type,
         written,
         alignment,
+        nontemporal_alignment,
     )
     found = _PARAM_INFOS.get(key)
     if found is None:
@@ -125,6 +131,15 @@ def param_facts(
         default = getattr(core_info, "default_alignment")  # noqa: B009
         alignment = align.value if isinstance(align, IntegerAttr) else int(default)
     return value.name, str(value.type), k in facts.written, alignment
+
+
+def mark_nontemporal(info: KernelInfo, func: Func, roots: Collection[Value]) -> None:
+    """Record on the ParamInfo of each parameter of `func` among `roots` (the memory the
+    kernel stores into nontemporal) that the kernel relies on its alignment."""
+    for k, p in enumerate(func.params):
+        if p in roots:
+            p_info = info.params[k]
+            info.params[k] = dataclasses.replace(p_info, nontemporal_alignment=p_info.alignment)
 
 
 def annotate(info: KernelInfo, facts: KernelInterface) -> None:
