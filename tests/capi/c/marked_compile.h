@@ -4,16 +4,10 @@
 #define TINYTC_TEST_MARKED_COMPILE_H
 
 #include "check.h"
+#include "scale_body.h"
 
 #include <stdint.h>
 #include <stdio.h>
-
-static const char body[] = "func @scale(%a: f32, %A: memref<f32x16>) {\n"
-                           "    %c0 = constant 0 : index\n"
-                           "    %x = load %A[%c0] : f32\n"
-                           "    %y = mul %a, %x : f32\n"
-                           "    store %y, %A[%c0]\n"
-                           "}\n";
 
 /* Compiles `body` with the comment line "; WHO ROUND" (a text of its own: a miss the first
  * time); 0 when a non-empty SPIR-V binary came out. */

@@ -15,6 +15,8 @@
 #define _GNU_SOURCE
 #include <tinytc/tinytc.h>
 
+#include "scale_body.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <dlfcn.h>
@@ -40,12 +42,6 @@
 static void *lib;
 
 static void compile(int round) {
-    static const char body[] = "func @scale(%a: f32, %A: memref<f32x16>) {\n"
-                               "    %c0 = constant 0 : index\n"
-                               "    %x = load %A[%c0] : f32\n"
-                               "    %y = mul %a, %x : f32\n"
-                               "    store %y, %A[%c0]\n"
-                               "}\n";
     char text[sizeof(body) + 64];
     int size = snprintf(text, sizeof(text), "%s; writer_thread %d\n", body, round);
     LOAD(tinytc_core_info_intel_create_from_name);
